@@ -1,0 +1,1 @@
+//! Commands: one function per command; the only place that prints.

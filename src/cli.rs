@@ -1,0 +1,1 @@
+//! Command-line types (clap) only.

@@ -1,0 +1,22 @@
+//! speed: a git-native spec-alignment reviewer.
+//!
+//! The pipeline, lowest part first: `git`, `tasks`, `specs` and `impact` turn a
+//! repository into plain data; `prompt` turns that data into budgeted text;
+//! `llm` turns text into text; `verdict` turns text into a decision; `review`
+//! orchestrates one task or a batch; `render` prints. `app` is the only place
+//! that prints, `main` the only place that exits. A lower part never imports a
+//! higher one.
+
+pub mod app;
+pub mod cli;
+pub mod exit;
+pub mod git;
+pub mod impact;
+pub mod llm;
+pub mod prompt;
+pub mod render;
+pub mod review;
+pub mod settings;
+pub mod specs;
+pub mod tasks;
+pub mod verdict;

@@ -1,0 +1,1 @@
+//! Flags + environment + .speed/config.toml resolved once into Settings.
