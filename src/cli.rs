@@ -32,7 +32,7 @@ pub enum Command {
     /// With no --task-id: every `done` task whose last approval does not cover
     /// its current diff. Exit codes: 0 approved, 1 error, 2 usage, 50 changes
     /// requested, 52 model unreachable, 53 model output invalid.
-    Review(ReviewArgs),
+    Review(Box<ReviewArgs>),
     /// Print the nits saved by the last batch review.
     Nits(NitsArgs),
 }

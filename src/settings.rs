@@ -222,7 +222,7 @@ impl Settings {
         };
         let command = match cli.command {
             Command::Review(args) => {
-                CommandSettings::Review(Box::new(review_settings(args, config, env)?))
+                CommandSettings::Review(Box::new(review_settings(*args, config, env)?))
             }
             Command::Nits(args) => CommandSettings::Nits { json: args.json },
         };
