@@ -123,8 +123,8 @@ mod tests {
 
     #[test]
     fn task_ids_repeat() {
-        let cli = Cli::try_parse_from(["speed", "review", "--task-id", "1", "--task-id", "2"])
-            .unwrap();
+        let cli =
+            Cli::try_parse_from(["speed", "review", "--task-id", "1", "--task-id", "2"]).unwrap();
         let Command::Review(args) = cli.command else {
             panic!("expected review")
         };

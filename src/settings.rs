@@ -270,7 +270,10 @@ fn unknown_keys(table: &toml::Table, path: &Path) -> Vec<String> {
     let mut out = Vec::new();
     for (name, value) in table {
         let Some((_, known)) = KNOWN_KEYS.iter().find(|(t, _)| t == name) else {
-            out.push(format!("{}: unknown table [{name}] ignored", path.display()));
+            out.push(format!(
+                "{}: unknown table [{name}] ignored",
+                path.display()
+            ));
             continue;
         };
         if let Some(inner) = value.as_table() {
@@ -315,7 +318,10 @@ fn review_settings(
         .concurrency
         .or(config.review.concurrency)
         .unwrap_or(DEFAULT_CONCURRENCY);
-    positive(concurrency, "concurrency (--concurrency / review.concurrency)")?;
+    positive(
+        concurrency,
+        "concurrency (--concurrency / review.concurrency)",
+    )?;
 
     let llm = llm_settings(args.provider, args.model, config.llm)?;
     let guardian = guardian_settings(args.no_guardian, config.guardian, budget, env);
@@ -332,10 +338,7 @@ fn review_settings(
             .review
             .tokenizer
             .unwrap_or_else(|| DEFAULT_TOKENIZER.to_string()),
-        max_revisions: config
-            .review
-            .max_revisions
-            .unwrap_or(DEFAULT_MAX_REVISIONS),
+        max_revisions: config.review.max_revisions.unwrap_or(DEFAULT_MAX_REVISIONS),
         llm,
         guardian,
     })
@@ -481,8 +484,16 @@ mod tests {
             resolve_in(
                 dir.path(),
                 &[
-                    "speed", "review", "--base", "dev", "--provider", "openai", "--model", "m",
-                    "--budget", "5000",
+                    "speed",
+                    "review",
+                    "--base",
+                    "dev",
+                    "--provider",
+                    "openai",
+                    "--model",
+                    "m",
+                    "--budget",
+                    "5000",
                 ],
                 &[("MAIN_BRANCH", "env-main")],
             )
@@ -503,7 +514,12 @@ mod tests {
         assert_eq!(r.main_branch.as_deref(), Some("trunk"));
         let plain = tempfile::tempdir().unwrap();
         let r = review(
-            resolve_in(plain.path(), &["speed", "review"], &[("MAIN_BRANCH", "env")]).unwrap(),
+            resolve_in(
+                plain.path(),
+                &["speed", "review"],
+                &[("MAIN_BRANCH", "env")],
+            )
+            .unwrap(),
         );
         assert_eq!(r.main_branch.as_deref(), Some("env"));
     }
@@ -512,9 +528,17 @@ mod tests {
     fn guardian_skips_are_recorded_with_their_reason() {
         let dir = tempfile::tempdir().unwrap();
         let r = review(
-            resolve_in(dir.path(), &["speed", "review"], &[("SKIP_GUARDIAN", "true")]).unwrap(),
+            resolve_in(
+                dir.path(),
+                &["speed", "review"],
+                &[("SKIP_GUARDIAN", "true")],
+            )
+            .unwrap(),
         );
-        assert_eq!(r.guardian.skip_reason.as_deref(), Some("SKIP_GUARDIAN=true"));
+        assert_eq!(
+            r.guardian.skip_reason.as_deref(),
+            Some("SKIP_GUARDIAN=true")
+        );
         let r = review(resolve_in(dir.path(), &["speed", "review", "--no-guardian"], &[]).unwrap());
         assert_eq!(r.guardian.skip_reason.as_deref(), Some("--no-guardian"));
         let cfg = repo_with_config("[guardian]\nenabled = false\n");
