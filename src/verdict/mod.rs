@@ -1,1 +1,111 @@
-//! verdict
+//! The verdict: what the model must answer, finding that answer in the text
+//! a model really returns, strict validation, the corrective message for one
+//! retry, speed's own final decision, and the feedback text for the
+//! developer. Text in, plain data out: this part knows nothing of HTTP,
+//! providers, files or git; the caller passes in the spec quote lookup.
+
+mod decide;
+mod extract;
+mod feedback;
+mod schema;
+mod validate;
+
+pub use decide::{Decision, DecisionInput, Overrule, QuoteCheck, QuoteHit, Rule, decide};
+pub use extract::{extract, extract_with_key};
+pub use feedback::{feedback, guardian_feedback};
+pub use schema::{
+    CriterionCheck, CriterionStatus, DefectScopeCheck, Flag, GuardianStatus, GuardianVerdict,
+    Issue, Kind, Missing, OutOfScope, ScopeViolation, Severity, SpecCheck, Verdict,
+    guardian_json_schema, json_schema,
+};
+pub use validate::{Problem, correction, validate, validate_guardian};
+
+/// Why a model's answer could not be turned into a verdict. Each variant is
+/// also what `correction` tells the model on the retry.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    #[error("no JSON object found in the model's answer: saw {seen}")]
+    NoObject { seen: String },
+    /// `at` is the 1-based character position of the object's `{` in the
+    /// answer; serde's line and column in `message` count from that brace.
+    #[error("JSON object at char {at} is malformed: {message}")]
+    Malformed { at: usize, message: String },
+    #[error("the model's answer does not match the schema: {}", list(problems))]
+    Invalid { problems: Vec<Problem> },
+}
+
+fn list(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl From<Vec<Problem>> for Error {
+    fn from(problems: Vec<Problem>) -> Self {
+        Error::Invalid { problems }
+    }
+}
+
+/// The reviewer's answer: extract, then validate.
+pub fn parse(raw: &str) -> Result<Verdict, Error> {
+    Ok(validate(&extract(raw)?)?)
+}
+
+/// The guardian's answer: extract (the object with a `status` key), then
+/// validate.
+pub fn parse_guardian(raw: &str) -> Result<GuardianVerdict, Error> {
+    Ok(validate_guardian(&extract_with_key(raw, "status")?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_a_qwen_style_answer_end_to_end() {
+        let raw = r#"<think>
+The spec says "Users can search for books". The diff adds search. {not json}
+</think>
+
+Here is my review:
+
+```json
+{
+  "verdict": "APPROVE",
+  "expectations": "Search returns books with availability.",
+  "criteria": [{"id": "AC-1", "status": "Met", "evidence": "tests/search.rs:8"}],
+  "spec_verification": [{"spec_quote": "Users can search for books", "spec_section": "Library Catalog", "satisfied": true, "evidence": "src/catalog.rs:15", "notes": ""}],
+  "issues": [{"severity": "Nit", "file": "src/catalog.rs", "line": "28", "message": "rename", "suggestion": "find_books"}]
+}
+```
+"#;
+        let v = parse(raw).expect("parses");
+        assert_eq!(v.verdict, Kind::Approve);
+        assert_eq!(v.issues[0].line, Some(28));
+    }
+
+    #[test]
+    fn parse_reports_schema_problems_as_invalid() {
+        let err = parse(r#"{"verdict": "lgtm", "expectations": "", "criteria": [], "spec_verification": [], "issues": []}"#)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "the model's answer does not match the schema: verdict: expected one of approve, request_changes, got \"lgtm\""
+        );
+        assert!(
+            correction(&err)
+                .contains("- verdict: expected one of approve, request_changes, got \"lgtm\"")
+        );
+    }
+
+    #[test]
+    fn parse_guardian_skips_a_reviewer_object() {
+        let raw = r#"Previous verdict: {"verdict": "approve"}
+Guardian: {"status": "rejected", "summary": "Out of the product's scope.", "flags": []}"#;
+        let g = parse_guardian(raw).unwrap();
+        assert_eq!(g.status, GuardianStatus::Rejected);
+        assert_eq!(g.summary, "Out of the product's scope.");
+    }
+}

@@ -1,0 +1,542 @@
+//! The final decision: speed, not the model, decides. Every spec quote is
+//! looked up in the spec text that was sent, and an approval that rests on a
+//! quote not found, comes with a blocking issue, leaves a criterion unmet or
+//! unreported, or comes with an edit to the spec itself is turned into
+//! request_changes, with the reason recorded. Pure and deterministic: the
+//! same verdict and input always give the same decision. It never reads
+//! files or specs itself; the caller passes the quote lookup in.
+//!
+//! Left to the model's judgement on purpose: `missing_from_spec` (a model
+//! may list spec text another task covers), a requirement marked not
+//! satisfied, and an `unverifiable` criterion. When a missing item matters
+//! to the task it shows up as an unmet criterion, which does overrule.
+
+use serde::Serialize;
+
+use super::schema::{CriterionStatus, Issue, Kind, Severity, Verdict};
+
+/// Where a quote was found: the caller adapts its spec lookup to this.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuoteHit {
+    pub doc_path: String,
+    /// The section's heading path, e.g. "Library Catalog > Search".
+    pub section: String,
+    /// 1-based line in the document.
+    pub line: usize,
+}
+
+pub struct DecisionInput<'a> {
+    /// Finds a quote in the spec text that was sent to the model.
+    pub find_quote: &'a dyn Fn(&str) -> Option<QuoteHit>,
+    /// Spec files the diff edits that the task does not declare in its scope.
+    pub spec_edits: Vec<String>,
+    /// The task's acceptance criterion ids (AC-1, AC-2, …) as sent.
+    pub criteria_ids: Vec<String>,
+}
+
+/// Why an approval was overruled; serialised as a stable snake_case id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// A requirement marked satisfied quotes text the spec does not contain.
+    FabricatedQuote,
+    /// A critical or major issue.
+    BlockingIssue,
+    UnmetCriterion,
+    /// A task criterion the verdict does not report on.
+    UncheckedCriterion,
+    /// The diff edits a spec file the task does not declare.
+    SpecEdited,
+}
+
+impl Rule {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Rule::FabricatedQuote => "fabricated_quote",
+            Rule::BlockingIssue => "blocking_issue",
+            Rule::UnmetCriterion => "unmet_criterion",
+            Rule::UncheckedCriterion => "unchecked_criterion",
+            Rule::SpecEdited => "spec_edited",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Overrule {
+    pub rule: Rule,
+    /// Names the quote, issue, criterion or file at fault.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QuoteCheck {
+    pub spec_quote: String,
+    pub found: bool,
+    pub section: Option<String>,
+    pub line: Option<usize>,
+    pub doc_path: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Decision {
+    /// What the model said.
+    pub model: Kind,
+    /// What speed decided.
+    pub final_verdict: Kind,
+    /// Recorded only when the model approved: each reason the approval fell.
+    pub overrules: Vec<Overrule>,
+    /// Every spec quote of the verdict, in order: spec_verification first,
+    /// then missing_from_spec.
+    pub quotes: Vec<QuoteCheck>,
+    /// Issues speed adds to the model's, for the feedback.
+    pub added_issues: Vec<Issue>,
+}
+
+pub fn decide(verdict: &Verdict, input: &DecisionInput) -> Decision {
+    let approved = verdict.verdict == Kind::Approve;
+    let mut overrules = Vec::new();
+    let mut quotes = Vec::new();
+    let mut added_issues = Vec::new();
+
+    for (i, check) in verdict.spec_verification.iter().enumerate() {
+        let q = look_up(&check.spec_quote, input);
+        if !q.found {
+            let rests_on_it = approved && check.satisfied;
+            if rests_on_it {
+                overrules.push(Overrule {
+                    rule: Rule::FabricatedQuote,
+                    reason: format!(
+                        "spec_verification[{i}] is marked satisfied but its quote {:?} is not found in the spec text sent",
+                        check.spec_quote
+                    ),
+                });
+            }
+            added_issues.push(quote_issue(
+                if rests_on_it {
+                    Severity::Major
+                } else {
+                    Severity::Minor
+                },
+                &check.spec_quote,
+                &format!("spec_verification[{i}]"),
+            ));
+        }
+        quotes.push(q);
+    }
+    for (i, missing) in verdict.missing_from_spec.iter().enumerate() {
+        // An item with no quote describes a gap in words only: nothing to look up.
+        if missing.spec_quote.trim().is_empty() {
+            continue;
+        }
+        let q = look_up(&missing.spec_quote, input);
+        if !q.found {
+            added_issues.push(quote_issue(
+                Severity::Minor,
+                &missing.spec_quote,
+                &format!("missing_from_spec[{i}]"),
+            ));
+        }
+        quotes.push(q);
+    }
+
+    if approved {
+        for (i, issue) in verdict.issues.iter().enumerate() {
+            if issue.severity.is_blocking() {
+                overrules.push(Overrule {
+                    rule: Rule::BlockingIssue,
+                    reason: format!(
+                        "issues[{i}] is {}{}: {}",
+                        issue.severity.as_str(),
+                        located(issue)
+                            .map(|at| format!(" at {at}"))
+                            .unwrap_or_default(),
+                        issue.message
+                    ),
+                });
+            }
+        }
+        for c in &verdict.criteria {
+            if c.status == CriterionStatus::Unmet {
+                let why = if c.evidence.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", c.evidence)
+                };
+                overrules.push(Overrule {
+                    rule: Rule::UnmetCriterion,
+                    reason: format!("{} is unmet{why}", c.id),
+                });
+            }
+        }
+        for id in &input.criteria_ids {
+            let reported = verdict.criteria.iter().any(|c| same_id(&c.id, id));
+            if !reported {
+                overrules.push(Overrule {
+                    rule: Rule::UncheckedCriterion,
+                    reason: format!("{id} is not reported on in the verdict's criteria"),
+                });
+                added_issues.push(Issue {
+                    severity: Severity::Major,
+                    file: None,
+                    line: None,
+                    message: format!("Acceptance criterion {id} was not checked by the review."),
+                    suggestion: format!(
+                        "Make {id} verifiable from the diff (a test or a file:line that shows it is met)."
+                    ),
+                });
+            }
+        }
+    }
+
+    for file in &input.spec_edits {
+        if approved {
+            overrules.push(Overrule {
+                rule: Rule::SpecEdited,
+                reason: format!("the diff edits the spec {file}, which the task does not declare"),
+            });
+        }
+        added_issues.push(Issue {
+            severity: Severity::Major,
+            file: Some(file.clone()),
+            line: None,
+            message: "The diff edits this spec, which the task does not declare: a task \
+                      cannot rewrite its own source of truth."
+                .to_string(),
+            suggestion: "Revert the spec change; spec changes go through their own task."
+                .to_string(),
+        });
+    }
+
+    let final_verdict = if approved && overrules.is_empty() {
+        Kind::Approve
+    } else {
+        Kind::RequestChanges
+    };
+    Decision {
+        model: verdict.verdict,
+        final_verdict,
+        overrules,
+        quotes,
+        added_issues,
+    }
+}
+
+/// A blank quote is never looked up: it cannot be found, and a lookup might
+/// match it anywhere.
+fn look_up(quote: &str, input: &DecisionInput) -> QuoteCheck {
+    let hit = if quote.trim().is_empty() {
+        None
+    } else {
+        (input.find_quote)(quote)
+    };
+    QuoteCheck {
+        spec_quote: quote.to_string(),
+        found: hit.is_some(),
+        section: hit.as_ref().map(|h| h.section.clone()),
+        line: hit.as_ref().map(|h| h.line),
+        doc_path: hit.map(|h| h.doc_path),
+    }
+}
+
+fn quote_issue(severity: Severity, quote: &str, at: &str) -> Issue {
+    Issue {
+        severity,
+        file: None,
+        line: None,
+        message: format!(
+            "The review's spec quote {quote:?} ({at}) is not found in the spec text sent."
+        ),
+        suggestion: "Check the requirement against the spec's exact wording.".to_string(),
+    }
+}
+
+/// `file:line`, `file`, or nothing.
+pub(crate) fn located(issue: &Issue) -> Option<String> {
+    match (&issue.file, issue.line) {
+        (Some(f), Some(l)) if !f.is_empty() => Some(format!("{f}:{l}")),
+        (Some(f), _) if !f.is_empty() => Some(f.clone()),
+        _ => None,
+    }
+}
+
+/// Criterion ids as models write them back: "ac-1 " is AC-1.
+fn same_id(a: &str, b: &str) -> bool {
+    a.trim().eq_ignore_ascii_case(b.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verdict::schema::{CriterionCheck, Missing, SpecCheck};
+
+    const SPEC: &str = "# Library Catalog\n\nUsers can search for books and see real-time availability status.\nResults are paginated, 20 per page.\n";
+
+    fn find(quote: &str) -> Option<QuoteHit> {
+        SPEC.lines()
+            .enumerate()
+            .find(|(_, l)| l.contains(quote))
+            .map(|(i, _)| QuoteHit {
+                doc_path: "specs/product/library-catalog.md".into(),
+                section: "Library Catalog".into(),
+                line: i + 1,
+            })
+    }
+
+    fn input() -> DecisionInput<'static> {
+        DecisionInput {
+            find_quote: &find,
+            spec_edits: vec![],
+            criteria_ids: vec!["AC-1".into()],
+        }
+    }
+
+    fn approval() -> Verdict {
+        Verdict {
+            verdict: Kind::Approve,
+            expectations: "search shows availability".into(),
+            criteria: vec![CriterionCheck {
+                id: "AC-1".into(),
+                status: CriterionStatus::Met,
+                evidence: "tests/search.rs:10".into(),
+            }],
+            spec_verification: vec![SpecCheck {
+                spec_quote: "Users can search for books and see real-time availability status"
+                    .into(),
+                spec_section: "Library Catalog".into(),
+                satisfied: true,
+                evidence: "src/catalog.rs:15".into(),
+                notes: String::new(),
+            }],
+            missing_from_spec: vec![],
+            out_of_scope: vec![],
+            issues: vec![Issue {
+                severity: Severity::Nit,
+                file: Some("src/catalog.rs".into()),
+                line: Some(28),
+                message: "could be a computed field".into(),
+                suggestion: "use a method".into(),
+            }],
+            strengths: vec!["tests".into()],
+            defect_scope_check: None,
+            scope_violations: vec![],
+        }
+    }
+
+    fn rules(d: &Decision) -> Vec<&'static str> {
+        d.overrules.iter().map(|o| o.rule.as_str()).collect()
+    }
+
+    #[test]
+    fn a_clean_approval_stands_and_its_quotes_are_located() {
+        let d = decide(&approval(), &input());
+        assert_eq!(d.final_verdict, Kind::Approve);
+        assert!(d.overrules.is_empty() && d.added_issues.is_empty());
+        assert_eq!(
+            d.quotes,
+            [QuoteCheck {
+                spec_quote: "Users can search for books and see real-time availability status"
+                    .into(),
+                found: true,
+                section: Some("Library Catalog".into()),
+                line: Some(3),
+                doc_path: Some("specs/product/library-catalog.md".into()),
+            }]
+        );
+    }
+
+    #[test]
+    fn approval_resting_on_a_fabricated_quote_falls() {
+        let mut v = approval();
+        v.spec_verification[0].spec_quote = "Users can reserve books online".into();
+        let d = decide(&v, &input());
+        assert_eq!(d.model, Kind::Approve);
+        assert_eq!(d.final_verdict, Kind::RequestChanges);
+        assert_eq!(rules(&d), ["fabricated_quote"]);
+        assert!(
+            d.overrules[0]
+                .reason
+                .contains("\"Users can reserve books online\"")
+        );
+        assert!(!d.quotes[0].found && d.quotes[0].section.is_none());
+        assert_eq!(d.added_issues.len(), 1);
+        assert_eq!(d.added_issues[0].severity, Severity::Major);
+        assert!(
+            d.added_issues[0]
+                .message
+                .contains("\"Users can reserve books online\"")
+        );
+        assert!(
+            d.added_issues[0]
+                .message
+                .contains("not found in the spec text sent")
+        );
+    }
+
+    #[test]
+    fn unfound_quote_in_a_request_changes_adds_a_minor_issue_only() {
+        let mut v = approval();
+        v.verdict = Kind::RequestChanges;
+        v.spec_verification[0].spec_quote = "Users can reserve books online".into();
+        v.missing_from_spec = vec![
+            Missing {
+                spec_quote: "Results are paginated".into(),
+                description: "no paging".into(),
+            },
+            Missing {
+                spec_quote: "Books can be rated".into(),
+                description: "no ratings".into(),
+            },
+        ];
+        let d = decide(&v, &input());
+        assert_eq!(d.final_verdict, Kind::RequestChanges);
+        assert!(d.overrules.is_empty());
+        let found: Vec<(&str, bool)> = d
+            .quotes
+            .iter()
+            .map(|q| (q.spec_quote.as_str(), q.found))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("Users can reserve books online", false),
+                ("Results are paginated", true),
+                ("Books can be rated", false)
+            ]
+        );
+        let sev: Vec<Severity> = d.added_issues.iter().map(|i| i.severity).collect();
+        assert_eq!(sev, [Severity::Minor, Severity::Minor]);
+        assert!(d.added_issues[1].message.contains("missing_from_spec[1]"));
+    }
+
+    #[test]
+    fn approval_with_a_major_or_critical_issue_falls() {
+        let mut v = approval();
+        v.issues.push(Issue {
+            severity: Severity::Major,
+            file: Some("src/catalog.rs".into()),
+            line: Some(41),
+            message: "search ignores availability".into(),
+            suggestion: String::new(),
+        });
+        v.issues.push(Issue {
+            severity: Severity::Critical,
+            file: None,
+            line: None,
+            message: "SQL injection".into(),
+            suggestion: String::new(),
+        });
+        let d = decide(&v, &input());
+        assert_eq!(d.final_verdict, Kind::RequestChanges);
+        assert_eq!(rules(&d), ["blocking_issue", "blocking_issue"]);
+        assert_eq!(
+            d.overrules[0].reason,
+            "issues[1] is major at src/catalog.rs:41: search ignores availability"
+        );
+        assert_eq!(
+            d.overrules[1].reason,
+            "issues[2] is critical: SQL injection"
+        );
+    }
+
+    #[test]
+    fn minor_issues_and_nits_do_not_block() {
+        let mut v = approval();
+        v.issues[0].severity = Severity::Minor;
+        assert_eq!(decide(&v, &input()).final_verdict, Kind::Approve);
+    }
+
+    #[test]
+    fn approval_with_an_unmet_criterion_falls() {
+        let mut v = approval();
+        v.criteria[0].status = CriterionStatus::Unmet;
+        v.criteria[0].evidence = "no test for empty query".into();
+        let d = decide(&v, &input());
+        assert_eq!(d.final_verdict, Kind::RequestChanges);
+        assert_eq!(rules(&d), ["unmet_criterion"]);
+        assert_eq!(
+            d.overrules[0].reason,
+            "AC-1 is unmet: no test for empty query"
+        );
+    }
+
+    #[test]
+    fn unverifiable_criterion_and_missing_items_are_the_models_judgement() {
+        let mut v = approval();
+        v.criteria[0].status = CriterionStatus::Unverifiable;
+        v.missing_from_spec.push(Missing {
+            spec_quote: "Results are paginated".into(),
+            description: "paging belongs to task 4".into(),
+        });
+        let d = decide(&v, &input());
+        assert_eq!(d.final_verdict, Kind::Approve);
+        assert!(d.quotes[1].found);
+    }
+
+    #[test]
+    fn approval_that_skips_a_task_criterion_falls() {
+        let mut v = approval();
+        v.criteria[0].id = "ac-1".into();
+        let mut inp = input();
+        inp.criteria_ids = vec!["AC-1".into(), "AC-2".into()];
+        let d = decide(&v, &inp);
+        assert_eq!(rules(&d), ["unchecked_criterion"]);
+        assert!(d.overrules[0].reason.starts_with("AC-2 "));
+        assert!(d.added_issues[0].message.contains("AC-2"));
+    }
+
+    #[test]
+    fn spec_edits_always_request_changes() {
+        let mut inp = input();
+        inp.spec_edits = vec!["specs/product/library-catalog.md".into()];
+        let d = decide(&approval(), &inp);
+        assert_eq!(d.final_verdict, Kind::RequestChanges);
+        assert_eq!(rules(&d), ["spec_edited"]);
+        assert_eq!(
+            d.added_issues[0].file.as_deref(),
+            Some("specs/product/library-catalog.md")
+        );
+        assert!(
+            d.added_issues[0]
+                .message
+                .contains("a task cannot rewrite its own source of truth")
+        );
+
+        let mut v = approval();
+        v.verdict = Kind::RequestChanges;
+        let d = decide(&v, &inp);
+        assert_eq!(d.final_verdict, Kind::RequestChanges);
+        assert!(d.overrules.is_empty(), "nothing to overrule");
+        assert_eq!(d.added_issues.len(), 1);
+    }
+
+    #[test]
+    fn request_changes_is_never_turned_into_approve() {
+        let mut v = approval();
+        v.verdict = Kind::RequestChanges;
+        let d = decide(&v, &input());
+        assert_eq!(d.final_verdict, Kind::RequestChanges);
+        assert!(d.overrules.is_empty() && d.added_issues.is_empty());
+    }
+
+    #[test]
+    fn deterministic() {
+        let mut v = approval();
+        v.spec_verification[0].spec_quote = "invented".into();
+        v.criteria[0].status = CriterionStatus::Unmet;
+        let mut inp = input();
+        inp.spec_edits = vec!["specs/a.md".into(), "specs/b.md".into()];
+        let first = decide(&v, &inp);
+        assert_eq!(
+            rules(&first),
+            [
+                "fabricated_quote",
+                "unmet_criterion",
+                "spec_edited",
+                "spec_edited"
+            ]
+        );
+        for _ in 0..5 {
+            assert_eq!(decide(&v, &inp), first);
+        }
+    }
+}

@@ -1,0 +1,403 @@
+//! The shapes the models must answer in: the reviewer's verdict and the
+//! guardian's, as typed data that serialises back to the contract's snake_case
+//! form, plus the JSON Schemas sent to providers that support structured output.
+//! Parsing lenient model text into these types is `extract` and `validate`'s
+//! job, not this module's.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The two verdicts a review can end in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Approve,
+    RequestChanges,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 2] = [Kind::Approve, Kind::RequestChanges];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Approve => "approve",
+            Kind::RequestChanges => "request_changes",
+        }
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CriterionStatus {
+    Met,
+    Unmet,
+    Unverifiable,
+}
+
+impl CriterionStatus {
+    pub const ALL: [CriterionStatus; 3] = [
+        CriterionStatus::Met,
+        CriterionStatus::Unmet,
+        CriterionStatus::Unverifiable,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CriterionStatus::Met => "met",
+            CriterionStatus::Unmet => "unmet",
+            CriterionStatus::Unverifiable => "unverifiable",
+        }
+    }
+}
+
+/// Issue and guardian-flag severity, most severe first so that sorting by it
+/// puts blocking issues at the top.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Critical,
+    Major,
+    Minor,
+    Nit,
+}
+
+impl Severity {
+    pub const ALL: [Severity; 4] = [
+        Severity::Critical,
+        Severity::Major,
+        Severity::Minor,
+        Severity::Nit,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Major => "major",
+            Severity::Minor => "minor",
+            Severity::Nit => "nit",
+        }
+    }
+
+    /// Critical and major issues block an approval.
+    pub fn is_blocking(self) -> bool {
+        matches!(self, Severity::Critical | Severity::Major)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GuardianStatus {
+    Aligned,
+    Flagged,
+    Rejected,
+}
+
+impl GuardianStatus {
+    pub const ALL: [GuardianStatus; 3] = [
+        GuardianStatus::Aligned,
+        GuardianStatus::Flagged,
+        GuardianStatus::Rejected,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardianStatus::Aligned => "aligned",
+            GuardianStatus::Flagged => "flagged",
+            GuardianStatus::Rejected => "rejected",
+        }
+    }
+}
+
+/// The reviewer's answer, as validated. Optional text the model left out is
+/// an empty string, so reports always carry every key of the contract.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub verdict: Kind,
+    pub expectations: String,
+    pub criteria: Vec<CriterionCheck>,
+    pub spec_verification: Vec<SpecCheck>,
+    #[serde(default)]
+    pub missing_from_spec: Vec<Missing>,
+    #[serde(default)]
+    pub out_of_scope: Vec<OutOfScope>,
+    pub issues: Vec<Issue>,
+    #[serde(default)]
+    pub strengths: Vec<String>,
+    /// Only defect-fix reviews carry these two.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defect_scope_check: Option<DefectScopeCheck>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scope_violations: Vec<ScopeViolation>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CriterionCheck {
+    pub id: String,
+    pub status: CriterionStatus,
+    #[serde(default)]
+    pub evidence: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpecCheck {
+    pub spec_quote: String,
+    #[serde(default)]
+    pub spec_section: String,
+    pub satisfied: bool,
+    #[serde(default)]
+    pub evidence: String,
+    #[serde(default)]
+    pub notes: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Missing {
+    #[serde(default)]
+    pub spec_quote: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OutOfScope {
+    #[serde(default)]
+    pub file: String,
+    #[serde(default)]
+    pub line: Option<u64>,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Issue {
+    pub severity: Severity,
+    #[serde(default)]
+    pub file: Option<String>,
+    #[serde(default)]
+    pub line: Option<u64>,
+    pub message: String,
+    #[serde(default)]
+    pub suggestion: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DefectScopeCheck {
+    pub scope_ok: bool,
+    pub large_diff: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScopeViolation {
+    #[serde(default)]
+    pub file: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+/// The guardian's answer, as validated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GuardianVerdict {
+    pub status: GuardianStatus,
+    pub summary: String,
+    #[serde(default)]
+    pub flags: Vec<Flag>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Flag {
+    pub severity: Severity,
+    pub description: String,
+    #[serde(default)]
+    pub spec_reference: String,
+}
+
+fn names<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Value {
+    Value::Array(all.iter().map(|v| Value::from(name(*v))).collect())
+}
+
+/// An object schema in the form OpenAI strict mode demands: every property
+/// required (optional ones are nullable instead) and no extra keys.
+fn object(properties: Value) -> Value {
+    let required: Vec<Value> = properties
+        .as_object()
+        .map(|p| p.keys().map(|k| Value::from(k.as_str())).collect())
+        .unwrap_or_default();
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+fn nullable_string() -> Value {
+    json!({"type": ["string", "null"]})
+}
+
+fn nullable_line() -> Value {
+    json!({"type": ["integer", "null"], "description": "1-based line in the file on the task branch"})
+}
+
+/// The JSON Schema of the reviewer's verdict, in the subset that OpenAI's
+/// `response_format: json_schema` strict mode accepts.
+pub fn json_schema() -> Value {
+    object(json!({
+        "verdict": {"type": "string", "enum": names(&Kind::ALL, Kind::as_str)},
+        "expectations": {
+            "type": "string",
+            "description": "What the spec says this change should do, written before reading the diff"
+        },
+        "criteria": {"type": "array", "items": object(json!({
+            "id": {"type": "string", "description": "The acceptance criterion id, e.g. AC-1"},
+            "status": {"type": "string", "enum": names(&CriterionStatus::ALL, CriterionStatus::as_str)},
+            "evidence": {"type": "string", "description": "file:line, or why it cannot be verified"},
+        }))},
+        "spec_verification": {"type": "array", "items": object(json!({
+            "spec_quote": {"type": "string", "description": "Exact text copied from the spec"},
+            "spec_section": {"type": "string"},
+            "satisfied": {"type": "boolean"},
+            "evidence": {"type": "string", "description": "file:line"},
+            "notes": {"type": "string"},
+        }))},
+        "missing_from_spec": {"type": "array", "items": object(json!({
+            "spec_quote": {"type": "string", "description": "Exact text copied from the spec"},
+            "description": {"type": "string", "description": "What is not implemented"},
+        }))},
+        "out_of_scope": {"type": "array", "items": object(json!({
+            "file": {"type": "string"},
+            "line": nullable_line(),
+            "description": {"type": "string", "description": "Code no spec line asks for"},
+        }))},
+        "issues": {"type": "array", "items": object(json!({
+            "severity": {"type": "string", "enum": names(&Severity::ALL, Severity::as_str)},
+            "file": nullable_string(),
+            "line": nullable_line(),
+            "message": {"type": "string"},
+            "suggestion": {"type": "string"},
+        }))},
+        "strengths": {"type": "array", "items": {"type": "string"}},
+        "defect_scope_check": {"anyOf": [
+            object(json!({
+                "scope_ok": {"type": "boolean"},
+                "large_diff": {"type": "boolean"},
+            })),
+            {"type": "null"},
+        ], "description": "Defect-fix reviews only; null otherwise"},
+        "scope_violations": {"type": "array", "items": object(json!({
+            "file": {"type": "string"},
+            "description": {"type": "string"},
+        })), "description": "Defect-fix reviews only; empty otherwise"},
+    }))
+}
+
+/// The JSON Schema of the guardian's answer, same subset as `json_schema`.
+pub fn guardian_json_schema() -> Value {
+    object(json!({
+        "status": {"type": "string", "enum": names(&GuardianStatus::ALL, GuardianStatus::as_str)},
+        "summary": {"type": "string"},
+        "flags": {"type": "array", "items": object(json!({
+            "severity": {"type": "string", "enum": names(&Severity::ALL, Severity::as_str)},
+            "description": {"type": "string"},
+            "spec_reference": nullable_string(),
+        }))},
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Walks a schema and checks the strict-mode rules on every object.
+    fn assert_strict(schema: &Value, path: &str) {
+        if let Some(obj) = schema.as_object() {
+            let is_object = obj.get("type") == Some(&json!("object"));
+            if is_object {
+                let props = obj["properties"]
+                    .as_object()
+                    .expect("object has properties");
+                let required: Vec<&str> = obj["required"]
+                    .as_array()
+                    .expect("object has required")
+                    .iter()
+                    .map(|v| v.as_str().expect("required names are strings"))
+                    .collect();
+                let keys: Vec<&str> = props.keys().map(String::as_str).collect();
+                assert_eq!(keys, required, "{path}: every property must be required");
+                assert_eq!(obj["additionalProperties"], json!(false), "{path}");
+                for (k, v) in props {
+                    assert_strict(v, &format!("{path}.{k}"));
+                }
+            }
+            if let Some(items) = obj.get("items") {
+                assert_strict(items, &format!("{path}[]"));
+            }
+            if let Some(any) = obj.get("anyOf").and_then(Value::as_array) {
+                for v in any {
+                    assert_strict(v, path);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn schemas_follow_strict_mode_rules() {
+        assert_strict(&json_schema(), "verdict");
+        assert_strict(&guardian_json_schema(), "guardian");
+        let s = json_schema();
+        assert_eq!(
+            s["properties"]["verdict"]["enum"],
+            json!(["approve", "request_changes"])
+        );
+        assert_eq!(
+            s["properties"]["issues"]["items"]["properties"]["severity"]["enum"],
+            json!(["critical", "major", "minor", "nit"])
+        );
+        assert_eq!(
+            guardian_json_schema()["properties"]["status"]["enum"],
+            json!(["aligned", "flagged", "rejected"])
+        );
+    }
+
+    #[test]
+    fn verdict_serialises_in_contract_form() {
+        let v = Verdict {
+            verdict: Kind::RequestChanges,
+            expectations: "search returns availability".into(),
+            criteria: vec![CriterionCheck {
+                id: "AC-1".into(),
+                status: CriterionStatus::Unverifiable,
+                evidence: "no test".into(),
+            }],
+            spec_verification: vec![],
+            missing_from_spec: vec![],
+            out_of_scope: vec![],
+            issues: vec![Issue {
+                severity: Severity::Major,
+                file: Some("src/a.rs".into()),
+                line: Some(3),
+                message: "m".into(),
+                suggestion: "s".into(),
+            }],
+            strengths: vec![],
+            defect_scope_check: None,
+            scope_violations: vec![],
+        };
+        let out = serde_json::to_value(&v).expect("serialises");
+        assert_eq!(out["verdict"], "request_changes");
+        assert_eq!(out["criteria"][0]["status"], "unverifiable");
+        assert_eq!(out["issues"][0]["severity"], "major");
+        assert_eq!(out["issues"][0]["line"], 3);
+        assert!(
+            out.get("defect_scope_check").is_none(),
+            "only defect reviews carry it"
+        );
+        let back: Verdict = serde_json::from_value(out).expect("round-trips");
+        assert_eq!(back, v);
+    }
+}

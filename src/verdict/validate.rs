@@ -1,0 +1,669 @@
+//! Strict validation of an extracted JSON value into a `Verdict` or a
+//! `GuardianVerdict`, collecting every problem with its path, and the
+//! corrective message sent back to the model. Lenient only where a model's
+//! spelling cannot change the meaning: enum case and separators, a line
+//! number written as a string, absent optional lists. It never decides
+//! anything about the review; that is `decide`'s job.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::Error;
+use super::schema::{
+    CriterionCheck, CriterionStatus, DefectScopeCheck, Flag, GuardianStatus, GuardianVerdict,
+    Issue, Kind, Missing, OutOfScope, ScopeViolation, Severity, SpecCheck, Verdict,
+};
+
+/// One way the model's answer does not match the schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// Where, e.g. `issues[2].severity`; `(root)` for the answer itself.
+    pub path: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Checks the reviewer's answer against the contract's verdict schema.
+pub fn validate(value: &Value) -> Result<Verdict, Vec<Problem>> {
+    let mut c = Checker::default();
+    let Some(obj) = c.root(value) else {
+        return Err(c.problems);
+    };
+    let verdict = c.required_enum(obj, "verdict", "verdict", &Kind::ALL, Kind::as_str);
+    let expectations = c.required_string(obj, "expectations", "expectations", false);
+    let criteria = c.list(obj, "criteria", true, |c, o, p| {
+        let id = c.required_string(o, "id", p, true);
+        let status = c.required_enum(
+            o,
+            "status",
+            p,
+            &CriterionStatus::ALL,
+            CriterionStatus::as_str,
+        );
+        let evidence = c.optional_string(o, "evidence", p).unwrap_or_default();
+        Some(CriterionCheck {
+            id: id?,
+            status: status?,
+            evidence,
+        })
+    });
+    let spec_verification = c.list(obj, "spec_verification", true, |c, o, p| {
+        let spec_quote = c.required_string(o, "spec_quote", p, true);
+        let spec_section = c.optional_string(o, "spec_section", p).unwrap_or_default();
+        let satisfied = c.required_bool(o, "satisfied", p);
+        let evidence = c.optional_string(o, "evidence", p).unwrap_or_default();
+        let notes = c.optional_string(o, "notes", p).unwrap_or_default();
+        Some(SpecCheck {
+            spec_quote: spec_quote?,
+            spec_section,
+            satisfied: satisfied?,
+            evidence,
+            notes,
+        })
+    });
+    let missing_from_spec = c.list(obj, "missing_from_spec", false, |c, o, p| {
+        Some(Missing {
+            spec_quote: c.optional_string(o, "spec_quote", p).unwrap_or_default(),
+            description: c.optional_string(o, "description", p).unwrap_or_default(),
+        })
+    });
+    let out_of_scope = c.list(obj, "out_of_scope", false, |c, o, p| {
+        Some(OutOfScope {
+            file: c.optional_string(o, "file", p).unwrap_or_default(),
+            line: c.line(o, "line", p),
+            description: c.optional_string(o, "description", p).unwrap_or_default(),
+        })
+    });
+    let issues = c.list(obj, "issues", true, |c, o, p| {
+        let severity = c.required_enum(o, "severity", p, &Severity::ALL, Severity::as_str);
+        let file = c.optional_string(o, "file", p);
+        let line = c.line(o, "line", p);
+        let message = c.required_string(o, "message", p, true);
+        let suggestion = c.optional_string(o, "suggestion", p).unwrap_or_default();
+        Some(Issue {
+            severity: severity?,
+            file,
+            line,
+            message: message?,
+            suggestion,
+        })
+    });
+    let strengths = c.strings(obj, "strengths");
+    let defect_scope_check = match obj.get("defect_scope_check") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(o)) => {
+            let p = "defect_scope_check";
+            let scope_ok = c.required_bool(o, "scope_ok", p);
+            let large_diff = c.required_bool(o, "large_diff", p);
+            scope_ok
+                .zip(large_diff)
+                .map(|(scope_ok, large_diff)| DefectScopeCheck {
+                    scope_ok,
+                    large_diff,
+                })
+        }
+        Some(other) => {
+            c.wrong_type("defect_scope_check", "an object or null", other);
+            None
+        }
+    };
+    let scope_violations = c.list(obj, "scope_violations", false, |c, o, p| {
+        Some(ScopeViolation {
+            file: c.optional_string(o, "file", p).unwrap_or_default(),
+            description: c.optional_string(o, "description", p).unwrap_or_default(),
+        })
+    });
+
+    match (verdict, expectations) {
+        (Some(verdict), Some(expectations)) if c.problems.is_empty() => Ok(Verdict {
+            verdict,
+            expectations,
+            criteria,
+            spec_verification,
+            missing_from_spec,
+            out_of_scope,
+            issues,
+            strengths,
+            defect_scope_check,
+            scope_violations,
+        }),
+        _ => Err(c.problems),
+    }
+}
+
+/// Checks the guardian's answer: `status` and `summary` required, `flags`
+/// defaulting to empty.
+pub fn validate_guardian(value: &Value) -> Result<GuardianVerdict, Vec<Problem>> {
+    let mut c = Checker::default();
+    let Some(obj) = c.root(value) else {
+        return Err(c.problems);
+    };
+    let status = c.required_enum(
+        obj,
+        "status",
+        "status",
+        &GuardianStatus::ALL,
+        GuardianStatus::as_str,
+    );
+    let summary = c.required_string(obj, "summary", "summary", false);
+    let flags = c.list(obj, "flags", false, |c, o, p| {
+        let severity = c.required_enum(o, "severity", p, &Severity::ALL, Severity::as_str);
+        let description = c.required_string(o, "description", p, true);
+        let spec_reference = c
+            .optional_string(o, "spec_reference", p)
+            .unwrap_or_default();
+        Some(Flag {
+            severity: severity?,
+            description: description?,
+            spec_reference,
+        })
+    });
+    match (status, summary) {
+        (Some(status), Some(summary)) if c.problems.is_empty() => Ok(GuardianVerdict {
+            status,
+            summary,
+            flags,
+        }),
+        _ => Err(c.problems),
+    }
+}
+
+/// The message sent back to the model after an answer that could not be
+/// used: what was wrong, each problem with its path, then the rule again.
+pub fn correction(error: &Error) -> String {
+    let mut out = String::from("Your previous answer could not be used.\n");
+    match error {
+        Error::Invalid { problems } => {
+            out.push_str("It does not match the required schema:\n");
+            for p in problems {
+                out.push_str(&format!("- {p}\n"));
+            }
+        }
+        other => {
+            out.push_str(&format!("- {other}\n"));
+        }
+    }
+    out.push_str(
+        "\nAnswer again with ONE JSON object that matches the required schema exactly, and \
+         nothing else: no prose before or after it, no markdown fence, no comments, no \
+         trailing commas. Use only the allowed values for enumerated fields.\n",
+    );
+    out
+}
+
+/// The lowercase form a model's enum spelling is compared in: "Request
+/// Changes", "REQUEST-CHANGES" and "request_changes" all meet as
+/// "requestchanges".
+fn folded(s: &str) -> String {
+    s.chars()
+        .filter(|c| !matches!(c, ' ' | '_' | '-'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Shows a value briefly in a problem message.
+fn shown(v: &Value) -> String {
+    let s = v.to_string();
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    } else {
+        s
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path == key || path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+#[derive(Default)]
+struct Checker {
+    problems: Vec<Problem>,
+}
+
+impl Checker {
+    fn problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.problems.push(Problem {
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
+    fn wrong_type(&mut self, path: &str, expected: &str, got: &Value) {
+        self.problem(
+            path,
+            format!("expected {expected}, got {} {}", type_name(got), shown(got)),
+        );
+    }
+
+    fn root<'v>(&mut self, value: &'v Value) -> Option<&'v Map<String, Value>> {
+        let obj = value.as_object();
+        if obj.is_none() {
+            self.wrong_type("(root)", "a JSON object", value);
+        }
+        obj
+    }
+
+    /// `path` is the containing item's path; for top-level fields it equals
+    /// `key`.
+    fn required_string(
+        &mut self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+        non_empty: bool,
+    ) -> Option<String> {
+        let at = join(path, key);
+        match obj.get(key) {
+            None => {
+                self.problem(at, "is required");
+                None
+            }
+            Some(Value::String(s)) if non_empty && s.trim().is_empty() => {
+                self.problem(at, "must not be empty");
+                None
+            }
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                self.wrong_type(&at, "a string", other);
+                None
+            }
+        }
+    }
+
+    /// Absent and null are both "not given".
+    fn optional_string(
+        &mut self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> Option<String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(other) => {
+                self.wrong_type(&join(path, key), "a string or null", other);
+                None
+            }
+        }
+    }
+
+    fn required_bool(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<bool> {
+        let at = join(path, key);
+        match obj.get(key) {
+            None => {
+                self.problem(at, "is required");
+                None
+            }
+            Some(Value::Bool(b)) => Some(*b),
+            Some(other) => {
+                self.wrong_type(&at, "true or false", other);
+                None
+            }
+        }
+    }
+
+    fn required_enum<T: Copy>(
+        &mut self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+        all: &[T],
+        name: fn(T) -> &'static str,
+    ) -> Option<T> {
+        let at = join(path, key);
+        let allowed = all.iter().map(|v| name(*v)).collect::<Vec<_>>().join(", ");
+        match obj.get(key) {
+            None => {
+                self.problem(at, format!("is required (one of {allowed})"));
+                None
+            }
+            Some(Value::String(s)) => {
+                let wanted = folded(s);
+                let hit = all.iter().copied().find(|v| folded(name(*v)) == wanted);
+                if hit.is_none() {
+                    self.problem(at, format!("expected one of {allowed}, got {s:?}"));
+                }
+                hit
+            }
+            Some(other) => {
+                self.wrong_type(&at, &format!("one of {allowed}"), other);
+                None
+            }
+        }
+    }
+
+    /// A 1-based line: an integer or a numeric string; absent, null or a
+    /// blank string mean no line.
+    fn line(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<u64> {
+        let expected = "a line number (an integer or a numeric string) or null";
+        match obj.get(key) {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => {
+                let line = n.as_u64();
+                if line.is_none() {
+                    self.wrong_type(&join(path, key), expected, &Value::Number(n.clone()));
+                }
+                line
+            }
+            Some(Value::String(s)) if s.trim().is_empty() => None,
+            Some(Value::String(s)) => {
+                let line = s.trim().parse::<u64>().ok();
+                if line.is_none() {
+                    self.problem(join(path, key), format!("expected {expected}, got {s:?}"));
+                }
+                line
+            }
+            Some(other) => {
+                self.wrong_type(&join(path, key), expected, other);
+                None
+            }
+        }
+    }
+
+    /// A list of objects, each read by `item` with its path (`issues[2]`).
+    /// Items with problems are left out of the result; the problems make the
+    /// whole validation fail, so nothing is lost silently.
+    fn list<T>(
+        &mut self,
+        obj: &Map<String, Value>,
+        key: &str,
+        required: bool,
+        mut item: impl FnMut(&mut Self, &Map<String, Value>, &str) -> Option<T>,
+    ) -> Vec<T> {
+        let items = match (obj.get(key), required) {
+            (None, true) => {
+                self.problem(key, "is required (an array, possibly empty)");
+                return Vec::new();
+            }
+            (None | Some(Value::Null), false) => return Vec::new(),
+            (Some(Value::Array(items)), _) => items,
+            (Some(other), _) => {
+                self.wrong_type(key, "an array", other);
+                return Vec::new();
+            }
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, v) in items.iter().enumerate() {
+            let at = format!("{key}[{i}]");
+            match v {
+                Value::Object(o) => {
+                    if let Some(t) = item(self, o, &at) {
+                        out.push(t);
+                    }
+                }
+                other => self.wrong_type(&at, "an object", other),
+            }
+        }
+        out
+    }
+
+    fn strings(&mut self, obj: &Map<String, Value>, key: &str) -> Vec<String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, v) in items.iter().enumerate() {
+                    match v {
+                        Value::String(s) => out.push(s.clone()),
+                        other => self.wrong_type(&format!("{key}[{i}]"), "a string", other),
+                    }
+                }
+                out
+            }
+            Some(other) => {
+                self.wrong_type(key, "an array of strings", other);
+                Vec::new()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A realistic answer from a local coder model: capitalised enums, a
+    /// line as a string, nulls for optional fields, an extra key.
+    fn realistic() -> Value {
+        json!({
+            "verdict": "Request Changes",
+            "expectations": "The catalog search returns books with their availability status.",
+            "criteria": [
+                {"id": "AC-1", "status": "MET", "evidence": "src/catalog.rs:40"},
+                {"id": "AC-2", "status": "Unverifiable", "evidence": null}
+            ],
+            "spec_verification": [{
+                "spec_quote": "Users can search for books and see real-time availability status",
+                "spec_section": "Library Catalog",
+                "satisfied": false,
+                "evidence": "src/catalog.rs:40",
+                "notes": null
+            }],
+            "missing_from_spec": [{"spec_quote": "Results are paginated", "description": "no pagination"}],
+            "out_of_scope": [{"file": "src/admin.rs", "line": "12", "description": "admin panel"}],
+            "issues": [
+                {"severity": "Critical", "file": "src/catalog.rs", "line": 41, "message": "SQL built by string concatenation", "suggestion": "use a bound parameter"},
+                {"severity": "nit", "file": null, "line": null, "message": "typo in comment", "suggestion": null}
+            ],
+            "strengths": ["small diff"],
+            "confidence": 0.8
+        })
+    }
+
+    #[test]
+    fn accepts_a_realistic_answer() {
+        let v = validate(&realistic()).expect("valid");
+        assert_eq!(v.verdict, Kind::RequestChanges);
+        assert_eq!(v.criteria[0].status, CriterionStatus::Met);
+        assert_eq!(v.criteria[1].status, CriterionStatus::Unverifiable);
+        assert_eq!(v.criteria[1].evidence, "");
+        assert_eq!(v.out_of_scope[0].line, Some(12));
+        assert_eq!(v.issues[0].severity, Severity::Critical);
+        assert_eq!(v.issues[1].file, None);
+        assert_eq!(v.issues[1].suggestion, "");
+        assert_eq!(v.strengths, vec!["small diff".to_string()]);
+    }
+
+    #[test]
+    fn enums_match_whatever_the_case_and_separators() {
+        for spelling in ["approve", "Approve", "APPROVE"] {
+            let mut v = realistic();
+            v["verdict"] = json!(spelling);
+            assert_eq!(validate(&v).unwrap().verdict, Kind::Approve, "{spelling}");
+        }
+        for spelling in [
+            "request_changes",
+            "REQUEST_CHANGES",
+            "request changes",
+            "Request-Changes",
+            "requestChanges",
+        ] {
+            let mut v = realistic();
+            v["verdict"] = json!(spelling);
+            assert_eq!(
+                validate(&v).unwrap().verdict,
+                Kind::RequestChanges,
+                "{spelling}"
+            );
+        }
+    }
+
+    #[test]
+    fn optional_lists_default_to_empty() {
+        let v = validate(&json!({
+            "verdict": "approve", "expectations": "", "criteria": [],
+            "spec_verification": [], "issues": []
+        }))
+        .unwrap();
+        assert!(
+            v.missing_from_spec.is_empty() && v.out_of_scope.is_empty() && v.strengths.is_empty()
+        );
+        assert_eq!(v.defect_scope_check, None);
+    }
+
+    #[test]
+    fn missing_required_fields_are_each_reported() {
+        let problems = validate(&json!({"verdict": "approve", "issues": []})).unwrap_err();
+        let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(paths, ["expectations", "criteria", "spec_verification"]);
+        assert!(
+            problems
+                .iter()
+                .all(|p| p.message.starts_with("is required"))
+        );
+    }
+
+    #[test]
+    fn every_problem_is_collected_with_its_path() {
+        let mut v = realistic();
+        v["verdict"] = json!("maybe");
+        v["criteria"][1]["status"] = json!(true);
+        v["spec_verification"][0]["satisfied"] = json!("yes");
+        v["issues"][1]["severity"] = json!("high");
+        v["issues"][0]["line"] = json!("forty");
+        v["issues"][0].as_object_mut().unwrap().remove("message");
+        v["strengths"] = json!("good");
+        let problems = validate(&v).unwrap_err();
+        let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "verdict: expected one of approve, request_changes, got \"maybe\"",
+                "criteria[1].status: expected one of met, unmet, unverifiable, got a boolean true",
+                "spec_verification[0].satisfied: expected true or false, got a string \"yes\"",
+                "issues[0].line: expected a line number (an integer or a numeric string) or null, got \"forty\"",
+                "issues[0].message: is required",
+                "issues[1].severity: expected one of critical, major, minor, nit, got \"high\"",
+                "strengths: expected an array of strings, got a string \"good\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn wrong_container_types() {
+        let problems = validate(&json!(["approve"])).unwrap_err();
+        assert_eq!(
+            problems[0].to_string(),
+            "(root): expected a JSON object, got an array [\"approve\"]"
+        );
+        let mut v = realistic();
+        v["issues"] = json!({"severity": "major"});
+        v["criteria"] = json!(["AC-1"]);
+        v["defect_scope_check"] = json!({"scope_ok": true});
+        let paths: Vec<String> = validate(&v)
+            .unwrap_err()
+            .into_iter()
+            .map(|p| p.path)
+            .collect();
+        assert_eq!(
+            paths,
+            ["criteria[0]", "issues", "defect_scope_check.large_diff"]
+        );
+    }
+
+    #[test]
+    fn empty_spec_quote_and_negative_line_are_problems() {
+        let mut v = realistic();
+        v["spec_verification"][0]["spec_quote"] = json!("  ");
+        v["out_of_scope"][0]["line"] = json!(-3);
+        let problems = validate(&v).unwrap_err();
+        assert_eq!(problems[0].path, "spec_verification[0].spec_quote");
+        assert_eq!(problems[0].message, "must not be empty");
+        assert_eq!(problems[1].path, "out_of_scope[0].line");
+    }
+
+    #[test]
+    fn defect_fields_are_read() {
+        let mut v = realistic();
+        v["defect_scope_check"] = json!({"scope_ok": false, "large_diff": true});
+        v["scope_violations"] = json!([{"file": "src/x.rs", "description": "unrelated refactor"}]);
+        let v = validate(&v).unwrap();
+        assert_eq!(
+            v.defect_scope_check,
+            Some(DefectScopeCheck {
+                scope_ok: false,
+                large_diff: true
+            })
+        );
+        assert_eq!(v.scope_violations[0].file, "src/x.rs");
+    }
+
+    #[test]
+    fn guardian_answers() {
+        let g = validate_guardian(&json!({
+            "status": "FLAGGED", "summary": "Serves the mission, but adds an admin surface.",
+            "flags": [{"severity": "Minor", "description": "admin panel not in vision", "spec_reference": null}]
+        }))
+        .unwrap();
+        assert_eq!(g.status, GuardianStatus::Flagged);
+        assert_eq!(g.flags[0].severity, Severity::Minor);
+        assert_eq!(g.flags[0].spec_reference, "");
+
+        let g = validate_guardian(&json!({"status": "aligned", "summary": "fine"})).unwrap();
+        assert!(g.flags.is_empty());
+
+        let problems = validate_guardian(&json!({"status": "ok", "flags": [{"severity": "low"}]}))
+            .unwrap_err();
+        let shown: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "status: expected one of aligned, flagged, rejected, got \"ok\"",
+                "summary: is required",
+                "flags[0].severity: expected one of critical, major, minor, nit, got \"low\"",
+                "flags[0].description: is required",
+            ]
+        );
+    }
+
+    #[test]
+    fn correction_lists_problems_and_restates_the_rule() {
+        let problems = vec![
+            Problem {
+                path: "issues[2].severity".into(),
+                message: "expected one of critical, major, minor, nit, got \"high\"".into(),
+            },
+            Problem {
+                path: "expectations".into(),
+                message: "is required".into(),
+            },
+        ];
+        let text = correction(&Error::Invalid { problems });
+        assert!(text.contains(
+            "- issues[2].severity: expected one of critical, major, minor, nit, got \"high\"\n"
+        ));
+        assert!(text.contains("- expectations: is required\n"));
+        assert!(text.contains("ONE JSON object"));
+        assert!(text.contains("no prose"));
+
+        let text = correction(&Error::Malformed {
+            at: 12,
+            message: "trailing comma at line 3 column 1".into(),
+        });
+        assert!(text.contains(
+            "- JSON object at char 12 is malformed: trailing comma at line 3 column 1\n"
+        ));
+        assert!(text.contains("ONE JSON object"));
+    }
+}
