@@ -47,7 +47,10 @@ pub enum Error {
     },
     #[error("task {id} not found (looked in {})", list(searched))]
     NotFound { id: String, searched: Vec<PathBuf> },
-    #[error("task {id} exists in more than one place: {}; pick one with --feature", list(places))]
+    #[error(
+        "task {id} exists in more than one place: {}; pick one with --feature",
+        list(places)
+    )]
     Ambiguous { id: String, places: Vec<PathBuf> },
 }
 

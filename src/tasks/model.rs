@@ -134,7 +134,10 @@ fn glob(pattern: &[u8], text: &[u8]) -> bool {
         [] => text.is_empty(),
         [b'*', b'*', rest @ ..] => {
             // `**/` also matches zero folders.
-            if rest.strip_prefix(b"/").is_some_and(|after| glob(after, text)) {
+            if rest
+                .strip_prefix(b"/")
+                .is_some_and(|after| glob(after, text))
+            {
                 return true;
             }
             (0..=text.len()).any(|i| glob(rest, &text[i..]))
@@ -419,7 +422,9 @@ impl Fields<'_> {
                 None | Some(Value::Null) => return Ok(Vec::new()),
                 Some(Value::Array(checks)) => checks,
                 Some(_) => {
-                    return Err(self.invalid(&format!("{KEY}.checks"), "an array of {name, status, note}"));
+                    return Err(
+                        self.invalid(&format!("{KEY}.checks"), "an array of {name, status, note}")
+                    );
                 }
             },
             Some(_) => return Err(self.invalid(KEY, "an object {checks: [...]}")),
@@ -626,7 +631,8 @@ mod tests {
 
     #[test]
     fn malformed_json_reports_line_and_column() {
-        let err = parse("{\n  \"id\": 7,\n  \"title\": \"x\"\n  \"status\": \"done\"\n}").unwrap_err();
+        let err =
+            parse("{\n  \"id\": 7,\n  \"title\": \"x\"\n  \"status\": \"done\"\n}").unwrap_err();
         match err {
             Error::Malformed {
                 path, line, column, ..
@@ -647,16 +653,34 @@ mod tests {
                 "acceptance_criteria",
                 "an array of {criterion, verify_by} or one string of lines",
             ),
-            (r#"{"acceptance_criteria": [3]}"#, "acceptance_criteria[0]", "a string or {criterion, verify_by}"),
-            (r#"{"files_touched": ["a", 1]}"#, "files_touched[1]", "a string"),
-            (r#"{"revision_count": -1}"#, "revision_count", "a non-negative integer"),
+            (
+                r#"{"acceptance_criteria": [3]}"#,
+                "acceptance_criteria[0]",
+                "a string or {criterion, verify_by}",
+            ),
+            (
+                r#"{"files_touched": ["a", 1]}"#,
+                "files_touched[1]",
+                "a string",
+            ),
+            (
+                r#"{"revision_count": -1}"#,
+                "revision_count",
+                "a non-negative integer",
+            ),
             (r#"{"id": true}"#, "id", "a string or number"),
             (r#"[1]"#, "(top level)", "a JSON object"),
         ];
         for (text, want_field, want_expected) in cases {
             match parse(text) {
-                Err(Error::InvalidField { field, expected, .. }) => {
-                    assert_eq!((field.as_str(), expected.as_str()), (want_field, want_expected), "{text}");
+                Err(Error::InvalidField {
+                    field, expected, ..
+                }) => {
+                    assert_eq!(
+                        (field.as_str(), expected.as_str()),
+                        (want_field, want_expected),
+                        "{text}"
+                    );
                 }
                 other => panic!("{text}: expected InvalidField, got {other:?}"),
             }

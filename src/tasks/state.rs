@@ -44,8 +44,16 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         let feedback = outcome.feedback.clone().unwrap_or_default();
         set(task, "review_feedback", Value::String(feedback));
     }
-    set(task, "reviewed_at", Value::String(outcome.reviewed_at.clone()));
-    set(task, "reviewed_diff", Value::String(outcome.diff_hash.clone()));
+    set(
+        task,
+        "reviewed_at",
+        Value::String(outcome.reviewed_at.clone()),
+    );
+    set(
+        task,
+        "reviewed_diff",
+        Value::String(outcome.diff_hash.clone()),
+    );
     if !outcome.approved {
         set(task, "revision_count", Value::from(task.revision_count));
     }
@@ -102,18 +110,30 @@ mod tests {
         assert_eq!(t.reviewed_diff.as_deref(), Some("sha256:abc"));
         assert_eq!(
             keys(&t),
-            ["id", "status", "x-owner", "review_verdict", "reviewed_at", "reviewed_diff"]
+            [
+                "id",
+                "status",
+                "x-owner",
+                "review_verdict",
+                "reviewed_at",
+                "reviewed_diff"
+            ]
         );
     }
 
     #[test]
     fn request_changes_sends_the_task_back_with_feedback() {
-        let mut t = task(r#"{"review_verdict": "approve", "id": 3, "status": "done", "revision_count": 0}"#);
+        let mut t = task(
+            r#"{"review_verdict": "approve", "id": 3, "status": "done", "revision_count": 0}"#,
+        );
         record_review(&mut t, &outcome(false));
         assert_eq!(t.status, Status::Pending);
         assert_eq!(t.raw["status"], "pending");
         assert_eq!(t.raw["review_verdict"], "request_changes");
-        assert_eq!(t.raw["review_feedback"], "AC-2 is unmet: add the empty-catalog hint");
+        assert_eq!(
+            t.raw["review_feedback"],
+            "AC-2 is unmet: add the empty-catalog hint"
+        );
         assert_eq!(t.raw["revision_count"], 1);
         assert_eq!(t.revision_count, 1);
         // Existing keys stay where they were; new ones are appended.
@@ -148,9 +168,15 @@ mod tests {
     fn guardian_outcome_is_recorded() {
         let mut t = task(r#"{"status": "done"}"#);
         let mut o = outcome(false);
-        o.guardian = Some(("rejected".into(), "Adds a feature the vision excludes".into()));
+        o.guardian = Some((
+            "rejected".into(),
+            "Adds a feature the vision excludes".into(),
+        ));
         record_review(&mut t, &o);
         assert_eq!(t.raw["guardian_verdict"], "rejected");
-        assert_eq!(t.raw["guardian_summary"], "Adds a feature the vision excludes");
+        assert_eq!(
+            t.raw["guardian_summary"],
+            "Adds a feature the vision excludes"
+        );
     }
 }

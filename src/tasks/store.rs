@@ -351,8 +351,16 @@ mod tests {
     #[test]
     fn finds_tasks_in_both_layouts() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), ".speed/features/catalog/tasks/3.json", r#"{"id": 3, "title": "Three"}"#);
-        write(dir.path(), ".speed/tasks/9.json", r#"{"id": "9", "title": "Nine"}"#);
+        write(
+            dir.path(),
+            ".speed/features/catalog/tasks/3.json",
+            r#"{"id": 3, "title": "Three"}"#,
+        );
+        write(
+            dir.path(),
+            ".speed/tasks/9.json",
+            r#"{"id": "9", "title": "Nine"}"#,
+        );
         let store = Store::open(dir.path());
 
         let three = store.find("3", None).unwrap();
@@ -367,16 +375,29 @@ mod tests {
     #[test]
     fn an_id_in_two_features_is_ambiguous_unless_one_is_picked() {
         let dir = tempfile::tempdir().unwrap();
-        let a = write(dir.path(), ".speed/features/alpha/tasks/3.json", r#"{"title": "A"}"#);
-        let b = write(dir.path(), ".speed/features/beta/tasks/3.json", r#"{"title": "B"}"#);
+        let a = write(
+            dir.path(),
+            ".speed/features/alpha/tasks/3.json",
+            r#"{"title": "A"}"#,
+        );
+        let b = write(
+            dir.path(),
+            ".speed/features/beta/tasks/3.json",
+            r#"{"title": "B"}"#,
+        );
         let store = Store::open(dir.path());
 
         match store.find("3", None) {
             Err(err @ Error::Ambiguous { .. }) => {
-                let Error::Ambiguous { ref places, .. } = err else { unreachable!() };
+                let Error::Ambiguous { ref places, .. } = err else {
+                    unreachable!()
+                };
                 assert_eq!(places, &vec![a.clone(), b.clone()]);
                 let message = err.to_string();
-                assert!(message.contains("alpha") && message.contains("beta"), "{message}");
+                assert!(
+                    message.contains("alpha") && message.contains("beta"),
+                    "{message}"
+                );
             }
             other => panic!("expected Ambiguous, got {other:?}"),
         }
@@ -389,7 +410,9 @@ mod tests {
         write(dir.path(), ".speed/features/alpha/tasks/3.json", "{}");
         write(dir.path(), ".speed/tasks/3.json", "{}");
         let store = Store::open(dir.path());
-        assert!(matches!(store.find("3", None), Err(Error::Ambiguous { places, .. }) if places.len() == 2));
+        assert!(
+            matches!(store.find("3", None), Err(Error::Ambiguous { places, .. }) if places.len() == 2)
+        );
     }
 
     #[test]
@@ -400,7 +423,10 @@ mod tests {
         let message = err.to_string();
         assert!(message.contains("task 42 not found"), "{message}");
         assert!(message.contains(".speed/tasks/42.json"), "{message}");
-        assert!(matches!(store.find("../x", None), Err(Error::NotFound { .. })));
+        assert!(matches!(
+            store.find("../x", None),
+            Err(Error::NotFound { .. })
+        ));
     }
 
     #[test]
@@ -408,8 +434,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), ".speed/tasks/10.json", r#"{"id": 10}"#);
         write(dir.path(), ".speed/tasks/2.json", r#"{"id": 2}"#);
-        write(dir.path(), ".speed/features/cat/tasks/1.json", r#"{"id": 1}"#);
-        write(dir.path(), ".speed/features/cat/tasks/notes.txt", "not a task");
+        write(
+            dir.path(),
+            ".speed/features/cat/tasks/1.json",
+            r#"{"id": 1}"#,
+        );
+        write(
+            dir.path(),
+            ".speed/features/cat/tasks/notes.txt",
+            "not a task",
+        );
         let store = Store::open(dir.path());
         let got: Vec<(Option<String>, String)> = store
             .list()
@@ -428,7 +462,9 @@ mod tests {
 
         let bad = write(dir.path(), ".speed/tasks/5.json", "{\"id\": 5,}");
         match store.list() {
-            Err(Error::Malformed { path, line, column, .. }) => {
+            Err(Error::Malformed {
+                path, line, column, ..
+            }) => {
                 assert_eq!(path, bad);
                 assert_eq!((line, column), (1, 10));
             }
@@ -439,7 +475,11 @@ mod tests {
     #[test]
     fn feature_reads_spec_path_and_concerns_in_any_shape() {
         let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), ".speed/features/cat/spec_path", "\n  specs/product/cat.md  \n");
+        write(
+            dir.path(),
+            ".speed/features/cat/spec_path",
+            "\n  specs/product/cat.md  \n",
+        );
         let store = Store::open(dir.path());
         let feature = store.feature("cat").unwrap().unwrap();
         assert_eq!(feature.spec_path.as_deref(), Some("specs/product/cat.md"));
@@ -447,7 +487,10 @@ mod tests {
         assert_eq!(store.feature("nope").unwrap(), None);
 
         let shapes = [
-            (r#"["No network", "Log to stderr"]"#, vec!["No network", "Log to stderr"]),
+            (
+                r#"["No network", "Log to stderr"]"#,
+                vec!["No network", "Log to stderr"],
+            ),
             (
                 r#"{"concerns": [{"name": "Security", "description": "No secrets in logs"}]}"#,
                 vec!["Security: No secrets in logs"],
@@ -456,15 +499,26 @@ mod tests {
                 r#"{"security": "No secrets", "perf": ["Under 1s", "No N+1"]}"#,
                 vec!["security: No secrets", "perf: Under 1s", "perf: No N+1"],
             ),
-            (r#"[{"area": "i18n", "rule": "UTF-8"}]"#, vec!["area: i18n; rule: UTF-8"]),
+            (
+                r#"[{"area": "i18n", "rule": "UTF-8"}]"#,
+                vec!["area: i18n; rule: UTF-8"],
+            ),
         ];
         for (json, want) in shapes {
-            write(dir.path(), ".speed/features/cat/cross_cutting_concerns.json", json);
+            write(
+                dir.path(),
+                ".speed/features/cat/cross_cutting_concerns.json",
+                json,
+            );
             let feature = store.feature("cat").unwrap().unwrap();
             assert_eq!(feature.cross_cutting, want, "{json}");
         }
 
-        write(dir.path(), ".speed/features/cat/cross_cutting_concerns.json", "[1,");
+        write(
+            dir.path(),
+            ".speed/features/cat/cross_cutting_concerns.json",
+            "[1,",
+        );
         assert!(matches!(store.feature("cat"), Err(Error::Malformed { .. })));
     }
 
@@ -479,12 +533,17 @@ mod tests {
         store.save(&task).unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), original);
 
-        task.raw.insert("status".into(), Value::String("pending".into()));
-        task.raw.insert("review_verdict".into(), Value::String("request_changes".into()));
+        task.raw
+            .insert("status".into(), Value::String("pending".into()));
+        task.raw.insert(
+            "review_verdict".into(),
+            Value::String("request_changes".into()),
+        );
         store.save(&task).unwrap();
-        let expected = original
-            .replace("\"done\"", "\"pending\"")
-            .replace("\"alpha\": true\n}", "\"alpha\": true,\n  \"review_verdict\": \"request_changes\"\n}");
+        let expected = original.replace("\"done\"", "\"pending\"").replace(
+            "\"alpha\": true\n}",
+            "\"alpha\": true,\n  \"review_verdict\": \"request_changes\"\n}",
+        );
         assert_eq!(fs::read_to_string(&path).unwrap(), expected);
 
         let names: Vec<String> = fs::read_dir(path.parent().unwrap())
