@@ -38,6 +38,8 @@ pub struct FileDiff {
     /// Blob ids (hex) on each side; None where the side does not exist.
     pub old_blob: Option<String>,
     pub new_blob: Option<String>,
+    /// For renames and copies, the similarity score git prints (0-100).
+    pub similarity: Option<u32>,
     pub hunks: Vec<Hunk>,
     pub additions: usize,
     pub deletions: usize,
@@ -97,50 +99,56 @@ impl FileDiff {
         matches!((self.old_mode, self.new_mode), (Some(a), Some(b)) if a != b)
     }
 
-    /// The `diff --git` header block, without hunks.
+    /// The `diff --git` header block, without hunks, in git's order: mode
+    /// lines, then rename or copy lines, then the `---`/`+++` pair or the
+    /// binary notice. git's `index` line is left out: its abbreviation length
+    /// depends on the repository's size and configuration.
     pub fn header(&self) -> String {
         let old = self.old_path.as_deref().unwrap_or(&self.path);
         let mut out = format!("diff --git a/{old} b/{}\n", self.path);
+        match (self.status, self.old_mode, self.new_mode) {
+            (FileStatus::Added, _, Some(mode)) => {
+                out.push_str(&format!("new file mode {mode:06o}\n"));
+            }
+            (FileStatus::Deleted, Some(mode), _) => {
+                out.push_str(&format!("deleted file mode {mode:06o}\n"));
+            }
+            (_, Some(a), Some(b)) if a != b => {
+                out.push_str(&format!("old mode {a:06o}\nnew mode {b:06o}\n"));
+            }
+            _ => {}
+        }
+        let similarity = self
+            .similarity
+            .map(|score| format!("similarity index {score}%\n"))
+            .unwrap_or_default();
         match self.status {
-            FileStatus::Added => {
-                if let Some(mode) = self.new_mode {
-                    out.push_str(&format!("new file mode {mode:o}\n"));
-                }
-            }
-            FileStatus::Deleted => {
-                if let Some(mode) = self.old_mode {
-                    out.push_str(&format!("deleted file mode {mode:o}\n"));
-                }
-            }
             FileStatus::Renamed => {
+                out.push_str(&similarity);
                 out.push_str(&format!("rename from {old}\nrename to {}\n", self.path));
             }
             FileStatus::Copied => {
+                out.push_str(&similarity);
                 out.push_str(&format!("copy from {old}\ncopy to {}\n", self.path));
             }
-            FileStatus::Modified | FileStatus::TypeChange => {}
+            FileStatus::Added
+            | FileStatus::Deleted
+            | FileStatus::Modified
+            | FileStatus::TypeChange => {}
         }
-        if self.mode_changed() && !matches!(self.status, FileStatus::Added | FileStatus::Deleted) {
-            if let (Some(a), Some(b)) = (self.old_mode, self.new_mode) {
-                out.push_str(&format!("old mode {a:o}\nnew mode {b:o}\n"));
-            }
-        }
+        let a = if self.status == FileStatus::Added {
+            "/dev/null".to_string()
+        } else {
+            format!("a/{old}")
+        };
+        let b = if self.status == FileStatus::Deleted {
+            "/dev/null".to_string()
+        } else {
+            format!("b/{}", self.path)
+        };
         if self.binary {
-            out.push_str(&format!(
-                "Binary files a/{old} and b/{} differ\n",
-                self.path
-            ));
+            out.push_str(&format!("Binary files {a} and {b} differ\n"));
         } else if !self.hunks.is_empty() {
-            let a = if self.status == FileStatus::Added {
-                "/dev/null".to_string()
-            } else {
-                format!("a/{old}")
-            };
-            let b = if self.status == FileStatus::Deleted {
-                "/dev/null".to_string()
-            } else {
-                format!("b/{}", self.path)
-            };
             out.push_str(&format!("--- {a}\n+++ {b}\n"));
         }
         out
@@ -157,11 +165,19 @@ impl FileDiff {
 }
 
 impl Hunk {
-    /// `@@ -a,b +c,d @@ context`
+    /// `@@ -a,b +c,d @@ context`; like git, a count of 1 is left out.
     pub fn header(&self) -> String {
+        let range = |start: u32, lines: u32| {
+            if lines == 1 {
+                start.to_string()
+            } else {
+                format!("{start},{lines}")
+            }
+        };
         let mut out = format!(
-            "@@ -{},{} +{},{} @@",
-            self.old_start, self.old_lines, self.new_start, self.new_lines
+            "@@ -{} +{} @@",
+            range(self.old_start, self.old_lines),
+            range(self.new_start, self.new_lines)
         );
         if !self.context.is_empty() {
             out.push(' ');

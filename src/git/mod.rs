@@ -1,6 +1,1200 @@
 //! Git access: a small wrapper around git2 that reads everything from git
-//! objects at the commits under review, never from the checkout.
+//! objects at the commits under review, never from the checkout, so a branch
+//! need not be checked out and a dirty working tree changes nothing.
+//!
+//! It owns branch and base resolution, tree-to-tree diffs and blob reads. It
+//! must not write to the repository (no refs, no index, no checkout) and must
+//! not let a git2 type escape: callers get plain data (`diff::Diff`, hex ids).
 
 pub mod diff;
 
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
+
+/// Everything that can go wrong reading a repository; each variant names the
+/// path, branch, revision or blob concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{} is not inside a git repository", path.display())]
+    NotARepository {
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
+    #[error(
+        "branch `{branch}` not found (looked for a local branch, origin/{branch}, then any revision)"
+    )]
+    BranchNotFound { branch: String },
+    #[error(
+        "no main branch found: {tried}; name one with --base or git.main_branch in .speed/config.toml"
+    )]
+    NoMainBranch { tried: String },
+    #[error("revision `{rev}` does not name a commit in this repository")]
+    CommitNotFound { rev: String },
+    #[error("commits {a} and {b} have no common ancestor")]
+    NoMergeBase { a: String, b: String },
+    #[error("blob {blob} not found in the object database")]
+    BlobNotFound { blob: String },
+    #[error("cannot read `{path}` at commit {commit}: {source}")]
+    Read {
+        commit: String,
+        path: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("cannot diff {base}..{head}: {source}")]
+    Diff {
+        base: String,
+        head: String,
+        #[source]
+        source: git2::Error,
+    },
+}
+
+/// The branch that holds the source of truth, and its commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MainBranch {
+    pub name: String,
+    pub commit: String,
+}
+
+/// What a task says about where its diff starts; see `Repository::diff_base`.
+#[derive(Debug, Clone, Copy)]
+pub struct BaseRequest<'a> {
+    pub main: &'a MainBranch,
+    /// The head commit (hex) of the task branch.
+    pub head: &'a str,
+    pub execution_base_commit: Option<&'a str>,
+    pub base_commit: Option<&'a str>,
+    /// The task's `base_branch`, if its file names one.
+    pub task_base_branch: Option<&'a str>,
+}
+
+/// The chosen diff base and a human-readable account of how it was chosen
+/// (including why earlier candidates were passed over), for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base {
+    pub commit: String,
+    pub how: String,
+}
+
+/// One blob in a commit's tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeFile {
+    pub path: String,
+    pub blob: String,
+    pub size: u64,
+}
+
+/// A repository opened for reading. Not `Sync` (git2 handles are not): worker
+/// threads open their own with `Repository::open(root)`.
+pub struct Repository {
+    repo: git2::Repository,
+    root: PathBuf,
+}
+
+impl std::fmt::Debug for Repository {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Repository")
+            .field("root", &self.root)
+            .finish()
+    }
+}
+
+impl Repository {
+    /// The repository containing `start` (searching parent folders).
+    pub fn discover(start: &Path) -> Result<Repository, Error> {
+        let repo = git2::Repository::discover(start).map_err(|source| Error::NotARepository {
+            path: start.to_path_buf(),
+            source,
+        })?;
+        Ok(Self::wrap(repo))
+    }
+
+    /// The repository whose work tree (or git dir, if bare) is exactly `root`.
+    pub fn open(root: &Path) -> Result<Repository, Error> {
+        let repo = git2::Repository::open(root).map_err(|source| Error::NotARepository {
+            path: root.to_path_buf(),
+            source,
+        })?;
+        Ok(Self::wrap(repo))
+    }
+
+    fn wrap(repo: git2::Repository) -> Repository {
+        let root = repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf();
+        // git2 reports work dirs with a trailing slash; callers join paths onto it.
+        let root = root.components().collect::<PathBuf>();
+        Repository { repo, root }
+    }
+
+    /// The work-tree root (the git dir for a bare repository).
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The main branch. `explicit` is the first of `--base`, config
+    /// `git.main_branch` and `MAIN_BRANCH` the caller found; when given it
+    /// must resolve. Otherwise the branch origin/HEAD points at, then `main`,
+    /// then `master`.
+    pub fn resolve_main(&self, explicit: Option<&str>) -> Result<MainBranch, Error> {
+        if let Some(name) = explicit {
+            let commit = self.resolve_branch(name)?;
+            return Ok(MainBranch {
+                name: name.to_string(),
+                commit,
+            });
+        }
+        let mut tried = Vec::new();
+        if let Some(name) = self.origin_head_branch() {
+            match self.resolve_branch(&name) {
+                Ok(commit) => return Ok(MainBranch { name, commit }),
+                Err(_) => tried.push(format!(
+                    "origin/HEAD points at `{name}`, which does not resolve"
+                )),
+            }
+        } else {
+            tried.push("origin/HEAD is not set".to_string());
+        }
+        for name in ["main", "master"] {
+            match self.resolve_branch(name) {
+                Ok(commit) => {
+                    return Ok(MainBranch {
+                        name: name.to_string(),
+                        commit,
+                    });
+                }
+                Err(_) => tried.push(format!("no branch `{name}`")),
+            }
+        }
+        Err(Error::NoMainBranch {
+            tried: tried.join(", "),
+        })
+    }
+
+    /// The branch name (without `origin/`) that `refs/remotes/origin/HEAD`
+    /// points at, if the remote has one recorded.
+    fn origin_head_branch(&self) -> Option<String> {
+        let reference = self.repo.find_reference("refs/remotes/origin/HEAD").ok()?;
+        // A non-UTF-8 ref name cannot be a branch speed can name.
+        let target = reference.symbolic_target().ok()??;
+        target
+            .strip_prefix("refs/remotes/origin/")
+            .map(str::to_string)
+    }
+
+    /// A branch's commit: the local branch, then the remote-tracking
+    /// `origin/<name>`, then any revision (tag, sha, `origin/x`).
+    pub fn resolve_branch(&self, name: &str) -> Result<String, Error> {
+        for full in [
+            format!("refs/heads/{name}"),
+            format!("refs/remotes/origin/{name}"),
+        ] {
+            // A missing ref just means the next place to look.
+            let commit = self
+                .repo
+                .find_reference(&full)
+                .and_then(|reference| reference.peel_to_commit());
+            if let Ok(commit) = commit {
+                return Ok(commit.id().to_string());
+            }
+        }
+        self.resolve_commit(name)
+            .map_err(|_| Error::BranchNotFound {
+                branch: name.to_string(),
+            })
+    }
+
+    /// Any revision git understands, peeled to a commit id (hex).
+    pub fn resolve_commit(&self, rev: &str) -> Result<String, Error> {
+        Ok(self.commit(rev)?.id().to_string())
+    }
+
+    fn commit(&self, rev: &str) -> Result<git2::Commit<'_>, Error> {
+        self.repo
+            .revparse_single(rev)
+            .and_then(|object| object.peel_to_commit())
+            .map_err(|_| Error::CommitNotFound {
+                rev: rev.to_string(),
+            })
+    }
+
+    /// The best common ancestor of two revisions.
+    pub fn merge_base(&self, a: &str, b: &str) -> Result<String, Error> {
+        let one = self.commit(a)?.id();
+        let two = self.commit(b)?.id();
+        self.repo
+            .merge_base(one, two)
+            .map(|oid| oid.to_string())
+            .map_err(|_| Error::NoMergeBase {
+                a: a.to_string(),
+                b: b.to_string(),
+            })
+    }
+
+    /// Where a task's diff starts, first that resolves (the contract's order):
+    /// `execution_base_commit`; merge-base(main, head) when the task's base
+    /// branch is the main branch; `base_commit`; merge-base(main, head).
+    /// A commit that is given but does not resolve is passed over, and `how`
+    /// says so.
+    pub fn diff_base(&self, req: &BaseRequest) -> Result<Base, Error> {
+        let mut passed_over = Vec::new();
+        let merge_base = |reason: &str, passed_over: &[String]| -> Result<Base, Error> {
+            let commit = self.merge_base(&req.main.commit, req.head)?;
+            Ok(Base {
+                commit,
+                how: explain(
+                    &format!(
+                        "merge-base of {} and the task branch{reason}",
+                        req.main.name
+                    ),
+                    passed_over,
+                ),
+            })
+        };
+        if let Some(given) = req.execution_base_commit {
+            match self.resolve_commit(given) {
+                Ok(commit) => {
+                    return Ok(Base {
+                        commit,
+                        how: "execution_base_commit".to_string(),
+                    });
+                }
+                Err(_) => passed_over.push(format!("execution_base_commit {given} not found")),
+            }
+        }
+        if req.task_base_branch == Some(req.main.name.as_str()) {
+            return merge_base(" (the task's base_branch)", &passed_over);
+        }
+        if let Some(given) = req.base_commit {
+            match self.resolve_commit(given) {
+                Ok(commit) => {
+                    return Ok(Base {
+                        commit,
+                        how: explain("base_commit", &passed_over),
+                    });
+                }
+                Err(_) => passed_over.push(format!("base_commit {given} not found")),
+            }
+        }
+        merge_base("", &passed_over)
+    }
+
+    /// The tree-to-tree diff between two commits: 3 lines of context, renames
+    /// detected (copies not), binary files and mode changes reported.
+    pub fn diff(&self, base: &str, head: &str) -> Result<Diff, Error> {
+        let base_commit = self.commit(base)?;
+        let head_commit = self.commit(head)?;
+        let wrap = |source: git2::Error| Error::Diff {
+            base: base.to_string(),
+            head: head.to_string(),
+            source,
+        };
+        let base_tree = base_commit.tree().map_err(wrap)?;
+        let head_tree = head_commit.tree().map_err(wrap)?;
+        let mut options = git2::DiffOptions::new();
+        options.context_lines(3).interhunk_lines(0);
+        let mut raw = self
+            .repo
+            .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
+            .map_err(wrap)?;
+        let mut find = git2::DiffFindOptions::new();
+        // git's own default rename limit; libgit2's is lower.
+        find.renames(true).copies(false).rename_limit(1000);
+        raw.find_similar(Some(&mut find)).map_err(wrap)?;
+
+        let mut files = Vec::new();
+        for idx in 0..raw.deltas().len() {
+            if let Some(file) = file_diff(&raw, idx).map_err(wrap)? {
+                files.push(file);
+            }
+        }
+        let mut diff = Diff {
+            base_commit: base_commit.id().to_string(),
+            head_commit: head_commit.id().to_string(),
+            files,
+            sha256: String::new(),
+        };
+        diff.sha256 = sha256(diff.render().as_bytes());
+        Ok(diff)
+    }
+
+    /// A file's bytes at a commit; None if no file has that path there.
+    pub fn read_file(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>, Error> {
+        let tree = self.commit(commit)?.tree().map_err(|source| Error::Read {
+            commit: commit.to_string(),
+            path: path.to_string(),
+            source,
+        })?;
+        let entry = match tree.get_path(Path::new(path)) {
+            Ok(entry) => entry,
+            Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+            Err(source) => {
+                return Err(Error::Read {
+                    commit: commit.to_string(),
+                    path: path.to_string(),
+                    source,
+                });
+            }
+        };
+        // A folder or submodule at that path is not a file.
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return Ok(None);
+        }
+        let blob = self
+            .repo
+            .find_blob(entry.id())
+            .map_err(|source| Error::Read {
+                commit: commit.to_string(),
+                path: path.to_string(),
+                source,
+            })?;
+        Ok(Some(blob.content().to_vec()))
+    }
+
+    /// Every blob in a commit's tree, recursively, sorted by path. Submodules
+    /// are not blobs and are left out.
+    pub fn list_files(&self, commit: &str) -> Result<Vec<TreeFile>, Error> {
+        let read_err = |source: git2::Error| Error::Read {
+            commit: commit.to_string(),
+            path: String::new(),
+            source,
+        };
+        let tree = self.commit(commit)?.tree().map_err(read_err)?;
+        let odb = self.repo.odb().map_err(read_err)?;
+        let mut entries = Vec::new();
+        tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob) {
+                let name = String::from_utf8_lossy(entry.name_bytes());
+                entries.push((format!("{dir}{name}"), entry.id()));
+            }
+            git2::TreeWalkResult::Ok
+        })
+        .map_err(read_err)?;
+        let mut files = Vec::with_capacity(entries.len());
+        for (path, oid) in entries {
+            // Reading only the header gives the size without inflating the blob.
+            let (size, _) = odb.read_header(oid).map_err(|source| Error::Read {
+                commit: commit.to_string(),
+                path: path.clone(),
+                source,
+            })?;
+            files.push(TreeFile {
+                path,
+                blob: oid.to_string(),
+                size: size as u64,
+            });
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(files)
+    }
+
+    /// A blob's bytes by id (hex).
+    pub fn read_blob(&self, blob: &str) -> Result<Vec<u8>, Error> {
+        let not_found = || Error::BlobNotFound {
+            blob: blob.to_string(),
+        };
+        let oid = git2::Oid::from_str(blob).map_err(|_| not_found())?;
+        let found = self.repo.find_blob(oid).map_err(|_| not_found())?;
+        Ok(found.content().to_vec())
+    }
+
+    /// The branch HEAD is on, if it is on one (not detached, not unborn).
+    pub fn current_branch(&self) -> Option<String> {
+        let head = self.repo.head().ok()?;
+        if !head.is_branch() {
+            return None;
+        }
+        head.shorthand().ok().map(str::to_string)
+    }
+}
+
+fn explain(chosen: &str, passed_over: &[String]) -> String {
+    if passed_over.is_empty() {
+        chosen.to_string()
+    } else {
+        format!("{chosen} ({})", passed_over.join("; "))
+    }
+}
+
+/// `sha256:<hex>` of some bytes.
+fn sha256(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(7 + 64);
+    out.push_str("sha256:");
+    for byte in digest {
+        out.push_str(&format!("{byte:02x}"));
+    }
+    out
+}
+
+/// One delta of a git2 diff as plain data; None for an unchanged entry.
+fn file_diff(raw: &git2::Diff<'_>, idx: usize) -> Result<Option<FileDiff>, git2::Error> {
+    let mut patch = git2::Patch::from_diff(raw, idx)?;
+    let delta = match &patch {
+        Some(patch) => patch.delta(),
+        None => match raw.get_delta(idx) {
+            Some(delta) => delta,
+            None => return Ok(None),
+        },
+    };
+    let status = match delta.status() {
+        git2::Delta::Added => FileStatus::Added,
+        git2::Delta::Deleted => FileStatus::Deleted,
+        git2::Delta::Renamed => FileStatus::Renamed,
+        git2::Delta::Copied => FileStatus::Copied,
+        git2::Delta::Typechange => FileStatus::TypeChange,
+        git2::Delta::Unmodified => return Ok(None),
+        // Ignored, untracked, unreadable and conflicted only arise when a
+        // work tree or index is involved, never between two trees.
+        git2::Delta::Modified
+        | git2::Delta::Ignored
+        | git2::Delta::Untracked
+        | git2::Delta::Unreadable
+        | git2::Delta::Conflicted => FileStatus::Modified,
+    };
+    let old_path = path_of(&delta.old_file());
+    let new_path = path_of(&delta.new_file());
+    let path = if status == FileStatus::Deleted {
+        old_path.clone()
+    } else {
+        new_path.clone()
+    };
+    let old_path = (old_path != path).then_some(old_path);
+    let mode = |file: &git2::DiffFile<'_>| {
+        let mode = u32::from(file.mode());
+        (mode != 0).then_some(mode)
+    };
+    let blob = |file: &git2::DiffFile<'_>| (!file.id().is_zero()).then(|| file.id().to_string());
+    let binary = delta.flags().is_binary();
+    let mut file = FileDiff {
+        path,
+        old_path,
+        status,
+        binary,
+        old_mode: mode(&delta.old_file()),
+        new_mode: mode(&delta.new_file()),
+        old_blob: blob(&delta.old_file()),
+        new_blob: blob(&delta.new_file()),
+        similarity: None,
+        hunks: Vec::new(),
+        additions: 0,
+        deletions: 0,
+    };
+    let Some(patch) = patch.as_mut() else {
+        return Ok(Some(file));
+    };
+    if matches!(status, FileStatus::Renamed | FileStatus::Copied) {
+        file.similarity = similarity(patch)?;
+    }
+    if binary {
+        return Ok(Some(file));
+    }
+    for h in 0..patch.num_hunks() {
+        let (hunk, count) = patch.hunk(h)?;
+        let mut out = Hunk {
+            old_start: hunk.old_start(),
+            old_lines: hunk.old_lines(),
+            new_start: hunk.new_start(),
+            new_lines: hunk.new_lines(),
+            context: hunk_context(hunk.header()),
+            lines: Vec::with_capacity(count),
+        };
+        for l in 0..count {
+            let line = patch.line_in_hunk(h, l)?;
+            let kind = match line.origin() {
+                ' ' => LineKind::Context,
+                '+' => LineKind::Added,
+                '-' => LineKind::Removed,
+                // '=', '>' and '<' mark the line before as lacking its newline.
+                _ => {
+                    if let Some(last) = out.lines.last_mut() {
+                        last.no_newline = true;
+                    }
+                    continue;
+                }
+            };
+            match kind {
+                LineKind::Added => file.additions += 1,
+                LineKind::Removed => file.deletions += 1,
+                LineKind::Context => {}
+            }
+            let content = line.content();
+            let content = content.strip_suffix(b"\n").unwrap_or(content);
+            out.lines.push(Line {
+                kind,
+                old_lineno: line.old_lineno(),
+                new_lineno: line.new_lineno(),
+                text: String::from_utf8_lossy(content).into_owned(),
+                no_newline: false,
+            });
+        }
+        file.hunks.push(out);
+    }
+    Ok(Some(file))
+}
+
+fn path_of(file: &git2::DiffFile<'_>) -> String {
+    file.path_bytes()
+        .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+        .unwrap_or_default()
+}
+
+/// The function context after the second `@@` of a hunk header line.
+fn hunk_context(header: &[u8]) -> String {
+    let header = String::from_utf8_lossy(header);
+    let header = header.trim_end_matches(['\n', '\r']);
+    match header.get(2..).and_then(|rest| rest.find("@@")) {
+        Some(end) => {
+            let rest = &header[2 + end + 2..];
+            rest.strip_prefix(' ').unwrap_or(rest).to_string()
+        }
+        None => String::new(),
+    }
+}
+
+/// The rename score git prints as `similarity index N%`; libgit2 keeps it
+/// private to the delta, so it is read back from the patch header.
+fn similarity(patch: &mut git2::Patch<'_>) -> Result<Option<u32>, git2::Error> {
+    let buf = patch.to_buf()?;
+    let text = String::from_utf8_lossy(&buf);
+    Ok(text
+        .lines()
+        .take_while(|line| !line.starts_with("@@"))
+        .find_map(|line| line.strip_prefix("similarity index "))
+        .and_then(|rest| rest.trim_end_matches('%').parse().ok()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    const BLOB: u32 = 0o100644;
+    const EXEC: u32 = 0o100755;
+
+    /// A real repository built with git2: fixed author and time, no
+    /// dependence on the developer's git config.
+    struct Fixture {
+        dir: tempfile::TempDir,
+        git: git2::Repository,
+    }
+
+    type Files = BTreeMap<&'static str, (Vec<u8>, u32)>;
+
+    fn text(s: &str) -> (Vec<u8>, u32) {
+        (s.as_bytes().to_vec(), BLOB)
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let dir = tempfile::tempdir().unwrap();
+            let mut opts = git2::RepositoryInitOptions::new();
+            opts.initial_head("main");
+            let git = git2::Repository::init_opts(dir.path(), &opts).unwrap();
+            Fixture { dir, git }
+        }
+
+        fn path(&self) -> &Path {
+            self.dir.path()
+        }
+
+        /// Commits exactly `files` as the tree, on `refname` (created or moved).
+        fn commit(&self, refname: &str, parents: &[&str], files: &Files) -> String {
+            let mut index = git2::Index::new().unwrap();
+            for (path, (content, mode)) in files {
+                let id = self.git.blob(content).unwrap();
+                index
+                    .add(&git2::IndexEntry {
+                        ctime: git2::IndexTime::new(0, 0),
+                        mtime: git2::IndexTime::new(0, 0),
+                        dev: 0,
+                        ino: 0,
+                        mode: *mode,
+                        uid: 0,
+                        gid: 0,
+                        file_size: content.len() as u32,
+                        id,
+                        flags: path.len() as u16,
+                        flags_extended: 0,
+                        path: path.as_bytes().to_vec(),
+                    })
+                    .unwrap();
+            }
+            let tree = self
+                .git
+                .find_tree(index.write_tree_to(&self.git).unwrap())
+                .unwrap();
+            let sig = git2::Signature::new(
+                "Test",
+                "test@speed.local",
+                &git2::Time::new(1_700_000_000, 0),
+            )
+            .unwrap();
+            let parents: Vec<git2::Commit> = parents
+                .iter()
+                .map(|p| {
+                    self.git
+                        .find_commit(git2::Oid::from_str(p).unwrap())
+                        .unwrap()
+                })
+                .collect();
+            let parents: Vec<&git2::Commit> = parents.iter().collect();
+            let oid = self
+                .git
+                .commit(None, &sig, &sig, "commit", &tree, &parents)
+                .unwrap();
+            self.git.reference(refname, oid, true, "test").unwrap();
+            oid.to_string()
+        }
+
+        fn open(&self) -> Repository {
+            Repository::discover(self.path()).unwrap()
+        }
+    }
+
+    fn lib_rs(changed: bool) -> String {
+        let mut out = String::new();
+        for i in 1..=30 {
+            if i == 1 {
+                out.push_str("fn first() {\n");
+            } else if i == 15 {
+                out.push_str("fn second() {\n");
+            } else if changed && i == 5 {
+                out.push_str("    let five = 5;\n    let extra = 1;\n");
+            } else if changed && i == 20 {
+                // line 20 removed
+            } else {
+                out.push_str(&format!("    let line{i} = {i};\n"));
+            }
+        }
+        out
+    }
+
+    fn numbered(n: usize, replace: Option<(usize, &str)>) -> String {
+        (1..=n)
+            .map(|i| match replace {
+                Some((at, with)) if at == i => format!("{with}\n"),
+                _ => format!("line {i} of the old file\n"),
+            })
+            .collect()
+    }
+
+    /// main: the base; feature: every kind of change, never checked out.
+    fn scenario() -> (Fixture, String, String) {
+        let fx = Fixture::new();
+        let mut files = Files::new();
+        files.insert("src/lib.rs", text(&lib_rs(false)));
+        files.insert("README.md", text("# readme\n"));
+        files.insert("old_name.txt", text(&numbered(10, None)));
+        files.insert("run.sh", text("echo hi\n"));
+        files.insert("gone.txt", text("bye\n"));
+        files.insert("logo.bin", (b"\x89PNG\0\0\x01".to_vec(), BLOB));
+        files.insert("tail.txt", text("a\nb\nc"));
+        let base = fx.commit("refs/heads/main", &[], &files);
+
+        files.insert("src/lib.rs", text(&lib_rs(true)));
+        files.remove("old_name.txt");
+        files.insert(
+            "new_name.txt",
+            text(&numbered(10, Some((4, "line 4 changed")))),
+        );
+        files.insert("run.sh", (b"echo hi\n".to_vec(), EXEC));
+        files.remove("gone.txt");
+        files.insert("added.txt", text("hello\nworld\n"));
+        files.insert("logo.bin", (b"\x89PNG\0\0\x02".to_vec(), BLOB));
+        files.insert("tail.txt", text("a\nb\nc\nd"));
+        let head = fx.commit("refs/heads/feature", &[&base], &files);
+        (fx, base, head)
+    }
+
+    fn file<'a>(diff: &'a Diff, path: &str) -> &'a FileDiff {
+        diff.files
+            .iter()
+            .find(|f| f.path == path)
+            .unwrap_or_else(|| panic!("no {path} in diff"))
+    }
+
+    /// `git diff --no-color main feature` (git 2.47) with its `index` lines
+    /// removed.
+    const GIT_DIFF: &str = r#"diff --git a/added.txt b/added.txt
+new file mode 100644
+--- /dev/null
++++ b/added.txt
+@@ -0,0 +1,2 @@
++hello
++world
+diff --git a/gone.txt b/gone.txt
+deleted file mode 100644
+--- a/gone.txt
++++ /dev/null
+@@ -1 +0,0 @@
+-bye
+diff --git a/logo.bin b/logo.bin
+Binary files a/logo.bin and b/logo.bin differ
+diff --git a/old_name.txt b/new_name.txt
+similarity index 90%
+rename from old_name.txt
+rename to new_name.txt
+--- a/old_name.txt
++++ b/new_name.txt
+@@ -1,7 +1,7 @@
+ line 1 of the old file
+ line 2 of the old file
+ line 3 of the old file
+-line 4 of the old file
++line 4 changed
+ line 5 of the old file
+ line 6 of the old file
+ line 7 of the old file
+diff --git a/run.sh b/run.sh
+old mode 100644
+new mode 100755
+diff --git a/src/lib.rs b/src/lib.rs
+--- a/src/lib.rs
++++ b/src/lib.rs
+@@ -2,7 +2,8 @@ fn first() {
+     let line2 = 2;
+     let line3 = 3;
+     let line4 = 4;
+-    let line5 = 5;
++    let five = 5;
++    let extra = 1;
+     let line6 = 6;
+     let line7 = 7;
+     let line8 = 8;
+@@ -17,7 +18,6 @@ fn second() {
+     let line17 = 17;
+     let line18 = 18;
+     let line19 = 19;
+-    let line20 = 20;
+     let line21 = 21;
+     let line22 = 22;
+     let line23 = 23;
+diff --git a/tail.txt b/tail.txt
+--- a/tail.txt
++++ b/tail.txt
+@@ -1,3 +1,4 @@
+ a
+ b
+-c
+\ No newline at end of file
++c
++d
+\ No newline at end of file
+"#;
+
+    #[test]
+    fn render_matches_git_diff() {
+        let (fx, base, head) = scenario();
+        let diff = fx.open().diff(&base, &head).unwrap();
+        assert_eq!(diff.render(), GIT_DIFF);
+        assert_eq!(diff.base_commit, base);
+        assert_eq!(diff.head_commit, head);
+        assert_eq!(diff.sha256, sha256(GIT_DIFF.as_bytes()));
+        assert!(diff.sha256.starts_with("sha256:") && diff.sha256.len() == 7 + 64);
+    }
+
+    #[test]
+    fn every_kind_of_change_is_reported() {
+        let (fx, base, head) = scenario();
+        let diff = fx.open().diff(&base, &head).unwrap();
+        let paths: Vec<&str> = diff.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "added.txt",
+                "gone.txt",
+                "logo.bin",
+                "new_name.txt",
+                "run.sh",
+                "src/lib.rs",
+                "tail.txt"
+            ]
+        );
+
+        let added = file(&diff, "added.txt");
+        assert_eq!(
+            (added.status, added.new_mode, added.old_mode),
+            (FileStatus::Added, Some(BLOB), None)
+        );
+        assert_eq!((added.additions, added.deletions), (2, 0));
+        assert!(added.old_blob.is_none() && added.new_blob.is_some());
+
+        let gone = file(&diff, "gone.txt");
+        assert_eq!(
+            (gone.status, gone.additions, gone.deletions),
+            (FileStatus::Deleted, 0, 1)
+        );
+        assert!(gone.new_blob.is_none());
+
+        let renamed = file(&diff, "new_name.txt");
+        assert_eq!(renamed.status, FileStatus::Renamed);
+        assert_eq!(renamed.old_path.as_deref(), Some("old_name.txt"));
+        assert_eq!(renamed.similarity, Some(90));
+
+        let binary = file(&diff, "logo.bin");
+        assert!(binary.binary);
+        assert!(binary.hunks.is_empty());
+
+        let mode = file(&diff, "run.sh");
+        assert_eq!(mode.status, FileStatus::Modified);
+        assert!(mode.mode_changed());
+        assert_eq!((mode.old_mode, mode.new_mode), (Some(BLOB), Some(EXEC)));
+        assert!(mode.hunks.is_empty());
+
+        assert_eq!(
+            (diff.additions(), diff.deletions()),
+            (2 + 1 + 2 + 2, 1 + 1 + 2 + 1)
+        );
+    }
+
+    #[test]
+    fn hunks_carry_line_numbers_and_function_context() {
+        let (fx, base, head) = scenario();
+        let diff = fx.open().diff(&base, &head).unwrap();
+        let lib = file(&diff, "src/lib.rs");
+        assert_eq!(lib.hunks.len(), 2);
+        let first = &lib.hunks[0];
+        assert_eq!(
+            (
+                first.old_start,
+                first.old_lines,
+                first.new_start,
+                first.new_lines
+            ),
+            (2, 7, 2, 8)
+        );
+        assert_eq!(first.context, "fn first() {");
+        let numbered: Vec<(LineKind, Option<u32>, Option<u32>, &str)> = first
+            .lines
+            .iter()
+            .map(|l| (l.kind, l.old_lineno, l.new_lineno, l.text.as_str()))
+            .collect();
+        assert_eq!(
+            numbered[3],
+            (LineKind::Removed, Some(5), None, "    let line5 = 5;")
+        );
+        assert_eq!(
+            numbered[4],
+            (LineKind::Added, None, Some(5), "    let five = 5;")
+        );
+        assert_eq!(
+            numbered[5],
+            (LineKind::Added, None, Some(6), "    let extra = 1;")
+        );
+        assert_eq!(
+            numbered[6],
+            (LineKind::Context, Some(6), Some(7), "    let line6 = 6;")
+        );
+
+        let second = &lib.hunks[1];
+        assert_eq!(second.context, "fn second() {");
+        let removed: Vec<_> = second
+            .lines
+            .iter()
+            .filter(|l| l.kind == LineKind::Removed)
+            .collect();
+        assert_eq!(removed.len(), 1);
+        assert_eq!(
+            (removed[0].old_lineno, removed[0].text.as_str()),
+            (Some(20), "    let line20 = 20;")
+        );
+    }
+
+    #[test]
+    fn missing_newline_at_end_of_file_is_marked() {
+        let (fx, base, head) = scenario();
+        let diff = fx.open().diff(&base, &head).unwrap();
+        let tail = file(&diff, "tail.txt");
+        let marked: Vec<(LineKind, &str)> = tail.hunks[0]
+            .lines
+            .iter()
+            .filter(|l| l.no_newline)
+            .map(|l| (l.kind, l.text.as_str()))
+            .collect();
+        assert_eq!(marked, [(LineKind::Removed, "c"), (LineKind::Added, "d")]);
+    }
+
+    #[test]
+    fn dirty_working_tree_and_checkout_are_ignored() {
+        let (fx, base, head) = scenario();
+        // main checked out, then edited and extended without committing.
+        fx.git
+            .checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
+            .unwrap();
+        std::fs::write(fx.path().join("README.md"), "# dirty\n").unwrap();
+        std::fs::write(fx.path().join("untracked.txt"), "new\n").unwrap();
+        let repo = fx.open();
+        assert_eq!(repo.current_branch().as_deref(), Some("main"));
+        let diff = repo.diff(&base, &head).unwrap();
+        assert_eq!(diff.render(), GIT_DIFF);
+        assert_eq!(
+            repo.read_file(&base, "README.md").unwrap().unwrap(),
+            b"# readme\n"
+        );
+    }
+
+    #[test]
+    fn branches_resolve_whether_or_not_checked_out() {
+        let (fx, base, head) = scenario();
+        let repo = fx.open();
+        assert_eq!(repo.resolve_branch("feature").unwrap(), head);
+        assert_eq!(repo.resolve_branch("main").unwrap(), base);
+        assert_eq!(repo.resolve_branch(&head[..10]).unwrap(), head);
+        // Only a remote-tracking branch.
+        fx.git
+            .reference(
+                "refs/remotes/origin/only-remote",
+                git2::Oid::from_str(&head).unwrap(),
+                true,
+                "t",
+            )
+            .unwrap();
+        assert_eq!(repo.resolve_branch("only-remote").unwrap(), head);
+        fx.git
+            .tag_lightweight("v1", &fx.git.revparse_single(&base).unwrap(), false)
+            .unwrap();
+        assert_eq!(repo.resolve_branch("v1").unwrap(), base);
+
+        match repo.resolve_branch("speed/task-404") {
+            Err(err @ Error::BranchNotFound { .. }) => {
+                assert!(err.to_string().contains("speed/task-404"), "{err}");
+            }
+            other => panic!("expected BranchNotFound, got {other:?}"),
+        }
+        match repo.resolve_commit("deadbeef") {
+            Err(Error::CommitNotFound { rev }) => assert_eq!(rev, "deadbeef"),
+            other => panic!("expected CommitNotFound, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn main_branch_resolution_order() {
+        let fx = Fixture::new();
+        let mut files = Files::new();
+        files.insert("a", text("a\n"));
+        let master = fx.commit("refs/heads/master", &[], &files);
+        let repo = fx.open();
+        assert_eq!(repo.resolve_main(None).unwrap().name, "master");
+
+        files.insert("b", text("b\n"));
+        let main = fx.commit("refs/heads/main", &[&master], &files);
+        assert_eq!(
+            repo.resolve_main(None).unwrap(),
+            MainBranch {
+                name: "main".into(),
+                commit: main.clone()
+            }
+        );
+
+        files.insert("c", text("c\n"));
+        let trunk = fx.commit("refs/remotes/origin/trunk", &[&main], &files);
+        fx.git
+            .reference_symbolic(
+                "refs/remotes/origin/HEAD",
+                "refs/remotes/origin/trunk",
+                true,
+                "t",
+            )
+            .unwrap();
+        assert_eq!(
+            repo.resolve_main(None).unwrap(),
+            MainBranch {
+                name: "trunk".into(),
+                commit: trunk
+            }
+        );
+
+        assert_eq!(repo.resolve_main(Some("master")).unwrap().commit, master);
+        assert!(matches!(
+            repo.resolve_main(Some("develop")),
+            Err(Error::BranchNotFound { branch }) if branch == "develop"
+        ));
+    }
+
+    #[test]
+    fn no_main_branch_says_what_was_tried() {
+        let fx = Fixture::new();
+        let mut files = Files::new();
+        files.insert("a", text("a\n"));
+        fx.commit("refs/heads/trunk", &[], &files);
+        let err = fx.open().resolve_main(None).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.contains("origin/HEAD") && message.contains("`master`"),
+            "{message}"
+        );
+    }
+
+    /// main: m1 - m2; the task branch forks from m1: m1 - t1.
+    fn forked() -> (Fixture, MainBranch, String, String, String) {
+        let fx = Fixture::new();
+        let mut files = Files::new();
+        files.insert("a", text("1\n"));
+        let m1 = fx.commit("refs/heads/main", &[], &files);
+        files.insert("b", text("task\n"));
+        let t1 = fx.commit("refs/heads/speed/task-1", &[&m1], &files);
+        files.remove("b");
+        files.insert("a", text("2\n"));
+        let m2 = fx.commit("refs/heads/main", &[&m1], &files);
+        let main = MainBranch {
+            name: "main".into(),
+            commit: m2.clone(),
+        };
+        (fx, main, m1, m2, t1)
+    }
+
+    #[test]
+    fn diff_base_follows_the_contract_order() {
+        let (fx, main, m1, m2, t1) = forked();
+        let repo = fx.open();
+        let run = |exec: Option<&str>, base: Option<&str>, branch: Option<&str>| {
+            repo.diff_base(&BaseRequest {
+                main: &main,
+                head: &t1,
+                execution_base_commit: exec,
+                base_commit: base,
+                task_base_branch: branch,
+            })
+            .unwrap()
+        };
+
+        // 1. execution_base_commit wins over everything.
+        let got = run(Some(&m2), Some(&m2), Some("main"));
+        assert_eq!(
+            (got.commit.as_str(), got.how.as_str()),
+            (m2.as_str(), "execution_base_commit")
+        );
+
+        // 2. base branch is main: merge-base, even with a base_commit.
+        let got = run(None, Some(&m2), Some("main"));
+        assert_eq!(got.commit, m1);
+        assert!(
+            got.how.contains("merge-base") && got.how.contains("base_branch"),
+            "{}",
+            got.how
+        );
+
+        // 3. base_commit when the base branch is something else.
+        let got = run(None, Some(&m2), Some("release"));
+        assert_eq!(
+            (got.commit.as_str(), got.how.as_str()),
+            (m2.as_str(), "base_commit")
+        );
+
+        // 4. merge-base of main and the branch otherwise.
+        let got = run(None, None, None);
+        assert_eq!(got.commit, m1);
+
+        // A given commit that does not resolve falls through, and says so.
+        let got = run(
+            Some("0123456789abcdef0123456789abcdef01234567"),
+            Some("nope"),
+            None,
+        );
+        assert_eq!(got.commit, m1);
+        assert!(
+            got.how.contains("execution_base_commit 0123456789"),
+            "{}",
+            got.how
+        );
+        assert!(
+            got.how.contains("base_commit nope not found"),
+            "{}",
+            got.how
+        );
+    }
+
+    #[test]
+    fn unrelated_histories_have_no_merge_base() {
+        let (fx, main, ..) = forked();
+        let mut files = Files::new();
+        files.insert("z", text("z\n"));
+        let orphan = fx.commit("refs/heads/orphan", &[], &files);
+        let err = fx.open().merge_base(&main.commit, &orphan).unwrap_err();
+        assert!(matches!(err, Error::NoMergeBase { .. }));
+        assert!(err.to_string().contains(&orphan));
+    }
+
+    #[test]
+    fn not_a_repository_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        // `open`, unlike `discover`, does not search parent folders, so a
+        // repository enclosing the temp dir cannot interfere.
+        let inner = dir.path().join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        match Repository::open(&inner) {
+            Err(err @ Error::NotARepository { .. }) => {
+                assert!(
+                    err.to_string().contains(&inner.display().to_string()),
+                    "{err}"
+                );
+            }
+            other => panic!("expected NotARepository, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn discover_finds_the_root_from_a_subfolder() {
+        let (fx, ..) = scenario();
+        let sub = fx.path().join("deep/er");
+        std::fs::create_dir_all(&sub).unwrap();
+        let repo = Repository::discover(&sub).unwrap();
+        assert_eq!(
+            repo.root().canonicalize().unwrap(),
+            fx.path().canonicalize().unwrap()
+        );
+        let again = Repository::open(repo.root()).unwrap();
+        assert_eq!(again.root(), repo.root());
+    }
+
+    #[test]
+    fn reads_files_and_blobs_at_a_commit() {
+        let (fx, base, head) = scenario();
+        let repo = fx.open();
+        assert_eq!(
+            repo.read_file(&head, "added.txt").unwrap().unwrap(),
+            b"hello\nworld\n"
+        );
+        assert_eq!(repo.read_file(&base, "added.txt").unwrap(), None);
+        assert_eq!(repo.read_file(&base, "src").unwrap(), None);
+        assert_eq!(
+            repo.read_file("feature", "src/lib.rs").unwrap().unwrap(),
+            lib_rs(true).as_bytes()
+        );
+
+        let files = repo.list_files(&head).unwrap();
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "README.md",
+                "added.txt",
+                "logo.bin",
+                "new_name.txt",
+                "run.sh",
+                "src/lib.rs",
+                "tail.txt"
+            ]
+        );
+        let added = files.iter().find(|f| f.path == "added.txt").unwrap();
+        assert_eq!(added.size, 12);
+        assert_eq!(repo.read_blob(&added.blob).unwrap(), b"hello\nworld\n");
+        assert!(matches!(
+            repo.read_blob("0000000000000000000000000000000000000001"),
+            Err(Error::BlobNotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn identical_commits_give_an_empty_diff() {
+        let (fx, base, _) = scenario();
+        let diff = fx.open().diff(&base, "main").unwrap();
+        assert!(diff.is_empty());
+        assert_eq!(diff.render(), "");
+    }
+}
