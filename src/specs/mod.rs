@@ -2,7 +2,31 @@
 //! ranges, selection of the sections relevant to a task, and quote lookup.
 //! Pure text in, plain data out: this module never reads git or files itself.
 
+pub mod markdown;
+pub mod quote;
+pub mod select;
+
+pub use markdown::{find_section, parse};
+pub use quote::{QuoteHit, QuoteIndex};
+pub use select::{Candidate, rank, spec_paths, split_spec_arg, unresolved_references};
+
 use serde::Serialize;
+
+/// A spec reference that names something not in the loaded specs. Selection
+/// never fails on one; the caller reports it (or refuses to go on).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Error {
+    #[error("spec reference names {path}, which is not among the specs loaded")]
+    MissingDocument { path: String },
+    #[error("spec {path} has no section matching \"{section}\" (its sections: {available})")]
+    MissingSection {
+        path: String,
+        section: String,
+        /// Heading paths of the document's sections, so the user can fix the
+        /// reference.
+        available: String,
+    },
+}
 
 /// A parsed markdown document.
 #[derive(Debug, Clone, Serialize)]
@@ -44,5 +68,43 @@ impl Section {
             .last()
             .map(String::as_str)
             .unwrap_or("(preamble)")
+    }
+
+    /// The text after the heading (an ATX line, or a Setext title and its
+    /// underline); the whole text for a preamble.
+    pub fn body(&self) -> &str {
+        if self.level == 0 {
+            return &self.text;
+        }
+        let mut rest = self.text.as_str();
+        let atx = rest.trim_start_matches(' ').starts_with('#');
+        while let Some((line, after)) = rest.split_once('\n') {
+            rest = after;
+            if atx || is_setext_underline(line) {
+                return rest;
+            }
+        }
+        ""
+    }
+}
+
+fn is_setext_underline(line: &str) -> bool {
+    let line = line.trim();
+    !line.is_empty() && (line.bytes().all(|b| b == b'=') || line.bytes().all(|b| b == b'-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::markdown::parse;
+
+    #[test]
+    fn body_is_the_text_after_the_heading() {
+        let doc = parse(
+            "s.md",
+            "intro\n# ATX\nbody one\n\nMulti\nline\n---\nbody two\n## Empty\n",
+        );
+        let bodies: Vec<&str> = doc.sections.iter().map(|s| s.body()).collect();
+        assert_eq!(bodies, vec!["intro\n", "body one\n\n", "body two\n", ""]);
+        assert_eq!(doc.sections[2].title(), "Multi line");
     }
 }

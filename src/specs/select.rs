@@ -1,0 +1,682 @@
+//! Choosing spec sections for a task: which spec files to read (in the
+//! contract's order, primary first) and how to order their sections, the ones
+//! the task references first, then the rest by relevance to the task text and
+//! the changed identifiers. It decides order only: every section stays in the
+//! output, and cutting to a token budget is `prompt`'s job.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::{Document, Error, Section, find_section};
+
+/// A section offered to the prompt, with why it is where it is.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Candidate {
+    pub doc_path: String,
+    pub section: Section,
+    /// The section belongs to the primary spec (the SOURCE OF TRUTH).
+    pub primary: bool,
+    /// The task's spec references select this section.
+    pub referenced: bool,
+    /// Relevance to the task text and changed identifiers (BM25); 0 when
+    /// nothing matches.
+    pub score: f64,
+    pub reason: String,
+}
+
+/// The spec files to load for a task, primary first, without duplicates: the
+/// specs named by the task's spec references, else the feature's `spec_path`,
+/// else `specs/product/<feature>.md` when it exists, else the `--spec` paths.
+/// References and `--spec` paths may carry a `#Section` suffix, which is not
+/// part of the path.
+pub fn spec_paths(
+    references: &[String],
+    feature_spec_path: Option<&str>,
+    feature: Option<&str>,
+    cli_specs: &[String],
+    exists: &dyn Fn(&str) -> bool,
+) -> Vec<String> {
+    let from_refs = dedup_paths(references);
+    if !from_refs.is_empty() {
+        return from_refs;
+    }
+    if let Some(path) = feature_spec_path.map(clean_path).filter(|p| !p.is_empty()) {
+        return vec![path];
+    }
+    if let Some(feature) = feature.map(str::trim).filter(|f| !f.is_empty()) {
+        let conventional = format!("specs/product/{feature}.md");
+        if exists(&conventional) {
+            return vec![conventional];
+        }
+    }
+    dedup_paths(cli_specs)
+}
+
+/// Splits `--spec specs/product/x.md#Search` into the path and the section
+/// name. The first `#` separates them, so a path cannot contain `#`; an empty
+/// section (`x.md#`) is no section.
+pub fn split_spec_arg(arg: &str) -> (String, Option<String>) {
+    match arg.split_once('#') {
+        Some((path, section)) => {
+            let section = section.trim_start_matches('#').trim();
+            (
+                clean_path(path),
+                (!section.is_empty()).then(|| section.to_string()),
+            )
+        }
+        None => (clean_path(arg), None),
+    }
+}
+
+fn clean_path(path: &str) -> String {
+    let path = path.trim();
+    path.strip_prefix("./").unwrap_or(path).to_string()
+}
+
+fn dedup_paths(args: &[String]) -> Vec<String> {
+    let mut seen = HashSet::new();
+    args.iter()
+        .map(|arg| split_spec_arg(arg).0)
+        .filter(|path| !path.is_empty() && seen.insert(path.clone()))
+        .collect()
+}
+
+/// Orders every section of every document for the prompt. Sections the
+/// references select come first, in reference order (a reference naming a
+/// section selects it and its subsections; one without a section selects the
+/// whole document). All other sections follow by descending relevance to
+/// `task_text` and `identifiers`, primary-spec sections first at equal score,
+/// otherwise in document order. Each section appears exactly once.
+///
+/// A reference that resolves to nothing selects nothing here; report it with
+/// [`unresolved_references`].
+pub fn rank(
+    docs: &[Document],
+    primary: &str,
+    referenced: &[(String, Option<String>)],
+    task_text: &str,
+    identifiers: &[String],
+) -> Vec<Candidate> {
+    let primary = clean_path(primary);
+    let scores = Scorer::new(docs).score(task_text, identifiers);
+
+    let mut chosen: HashSet<(usize, usize)> = HashSet::new();
+    let mut out = Vec::new();
+    let candidate = |d: usize, s: usize, referenced: bool, reason: String| Candidate {
+        doc_path: docs[d].path.clone(),
+        section: docs[d].sections[s].clone(),
+        primary: clean_path(&docs[d].path) == primary,
+        referenced,
+        score: scores[d][s].0,
+        reason,
+    };
+
+    for (path, section) in referenced {
+        let Some(d) = find_doc(docs, path) else {
+            continue;
+        };
+        let doc = &docs[d];
+        let selected: Vec<(usize, String)> = match section {
+            None => (0..doc.sections.len())
+                .map(|s| (s, format!("referenced by the task ({})", doc.path)))
+                .collect(),
+            Some(name) => match section_index(doc, name) {
+                Some(head) => subtree(doc, head)
+                    .map(|s| {
+                        let reason = if s == head {
+                            format!("referenced by the task ({}#{name})", doc.path)
+                        } else {
+                            format!(
+                                "subsection of referenced {}",
+                                doc.sections[head].heading_path()
+                            )
+                        };
+                        (s, reason)
+                    })
+                    .collect(),
+                None => Vec::new(),
+            },
+        };
+        for (s, reason) in selected {
+            if chosen.insert((d, s)) {
+                out.push(candidate(d, s, true, reason));
+            }
+        }
+    }
+
+    let mut rest: Vec<(usize, usize)> = docs
+        .iter()
+        .enumerate()
+        .flat_map(|(d, doc)| (0..doc.sections.len()).map(move |s| (d, s)))
+        .filter(|key| !chosen.contains(key))
+        .collect();
+    // sort_by is stable, so document order breaks the remaining ties.
+    rest.sort_by(|&(da, sa), &(db, sb)| {
+        let primary_a = clean_path(&docs[da].path) == primary;
+        let primary_b = clean_path(&docs[db].path) == primary;
+        scores[db][sb]
+            .0
+            .total_cmp(&scores[da][sa].0)
+            .then(primary_b.cmp(&primary_a))
+    });
+    for (d, s) in rest {
+        let reason = scores[d][s].1.clone();
+        out.push(candidate(d, s, false, reason));
+    }
+    out
+}
+
+/// The references that select nothing: a document that was not loaded, or a
+/// section name no heading matches. In reference order, without duplicates.
+pub fn unresolved_references(
+    docs: &[Document],
+    referenced: &[(String, Option<String>)],
+) -> Vec<Error> {
+    let mut out: Vec<Error> = Vec::new();
+    for (path, section) in referenced {
+        let error = match find_doc(docs, path) {
+            None => Error::MissingDocument {
+                path: clean_path(path),
+            },
+            Some(d) => match section {
+                Some(name) if section_index(&docs[d], name).is_none() => Error::MissingSection {
+                    path: docs[d].path.clone(),
+                    section: name.clone(),
+                    available: docs[d]
+                        .sections
+                        .iter()
+                        .map(Section::heading_path)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                },
+                _ => continue,
+            },
+        };
+        if !out.contains(&error) {
+            out.push(error);
+        }
+    }
+    out
+}
+
+fn find_doc(docs: &[Document], path: &str) -> Option<usize> {
+    let path = clean_path(path);
+    docs.iter().position(|doc| clean_path(&doc.path) == path)
+}
+
+fn section_index(doc: &Document, name: &str) -> Option<usize> {
+    let found = find_section(doc, name)?;
+    doc.sections.iter().position(|s| std::ptr::eq(s, found))
+}
+
+/// The section at `head` and the sections nested under it (those that follow
+/// it with a deeper level). A preamble has no subsections.
+fn subtree(doc: &Document, head: usize) -> impl Iterator<Item = usize> + '_ {
+    let level = doc.sections[head].level;
+    let end = if level == 0 {
+        head + 1
+    } else {
+        doc.sections[head + 1..]
+            .iter()
+            .position(|s| s.level <= level)
+            .map_or(doc.sections.len(), |offset| head + 1 + offset)
+    };
+    head..end
+}
+
+/// BM25 over all sections of all documents, each section a document of its
+/// own terms plus its heading path's terms (a heading gives the body context).
+struct Scorer {
+    /// Per document, per section.
+    sections: Vec<Vec<Terms>>,
+    /// How many sections contain each term.
+    document_frequency: HashMap<String, usize>,
+    total: usize,
+    average_length: f64,
+}
+
+/// One section's terms.
+struct Terms {
+    counts: HashMap<String, usize>,
+    /// Number of terms, repeats included.
+    length: usize,
+    heading_only: bool,
+}
+
+/// A section with no body is cheap to include but says nothing by itself.
+const HEADING_ONLY_FACTOR: f64 = 0.25;
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+impl Scorer {
+    fn new(docs: &[Document]) -> Self {
+        let mut document_frequency: HashMap<String, usize> = HashMap::new();
+        let mut total = 0;
+        let mut length_sum = 0;
+        let sections = docs
+            .iter()
+            .map(|doc| {
+                doc.sections
+                    .iter()
+                    .map(|section| {
+                        let mut counts: HashMap<String, usize> = HashMap::new();
+                        let mut length = 0;
+                        let ancestors = section
+                            .titles
+                            .iter()
+                            .take(section.titles.len().saturating_sub(1));
+                        for text in ancestors.map(String::as_str).chain([section.text.as_str()]) {
+                            for term in terms(text) {
+                                *counts.entry(term).or_default() += 1;
+                                length += 1;
+                            }
+                        }
+                        for term in counts.keys() {
+                            *document_frequency.entry(term.clone()).or_default() += 1;
+                        }
+                        total += 1;
+                        length_sum += length;
+                        let heading_only = section.body().trim().is_empty();
+                        Terms {
+                            counts,
+                            length,
+                            heading_only,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let average_length = if total == 0 {
+            1.0
+        } else {
+            (length_sum as f64 / total as f64).max(1.0)
+        };
+        Scorer {
+            sections,
+            document_frequency,
+            total,
+            average_length,
+        }
+    }
+
+    /// Per document, per section: the score and a reason naming the terms
+    /// that contributed most.
+    fn score(&self, task_text: &str, identifiers: &[String]) -> Vec<Vec<(f64, String)>> {
+        let mut query: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
+        for term in terms(task_text).chain(identifiers.iter().flat_map(|i| terms(i))) {
+            if seen.insert(term.clone()) {
+                query.push(term);
+            }
+        }
+        self.sections
+            .iter()
+            .map(|doc| {
+                doc.iter()
+                    .map(|section| {
+                        let Terms {
+                            counts,
+                            length,
+                            heading_only,
+                        } = section;
+                        let mut contributions: Vec<(f64, &str)> = query
+                            .iter()
+                            .filter_map(|term| {
+                                let tf = *counts.get(term)? as f64;
+                                let n =
+                                    self.document_frequency.get(term).copied().unwrap_or(0) as f64;
+                                let idf = (1.0 + (self.total as f64 - n + 0.5) / (n + 0.5)).ln();
+                                let norm =
+                                    K1 * (1.0 - B + B * *length as f64 / self.average_length);
+                                Some((idf * tf * (K1 + 1.0) / (tf + norm), term.as_str()))
+                            })
+                            .collect();
+                        let mut score: f64 = contributions.iter().map(|(c, _)| c).sum();
+                        if *heading_only {
+                            score *= HEADING_ONLY_FACTOR;
+                        }
+                        contributions.sort_by(|a, b| b.0.total_cmp(&a.0));
+                        let reason = if contributions.is_empty() {
+                            "no terms in common with the task".to_string()
+                        } else {
+                            let top: Vec<&str> =
+                                contributions.iter().take(5).map(|(_, t)| *t).collect();
+                            let heading = if *heading_only { " (heading only)" } else { "" };
+                            format!("matches {}{heading}", top.join(", "))
+                        };
+                        (score, reason)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}
+
+/// Lower-case terms of prose or code: words split at non-alphanumerics and at
+/// snake_case and CamelCase boundaries, stop-words and single letters removed,
+/// plurals folded so "books" meets `Book`.
+fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .flat_map(camel_parts)
+        .map(|word| fold_plural(&word.to_lowercase()))
+        .filter(|term| term.chars().count() > 1 && !STOP_WORDS.contains(&term.as_str()))
+}
+
+/// "BookQuery" → Book, Query; "HTTPServer" → HTTP, Server; "utf8" stays whole.
+fn camel_parts(word: &str) -> Vec<&str> {
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for i in 1..chars.len() {
+        let (at, c) = chars[i];
+        let prev = chars[i - 1].1;
+        let next_lower = chars.get(i + 1).is_some_and(|(_, n)| n.is_lowercase());
+        let boundary = c.is_uppercase()
+            && (prev.is_lowercase() || prev.is_numeric() || (prev.is_uppercase() && next_lower));
+        if boundary {
+            parts.push(&word[start..at]);
+            start = at;
+        }
+    }
+    if start < word.len() {
+        parts.push(&word[start..]);
+    }
+    parts
+}
+
+fn fold_plural(term: &str) -> String {
+    if term.len() > 4 && term.ends_with("ies") {
+        format!("{}y", &term[..term.len() - 3])
+    } else if term.len() > 3
+        && term.ends_with('s')
+        && !term.ends_with("ss")
+        && !term.ends_with("us")
+        && !term.ends_with("is")
+    {
+        term[..term.len() - 1].to_string()
+    } else {
+        term.to_string()
+    }
+}
+
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+    "before", "but", "by", "can", "could", "do", "does", "each", "for", "from", "has", "have",
+    "how", "if", "in", "into", "is", "it", "its", "may", "more", "must", "no", "not", "of", "on",
+    "only", "or", "other", "our", "should", "so", "some", "such", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "up", "was", "we", "were",
+    "what", "when", "which", "while", "who", "will", "with", "would", "you", "your", "fn", "let",
+    "mut", "pub", "self", "def", "return", "new", "get", "set", "add",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::super::markdown::parse;
+    use super::*;
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn spec_paths_prefer_references_then_feature_then_convention_then_cli() {
+        let nothing = |_: &str| false;
+        let everything = |_: &str| true;
+        let refs = strings(&["specs/a.md", "./specs/b.md#Search", "specs/a.md#Other", ""]);
+        let cli = strings(&["cli.md#X", "cli.md", "other.md"]);
+
+        assert_eq!(
+            spec_paths(&refs, Some("specs/f.md"), Some("lib"), &cli, &everything),
+            strings(&["specs/a.md", "specs/b.md"])
+        );
+        assert_eq!(
+            spec_paths(&[], Some(" specs/f.md\n"), Some("lib"), &cli, &everything),
+            strings(&["specs/f.md"])
+        );
+        assert_eq!(
+            spec_paths(&[], None, Some("lib"), &cli, &everything),
+            strings(&["specs/product/lib.md"])
+        );
+        assert_eq!(
+            spec_paths(&[], None, Some("lib"), &cli, &nothing),
+            strings(&["cli.md", "other.md"])
+        );
+        assert_eq!(
+            spec_paths(&[], None, None, &[], &everything),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn spec_paths_checks_the_conventional_path_it_would_return() {
+        let asked = std::cell::RefCell::new(Vec::new());
+        let exists = |p: &str| {
+            asked.borrow_mut().push(p.to_string());
+            false
+        };
+        spec_paths(&[], None, Some("library-catalog"), &[], &exists);
+        assert_eq!(
+            *asked.borrow(),
+            strings(&["specs/product/library-catalog.md"])
+        );
+    }
+
+    #[test]
+    fn split_spec_arg_separates_the_section() {
+        assert_eq!(
+            split_spec_arg("specs/product/x.md#Library Catalog > Search"),
+            (
+                "specs/product/x.md".to_string(),
+                Some("Library Catalog > Search".to_string())
+            )
+        );
+        assert_eq!(
+            split_spec_arg("x.md##Search"),
+            ("x.md".to_string(), Some("Search".to_string()))
+        );
+        assert_eq!(split_spec_arg("./x.md#"), ("x.md".to_string(), None));
+        assert_eq!(split_spec_arg("x.md"), ("x.md".to_string(), None));
+    }
+
+    #[test]
+    fn identifiers_split_into_terms() {
+        let got: Vec<String> =
+            terms("BookQuery HTTPServer availability_check parse_v2 the books queries").collect();
+        assert_eq!(
+            got,
+            strings(&[
+                "book",
+                "query",
+                "http",
+                "server",
+                "availability",
+                "check",
+                "parse",
+                "v2",
+                "book",
+                "query"
+            ])
+        );
+    }
+
+    fn library() -> Vec<Document> {
+        vec![
+            parse(
+                "specs/product/library.md",
+                "Intro to the library.\n\
+                 # Library Catalog\n\
+                 The catalog lists every book.\n\
+                 ## Search\n\
+                 Users can search for books and see real-time availability status.\n\
+                 ### Filters\n\
+                 Filter by author.\n\
+                 ## Borrowing\n\
+                 Members borrow up to five books; loans last three weeks.\n\
+                 ## Empty\n\
+                 # Accounts\n\
+                 Members log in with email and password.\n",
+            ),
+            parse(
+                "specs/product/overview.md",
+                "# Vision\nA library people love, with availability visible everywhere.\n",
+            ),
+        ]
+    }
+
+    fn order(candidates: &[Candidate]) -> Vec<String> {
+        candidates
+            .iter()
+            .map(|c| {
+                format!(
+                    "{}:{}",
+                    c.doc_path.rsplit('/').next().unwrap_or(""),
+                    c.section.heading_path()
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn referenced_sections_and_their_subsections_come_first() {
+        let docs = library();
+        let refs = vec![
+            (
+                "specs/product/library.md".to_string(),
+                Some("Search".to_string()),
+            ),
+            ("specs/product/overview.md".to_string(), None),
+        ];
+        let ranked = rank(
+            &docs,
+            "specs/product/library.md",
+            &refs,
+            "login with password",
+            &[],
+        );
+        let names = order(&ranked);
+        assert_eq!(
+            names[..3],
+            strings(&[
+                "library.md:Library Catalog > Search",
+                "library.md:Library Catalog > Search > Filters",
+                "overview.md:Vision",
+            ])
+        );
+        assert!(ranked[..3].iter().all(|c| c.referenced));
+        assert!(ranked[3..].iter().all(|c| !c.referenced));
+        assert_eq!(names[3], "library.md:Accounts");
+        assert!(ranked[0].primary && !ranked[2].primary);
+        assert_eq!(
+            ranked[0].reason,
+            "referenced by the task (specs/product/library.md#Search)"
+        );
+    }
+
+    #[test]
+    fn every_section_appears_exactly_once() {
+        let docs = library();
+        let refs = vec![
+            ("specs/product/library.md".to_string(), None),
+            (
+                "specs/product/library.md".to_string(),
+                Some("Search".to_string()),
+            ),
+            ("specs/product/nowhere.md".to_string(), None),
+        ];
+        let ranked = rank(
+            &docs,
+            "specs/product/library.md",
+            &refs,
+            "books",
+            &strings(&["BookQuery"]),
+        );
+        let mut names = order(&ranked);
+        let total: usize = docs.iter().map(|d| d.sections.len()).sum();
+        assert_eq!(names.len(), total);
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), total);
+    }
+
+    #[test]
+    fn unreferenced_sections_rank_by_task_text_and_identifiers() {
+        let docs = library();
+        let ranked = rank(
+            &docs,
+            "specs/product/library.md",
+            &[],
+            "Add book availability query",
+            &strings(&["availability_check", "BookQuery"]),
+        );
+        let names = order(&ranked);
+        assert_eq!(names[0], "library.md:Library Catalog > Search");
+        assert!(
+            ranked[0].reason.contains("availability"),
+            "{}",
+            ranked[0].reason
+        );
+        assert!(ranked.windows(2).all(|w| w[0].score >= w[1].score));
+        let accounts = ranked.iter().find(|c| c.section.title() == "Accounts");
+        assert_eq!(accounts.map(|c| c.score), Some(0.0));
+    }
+
+    #[test]
+    fn heading_only_sections_are_kept_but_score_low() {
+        let docs = vec![parse(
+            "s.md",
+            "# Borrowing\n## Loans\nA loan lasts three weeks.\n## Loans policy\n",
+        )];
+        let ranked = rank(&docs, "s.md", &[], "loans policy", &[]);
+        let names = order(&ranked);
+        assert_eq!(names.len(), 3);
+        assert_eq!(names[0], "s.md:Borrowing > Loans");
+        let empty = ranked.iter().find(|c| c.section.title() == "Loans policy");
+        assert!(empty.is_some_and(|c| c.score > 0.0 && c.reason.ends_with("(heading only)")));
+    }
+
+    #[test]
+    fn primary_spec_wins_ties_and_order_is_otherwise_stable() {
+        let docs = vec![
+            parse("other.md", "# X\nnothing\n# Y\nnothing\n"),
+            parse("primary.md", "# P\nnothing\n# Q\nnothing\n"),
+        ];
+        let ranked = rank(&docs, "./primary.md", &[], "unrelated words", &[]);
+        assert_eq!(
+            order(&ranked),
+            strings(&["primary.md:P", "primary.md:Q", "other.md:X", "other.md:Y"])
+        );
+    }
+
+    #[test]
+    fn unresolved_references_name_the_document_and_section() {
+        let docs = library();
+        let refs = vec![
+            (
+                "specs/product/library.md".to_string(),
+                Some("Checkout".to_string()),
+            ),
+            (
+                "specs/product/library.md".to_string(),
+                Some("search".to_string()),
+            ),
+            ("specs/product/gone.md".to_string(), None),
+            ("specs/product/gone.md".to_string(), Some("X".to_string())),
+        ];
+        let errors = unresolved_references(&docs, &refs);
+        assert_eq!(errors.len(), 2);
+        let message = errors[0].to_string();
+        assert!(
+            message
+                .starts_with("spec specs/product/library.md has no section matching \"Checkout\""),
+            "{message}"
+        );
+        assert!(message.contains("Library Catalog > Search"), "{message}");
+        assert_eq!(
+            errors[1],
+            Error::MissingDocument {
+                path: "specs/product/gone.md".to_string()
+            }
+        );
+    }
+}
