@@ -50,7 +50,8 @@ impl Anthropic {
         })
     }
 
-    /// The forced tool's name, when the answer comes as tool input.
+    /// The forced tool (name and schema), when structured output is on and the
+    /// request has a schema.
     fn tool<'r>(&self, request: &'r Request) -> Option<&'r (String, Value)> {
         request
             .json_schema
@@ -136,12 +137,13 @@ fn read_answer(
             attempts,
         });
     }
-    let tool_input = tool.and_then(|name| {
+    // Only one tool is offered and it is forced, so the first tool_use block
+    // is its answer whatever name a proxy or an older model echoes back.
+    let tool_input = tool.and_then(|_| {
         blocks.iter().find_map(|block| {
-            (block.get("type").and_then(Value::as_str) == Some("tool_use")
-                && block.get("name").and_then(Value::as_str) == Some(name))
-            .then(|| block.get("input"))
-            .flatten()
+            (block.get("type").and_then(Value::as_str) == Some("tool_use"))
+                .then(|| block.get("input"))
+                .flatten()
         })
     });
     let text = match tool_input {
