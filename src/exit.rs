@@ -59,13 +59,7 @@ mod tests {
 
     #[test]
     fn batch_folding_follows_the_contract_order() {
-        let all = [
-            Approved,
-            ChangesRequested,
-            ModelUnreachable,
-            InvalidOutput,
-            Error,
-        ];
+        let all = [Approved, ChangesRequested, ModelUnreachable, InvalidOutput, Error];
         let folded = all.iter().fold(Approved, |acc, o| acc.worst(*o));
         assert_eq!(folded.code(), 1);
         assert_eq!(ChangesRequested.worst(ModelUnreachable).code(), 52);

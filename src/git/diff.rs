@@ -126,10 +126,7 @@ impl FileDiff {
             }
         }
         if self.binary {
-            out.push_str(&format!(
-                "Binary files a/{old} and b/{} differ\n",
-                self.path
-            ));
+            out.push_str(&format!("Binary files a/{old} and b/{} differ\n", self.path));
         } else if !self.hunks.is_empty() {
             let a = if self.status == FileStatus::Added {
                 "/dev/null".to_string()

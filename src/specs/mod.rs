@@ -40,9 +40,6 @@ impl Section {
 
     /// The section's own title: the last element of its heading path.
     pub fn title(&self) -> &str {
-        self.titles
-            .last()
-            .map(String::as_str)
-            .unwrap_or("(preamble)")
+        self.titles.last().map(String::as_str).unwrap_or("(preamble)")
     }
 }
