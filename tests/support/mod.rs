@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests: running the real `speed` binary
-//! with a scrubbed environment, and (in `model_server`) a loopback HTTP server
-//! that plays the model.
+//! with a scrubbed environment (`speed`), and a loopback HTTP server that
+//! plays the model (`model_server`).
 #![allow(dead_code)]
 
+pub mod model_server;
 pub mod speed;

@@ -1,0 +1,280 @@
+//! The Anthropic Messages API provider. It owns the request and response
+//! shapes of `POST {base_url}/v1/messages`, including structured output by a
+//! forced tool; retries belong to `http`.
+
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+
+use super::http::{self, Secret, Transport};
+use super::{Completion, Config, Error, Provider, Request};
+
+pub(crate) const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+pub(crate) const DEFAULT_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+const API_VERSION: &str = "2023-06-01";
+
+#[derive(Debug)]
+pub(crate) struct Anthropic {
+    transport: Transport,
+    url: String,
+    headers: HeaderMap,
+    model: String,
+    temperature: f64,
+    max_output_tokens: u32,
+    structured_output: bool,
+}
+
+impl Anthropic {
+    pub(crate) fn new(config: &Config, model: String, key: Secret) -> Result<Anthropic, Error> {
+        let base = http::base_url(config.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL))?;
+        // People copy the base URL from docs with or without the version
+        // segment; both mean the same endpoint.
+        let url = if base.ends_with("/v1") {
+            format!("{base}/messages")
+        } else {
+            format!("{base}/v1/messages")
+        };
+        let var = config.api_key_env.as_deref().unwrap_or(DEFAULT_KEY_ENV);
+        Ok(Anthropic {
+            transport: Transport::new(config)?,
+            url,
+            headers: http::headers(vec![
+                ("x-api-key", key.header(var, "")?),
+                ("anthropic-version", HeaderValue::from_static(API_VERSION)),
+            ]),
+            model,
+            temperature: config.temperature,
+            max_output_tokens: config.max_output_tokens,
+            structured_output: config.structured_output,
+        })
+    }
+
+    /// The forced tool (name and schema), when structured output is on and the
+    /// request has a schema.
+    fn tool<'r>(&self, request: &'r Request) -> Option<&'r (String, Value)> {
+        request
+            .json_schema
+            .as_ref()
+            .filter(|_| self.structured_output)
+    }
+
+    fn body(&self, request: &Request) -> Value {
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .map(|message| json!({"role": message.role.as_str(), "content": message.content}))
+            .collect();
+        let mut body = json!({
+            "model": self.model,
+            "max_tokens": self.max_output_tokens,
+            "temperature": self.temperature,
+            "messages": messages,
+        });
+        if let Some(system) = &request.system {
+            body["system"] = json!(system);
+        }
+        if let Some((name, schema)) = self.tool(request) {
+            body["tools"] = json!([{
+                "name": name,
+                "description": "Give the answer. Its input is the complete answer, following the schema.",
+                "input_schema": schema,
+            }]);
+            body["tool_choice"] = json!({"type": "tool", "name": name});
+        }
+        body
+    }
+}
+
+impl Provider for Anthropic {
+    fn name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn complete(&self, request: &Request) -> Result<Completion, Error> {
+        let started = Instant::now();
+        let answer = self
+            .transport
+            .post(&self.url, &self.headers, &self.body(request))?;
+        let tool = self.tool(request).map(|(name, _)| name.as_str());
+        let mut completion = read_answer(
+            &answer.json,
+            &self.url,
+            tool,
+            self.max_output_tokens,
+            answer.attempts,
+        )?;
+        completion.duration = started.elapsed();
+        Ok(completion)
+    }
+}
+
+/// The forced tool's input (serialised) when a tool was forced, else the text
+/// blocks joined: they are consecutive pieces of one answer.
+fn read_answer(
+    json: &Value,
+    url: &str,
+    tool: Option<&str>,
+    max_output_tokens: u32,
+    attempts: u32,
+) -> Result<Completion, Error> {
+    let Some(blocks) = json.get("content").and_then(Value::as_array) else {
+        return Err(Error::BadResponse {
+            url: url.to_string(),
+            reason: "no content array in the answer".to_string(),
+            body: http::body_start(&json.to_string()),
+            attempts,
+        });
+    };
+    if json.get("stop_reason").and_then(Value::as_str) == Some("max_tokens") {
+        return Err(Error::Truncated {
+            origin: url.to_string(),
+            max_output_tokens,
+            attempts,
+        });
+    }
+    // Only one tool is offered and it is forced, so the first tool_use block
+    // is its answer whatever name a proxy or an older model echoes back.
+    let tool_input = tool.and_then(|_| {
+        blocks.iter().find_map(|block| {
+            (block.get("type").and_then(Value::as_str) == Some("tool_use"))
+                .then(|| block.get("input"))
+                .flatten()
+        })
+    });
+    let text = match tool_input {
+        Some(input) => input.to_string(),
+        None => blocks
+            .iter()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect(),
+    };
+    if text.trim().is_empty() {
+        return Err(Error::EmptyAnswer {
+            origin: url.to_string(),
+            attempts,
+        });
+    }
+    let usage = |field: &str| {
+        json.pointer(&format!("/usage/{field}"))
+            .and_then(Value::as_u64)
+    };
+    Ok(Completion {
+        text,
+        prompt_tokens: usage("input_tokens"),
+        completion_tokens: usage("output_tokens"),
+        duration: Duration::ZERO,
+        attempts,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::Message;
+
+    fn provider(base_url: &str, structured_output: bool) -> Anthropic {
+        let config = Config {
+            base_url: Some(base_url.into()),
+            structured_output,
+            ..Config::default()
+        };
+        Anthropic::new(
+            &config,
+            "claude".into(),
+            Secret::new("sk-ant-secret".into()),
+        )
+        .unwrap()
+    }
+
+    fn request() -> Request {
+        Request {
+            system: Some("be strict".into()),
+            messages: vec![Message::user("review this")],
+            json_schema: Some(("verdict".into(), json!({"type": "object"}))),
+        }
+    }
+
+    #[test]
+    fn the_url_accepts_a_base_with_or_without_the_version() {
+        assert_eq!(
+            provider("https://api.anthropic.com/", false).url,
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            provider("https://proxy.local/v1", false).url,
+            "https://proxy.local/v1/messages"
+        );
+    }
+
+    #[test]
+    fn the_key_never_shows_in_debug_output() {
+        let debug = format!("{:?}", provider("https://api.anthropic.com", false));
+        assert!(!debug.contains("sk-ant-secret"), "{debug}");
+    }
+
+    #[test]
+    fn the_body_carries_the_system_prompt_apart() {
+        let body = provider("http://h", false).body(&request());
+        assert_eq!(body["system"], "be strict");
+        assert_eq!(
+            body["messages"],
+            json!([{"role": "user", "content": "review this"}])
+        );
+        assert_eq!(body["max_tokens"], 4096);
+        assert!(body.get("tools").is_none());
+    }
+
+    #[test]
+    fn structured_output_forces_a_tool_with_the_schema() {
+        let body = provider("http://h", true).body(&request());
+        assert_eq!(body["tools"][0]["name"], "verdict");
+        assert_eq!(body["tools"][0]["input_schema"], json!({"type": "object"}));
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "tool", "name": "verdict"})
+        );
+    }
+
+    #[test]
+    fn the_forced_tool_input_is_the_answer() {
+        let json = json!({"content": [{"type": "text", "text": "Here:"},
+                                      {"type": "tool_use", "id": "t", "name": "verdict", "input": {"verdict": "approve"}}],
+                          "stop_reason": "tool_use", "usage": {"input_tokens": 9, "output_tokens": 4}});
+        let completion = read_answer(&json, "u", Some("verdict"), 10, 1).unwrap();
+        assert_eq!(completion.text, r#"{"verdict":"approve"}"#);
+        assert_eq!(
+            (completion.prompt_tokens, completion.completion_tokens),
+            (Some(9), Some(4))
+        );
+    }
+
+    #[test]
+    fn text_blocks_are_joined() {
+        let json = json!({"content": [{"type": "text", "text": "{\"a\":"}, {"type": "text", "text": "1}"}], "stop_reason": "end_turn"});
+        assert_eq!(
+            read_answer(&json, "u", None, 10, 1).unwrap().text,
+            "{\"a\":1}"
+        );
+    }
+
+    #[test]
+    fn max_tokens_is_truncated_and_nothing_is_empty() {
+        let json =
+            json!({"content": [{"type": "text", "text": "{\"a\":"}], "stop_reason": "max_tokens"});
+        assert!(matches!(
+            read_answer(&json, "u", None, 10, 1),
+            Err(Error::Truncated { .. })
+        ));
+        let json = json!({"content": [], "stop_reason": "end_turn"});
+        assert!(matches!(
+            read_answer(&json, "u", None, 10, 1),
+            Err(Error::EmptyAnswer { .. })
+        ));
+    }
+}
