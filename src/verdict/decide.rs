@@ -47,6 +47,9 @@ pub enum Rule {
     UncheckedCriterion,
     /// The diff edits a spec file the task does not declare.
     SpecEdited,
+    /// The guardian gate rejected the approval (recorded by the review
+    /// pipeline, which runs the guardian after this decision).
+    GuardianRejected,
 }
 
 impl Rule {
@@ -57,6 +60,7 @@ impl Rule {
             Rule::UnmetCriterion => "unmet_criterion",
             Rule::UncheckedCriterion => "unchecked_criterion",
             Rule::SpecEdited => "spec_edited",
+            Rule::GuardianRejected => "guardian_rejected",
         }
     }
 }
