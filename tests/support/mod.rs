@@ -4,4 +4,5 @@
 #![allow(dead_code)]
 
 pub mod model_server;
+pub mod repo;
 pub mod speed;

@@ -1,0 +1,281 @@
+//! `speed review --dry-run` end to end on real repositories: the prompt, its
+//! accounting, that nothing changes, and every input error a user can make.
+
+mod support;
+
+use support::repo::{self, RepoBuilder, TempRepo};
+use support::speed::{Run, speed};
+
+fn git_status(repo: &TempRepo) -> Vec<String> {
+    let git = git2::Repository::open(repo.path()).unwrap();
+    let mut opts = git2::StatusOptions::new();
+    opts.include_untracked(true);
+    git.statuses(Some(&mut opts))
+        .unwrap()
+        .iter()
+        .map(|s| s.path().unwrap_or("?").to_string())
+        .collect()
+}
+
+/// Masks what differs between machines: temp paths and timings.
+fn scrub(text: &str, repo: &TempRepo) -> String {
+    text.replace(&repo.path().display().to_string(), "[REPO]")
+}
+
+#[test]
+fn dry_run_prints_the_prompt_and_accounting_and_changes_nothing() {
+    let repo = repo::example();
+    let before = repo.read(&repo.task_path("2"));
+    let run = speed(repo.path(), &["review", "--task-id", "2", "--dry-run"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+
+    let prompt = &run.stdout;
+    // The house order of sections.
+    let order = [
+        "Loan renewals and the per-member loan limit",
+        "AC-1",
+        "catalog/src/loans.rs",
+        "SOURCE OF TRUTH",
+        "A loan may be renewed at most twice.",
+    ];
+    let mut at = 0;
+    for needle in order {
+        let found = prompt[at..]
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle:?} missing or out of order in:\n{prompt}"));
+        at += found;
+    }
+    assert!(prompt.contains("MAX_RENEWALS: u8 = 3"), "the diff is in the prompt");
+    assert!(run.stderr.contains("Token accounting for task 2"), "{}", run.stderr);
+    assert!(run.stderr.contains("60,000"), "{}", run.stderr);
+
+    assert_eq!(repo.read(&repo.task_path("2")), before, "task file untouched");
+    assert!(git_status(&repo).is_empty(), "{:?}", git_status(&repo));
+    assert!(!repo.path().join(".speed/reviews").exists());
+}
+
+#[test]
+fn dry_run_prompt_snapshot() {
+    let repo = repo::example();
+    let run = speed(repo.path(), &["review", "--task-id", "2", "--dry-run"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    insta::assert_snapshot!("dry_run_task_2_prompt", scrub(&run.stdout, &repo));
+    insta::assert_snapshot!("dry_run_task_2_accounting", scrub(&run.stderr, &repo));
+}
+
+#[test]
+fn dry_run_json_holds_prompt_tokens_and_sections() {
+    let repo = repo::example();
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "3", "--dry-run", "--json", "--budget", "4000"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let review = &json["reviews"][0];
+    assert_eq!(review["task_id"], "3");
+    let total = review["tokens"]["total"].as_u64().unwrap();
+    assert_eq!(review["tokens"]["budget"], 4000);
+    assert!(total <= 4000, "{total}");
+    assert!(review["prompt"].as_str().unwrap().contains("SOURCE OF TRUTH"));
+    let sections = review["sections"].as_array().unwrap();
+    assert!(sections.iter().all(|s| s["name"].is_string() && s["tokens"].is_u64()));
+    let summed: u64 = sections.iter().map(|s| s["tokens"].as_u64().unwrap()).sum();
+    assert!(summed > 0 && summed <= total + 50, "{summed} vs {total}");
+    // A 4,000-token budget cannot hold task 3's whole diff: what was left out
+    // is listed, never dropped silently.
+    let omitted: Vec<&serde_json::Value> = sections
+        .iter()
+        .flat_map(|s| s["omitted"].as_array().unwrap())
+        .collect();
+    assert!(!omitted.is_empty(), "{}", run.stdout);
+    assert!(run.stderr.is_empty() || !run.stderr.contains("error"), "{}", run.stderr);
+}
+
+#[test]
+fn protected_sections_that_do_not_fit_say_by_how_much() {
+    let repo = repo::example();
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "2", "--dry-run", "--budget", "300"],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("300"), "{}", run.stderr);
+    assert!(run.stderr.to_lowercase().contains("over"), "{}", run.stderr);
+}
+
+#[test]
+fn the_task_branch_need_not_be_checked_out_and_a_dirty_tree_is_ignored() {
+    let repo = repo::example();
+    // Dirty the checkout of main, including the code the task changes.
+    repo.write("catalog/src/loans.rs", "garbage that is not committed\n");
+    let run = speed(repo.path(), &["review", "--task-id", "2", "--dry-run"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(!run.stdout.contains("garbage that is not committed"));
+}
+
+#[test]
+fn spec_is_read_from_main_and_a_diff_that_edits_it_is_announced() {
+    let (tmp, root) = repo::empty();
+    let mut b = RepoBuilder::init(&root).unwrap();
+    let spec = "# Shop\n\n## Cart\n\nThe cart holds at most 10 items.\n";
+    b.commit("main", None, &[("specs/product/shop.md", spec), ("src/cart.rs", "pub fn cap() -> u32 { 10 }\n")], &[], "main").unwrap();
+    b.commit(
+        "speed/task-1",
+        Some("main"),
+        &[
+            ("specs/product/shop.md", "# Shop\n\n## Cart\n\nThe cart holds at most 50 items.\n"),
+            ("src/cart.rs", "pub fn cap() -> u32 { 50 }\n"),
+        ],
+        &[],
+        "raise the cap",
+    )
+    .unwrap();
+    b.checkout("main").unwrap();
+    let repo = repo::adopt(tmp, root);
+    repo.write(
+        ".speed/tasks/1.json",
+        r#"{"id": 1, "title": "Raise the cart cap", "status": "done", "spec_references": [{"spec": "specs/product/shop.md", "section": "Cart"}]}"#,
+    );
+    let run = speed(repo.path(), &["review", "--task-id", "1", "--dry-run"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains("The cart holds at most 10 items."));
+    let notice = run.stdout.find("specs/product/shop.md").unwrap();
+    let diff = run.stdout.find("+The cart holds at most 50 items.").unwrap();
+    assert!(notice < diff, "the notice comes before the diff");
+}
+
+fn expect_error(run: &Run, needles: &[&str]) {
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "stderr should name {needle:?}:\n{}",
+            run.stderr
+        );
+    }
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
+#[test]
+fn not_a_git_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = speed(dir.path(), &["review", "--task-id", "1", "--dry-run"], &[]);
+    expect_error(&run, &["not a git repository"]);
+}
+
+#[test]
+fn unknown_task_id() {
+    let repo = repo::example();
+    let run = speed(repo.path(), &["review", "--task-id", "42", "--dry-run"], &[]);
+    expect_error(&run, &["42"]);
+}
+
+#[test]
+fn ambiguous_task_id_names_both_features_unless_feature_picks_one() {
+    let repo = repo::example();
+    let task = repo.read(&repo.task_path("2"));
+    repo.write(".speed/features/other/tasks/2.json", &task);
+    let run = speed(repo.path(), &["review", "--task-id", "2", "--dry-run"], &[]);
+    expect_error(&run, &["library-catalog", "other"]);
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "2", "--feature", "library-catalog", "--dry-run"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+}
+
+#[test]
+fn missing_branch_is_named() {
+    let repo = repo::example();
+    let mut task = repo.task("2");
+    task["branch"] = "speed/task-99".into();
+    repo.write(&repo.task_path("2"), &serde_json::to_string_pretty(&task).unwrap());
+    let run = speed(repo.path(), &["review", "--task-id", "2", "--dry-run"], &[]);
+    expect_error(&run, &["speed/task-99", "task 2"]);
+}
+
+#[test]
+fn missing_base_is_named() {
+    let repo = repo::example();
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "2", "--dry-run", "--base", "trunk"],
+        &[],
+    );
+    expect_error(&run, &["trunk"]);
+}
+
+#[test]
+fn missing_spec_is_named() {
+    let repo = repo::example();
+    let mut task = repo.task("2");
+    task["spec_references"][0]["spec"] = "specs/product/nope.md".into();
+    repo.write(&repo.task_path("2"), &serde_json::to_string_pretty(&task).unwrap());
+    let run = speed(repo.path(), &["review", "--task-id", "2", "--dry-run"], &[]);
+    expect_error(&run, &["specs/product/nope.md"]);
+}
+
+#[test]
+fn malformed_task_json_gives_line_and_column() {
+    let repo = repo::example();
+    repo.write(&repo.task_path("2"), "{\n  \"id\": 2,\n  \"title\": oops\n}\n");
+    let run = speed(repo.path(), &["review", "--task-id", "2", "--dry-run"], &[]);
+    expect_error(&run, &["tasks/2.json", "line 3", "column"]);
+}
+
+#[test]
+fn empty_diff_is_an_error() {
+    let (tmp, root) = repo::empty();
+    let mut b = RepoBuilder::init(&root).unwrap();
+    b.commit("main", None, &[("specs/product/x.md", "# X\n\nText.\n")], &[], "main").unwrap();
+    b.commit("speed/task-1", Some("main"), &[], &[], "nothing").unwrap();
+    b.checkout("main").unwrap();
+    let repo = repo::adopt(tmp, root);
+    repo.write(
+        ".speed/tasks/1.json",
+        r#"{"id": "1", "title": "Nothing", "status": "done", "spec_references": [{"spec": "specs/product/x.md"}]}"#,
+    );
+    let run = speed(repo.path(), &["review", "--task-id", "1", "--dry-run"], &[]);
+    expect_error(&run, &["empty", "speed/task-1"]);
+}
+
+#[test]
+fn branch_mode_reviews_any_branch_against_a_spec_section() {
+    let repo = repo::example();
+    let run = speed(
+        repo.path(),
+        &[
+            "review",
+            "--branch",
+            "speed/task-1",
+            "--spec",
+            "specs/product/library-catalog.md#Catalog > Search",
+            "--dry-run",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains("Search returns at most 20 results."));
+}
+
+#[test]
+fn help_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = speed(dir.path(), &["--help"], &[]);
+    assert_eq!(run.code, 0);
+    insta::assert_snapshot!("help", run.stdout);
+    let run = speed(dir.path(), &["review", "--help"], &[]);
+    assert_eq!(run.code, 0);
+    insta::assert_snapshot!("review_help", run.stdout);
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = speed(dir.path(), &["review", "--budget", "lots"], &[]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+}
