@@ -67,6 +67,12 @@ impl Templates {
         Ok(templates)
     }
 
+    /// Where the template of `kind` came from: an override's path, or
+    /// "prompts/review.md (built in)"; for reports and `--dry-run`.
+    pub fn source(&self, kind: Kind) -> &str {
+        self.get(kind).file()
+    }
+
     pub(crate) fn get(&self, kind: Kind) -> &Template {
         match kind {
             Kind::Review => &self.review,
@@ -159,7 +165,6 @@ impl Template {
     }
 
     /// Where the template came from, for messages.
-    #[cfg(test)]
     pub(crate) fn file(&self) -> &str {
         &self.file
     }
@@ -236,7 +241,7 @@ mod tests {
                 .starts_with(&dir.path().display().to_string())
         );
         // The guardian template has no override, so it stays the built-in one.
-        assert!(t.get(Kind::Guardian).file().contains("built in"));
+        assert!(t.source(Kind::Guardian).contains("built in"));
     }
 
     #[test]
