@@ -1,1 +1,213 @@
-//! prompt
+//! Prompt assembly: turns plain data (task, criteria, diff, spec sections,
+//! impact rows, vision) into the review prompt or the guardian prompt, never
+//! exceeding a token budget and keeping what matters most.
+//!
+//! It owns token counting (`tokens`), the templates under `prompts/`
+//! (`template`), the fencing of untrusted text (`fence`), the ranking of
+//! changed files (`files`) and the budgeted assembly itself (`assemble`).
+//! It must not read git, parse code or call a model: it never sees git2 or
+//! tree-sitter types, only the plain diff model and the inputs below, which
+//! the pipeline fills.
+
+mod assemble;
+mod fence;
+mod files;
+mod template;
+mod tokens;
+
+use serde::Serialize;
+
+use crate::git::diff::Diff;
+
+pub use assemble::assemble;
+pub use files::Class;
+pub use template::Templates;
+pub use tokens::Counter;
+
+/// The budget used when neither the command line nor the configuration sets one.
+pub const DEFAULT_BUDGET: usize = 60_000;
+
+/// Which prompt to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Review,
+    Guardian,
+}
+
+/// Everything a prompt is made of. Strings may be empty where a field is absent;
+/// every text field is treated as untrusted and fenced in the prompt.
+#[derive(Debug, Clone)]
+pub struct Input<'a> {
+    pub kind: Kind,
+    pub task: Task,
+    /// Acceptance criteria with their stable ids (AC-1, AC-2, …).
+    pub criteria: Vec<Criterion>,
+    pub scope: Scope,
+    pub gates: Vec<GateCheck>,
+    pub assumptions: Vec<String>,
+    /// Warnings from the pipeline, shown at the very top of the prompt
+    /// (e.g. "The diff edits specs/product/x.md, the spec this review uses").
+    pub notices: Vec<String>,
+    pub diff: &'a Diff,
+    /// Spec sections, already ranked: required ones first.
+    pub spec: Vec<SpecSection>,
+    /// Feature-wide constraints the diff must respect.
+    pub cross_cutting: Vec<String>,
+    /// Changed symbols ranked by risk; `None` when impact analysis did not run.
+    pub impact: Option<Vec<ImpactRow>>,
+    /// The product vision, read by the guardian.
+    pub vision: Option<Vision>,
+    /// The JSON schema of the expected answer (verdict or guardian); embedded
+    /// pretty-printed when it parses as JSON, verbatim otherwise.
+    pub schema: &'a str,
+}
+
+/// What the task is and where its code lives.
+#[derive(Debug, Clone, Default)]
+pub struct Task {
+    pub id: String,
+    pub title: String,
+    pub feature: Option<String>,
+    pub branch: String,
+    /// Short ids of the diff's base and head commits.
+    pub base_commit: String,
+    pub head_commit: String,
+    pub description: String,
+    pub rationale: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Criterion {
+    /// "AC-1", "AC-2", …
+    pub id: String,
+    pub text: String,
+    /// How to verify it ("test", "manual", …); empty when not given.
+    pub verify_by: String,
+}
+
+/// The files a task declares it will touch.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub touched: Vec<String>,
+    pub to_create: Vec<String>,
+    pub to_modify: Vec<String>,
+    pub to_delete: Vec<String>,
+}
+
+impl Scope {
+    pub fn is_empty(&self) -> bool {
+        self.touched.is_empty()
+            && self.to_create.is_empty()
+            && self.to_modify.is_empty()
+            && self.to_delete.is_empty()
+    }
+}
+
+/// One automated check result from the task's `gate_results`.
+#[derive(Debug, Clone, Default)]
+pub struct GateCheck {
+    pub name: String,
+    pub status: String,
+    pub note: String,
+}
+
+/// One spec section to show, with where it comes from.
+#[derive(Debug, Clone, Default)]
+pub struct SpecSection {
+    pub doc_path: String,
+    /// "Library Catalog > Search"
+    pub heading_path: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub text: String,
+    /// From the primary spec: labelled SOURCE OF TRUTH.
+    pub primary: bool,
+    /// Must be sent whole (referenced by the task); never dropped for budget.
+    pub required: bool,
+}
+
+/// One changed symbol and its blast radius.
+#[derive(Debug, Clone, Default)]
+pub struct ImpactRow {
+    pub symbol: String,
+    /// "function", "struct", …
+    pub kind: String,
+    /// "added", "modified", "removed", …
+    pub change: String,
+    pub dependents: usize,
+    pub dependent_files: usize,
+    /// "core", "stable", "leaf", …
+    pub stability: String,
+    /// The most important dependents as `file:line`.
+    pub top: Vec<String>,
+}
+
+/// The product vision document.
+#[derive(Debug, Clone, Default)]
+pub struct Vision {
+    pub doc_path: String,
+    pub text: String,
+}
+
+/// The assembled prompt and its token accounting.
+#[derive(Debug, Clone, Serialize)]
+pub struct Prompt {
+    pub text: String,
+    /// `counter.count(&text)`, never above `budget`.
+    pub total_tokens: usize,
+    pub budget: usize,
+    /// Per prompt section, in prompt order.
+    pub sections: Vec<SectionAccount>,
+    /// Files whose content (all or some hunks) is in the prompt.
+    pub files_shown: usize,
+    /// Files whose content is not in the prompt: item is the path.
+    pub files_omitted: Vec<Omission>,
+    /// The spec sections actually included, as (doc path, heading path):
+    /// the only text a quote may come from.
+    pub sent_sections: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SectionAccount {
+    pub name: String,
+    pub tokens: usize,
+    pub omitted: Vec<Omission>,
+}
+
+/// Something left out of the prompt, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Omission {
+    pub item: String,
+    pub reason: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("unknown tokenizer encoding {name:?}; known encodings: {known}")]
+    UnknownEncoding { name: String, known: String },
+    #[error("could not build the {name} tokenizer: {message}")]
+    Encoding { name: String, message: String },
+    #[error("could not read prompt template {}: {source}", path.display())]
+    TemplateRead {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "prompt template {file} uses unknown placeholder {{{{{placeholder}}}}}; known placeholders: {known}"
+    )]
+    UnknownPlaceholder {
+        file: String,
+        placeholder: String,
+        known: String,
+    },
+    #[error(
+        "prompt template {file} lacks placeholder {{{{{placeholder}}}}}; without it that part of the prompt would be silently dropped"
+    )]
+    MissingPlaceholder { file: String, placeholder: String },
+    #[error(
+        "the parts of the prompt that cannot be cut (instructions, task, criteria, required spec sections) need {needed} tokens, {} more than the budget of {budget}; raise the budget (--budget or review.token_budget) to at least {needed} or narrow the spec references",
+        needed.saturating_sub(*budget)
+    )]
+    ProtectedTooLarge { needed: usize, budget: usize },
+}

@@ -1,0 +1,264 @@
+//! Prompt templates: `prompts/review.md` and `prompts/guardian.md`, embedded
+//! in the binary, each replaceable by a file of the same name in an override
+//! directory (`<repo>/.speed/prompts`). Substitution is one pass over
+//! `{{placeholder}}` slots parsed once, so text put into a slot is never
+//! itself expanded. This module knows nothing about budgets or fencing.
+
+use std::path::Path;
+
+use super::{Error, Kind};
+
+const REVIEW_FILE: &str = "review.md";
+const GUARDIAN_FILE: &str = "guardian.md";
+const REVIEW_TEXT: &str = include_str!("../../prompts/review.md");
+const GUARDIAN_TEXT: &str = include_str!("../../prompts/guardian.md");
+
+/// Placeholders of the review template; an override must use each of them,
+/// since a missing one would silently drop that part of the prompt.
+pub(crate) const REVIEW_SLOTS: &[&str] = &[
+    "notices",
+    "tag",
+    "task",
+    "criteria",
+    "scope",
+    "gates",
+    "assumptions",
+    "diff",
+    "impact",
+    "spec",
+    "cross_cutting",
+    "schema",
+];
+
+pub(crate) const GUARDIAN_SLOTS: &[&str] = &[
+    "notices", "tag", "vision", "spec", "task", "criteria", "diff", "schema",
+];
+
+/// The review and guardian templates, parsed.
+#[derive(Debug, Clone)]
+pub struct Templates {
+    review: Template,
+    guardian: Template,
+}
+
+impl Templates {
+    /// The templates built into the binary.
+    pub fn embedded() -> Templates {
+        Templates {
+            review: Template::parse(&embedded_name(REVIEW_FILE), REVIEW_TEXT, REVIEW_SLOTS)
+                .expect("embedded review template is valid: checked by template tests"),
+            guardian: Template::parse(&embedded_name(GUARDIAN_FILE), GUARDIAN_TEXT, GUARDIAN_SLOTS)
+                .expect("embedded guardian template is valid: checked by template tests"),
+        }
+    }
+
+    /// The embedded templates, each replaced by the file of the same name in
+    /// `override_dir` when there is one. A missing directory means no overrides.
+    pub fn load(override_dir: Option<&Path>) -> Result<Templates, Error> {
+        let mut templates = Templates::embedded();
+        if let Some(dir) = override_dir {
+            if let Some(t) = read_override(dir, REVIEW_FILE, REVIEW_SLOTS)? {
+                templates.review = t;
+            }
+            if let Some(t) = read_override(dir, GUARDIAN_FILE, GUARDIAN_SLOTS)? {
+                templates.guardian = t;
+            }
+        }
+        Ok(templates)
+    }
+
+    /// Where the template of `kind` came from: an override's path, or
+    /// "prompts/review.md (built in)"; for reports and `--dry-run`.
+    pub fn source(&self, kind: Kind) -> &str {
+        self.get(kind).file()
+    }
+
+    pub(crate) fn get(&self, kind: Kind) -> &Template {
+        match kind {
+            Kind::Review => &self.review,
+            Kind::Guardian => &self.guardian,
+        }
+    }
+}
+
+fn embedded_name(file: &str) -> String {
+    format!("prompts/{file} (built in)")
+}
+
+fn read_override(
+    dir: &Path,
+    file: &str,
+    slots: &[&'static str],
+) -> Result<Option<Template>, Error> {
+    let path = dir.join(file);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Template::parse(&path.display().to_string(), &text, slots).map(Some),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(Error::TemplateRead { path, source }),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Segment {
+    Text(String),
+    Slot(&'static str),
+}
+
+/// A parsed template: literal text and named slots.
+#[derive(Debug, Clone)]
+pub(crate) struct Template {
+    file: String,
+    segments: Vec<Segment>,
+}
+
+impl Template {
+    /// Parses `text`; `{{name}}` with a name outside `slots` is an error naming
+    /// the file, and so is a slot of `slots` that the text never uses. Braces
+    /// that do not hold a plain name (`{{ "a": 1 }}`) are literal text.
+    pub(crate) fn parse(file: &str, text: &str, slots: &[&'static str]) -> Result<Template, Error> {
+        let mut segments = Vec::new();
+        let mut literal = String::new();
+        let mut rest = text;
+        while let Some(open) = rest.find("{{") {
+            let after = &rest[open + 2..];
+            let Some(close) = after.find("}}") else { break };
+            let name = after[..close].trim();
+            let is_name = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !is_name {
+                literal.push_str(&rest[..open + 2]);
+                rest = after;
+                continue;
+            }
+            let Some(slot) = slots.iter().find(|s| **s == name) else {
+                return Err(Error::UnknownPlaceholder {
+                    file: file.to_string(),
+                    placeholder: name.to_string(),
+                    known: slots.join(", "),
+                });
+            };
+            literal.push_str(&rest[..open]);
+            if !literal.is_empty() {
+                segments.push(Segment::Text(std::mem::take(&mut literal)));
+            }
+            segments.push(Segment::Slot(slot));
+            rest = &after[close + 2..];
+        }
+        literal.push_str(rest);
+        if !literal.is_empty() {
+            segments.push(Segment::Text(literal));
+        }
+        for slot in slots {
+            if !segments.contains(&Segment::Slot(slot)) {
+                return Err(Error::MissingPlaceholder {
+                    file: file.to_string(),
+                    placeholder: slot.to_string(),
+                });
+            }
+        }
+        Ok(Template {
+            file: file.to_string(),
+            segments,
+        })
+    }
+
+    /// Where the template came from, for messages.
+    pub(crate) fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// Fills every slot with `value(name)`, in one pass.
+    pub(crate) fn render<'v>(&self, value: impl Fn(&str) -> &'v str) -> String {
+        let mut out = String::new();
+        for segment in &self.segments {
+            match segment {
+                Segment::Text(t) => out.push_str(t),
+                Segment::Slot(name) => out.push_str(value(name)),
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_templates_parse() {
+        let t = Templates::embedded();
+        assert!(t.get(Kind::Review).file().contains("review.md"));
+        assert!(t.get(Kind::Guardian).file().contains("guardian.md"));
+    }
+
+    #[test]
+    fn substitution_is_one_pass() {
+        let t = Template::parse("t.md", "A {{x}} B {{ y }} C", &["x", "y"]).unwrap();
+        let out = t.render(|name| if name == "x" { "{{y}}" } else { "Y" });
+        assert_eq!(out, "A {{y}} B Y C");
+    }
+
+    #[test]
+    fn non_name_braces_are_literal() {
+        let t = Template::parse("t.md", "{{ \"a\": 1 }} {{x}} {{", &["x"]).unwrap();
+        assert_eq!(t.render(|_| "X"), "{{ \"a\": 1 }} X {{");
+    }
+
+    #[test]
+    fn unknown_placeholder_names_file_and_placeholder() {
+        let err = Template::parse("/r/.speed/prompts/review.md", "{{x}} {{difff}}", &["x"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("/r/.speed/prompts/review.md"), "{err}");
+        assert!(err.contains("{{difff}}"), "{err}");
+        assert!(err.contains("known placeholders: x"), "{err}");
+    }
+
+    #[test]
+    fn missing_placeholder_is_an_error() {
+        let err = Template::parse("g.md", "{{x}}", &["x", "diff"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("g.md") && err.contains("{{diff}}"), "{err}");
+    }
+
+    #[test]
+    fn override_file_replaces_embedded_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let custom: String = REVIEW_SLOTS
+            .iter()
+            .map(|s| format!("CUSTOM {{{{{s}}}}}\n"))
+            .collect();
+        std::fs::write(dir.path().join("review.md"), &custom).unwrap();
+        let t = Templates::load(Some(dir.path())).unwrap();
+        let out = t.get(Kind::Review).render(|_| "v");
+        assert!(out.starts_with("CUSTOM v\nCUSTOM v\n"), "{out}");
+        assert!(
+            t.get(Kind::Review)
+                .file()
+                .starts_with(&dir.path().display().to_string())
+        );
+        // The guardian template has no override, so it stays the built-in one.
+        assert!(t.source(Kind::Guardian).contains("built in"));
+    }
+
+    #[test]
+    fn missing_override_dir_means_embedded() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = Templates::load(Some(&dir.path().join("absent"))).unwrap();
+        assert!(t.get(Kind::Review).file().contains("built in"));
+    }
+
+    #[test]
+    fn bad_override_is_reported_with_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("guardian.md"), "{{visoin}}").unwrap();
+        let err = Templates::load(Some(dir.path())).unwrap_err().to_string();
+        assert!(
+            err.contains("guardian.md") && err.contains("{{visoin}}"),
+            "{err}"
+        );
+    }
+}
