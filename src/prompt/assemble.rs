@@ -1268,6 +1268,7 @@ mod tests {
         FileDiff {
             path: path.to_string(),
             old_path: None,
+            similarity: None,
             status: FileStatus::Modified,
             binary: false,
             old_mode: Some(0o100644),

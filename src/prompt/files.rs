@@ -191,6 +191,7 @@ mod tests {
         FileDiff {
             path: path.to_string(),
             old_path: None,
+            similarity: None,
             status: FileStatus::Added,
             binary: false,
             old_mode: None,
