@@ -3,16 +3,27 @@
 //! `entry` is the whole program as a function (the binary and the demo call
 //! it): parse flags, resolve settings, run the command, turn the outcome into
 //! an exit code. Errors are reported here, once, with their context chain.
+//! stdout carries only results (the prompt of a dry run, reports, JSON);
+//! progress, warnings and errors go to stderr.
 
 use std::ffi::OsString;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::Parser;
 
 use crate::cli::Cli;
 use crate::exit::Outcome;
-use crate::settings::{CommandSettings, Settings};
+use crate::git::Repository;
+use crate::llm;
+use crate::prompt::{Counter, Templates};
+use crate::render::{self, Style};
+use crate::review::{self, Event, Events, Shared, Subject, batch, dry, nits};
+use crate::settings::{CommandSettings, LlmSettings, ReviewSettings, Settings, Target};
+use crate::tasks;
 
 /// Run speed with these arguments (the first is the program name) and return
 /// the exit code the process should end with.
@@ -66,7 +77,372 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         eprintln!("warning: {warning}");
     }
     match &settings.command {
-        CommandSettings::Review(_) => anyhow::bail!("review is not wired yet"),
-        CommandSettings::Nits { .. } => anyhow::bail!("nits is not wired yet"),
+        CommandSettings::Review(review) => review_command(&settings.dir, review),
+        CommandSettings::Nits { json } => nits_command(&settings.dir, *json),
+    }
+}
+
+/// Colour only on a terminal, and never with NO_COLOR set.
+fn style_for(terminal: bool) -> Style {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    Style {
+        color: terminal && !no_color,
+    }
+}
+
+fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outcome> {
+    let repo = Repository::discover(dir)?;
+    let root = repo.root().to_path_buf();
+    let main = repo.resolve_main(settings.main_branch.as_deref())?;
+    let counter = Arc::new(Counter::new(&settings.tokenizer)?);
+    let templates = Templates::load(Some(&root.join(".speed/prompts")))?;
+    let store = tasks::Store::open(&root);
+
+    let mut skipped = Vec::new();
+    let (subjects, batch_mode) = match &settings.target {
+        Target::Tasks { ids, feature } if !ids.is_empty() => {
+            let mut subjects = Vec::new();
+            for id in ids {
+                let task = store.find(id, feature.as_deref())?;
+                subjects.push(Subject::Task(Box::new(task)));
+            }
+            (subjects, false)
+        }
+        Target::Tasks { feature, .. } => {
+            let all = store.list()?;
+            let all: Vec<tasks::Task> = all
+                .into_iter()
+                .filter(|t| feature.is_none() || t.feature == *feature)
+                .collect();
+            let shared = Shared {
+                root: root.clone(),
+                settings: settings.clone(),
+                main: main.clone(),
+                counter: counter.clone(),
+                templates: templates.clone(),
+            };
+            let (selected, skip) = batch::select(&shared, all, settings.force)?;
+            skipped = skip;
+            (
+                selected
+                    .into_iter()
+                    .map(|t| Subject::Task(Box::new(t)))
+                    .collect(),
+                true,
+            )
+        }
+        Target::Branch {
+            branch,
+            specs,
+            criteria,
+        } => {
+            let criteria = match criteria {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path)
+                        .with_context(|| format!("cannot read criteria file {}", path.display()))?;
+                    tasks::Criterion::parse_lines(&text)
+                }
+                None => Vec::new(),
+            };
+            let subject = Subject::Branch {
+                branch: branch.clone(),
+                specs: specs.clone(),
+                criteria,
+            };
+            (vec![subject], false)
+        }
+    };
+
+    let shared = Shared {
+        root: root.clone(),
+        settings: settings.clone(),
+        main,
+        counter,
+        templates,
+    };
+    let stdout_style = style_for(std::io::stdout().is_terminal());
+
+    if subjects.is_empty() {
+        if settings.json {
+            print!("{}", render::json::reviews(&[], &[], &skipped));
+        } else {
+            eprintln!(
+                "Nothing to review: no `done` task needs a review{}.",
+                if skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({} approved at their current diff)", skipped.len())
+                }
+            );
+        }
+        return Ok(Outcome::Approved);
+    }
+
+    if settings.dry_run {
+        return Ok(dry_run_command(&shared, subjects, stdout_style));
+    }
+
+    let models = build_models(&settings.llm, &settings.guardian.model)?;
+    let pacer = (settings.llm.rpm.is_some() || settings.llm.tpm.is_some())
+        .then(|| Arc::new(llm::pacing::Pacer::new(settings.llm.rpm, settings.llm.tpm)));
+    let progress = Progress::start(std::io::stderr().is_terminal());
+
+    if !settings.json {
+        print!("{}", render::human::banner(&stdout_style));
+        let _ = std::io::stdout().flush();
+    }
+    let json = settings.json;
+    let mut on_report = |report: &review::Report| {
+        progress.clear();
+        if !json {
+            print!("{}", render::human::report(report, &stdout_style));
+            let _ = std::io::stdout().flush();
+        }
+    };
+    let reports = batch::run(
+        &shared,
+        &models,
+        &pacer,
+        &progress,
+        subjects,
+        settings.concurrency,
+        &mut on_report,
+    );
+    progress.stop();
+
+    let found = nits::collect(&reports);
+    if let Err(err) = nits::merge_save(&root, &reports, &found) {
+        eprintln!("warning: could not save nits: {err}");
+    }
+    if json {
+        print!("{}", render::json::reviews(&reports, &found, &skipped));
+    } else {
+        if batch_mode || reports.len() > 1 {
+            print!(
+                "{}",
+                render::human::summary(&reports, &skipped, &stdout_style)
+            );
+        }
+        print!("{}", render::human::nits(&found, &stdout_style));
+    }
+    for report in &reports {
+        if let (Some(err), Outcome::Error) = (&report.error, report.outcome) {
+            if json {
+                eprintln!("error: {}: {err}", label(report));
+            }
+        }
+    }
+    Ok(reports
+        .iter()
+        .fold(Outcome::Approved, |acc, r| acc.worst(r.outcome)))
+}
+
+fn label(report: &review::Report) -> String {
+    match &report.task_id {
+        Some(id) => format!("task {id}"),
+        None => format!("branch {}", report.branch),
+    }
+}
+
+fn dry_run_command(shared: &Shared, subjects: Vec<Subject>, style: Style) -> Outcome {
+    let runs: Vec<dry::DryRun> = subjects
+        .into_iter()
+        .map(|s| dry::dry_run(shared, s))
+        .collect();
+    let err_style = style_for(std::io::stderr().is_terminal());
+    if shared.settings.json {
+        print!("{}", render::json::dry_runs(&runs));
+        for run in &runs {
+            if let Err(err) = &run.result {
+                eprintln!("error: {err}");
+            }
+        }
+    } else {
+        for run in &runs {
+            match &run.result {
+                Ok(prompt) => print!("{}", prompt.prompt),
+                Err(err) => eprintln!("error: {err}"),
+            }
+            if run.result.is_ok() {
+                eprint!("{}", render::human::accounting(run, &err_style));
+            }
+        }
+        let _ = style;
+    }
+    if runs.iter().any(|r| r.result.is_err()) {
+        Outcome::Error
+    } else {
+        Outcome::Approved
+    }
+}
+
+fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
+    let provider = match &settings.provider {
+        Some(p) => p.parse()?,
+        None => llm::ProviderKind::default(),
+    };
+    Ok(llm::Config {
+        provider,
+        base_url: settings.base_url.clone(),
+        model: settings.model.clone(),
+        api_key_env: settings.api_key_env.clone(),
+        command: settings.command.clone(),
+        timeout: settings.timeout,
+        connect_timeout: settings.connect_timeout,
+        max_retries: settings.max_retries,
+        temperature: settings.temperature,
+        seed: settings.seed,
+        max_output_tokens: settings.max_output_tokens,
+        structured_output: settings.structured_output,
+        retry_base: settings.retry_base,
+    })
+}
+
+fn build_models(
+    settings: &LlmSettings,
+    guardian_model: &Option<String>,
+) -> anyhow::Result<review::Models> {
+    let env = |key: &str| std::env::var(key).ok();
+    let config = llm_config(settings)?;
+    let review: Arc<dyn llm::Provider> = Arc::from(llm::provider(&config, &env)?);
+    let guardian = match guardian_model {
+        Some(model) if Some(model) != settings.model.as_ref() => {
+            let mut config = config.clone();
+            config.model = Some(model.clone());
+            Arc::from(llm::provider(&config, &env)?)
+        }
+        _ => review.clone(),
+    };
+    Ok(review::Models { review, guardian })
+}
+
+fn nits_command(dir: &Path, json: bool) -> anyhow::Result<Outcome> {
+    let repo = Repository::discover(dir)?;
+    let saved = nits::load(repo.root())?;
+    if json {
+        print!("{}", render::json::nits(&saved));
+    } else if saved.is_empty() {
+        eprintln!("No nits saved: run `speed review` first.");
+    } else {
+        let style = style_for(std::io::stdout().is_terminal());
+        print!("{}", render::human::nits(&saved, &style));
+    }
+    Ok(Outcome::Approved)
+}
+
+/// The progress display on stderr: a spinner line while models work, on a
+/// terminal only; rate-limit waits are always reported.
+struct Progress {
+    terminal: bool,
+    state: Arc<Mutex<ProgressState>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct ProgressState {
+    active: Vec<(String, &'static str, Instant)>,
+    waiting: Option<String>,
+    drawn: bool,
+}
+
+impl Progress {
+    fn start(terminal: bool) -> Progress {
+        let state = Arc::new(Mutex::new(ProgressState::default()));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let thread = terminal.then(|| {
+            let state = state.clone();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+                let mut i = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(mut s) = state.lock() {
+                        if !s.active.is_empty() || s.waiting.is_some() {
+                            let line = progress_line(&s, frames[i % frames.len()]);
+                            eprint!("\r\x1b[2K{line}");
+                            s.drawn = true;
+                        }
+                    }
+                    i += 1;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        });
+        Progress {
+            terminal,
+            state,
+            stop,
+            thread: Mutex::new(thread),
+        }
+    }
+
+    /// Erase the spinner line before printing results over it.
+    fn clear(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            if s.drawn {
+                eprint!("\r\x1b[2K");
+                s.drawn = false;
+            }
+        }
+    }
+
+    fn stop(&self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Ok(mut thread) = self.thread.lock() {
+            if let Some(handle) = thread.take() {
+                let _ = handle.join();
+            }
+        }
+        self.clear();
+    }
+}
+
+fn progress_line(state: &ProgressState, frame: char) -> String {
+    let mut parts: Vec<String> = state
+        .active
+        .iter()
+        .map(|(label, what, since)| format!("{label} {what} {}s", since.elapsed().as_secs()))
+        .collect();
+    if let Some(wait) = &state.waiting {
+        parts.push(wait.clone());
+    }
+    format!("{frame} waiting for the model: {}", parts.join(", "))
+}
+
+impl Events for Progress {
+    fn event(&self, event: Event) {
+        let Ok(mut s) = self.state.lock() else { return };
+        match event {
+            Event::ModelStarted { label, what } => {
+                s.waiting = None;
+                s.active.push((label, what, Instant::now()));
+            }
+            Event::ModelFinished { label, what } => {
+                s.active.retain(|(l, w, _)| !(l == &label && *w == what));
+            }
+            Event::Waiting {
+                label,
+                seconds,
+                why,
+            } => {
+                let text = format!("{label} paused {seconds:.1}s ({why})");
+                if !self.terminal {
+                    eprintln!("{text}");
+                }
+                s.waiting = Some(text);
+            }
+            Event::Retrying {
+                label,
+                what,
+                reason,
+            } => {
+                if s.drawn {
+                    eprint!("\r\x1b[2K");
+                    s.drawn = false;
+                }
+                eprintln!("{label}: the {what} answer was invalid ({reason}); asking once more");
+            }
+        }
     }
 }

@@ -1,1 +1,4 @@
 //! impact
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Impact;

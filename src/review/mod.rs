@@ -1,1 +1,109 @@
-//! review
+//! The review pipeline for one task or one branch, and for a batch.
+//!
+//! `prepare` gathers everything up to the model call (diff, specs, impact,
+//! prompt); `model` asks for a verdict with one corrective retry; `guardian`
+//! runs the second gate after an approval; `record` writes what a review
+//! changes. Nothing here prints: progress goes through `Events`, results come
+//! back as `Report`s for `render`.
+
+pub mod batch;
+pub mod dry;
+pub mod guardian;
+pub mod model;
+pub mod nits;
+pub mod prepare;
+pub mod record;
+pub mod report;
+pub mod single;
+
+use std::path::PathBuf;
+
+use crate::exit::Outcome;
+
+pub use prepare::{Prepared, Shared, Subject};
+pub use report::Report;
+pub use single::Models;
+
+/// Progress a long review reports to whoever is watching (the app draws a
+/// spinner from these; tests ignore them).
+pub trait Events: Sync {
+    fn event(&self, event: Event);
+}
+
+#[derive(Debug, Clone)]
+pub enum Event {
+    ModelStarted {
+        label: String,
+        what: &'static str,
+    },
+    ModelFinished {
+        label: String,
+        what: &'static str,
+    },
+    Waiting {
+        label: String,
+        seconds: f64,
+        why: String,
+    },
+    Retrying {
+        label: String,
+        what: &'static str,
+        reason: String,
+    },
+}
+
+/// Events nobody watches.
+pub struct Silent;
+
+impl Events for Silent {
+    fn event(&self, _: Event) {}
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Git(#[from] crate::git::Error),
+    #[error(transparent)]
+    Tasks(#[from] crate::tasks::Error),
+    #[error(transparent)]
+    Prompt(#[from] crate::prompt::Error),
+    #[error("{subject}: branch {branch:?} not found ({source})")]
+    BranchMissing {
+        subject: String,
+        branch: String,
+        source: Box<crate::git::Error>,
+    },
+    #[error("{subject}: the diff between {base} and {branch} is empty: nothing to review")]
+    EmptyDiff {
+        subject: String,
+        branch: String,
+        base: String,
+    },
+    /// `at` names the main branch and its commit, e.g. "main (6f4bc06c71)".
+    #[error("{subject}: spec {path} not found on {at}{hint}")]
+    SpecMissing {
+        subject: String,
+        path: String,
+        at: String,
+        hint: String,
+    },
+    #[error(
+        "{subject}: no spec: the task has no spec_references, its feature no spec_path, and no --spec was given"
+    )]
+    NoSpec { subject: String },
+    #[error("{path}: {message}")]
+    Input { path: PathBuf, message: String },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Model(String),
+}
+
+impl Error {
+    pub fn outcome(&self) -> Outcome {
+        Outcome::Error
+    }
+}

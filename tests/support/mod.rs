@@ -1,8 +1,9 @@
 //! Shared helpers for the integration tests: running the real `speed` binary
 //! with a scrubbed environment (`speed`), and a loopback HTTP server that
 //! plays the model (`model_server`).
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub mod model_server;
 pub mod repo;
 pub mod speed;
+pub mod verdicts;

@@ -20,8 +20,7 @@ impl TempRepo {
     }
 
     pub fn read(&self, path: &str) -> String {
-        std::fs::read_to_string(self.root.join(path))
-            .unwrap_or_else(|e| panic!("read {path}: {e}"))
+        std::fs::read_to_string(self.root.join(path)).unwrap_or_else(|e| panic!("read {path}: {e}"))
     }
 
     pub fn write(&self, path: &str, content: &str) {

@@ -1,0 +1,231 @@
+//! Time to assemble a review prompt (everything up to the model call).
+//!
+//! `cargo bench --bench prompt` builds a generated repository of about 2,000
+//! files with a 200-file task diff and times `speed review --dry-run`'s
+//! preparation in-process. Set `SPEED_BENCH_REPO=/path/to/repo` (with
+//! `SPEED_BENCH_BRANCH`, default the checked-out branch, and
+//! `SPEED_BENCH_SPEC`, default `README.md`) to time a real repository too.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use git2::{Repository as Git, Signature, Time};
+use speed::git::Repository;
+use speed::prompt::{Counter, Templates};
+use speed::review::{Shared, Subject};
+use speed::settings::{GuardianSettings, LlmSettings, ReviewSettings, Target};
+
+const FILES: usize = 2_000;
+const CHANGED: usize = 200;
+
+fn main() {
+    let counter_started = Instant::now();
+    let counter = std::sync::Arc::new(Counter::new("o200k_base").expect("o200k_base is built in"));
+    eprintln!("tokenizer load: {:?}", counter_started.elapsed());
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let started = Instant::now();
+    generate(dir.path());
+    eprintln!(
+        "generated repository: {FILES} files, {CHANGED}-file diff, in {:?}",
+        started.elapsed()
+    );
+    let subject = Subject::Branch {
+        branch: "task".to_string(),
+        specs: vec!["specs/product/app.md".to_string()],
+        criteria: Vec::new(),
+    };
+    measure("generated repository", dir.path(), subject, &counter);
+
+    if let Ok(path) = std::env::var("SPEED_BENCH_REPO") {
+        let path = Path::new(&path);
+        let repo = Repository::discover(path).expect("SPEED_BENCH_REPO is a git repository");
+        let branch = std::env::var("SPEED_BENCH_BRANCH")
+            .ok()
+            .or_else(|| repo.current_branch())
+            .expect("SPEED_BENCH_BRANCH or a checked-out branch");
+        let spec = std::env::var("SPEED_BENCH_SPEC").unwrap_or_else(|_| "README.md".to_string());
+        let subject = Subject::Branch {
+            branch,
+            specs: vec![spec],
+            criteria: Vec::new(),
+        };
+        measure(&path.display().to_string(), repo.root(), subject, &counter);
+    }
+}
+
+fn measure(name: &str, root: &Path, subject: Subject, counter: &std::sync::Arc<Counter>) {
+    let repo = Repository::discover(root).expect("repository");
+    let main = repo.resolve_main(None).expect("a main branch");
+    let shared = Shared {
+        root: repo.root().to_path_buf(),
+        settings: settings(),
+        main,
+        counter: counter.clone(),
+        templates: Templates::load(Some(&root.join(".speed/prompts"))).expect("templates"),
+    };
+    // One warm-up run fills the symbol cache, as a second review would find it.
+    let cold = Instant::now();
+    let first = speed::review::prepare::prepare(&shared, subject.clone()).expect("prepare");
+    let cold = cold.elapsed();
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let p = speed::review::prepare::prepare(&shared, subject.clone()).expect("prepare");
+        times.push(t.elapsed());
+        assert!(p.prompt.total_tokens <= p.prompt.budget);
+    }
+    times.sort();
+    println!(
+        "{name}: {} changed files, prompt {} tokens of {}; cold {:?}, warm median {:?} (min {:?}, max {:?})",
+        first.diff.files.len(),
+        first.prompt.total_tokens,
+        first.prompt.budget,
+        cold,
+        times[times.len() / 2],
+        times[0],
+        times[times.len() - 1],
+    );
+    let _: Duration = cold;
+}
+
+fn settings() -> ReviewSettings {
+    ReviewSettings {
+        target: Target::Tasks {
+            ids: Vec::new(),
+            feature: None,
+        },
+        json: false,
+        dry_run: true,
+        force: false,
+        concurrency: 1,
+        main_branch: None,
+        budget: 60_000,
+        tokenizer: "o200k_base".to_string(),
+        max_revisions: 2,
+        llm: LlmSettings {
+            provider: None,
+            base_url: None,
+            model: None,
+            api_key_env: None,
+            command: Vec::new(),
+            timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(10),
+            max_retries: 3,
+            retry_base: Duration::from_secs(1),
+            temperature: 0.0,
+            seed: 7,
+            max_output_tokens: 4096,
+            structured_output: false,
+            rpm: None,
+            tpm: None,
+        },
+        guardian: GuardianSettings {
+            enabled: false,
+            skip_reason: Some("bench".to_string()),
+            vision_file: "specs/product/overview.md".to_string(),
+            model: None,
+            budget: 60_000,
+        },
+    }
+}
+
+/// A repository with FILES source files on main and a branch changing CHANGED
+/// of them (Rust, Python, tests, docs, a lockfile), built with git2.
+fn generate(root: &Path) {
+    let git = Git::init(root).expect("init");
+    let sig = Signature::new("bench", "bench@speed.dev", &Time::new(1_700_000_000, 0)).unwrap();
+    let mut spec = String::from("# App\n\nThe product spec.\n");
+    for s in 0..40 {
+        spec.push_str(&format!(
+            "\n## Area {s}\n\nThe module_{s} handlers must validate input and return errors with the record id.\nEach function_{s} call is logged once.\n"
+        ));
+    }
+    let mut files: Vec<(String, String)> = vec![("specs/product/app.md".to_string(), spec)];
+    for i in 0..FILES {
+        let (path, body) = match i % 4 {
+            0 | 1 => (format!("src/mod_{}/file_{i}.rs", i % 50), rust_file(i, 0)),
+            2 => (format!("py/pkg_{}/mod_{i}.py", i % 30), python_file(i, 0)),
+            _ => (format!("tests/test_{i}.rs"), rust_file(i, 0)),
+        };
+        files.push((path, body));
+    }
+    let base = commit(&git, &sig, None, &files, "main");
+    git.branch("main", &git.find_commit(base).unwrap(), true)
+        .unwrap();
+    for (i, file) in files
+        .iter_mut()
+        .enumerate()
+        .skip(1)
+        .step_by(FILES / CHANGED)
+    {
+        file.1 = if file.0.ends_with(".py") {
+            python_file(i, 1)
+        } else {
+            rust_file(i, 1)
+        };
+    }
+    files.push(("Cargo.lock".to_string(), "# lock\n".repeat(2000)));
+    let head = commit(&git, &sig, Some(base), &files, "task");
+    git.branch("task", &git.find_commit(head).unwrap(), true)
+        .unwrap();
+    git.set_head("refs/heads/main").unwrap();
+}
+
+fn rust_file(i: usize, rev: usize) -> String {
+    let mut out = format!("//! File {i}.\n\nuse crate::mod_{}::Helper;\n\n", i % 50);
+    for f in 0..12 {
+        out.push_str(&format!(
+            "pub fn function_{i}_{f}(x: u32) -> u32 {{\n    let y = x + {f};\n    Helper::check(y{})\n}}\n\n",
+            if rev > 0 && f % 3 == 0 { " * 2" } else { "" }
+        ));
+    }
+    out
+}
+
+fn python_file(i: usize, rev: usize) -> String {
+    let mut out = format!("\"\"\"Module {i}.\"\"\"\nfrom .base import helper\n\n");
+    for f in 0..12 {
+        out.push_str(&format!(
+            "def handler_{i}_{f}(record):\n    value = helper(record){}\n    return value\n\n",
+            if rev > 0 && f % 3 == 0 { " + 1" } else { "" }
+        ));
+    }
+    out
+}
+
+fn commit(
+    git: &Git,
+    sig: &Signature,
+    parent: Option<git2::Oid>,
+    files: &[(String, String)],
+    message: &str,
+) -> git2::Oid {
+    let mut index = git2::Index::new().unwrap();
+    for (path, body) in files {
+        let blob = git.blob(body.as_bytes()).unwrap();
+        let entry = git2::IndexEntry {
+            ctime: git2::IndexTime::new(0, 0),
+            mtime: git2::IndexTime::new(0, 0),
+            dev: 0,
+            ino: 0,
+            mode: 0o100644,
+            uid: 0,
+            gid: 0,
+            file_size: body.len() as u32,
+            id: blob,
+            flags: path.len().min(0xfff) as u16,
+            flags_extended: 0,
+            path: path.as_bytes().to_vec(),
+        };
+        index.add(&entry).unwrap();
+    }
+    let tree = git.find_tree(index.write_tree_to(git).unwrap()).unwrap();
+    let parents: Vec<git2::Commit> = parent
+        .map(|p| git.find_commit(p).unwrap())
+        .into_iter()
+        .collect();
+    let parent_refs: Vec<&git2::Commit> = parents.iter().collect();
+    git.commit(None, sig, sig, message, &tree, &parent_refs)
+        .unwrap()
+}

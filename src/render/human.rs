@@ -1,0 +1,394 @@
+//! The human report, modelled on "What the user sees" in seed 004: a header
+//! per review, the verdict with who decided it, what speed overruled and why,
+//! the spec checks, the issues, the guardian, then a batch summary and nits.
+
+use std::fmt::Write;
+
+use crate::exit::Outcome;
+use crate::review::Report;
+use crate::review::batch::Skipped;
+use crate::review::dry::DryRun;
+use crate::review::nits::Nit;
+use crate::verdict::{self, Severity};
+
+use super::{Style, thousands};
+
+fn who(report: &Report) -> String {
+    match &report.task_id {
+        Some(id) => format!("Task {id}"),
+        None => format!("Branch {}", report.branch),
+    }
+}
+
+/// The banner printed once before the reviews.
+pub fn banner(style: &Style) -> String {
+    format!("{}\n", style.bold("═══ Code Review ═══"))
+}
+
+/// One review, complete.
+pub fn report(report: &Report, style: &Style) -> String {
+    let mut out = String::new();
+    let title = report.title.as_deref().unwrap_or(&report.branch);
+    let _ = writeln!(
+        out,
+        "\nReviewing {}: {}",
+        who(report).to_lowercase(),
+        style.bold(title)
+    );
+    if !report.head_commit.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} {}..{}  prompt {} / {} tokens",
+            report.branch,
+            short(&report.base_commit),
+            short(&report.head_commit),
+            thousands(report.tokens.prompt_counted as u64),
+            thousands(report.tokens.budget as u64),
+        );
+    }
+    for notice in &report.notices {
+        let _ = writeln!(out, "  {} {notice}", style.yellow("!"));
+    }
+
+    if let Some(review) = &report.review {
+        if !review.expectations.trim().is_empty() {
+            let _ = writeln!(
+                out,
+                "\n  Expected from the spec: {}",
+                review.expectations.trim()
+            );
+        }
+        if !report.quotes.is_empty() {
+            let _ = writeln!(out, "\n  Spec verification:");
+            for (check, quote) in review.spec_verification.iter().zip(&report.quotes) {
+                let mark = match (quote.found, check.satisfied) {
+                    (false, _) => style.red("✗ not in spec"),
+                    (true, true) => style.green("✓"),
+                    (true, false) => style.red("✗"),
+                };
+                let place = match (&quote.section, quote.line) {
+                    (Some(section), Some(line)) => format!(" ({section}, line {line})"),
+                    _ => String::new(),
+                };
+                let _ = writeln!(
+                    out,
+                    "    {mark} \"{}\"{place}",
+                    clip(&check.spec_quote, 160)
+                );
+                if !check.evidence.is_empty() {
+                    let _ = writeln!(out, "      {}", style.dim(&check.evidence));
+                }
+            }
+        }
+        if !review.missing_from_spec.is_empty() {
+            let _ = writeln!(out, "\n  Missing from the implementation:");
+            for m in &review.missing_from_spec {
+                let _ = writeln!(
+                    out,
+                    "    - \"{}\": {}",
+                    clip(&m.spec_quote, 160),
+                    m.description
+                );
+            }
+        }
+        let unmet: Vec<_> = review
+            .criteria
+            .iter()
+            .filter(|c| c.status != verdict::CriterionStatus::Met)
+            .collect();
+        if !unmet.is_empty() {
+            let _ = writeln!(out, "\n  Criteria not met:");
+            for c in unmet {
+                let _ = writeln!(out, "    {} {}: {}", c.id, c.status.as_str(), c.evidence);
+            }
+        }
+        if !review.out_of_scope.is_empty() {
+            let _ = writeln!(out, "\n  Out of scope:");
+            for o in &review.out_of_scope {
+                let _ = writeln!(
+                    out,
+                    "    {} — {}",
+                    place(Some(&o.file), o.line),
+                    o.description
+                );
+            }
+        }
+        let blocking: Vec<_> = review
+            .issues
+            .iter()
+            .filter(|i| matches!(i.severity, Severity::Critical | Severity::Major))
+            .collect();
+        if !blocking.is_empty() {
+            let _ = writeln!(out, "\n  Issues:");
+            for issue in blocking {
+                let sev = style.red(&format!("[{}]", issue.severity.as_str()));
+                let _ = writeln!(
+                    out,
+                    "    {sev} {} — {}",
+                    place(issue.file.as_ref(), issue.line),
+                    issue.message
+                );
+                if !issue.suggestion.is_empty() {
+                    let _ = writeln!(out, "      fix: {}", issue.suggestion);
+                }
+            }
+        }
+    }
+
+    if !report.overrules.is_empty() {
+        let model = report
+            .model_verdict
+            .map(|k| k.as_str().to_string())
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\n  {} the model said {model}; speed decided otherwise:",
+            style.yellow("Overruled:")
+        );
+        for o in &report.overrules {
+            let _ = writeln!(out, "    - {} ({})", o.reason, o.rule.as_str());
+        }
+    }
+
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", verdict_line(report, style));
+    if let Some(line) = guardian_line(report, style) {
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(path) = &report.report_path {
+        let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}")));
+    }
+    out
+}
+
+fn verdict_line(report: &Report, style: &Style) -> String {
+    let who = who(report);
+    match (report.outcome, report.verdict) {
+        (Outcome::Approved, _) => style.green(&format!("✓ {who}: approved")),
+        (Outcome::ChangesRequested, _) => {
+            let by = if report.overrules.is_empty() {
+                "by the reviewer"
+            } else {
+                "by speed (overruled the model)"
+            };
+            style.red(&format!("✗ {who}: changes requested {by}"))
+        }
+        (_, _) => style.red(&format!(
+            "✗ {who}: review failed: {}",
+            report.error.as_deref().unwrap_or("unknown error")
+        )),
+    }
+}
+
+fn guardian_line(report: &Report, style: &Style) -> Option<String> {
+    let g = &report.guardian;
+    let line = match g.status.as_str() {
+        "not_run" => return None,
+        "skipped" => style.dim(&format!(
+            "- Guardian: skipped ({})",
+            g.reason.as_deref().unwrap_or("disabled")
+        )),
+        "aligned" => style.green(&format!("✓ Guardian: ALIGNED — {}", g.summary)),
+        "flagged" => {
+            let mut s = style.yellow(&format!("! Guardian: FLAGGED — {}", g.summary));
+            for f in &g.flags {
+                s.push_str(&format!(
+                    "\n    [{}] {}",
+                    f.severity.as_str(),
+                    f.description
+                ));
+                if !f.spec_reference.is_empty() {
+                    s.push_str(&format!(" ({})", f.spec_reference));
+                }
+            }
+            s
+        }
+        "rejected" => {
+            let mut s = style.red(&format!("✗ Guardian: REJECTED — {}", g.summary));
+            for f in &g.flags {
+                s.push_str(&format!(
+                    "\n    [{}] {}",
+                    f.severity.as_str(),
+                    f.description
+                ));
+            }
+            s
+        }
+        _ => style.red(&format!(
+            "✗ Guardian: UNAVAILABLE — {}",
+            g.reason.as_deref().unwrap_or("no answer")
+        )),
+    };
+    Some(line)
+}
+
+/// The table printed after a batch.
+pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "\n{}", style.bold("Summary"));
+    let rows: Vec<[String; 6]> = reports
+        .iter()
+        .map(|r| {
+            [
+                r.task_id.clone().unwrap_or_else(|| r.branch.clone()),
+                r.feature.clone().unwrap_or_else(|| "-".to_string()),
+                match r.outcome {
+                    Outcome::Approved => "approved".to_string(),
+                    Outcome::ChangesRequested => "changes requested".to_string(),
+                    Outcome::ModelUnreachable => "model unreachable".to_string(),
+                    Outcome::InvalidOutput => "invalid output".to_string(),
+                    Outcome::Error | Outcome::Usage => "error".to_string(),
+                },
+                r.guardian.status.replace("not_run", "-"),
+                thousands(r.tokens.prompt + r.tokens.completion),
+                format!("{:.1}s", r.duration_ms as f64 / 1000.0),
+            ]
+        })
+        .collect();
+    let header = ["task", "feature", "verdict", "guardian", "tokens", "time"];
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        cells
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let header: Vec<String> = header.iter().map(|h| h.to_string()).collect();
+    let _ = writeln!(out, "  {}", line(&header));
+    for row in &rows {
+        let _ = writeln!(out, "  {}", line(row));
+    }
+    for s in skipped {
+        let _ = writeln!(
+            out,
+            "  {}",
+            style.dim(&format!("task {}: skipped, {}", s.task_id, s.reason))
+        );
+    }
+    let approved = reports
+        .iter()
+        .filter(|r| r.outcome == Outcome::Approved)
+        .count();
+    let changes = reports
+        .iter()
+        .filter(|r| r.outcome == Outcome::ChangesRequested)
+        .count();
+    let failed = reports.len() - approved - changes;
+    let _ = writeln!(
+        out,
+        "  {} reviewed: {approved} approved, {changes} changes requested, {failed} failed",
+        reports.len()
+    );
+    out
+}
+
+/// `Task 3: [nit] path:line — message`, one per line.
+pub fn nits(nits: &[Nit], style: &Style) -> String {
+    let mut out = String::new();
+    if nits.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n{}",
+        style.bold("Nits (non-blocking, from approved reviews):")
+    );
+    for nit in nits {
+        let who = match &nit.task_id {
+            Some(id) => format!("Task {id}"),
+            None => format!("Branch {}", nit.branch),
+        };
+        let _ = writeln!(
+            out,
+            "  {who}: [{}] {} — {}",
+            nit.severity,
+            place(nit.file.as_ref(), nit.line),
+            nit.message
+        );
+    }
+    out
+}
+
+/// The token accounting of a dry run, for stderr.
+pub fn accounting(run: &DryRun, style: &Style) -> String {
+    let mut out = String::new();
+    let who = match &run.task_id {
+        Some(id) => format!("task {id}"),
+        None => format!("branch {}", run.branch),
+    };
+    let prompt = match &run.result {
+        Ok(p) => p,
+        Err(err) => {
+            let _ = writeln!(out, "{}", style.red(&format!("✗ {who}: {err}")));
+            return out;
+        }
+    };
+    let _ = writeln!(
+        out,
+        "{}",
+        style.bold(&format!(
+            "Token accounting for {who}: {} of {} tokens ({})",
+            thousands(prompt.total_tokens as u64),
+            thousands(prompt.budget as u64),
+            prompt.tokenizer
+        ))
+    );
+    let width = prompt
+        .sections
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for s in &prompt.sections {
+        let _ = writeln!(
+            out,
+            "  {:<width$}  {:>7}",
+            s.name,
+            thousands(s.tokens as u64)
+        );
+        for o in &s.omitted {
+            let _ = writeln!(
+                out,
+                "  {:<width$}    - omitted {}: {}",
+                "", o.item, o.reason
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  files shown: {}, left out: {}",
+        prompt.files_shown,
+        prompt.files_omitted.len()
+    );
+    out
+}
+
+fn place(file: Option<&String>, line: Option<u64>) -> String {
+    match (file, line) {
+        (Some(f), Some(l)) if !f.is_empty() => format!("{f}:{l}"),
+        (Some(f), None) if !f.is_empty() => f.clone(),
+        _ => "(no file)".to_string(),
+    }
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(7)]
+}
+
+fn clip(text: &str, max: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        one_line.chars().take(max).collect::<String>() + "…"
+    }
+}

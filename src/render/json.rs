@@ -1,0 +1,57 @@
+//! The machine-readable output of the contract: always one JSON object on
+//! stdout, `{"reviews": [...], "nits": [...]}`, whatever the number of tasks.
+
+use serde_json::{Value, json};
+
+use crate::review::Report;
+use crate::review::batch::Skipped;
+use crate::review::dry::DryRun;
+use crate::review::nits::Nit;
+
+pub fn reviews(reports: &[Report], nits: &[Nit], skipped: &[Skipped]) -> String {
+    let body = json!({
+        "reviews": reports,
+        "nits": nits,
+        "skipped": skipped,
+    });
+    pretty(&body)
+}
+
+pub fn dry_runs(runs: &[DryRun]) -> String {
+    let reviews: Vec<Value> = runs
+        .iter()
+        .map(|run| match &run.result {
+            Ok(prepared) => json!({
+                "task_id": run.task_id,
+                "feature": run.feature,
+                "branch": run.branch,
+                "base_commit": prepared.base_commit,
+                "head_commit": prepared.head_commit,
+                "prompt": prepared.prompt,
+                "tokens": {"total": prepared.total_tokens, "budget": prepared.budget},
+                "sections": prepared.sections,
+                "coverage": {"files_shown": prepared.files_shown, "files_omitted": prepared.files_omitted},
+                "hashes": {"diff": prepared.diff_hash, "spec": prepared.spec_hash, "prompt": prepared.prompt_hash},
+                "notices": prepared.notices,
+                "error": Value::Null,
+            }),
+            Err(err) => json!({
+                "task_id": run.task_id,
+                "feature": run.feature,
+                "branch": run.branch,
+                "error": err,
+            }),
+        })
+        .collect();
+    pretty(&json!({"reviews": reviews, "nits": []}))
+}
+
+pub fn nits(nits: &[Nit]) -> String {
+    pretty(&json!({"nits": nits}))
+}
+
+fn pretty(value: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "{}".to_string());
+    text.push('\n');
+    text
+}

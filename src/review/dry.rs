@@ -1,0 +1,60 @@
+//! Dry runs: everything up to the model call, and nothing written.
+
+use super::prepare::{self, Shared, Subject};
+use crate::prompt::{Omission, SectionAccount};
+
+pub struct DryRun {
+    pub task_id: Option<String>,
+    pub feature: Option<String>,
+    pub branch: String,
+    pub result: Result<DryPrompt, String>,
+}
+
+pub struct DryPrompt {
+    pub base_commit: String,
+    pub head_commit: String,
+    pub prompt: String,
+    pub total_tokens: usize,
+    pub budget: usize,
+    pub tokenizer: String,
+    pub sections: Vec<SectionAccount>,
+    pub files_shown: usize,
+    pub files_omitted: Vec<Omission>,
+    pub diff_hash: String,
+    pub spec_hash: String,
+    pub prompt_hash: String,
+    pub notices: Vec<String>,
+}
+
+pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
+    let task = subject.task();
+    let task_id = task.map(|t| t.id.clone());
+    let feature = task.and_then(|t| t.feature.clone());
+    let branch = match &subject {
+        Subject::Task(t) => t.branch.clone(),
+        Subject::Branch { branch, .. } => branch.clone(),
+    };
+    let result = prepare::prepare(shared, subject)
+        .map(|p| DryPrompt {
+            base_commit: p.base_commit,
+            head_commit: p.head_commit,
+            total_tokens: p.prompt.total_tokens,
+            budget: p.prompt.budget,
+            tokenizer: shared.settings.tokenizer.clone(),
+            sections: p.prompt.sections,
+            files_shown: p.prompt.files_shown,
+            files_omitted: p.prompt.files_omitted,
+            prompt: p.prompt.text,
+            diff_hash: p.diff.sha256,
+            spec_hash: p.spec_hash,
+            prompt_hash: p.prompt_hash,
+            notices: p.notices,
+        })
+        .map_err(|e| e.to_string());
+    DryRun {
+        task_id,
+        feature,
+        branch,
+        result,
+    }
+}

@@ -1,0 +1,185 @@
+//! Asking the model: one call, and when the answer is not a valid object, one
+//! corrective retry that tells the model exactly what was wrong. Every call is
+//! recorded so the report can reproduce the decision.
+
+use std::time::Instant;
+
+use crate::exit::Outcome;
+use crate::llm::{self, Message, Provider, Request, Role};
+
+use super::report::Call;
+use super::{Event, Events};
+
+/// Why no usable answer came back.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub outcome: Outcome,
+    pub message: String,
+}
+
+/// Limits shared by concurrent reviews; None when unpaced.
+pub type Pacer = Option<std::sync::Arc<llm::pacing::Pacer>>;
+
+pub struct Asked<T> {
+    pub result: Result<T, Failure>,
+    pub calls: Vec<Call>,
+}
+
+/// What a caller asks: the prompt, an optional JSON schema for structured
+/// output, and how to turn raw text into a value (or a correction message).
+pub struct Question<'a, T> {
+    pub stage: &'static str,
+    pub label: &'a str,
+    pub prompt: &'a str,
+    pub prompt_tokens: u64,
+    pub schema: Option<(String, serde_json::Value)>,
+    pub parse: &'a dyn Fn(&str) -> Result<T, String>,
+}
+
+pub fn ask<T>(
+    provider: &dyn Provider,
+    question: &Question<'_, T>,
+    pacer: &Pacer,
+    events: &dyn Events,
+) -> Asked<T> {
+    let mut calls = Vec::new();
+    let mut messages = vec![Message {
+        role: Role::User,
+        content: question.prompt.to_string(),
+    }];
+    let mut last_problem = String::new();
+    for attempt in 0..2 {
+        let stage = if attempt == 0 {
+            question.stage.to_string()
+        } else {
+            format!("{} (corrective retry)", question.stage)
+        };
+        let request = Request {
+            system: None,
+            messages: messages.clone(),
+            json_schema: question.schema.clone(),
+        };
+        let _permit = pacer.as_ref().map(|p| {
+            let tokens = question.prompt_tokens + 4096;
+            p.acquire(tokens, &|wait| {
+                events.event(Event::Waiting {
+                    label: question.label.to_string(),
+                    seconds: wait.as_secs_f64(),
+                    why: "rate limit".to_string(),
+                })
+            })
+        });
+        events.event(Event::ModelStarted {
+            label: question.label.to_string(),
+            what: question.stage,
+        });
+        let started = Instant::now();
+        let response = provider.complete(&request);
+        events.event(Event::ModelFinished {
+            label: question.label.to_string(),
+            what: question.stage,
+        });
+        let (answer_text, correction) = match response {
+            Ok(completion) => {
+                let parsed = (question.parse)(&completion.text);
+                calls.push(Call {
+                    stage,
+                    duration_ms: completion.duration.as_millis() as u64,
+                    attempts: completion.attempts,
+                    prompt_tokens: completion.prompt_tokens,
+                    completion_tokens: completion.completion_tokens,
+                    answer: Some(completion.text.clone()),
+                    error: parsed.as_ref().err().cloned(),
+                });
+                match parsed {
+                    Ok(value) => {
+                        return Asked {
+                            result: Ok(value),
+                            calls,
+                        };
+                    }
+                    Err(correction) => (completion.text, correction),
+                }
+            }
+            Err(err) => {
+                calls.push(Call {
+                    stage,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    attempts: err.attempts().unwrap_or(1),
+                    prompt_tokens: None,
+                    completion_tokens: None,
+                    answer: None,
+                    error: Some(err.to_string()),
+                });
+                match err.kind() {
+                    llm::ErrorKind::Unreachable => {
+                        return Asked {
+                            result: Err(Failure {
+                                outcome: Outcome::ModelUnreachable,
+                                message: err.to_string(),
+                            }),
+                            calls,
+                        };
+                    }
+                    llm::ErrorKind::Config => {
+                        return Asked {
+                            result: Err(Failure {
+                                outcome: Outcome::Error,
+                                message: err.to_string(),
+                            }),
+                            calls,
+                        };
+                    }
+                    llm::ErrorKind::Output => (
+                        String::new(),
+                        format!(
+                            "Your previous answer could not be used: {err}. Answer again with \
+                             only the JSON object, complete and compact: shorter evidence and \
+                             notes, no prose before or after it."
+                        ),
+                    ),
+                }
+            }
+        };
+        last_problem = correction.clone();
+        if attempt == 0 {
+            events.event(Event::Retrying {
+                label: question.label.to_string(),
+                what: question.stage,
+                reason: first_line(&correction),
+            });
+            messages.push(Message {
+                role: Role::Assistant,
+                content: if answer_text.trim().is_empty() {
+                    "(no usable answer)".to_string()
+                } else {
+                    answer_text
+                },
+            });
+            messages.push(Message {
+                role: Role::User,
+                content: correction,
+            });
+        }
+    }
+    Asked {
+        result: Err(Failure {
+            outcome: Outcome::InvalidOutput,
+            message: format!(
+                "the model's {} answer was still invalid after one corrective retry: {}",
+                question.stage,
+                first_line(&last_problem)
+            ),
+        }),
+        calls,
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let mut out: String = line.chars().take(300).collect();
+    if line.chars().count() > 300 {
+        out.push('…');
+    }
+    out
+}

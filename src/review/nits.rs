@@ -1,0 +1,119 @@
+//! Nits: the minor and nit issues of approved reviews and the guardian's
+//! flags, gathered after a batch instead of blocking anyone, and saved to
+//! `.speed/reviews/nits.json` so `speed nits` can print them again.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::verdict::{self, Severity};
+
+use super::Error;
+use super::record;
+use super::report::Report;
+
+pub const NITS_FILE: &str = ".speed/reviews/nits.json";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Nit {
+    pub task_id: Option<String>,
+    pub feature: Option<String>,
+    pub branch: String,
+    /// minor | nit for review issues; the flag's severity for guardian flags.
+    pub severity: String,
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    pub message: String,
+    pub suggestion: Option<String>,
+    /// "review" or "guardian".
+    pub source: String,
+}
+
+/// The nits of the approved reports, in report order.
+pub fn collect(reports: &[Report]) -> Vec<Nit> {
+    let mut nits = Vec::new();
+    for report in reports {
+        if report.verdict != Some(verdict::Kind::Approve) {
+            continue;
+        }
+        if let Some(review) = &report.review {
+            for issue in &review.issues {
+                if matches!(issue.severity, Severity::Minor | Severity::Nit) {
+                    nits.push(Nit {
+                        task_id: report.task_id.clone(),
+                        feature: report.feature.clone(),
+                        branch: report.branch.clone(),
+                        severity: issue.severity.as_str().to_string(),
+                        file: issue.file.clone(),
+                        line: issue.line,
+                        message: issue.message.clone(),
+                        suggestion: Some(issue.suggestion.clone()).filter(|s| !s.is_empty()),
+                        source: "review".to_string(),
+                    });
+                }
+            }
+        }
+        for flag in &report.guardian.flags {
+            nits.push(Nit {
+                task_id: report.task_id.clone(),
+                feature: report.feature.clone(),
+                branch: report.branch.clone(),
+                severity: flag.severity.as_str().to_string(),
+                file: None,
+                line: None,
+                message: if flag.spec_reference.is_empty() {
+                    format!("guardian: {}", flag.description)
+                } else {
+                    format!("guardian: {} ({})", flag.description, flag.spec_reference)
+                },
+                suggestion: None,
+                source: "guardian".to_string(),
+            });
+        }
+    }
+    nits
+}
+
+pub fn save(root: &Path, nits: &[Nit]) -> Result<(), Error> {
+    let dir = root.join(record::REVIEWS_DIR);
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    let text = serde_json::to_string_pretty(nits).unwrap_or_else(|_| "[]".to_string()) + "\n";
+    record::atomic_write(&dir, &root.join(NITS_FILE), text.as_bytes())
+}
+
+/// Save `found` in place of the saved nits of every task these reports
+/// reviewed to completion; nits of other tasks stay, so reviewing one task
+/// does not erase the rest of the list.
+pub fn merge_save(root: &Path, reports: &[Report], found: &[Nit]) -> Result<(), Error> {
+    let reviewed: Vec<(Option<&String>, &String)> = reports
+        .iter()
+        .filter(|r| r.verdict.is_some())
+        .map(|r| (r.task_id.as_ref(), &r.branch))
+        .collect();
+    if reviewed.is_empty() {
+        return Ok(());
+    }
+    let mut nits: Vec<Nit> = load(root)?
+        .into_iter()
+        .filter(|n| !reviewed.contains(&(n.task_id.as_ref(), &n.branch)))
+        .collect();
+    nits.extend(found.iter().cloned());
+    save(root, &nits)
+}
+
+/// The saved nits; none when no batch has saved any yet.
+pub fn load(root: &Path) -> Result<Vec<Nit>, Error> {
+    let path = root.join(NITS_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => return Err(Error::Write { path, source }),
+    };
+    serde_json::from_str(&text).map_err(|err| Error::Input {
+        path,
+        message: format!("not a valid nits file: {err}"),
+    })
+}

@@ -1,0 +1,200 @@
+//! What a review changes, and nothing else: the task file (atomically, unknown
+//! fields kept), a report file under `.speed/reviews/`, and one line appended
+//! to `.speed/reviews/log.jsonl`. A review that failed writes its report and
+//! log line (so the raw answers are kept) but never the task file.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use crate::tasks::{self, state::ReviewOutcome};
+use crate::verdict;
+
+use super::Error;
+use super::prepare::{Prepared, Shared};
+use super::report::{Evidence, Report};
+
+pub const REVIEWS_DIR: &str = ".speed/reviews";
+pub const LOG_FILE: &str = ".speed/reviews/log.jsonl";
+
+/// Serialises appends from concurrent reviews of one process.
+static LOG_LOCK: Mutex<()> = Mutex::new(());
+
+pub fn record(
+    shared: &Shared,
+    prepared: &Prepared,
+    report: &mut Report,
+    evidence: &Evidence,
+) -> Result<(), Error> {
+    let now = now_rfc3339();
+    let path = write_report(&shared.root, report, evidence, &now)?;
+    report.report_path = Some(relative(&shared.root, &path));
+    if let Some(task) = prepared.subject.task() {
+        // Re-read the task: an orchestrator may have written it meanwhile, and
+        // only the review's own fields should change.
+        let store = tasks::Store::open(&shared.root);
+        let mut fresh = store.find(&task.id, task.feature.as_deref())?;
+        let approved = report.verdict == Some(verdict::Kind::Approve);
+        let guardian = match report.guardian.status.as_str() {
+            "not_run" => None,
+            status => Some((status.to_string(), guardian_summary(report))),
+        };
+        tasks::state::record_review(
+            &mut fresh,
+            &ReviewOutcome {
+                approved,
+                feedback: report.feedback.clone(),
+                reviewed_at: now.clone(),
+                diff_hash: report.hashes.diff.clone(),
+                max_revisions: shared.settings.max_revisions,
+                guardian,
+            },
+        );
+        store.save(&fresh)?;
+    }
+    append_log(&shared.root, report, &now)
+}
+
+pub fn record_failure(
+    shared: &Shared,
+    report: &mut Report,
+    evidence: &Evidence,
+) -> Result<(), Error> {
+    let now = now_rfc3339();
+    let path = write_report(&shared.root, report, evidence, &now)?;
+    report.report_path = Some(relative(&shared.root, &path));
+    append_log(&shared.root, report, &now)
+}
+
+fn guardian_summary(report: &Report) -> String {
+    match (&report.guardian.reason, report.guardian.summary.is_empty()) {
+        (Some(reason), true) => reason.clone(),
+        _ => report.guardian.summary.clone(),
+    }
+}
+
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A file name that sorts by time and says which review it is.
+fn report_name(report: &Report, now: &str) -> String {
+    let stamp: String = now
+        .chars()
+        .filter(|c| c.is_ascii_digit())
+        .take(17)
+        .collect();
+    let who = match &report.task_id {
+        Some(id) => format!("task-{id}"),
+        None => format!("branch-{}", report.branch),
+    };
+    let slug: String = who
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{stamp}-{slug}")
+}
+
+fn write_report(
+    root: &Path,
+    report: &Report,
+    evidence: &Evidence,
+    now: &str,
+) -> Result<PathBuf, Error> {
+    let dir = root.join(REVIEWS_DIR);
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
+        path: dir.clone(),
+        source,
+    })?;
+    let mut body = serde_json::to_value(report).unwrap_or(Value::Null);
+    if let (Value::Object(map), Ok(Value::Object(extra))) =
+        (&mut body, serde_json::to_value(evidence))
+    {
+        map.insert("reviewed_at".to_string(), Value::String(now.to_string()));
+        map.insert("outcome".to_string(), json!(report.outcome.code()));
+        map.extend(extra);
+    }
+    let text = serde_json::to_string_pretty(&body).unwrap_or_default() + "\n";
+    let base = report_name(report, now);
+    let mut n = 1;
+    loop {
+        let name = if n == 1 {
+            format!("{base}.json")
+        } else {
+            format!("{base}-{n}.json")
+        };
+        let path = dir.join(name);
+        if !path.exists() {
+            atomic_write(&dir, &path, text.as_bytes())?;
+            return Ok(path);
+        }
+        n += 1;
+    }
+}
+
+/// Temp file in the same folder, fsync, rename: readers see the old state or
+/// the whole new file, never half of it.
+pub fn atomic_write(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let write_err = |source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
+    tmp.write_all(bytes).map_err(write_err)?;
+    tmp.as_file().sync_all().map_err(write_err)?;
+    tmp.persist(path).map_err(|e| write_err(e.error))?;
+    Ok(())
+}
+
+fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
+    let line = json!({
+        "at": now,
+        "task": report.task_id,
+        "feature": report.feature,
+        "branch": report.branch,
+        "decision": report.verdict,
+        "model_verdict": report.model_verdict,
+        "outcome": report.outcome.code(),
+        "model": {"provider": report.model.provider, "name": report.model.name},
+        "tokens": {"prompt": report.tokens.prompt, "completion": report.tokens.completion},
+        "hashes": report.hashes,
+        "guardian": report.guardian.status,
+        "overrules": report.overrules.iter().map(|o| o.rule).collect::<Vec<_>>(),
+        "duration_ms": report.duration_ms,
+        "report": report.report_path,
+        "error": report.error,
+    });
+    let path = root.join(LOG_FILE);
+    let mut text = serde_json::to_string(&line).unwrap_or_default();
+    text.push('\n');
+    let _guard = LOG_LOCK
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|source| Error::Write {
+            path: path.clone(),
+            source,
+        })?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_data())
+        .map_err(|source| Error::Write { path, source })
+}

@@ -1,0 +1,134 @@
+//! The report of one review: what `--json` prints per task, what the report
+//! file under `.speed/reviews/` holds (plus the prompt and raw answers), and
+//! what the human printer reads.
+
+use serde::Serialize;
+
+use crate::exit::Outcome;
+use crate::verdict::{self, Decision, GuardianVerdict, Verdict};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub task_id: Option<String>,
+    pub feature: Option<String>,
+    pub branch: String,
+    pub title: Option<String>,
+    pub base_commit: String,
+    pub head_commit: String,
+    /// speed's final verdict; None when the review failed.
+    pub verdict: Option<verdict::Kind>,
+    pub model_verdict: Option<verdict::Kind>,
+    pub overrules: Vec<verdict::Overrule>,
+    pub review: Option<Verdict>,
+    pub quotes: Vec<verdict::QuoteCheck>,
+    pub guardian: GuardianOutcome,
+    pub impact: serde_json::Value,
+    pub coverage: Coverage,
+    pub hashes: Hashes,
+    pub model: ModelInfo,
+    pub tokens: Tokens,
+    pub duration_ms: u64,
+    pub error: Option<String>,
+    /// The feedback written to the task file (request_changes only).
+    pub feedback: Option<String>,
+    /// Where the full report was saved, relative to the repository root.
+    pub report_path: Option<String>,
+    pub notices: Vec<String>,
+    #[serde(skip)]
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GuardianOutcome {
+    /// aligned | flagged | rejected | skipped | unavailable | not_run
+    pub status: String,
+    pub summary: String,
+    pub flags: Vec<verdict::Flag>,
+    /// Why it was skipped or unavailable.
+    pub reason: Option<String>,
+    pub model: Option<String>,
+}
+
+impl GuardianOutcome {
+    pub fn not_run(reason: &str) -> Self {
+        GuardianOutcome {
+            status: "not_run".to_string(),
+            summary: String::new(),
+            flags: Vec::new(),
+            reason: Some(reason.to_string()),
+            model: None,
+        }
+    }
+
+    pub fn skipped(reason: &str) -> Self {
+        GuardianOutcome {
+            status: "skipped".to_string(),
+            ..GuardianOutcome::not_run(reason)
+        }
+    }
+
+    pub fn from_verdict(g: &GuardianVerdict, model: &str) -> Self {
+        GuardianOutcome {
+            status: g.status.as_str().to_string(),
+            summary: g.summary.clone(),
+            flags: g.flags.clone(),
+            reason: None,
+            model: Some(model.to_string()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Coverage {
+    pub files_shown: usize,
+    pub files_omitted: Vec<crate::prompt::Omission>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Hashes {
+    pub diff: String,
+    pub spec: String,
+    pub prompt: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ModelInfo {
+    pub provider: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Tokens {
+    /// As the API reported them, summed over every call of this review.
+    pub prompt: u64,
+    pub completion: u64,
+    pub budget: usize,
+    /// speed's own count of the assembled prompt.
+    pub prompt_counted: usize,
+}
+
+/// One model call, kept in the report file to reproduce the decision.
+#[derive(Debug, Clone, Serialize)]
+pub struct Call {
+    /// "review", "review (corrective retry)", "guardian", ...
+    pub stage: String,
+    pub duration_ms: u64,
+    pub attempts: u32,
+    pub prompt_tokens: Option<u64>,
+    pub completion_tokens: Option<u64>,
+    /// The raw answer, or the error when the call failed.
+    pub answer: Option<String>,
+    pub error: Option<String>,
+}
+
+/// Everything the report file holds beyond the report itself.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Evidence {
+    pub prompt: String,
+    pub guardian_prompt: Option<String>,
+    pub calls: Vec<Call>,
+    pub decision: Option<Decision>,
+    pub sections: Vec<crate::prompt::SectionAccount>,
+    pub spec_sources: Vec<String>,
+    pub base_resolved_by: String,
+}

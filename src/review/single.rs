@@ -1,0 +1,255 @@
+//! One review from start to finish: prepare, ask, decide, guardian, record.
+//! Always returns a `Report`; a review that could not be completed carries its
+//! error and the outcome that explains it, and has changed no task file.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::exit::Outcome;
+use crate::llm::Provider;
+use crate::specs::QuoteIndex;
+use crate::verdict::{self, Verdict};
+
+use super::Events;
+use super::guardian;
+use super::model::{self, Pacer, Question};
+use super::prepare::{self, Prepared, Shared, Subject};
+use super::record;
+use super::report::{Coverage, Evidence, GuardianOutcome, Hashes, ModelInfo, Report, Tokens};
+
+/// The providers a run uses: the review's and the guardian's (the same one
+/// unless `guardian.model` names another model).
+#[derive(Clone)]
+pub struct Models {
+    pub review: Arc<dyn Provider>,
+    pub guardian: Arc<dyn Provider>,
+}
+
+pub fn review(
+    shared: &Shared,
+    models: &Models,
+    pacer: &Pacer,
+    events: &dyn Events,
+    subject: Subject,
+) -> Report {
+    let started = Instant::now();
+    let failed_early = |subject: &Subject, err: &dyn std::fmt::Display| {
+        let mut report = empty_report(subject);
+        report.error = Some(err.to_string());
+        report.outcome = Outcome::Error;
+        report.duration_ms = started.elapsed().as_millis() as u64;
+        report
+    };
+    let prepared = match prepare::prepare(shared, subject.clone()) {
+        Ok(p) => p,
+        Err(err) => return failed_early(&subject, &err),
+    };
+    let mut report = report_for(&prepared, shared, models);
+    let mut evidence = Evidence {
+        prompt: prepared.prompt.text.clone(),
+        sections: prepared.prompt.sections.clone(),
+        spec_sources: prepared
+            .specs
+            .iter()
+            .map(|s| format!("{} ({})", s.document.path, s.origin))
+            .collect(),
+        base_resolved_by: prepared.base_how.clone(),
+        ..Evidence::default()
+    };
+
+    let label = prepared.subject.label();
+    let schema = shared
+        .settings
+        .llm
+        .structured_output
+        .then(|| ("verdict".to_string(), verdict::json_schema()));
+    let parse = |raw: &str| -> Result<Verdict, String> {
+        verdict::parse(raw).map_err(|e| verdict::correction(&e))
+    };
+    let asked = model::ask(
+        models.review.as_ref(),
+        &Question {
+            stage: "review",
+            label: &label,
+            prompt: &prepared.prompt.text,
+            prompt_tokens: prepared.prompt.total_tokens as u64,
+            schema,
+            parse: &parse,
+        },
+        pacer,
+        events,
+    );
+    evidence.calls.extend(asked.calls);
+    let model_verdict = match asked.result {
+        Ok(v) => v,
+        Err(failure) => {
+            report.error = Some(failure.message);
+            report.outcome = failure.outcome;
+            return finish_failed(shared, report, evidence, started);
+        }
+    };
+
+    let index = QuoteIndex::new(&prepared.sent_sections);
+    let find = |quote: &str| {
+        index.find(quote).map(|hit| verdict::QuoteHit {
+            doc_path: hit.doc_path,
+            section: hit.section,
+            line: hit.line,
+        })
+    };
+    let criteria_ids: Vec<String> = prepared
+        .subject
+        .task()
+        .map(|t| t.criteria.iter().map(|c| c.id.clone()).collect())
+        .unwrap_or_default();
+    let decision = verdict::decide(
+        &model_verdict,
+        &verdict::DecisionInput {
+            find_quote: &find,
+            spec_edits: prepared.spec_edits.clone(),
+            criteria_ids,
+        },
+    );
+    report.model_verdict = Some(decision.model);
+    report.verdict = Some(decision.final_verdict);
+    report.overrules = decision.overrules.clone();
+    report.quotes = decision.quotes.clone();
+    let mut feedback = verdict::feedback(&model_verdict, &decision);
+    report.review = Some(model_verdict);
+    evidence.decision = Some(decision.clone());
+
+    if decision.final_verdict == verdict::Kind::Approve {
+        let gate = guardian::run(shared, models, pacer, events, &prepared, &mut evidence);
+        match gate {
+            guardian::Gate::Confirmed(outcome) => report.guardian = outcome,
+            guardian::Gate::Rejected(outcome, guardian_feedback) => {
+                report.overrules.push(verdict::Overrule {
+                    rule: verdict::Rule::GuardianRejected,
+                    reason: format!("the guardian rejected the approval: {}", outcome.summary),
+                });
+                report.verdict = Some(verdict::Kind::RequestChanges);
+                feedback = guardian_feedback;
+                report.guardian = outcome;
+            }
+            guardian::Gate::Unavailable(outcome, failure) => {
+                report.guardian = outcome;
+                report.error = Some(format!(
+                    "the guardian could not confirm the approval: {}",
+                    failure.message
+                ));
+                report.outcome = failure.outcome;
+                return finish_failed(shared, report, evidence, started);
+            }
+        }
+    } else {
+        report.guardian = GuardianOutcome::not_run("the review requested changes");
+    }
+
+    report.outcome = match report.verdict {
+        Some(verdict::Kind::Approve) => Outcome::Approved,
+        _ => Outcome::ChangesRequested,
+    };
+    if report.outcome == Outcome::ChangesRequested {
+        report.feedback = Some(feedback);
+    }
+    fill_tokens(&mut report, &evidence);
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    match record::record(shared, &prepared, &mut report, &evidence) {
+        Ok(()) => report,
+        Err(err) => {
+            report.error = Some(err.to_string());
+            report.outcome = Outcome::Error;
+            report
+        }
+    }
+}
+
+/// A review whose model step failed: the report and log keep the evidence
+/// (raw answers included), the task file stays as it was.
+fn finish_failed(
+    shared: &Shared,
+    mut report: Report,
+    evidence: Evidence,
+    started: Instant,
+) -> Report {
+    fill_tokens(&mut report, &evidence);
+    report.verdict = None;
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    if let Err(err) = record::record_failure(shared, &mut report, &evidence) {
+        report.error = Some(format!(
+            "{}; and the report could not be saved: {err}",
+            report.error.as_deref().unwrap_or("review failed")
+        ));
+    }
+    report
+}
+
+fn fill_tokens(report: &mut Report, evidence: &Evidence) {
+    report.tokens.prompt = evidence.calls.iter().filter_map(|c| c.prompt_tokens).sum();
+    report.tokens.completion = evidence
+        .calls
+        .iter()
+        .filter_map(|c| c.completion_tokens)
+        .sum();
+}
+
+pub fn empty_report(subject: &Subject) -> Report {
+    let task = subject.task();
+    Report {
+        task_id: task.map(|t| t.id.clone()),
+        feature: task.and_then(|t| t.feature.clone()),
+        branch: match subject {
+            Subject::Task(t) => t.branch.clone(),
+            Subject::Branch { branch, .. } => branch.clone(),
+        },
+        title: task.map(|t| t.title.clone()),
+        base_commit: String::new(),
+        head_commit: String::new(),
+        verdict: None,
+        model_verdict: None,
+        overrules: Vec::new(),
+        review: None,
+        quotes: Vec::new(),
+        guardian: GuardianOutcome::not_run("the review did not complete"),
+        impact: serde_json::Value::Array(Vec::new()),
+        coverage: Coverage::default(),
+        hashes: Hashes::default(),
+        model: ModelInfo::default(),
+        tokens: Tokens::default(),
+        duration_ms: 0,
+        error: None,
+        feedback: None,
+        report_path: None,
+        notices: Vec::new(),
+        outcome: Outcome::Error,
+    }
+}
+
+fn report_for(prepared: &Prepared, shared: &Shared, models: &Models) -> Report {
+    let mut report = empty_report(&prepared.subject);
+    report.branch = prepared.branch.clone();
+    report.base_commit = prepared.base_commit.clone();
+    report.head_commit = prepared.head_commit.clone();
+    report.impact = prepared
+        .impact
+        .as_ref()
+        .map(|i| serde_json::to_value(i).unwrap_or(serde_json::Value::Null))
+        .unwrap_or(serde_json::Value::Array(Vec::new()));
+    report.coverage = Coverage {
+        files_shown: prepared.prompt.files_shown,
+        files_omitted: prepared.prompt.files_omitted.clone(),
+    };
+    report.hashes = Hashes {
+        diff: prepared.diff.sha256.clone(),
+        spec: prepared.spec_hash.clone(),
+        prompt: prepared.prompt_hash.clone(),
+    };
+    report.model = ModelInfo {
+        provider: models.review.name().to_string(),
+        name: models.review.model().to_string(),
+    };
+    report.tokens.budget = shared.settings.budget;
+    report.tokens.prompt_counted = prepared.prompt.total_tokens;
+    report.notices = prepared.notices.clone();
+    report
+}
