@@ -193,8 +193,11 @@ fn scrub(text: &str) -> String {
             // Durations vary from run to run.
             line.split("  ")
                 .map(|cell| {
-                    if cell.ends_with('s') && cell.trim_end_matches('s').parse::<f64>().is_ok() {
-                        "[T]".to_string()
+                    let trimmed = cell.trim();
+                    if trimmed.ends_with('s')
+                        && trimmed.trim_end_matches('s').parse::<f64>().is_ok()
+                    {
+                        cell.replace(trimmed, "[T]")
                     } else {
                         cell.to_string()
                     }
