@@ -194,7 +194,13 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
     let json = settings.json;
     let mut on_report = |report: &review::Report| {
         progress.clear();
-        if !json {
+        // Errors always reach stderr; a review that never reached the model
+        // has no report to show, one that failed at the model keeps its report.
+        if let Some(err) = &report.error {
+            eprintln!("error: {}: {err}", label(report));
+        }
+        let reached_model = !report.hashes.prompt.is_empty();
+        if !json && (report.error.is_none() || reached_model) {
             print!("{}", render::human::report(report, &stdout_style));
             let _ = std::io::stdout().flush();
         }
@@ -224,13 +230,6 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
             );
         }
         print!("{}", render::human::nits(&found, &stdout_style));
-    }
-    for report in &reports {
-        if let (Some(err), Outcome::Error) = (&report.error, report.outcome) {
-            if json {
-                eprintln!("error: {}: {err}", label(report));
-            }
-        }
     }
     Ok(reports
         .iter()

@@ -468,3 +468,20 @@ fn human_and_json_report_snapshots() {
     r["impact"] = json!("[IMPACT: see tests/impact]");
     insta::assert_json_snapshot!("report_json_approved", json);
 }
+
+#[test]
+fn an_input_error_writes_nothing_and_reports_on_stderr() {
+    let repo = repo::example();
+    let server = ModelServer::start(|_| panic!("the model must not be asked"));
+    configure(&repo, &server, "");
+    let mut task = repo.task("1");
+    task["branch"] = "speed/gone".into();
+    let text = serde_json::to_string_pretty(&task).unwrap();
+    repo.write(&repo.task_path("1"), &text);
+    let run = review(&repo, "1", &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("speed/gone"), "{}", run.stderr);
+    assert_eq!(repo.read(&repo.task_path("1")), text);
+    assert!(!repo.path().join(".speed/reviews").exists());
+    assert!(server.requests().is_empty());
+}

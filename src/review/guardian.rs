@@ -64,7 +64,8 @@ pub fn run(
             stage: "guardian",
             label: &label,
             prompt: &prompt.text,
-            prompt_tokens: prompt.total_tokens as u64,
+            reserve_tokens: prompt.total_tokens as u64
+                + u64::from(shared.settings.llm.max_output_tokens),
             schema,
             parse: &parse,
         },

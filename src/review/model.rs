@@ -31,7 +31,8 @@ pub struct Question<'a, T> {
     pub stage: &'static str,
     pub label: &'a str,
     pub prompt: &'a str,
-    pub prompt_tokens: u64,
+    /// Tokens to reserve with the pacer: the prompt plus the largest answer.
+    pub reserve_tokens: u64,
     pub schema: Option<(String, serde_json::Value)>,
     pub parse: &'a dyn Fn(&str) -> Result<T, String>,
 }
@@ -60,8 +61,7 @@ pub fn ask<T>(
             json_schema: question.schema.clone(),
         };
         let _permit = pacer.as_ref().map(|p| {
-            let tokens = question.prompt_tokens + 4096;
-            p.acquire(tokens, &|wait| {
+            p.acquire(question.reserve_tokens, &|wait| {
                 events.event(Event::Waiting {
                     label: question.label.to_string(),
                     seconds: wait.as_secs_f64(),

@@ -179,6 +179,11 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     }
 
     let documents: Vec<Document> = specs.iter().map(|s| s.document.clone()).collect();
+    // A reference to a section that does not exist is a planning mistake the
+    // reviewer should see; the ranking still picks the relevant sections.
+    for missing in specs::unresolved_references(&documents, &referenced) {
+        notices.push(format!("Spec reference not resolved: {missing}"));
+    }
     let task_text = task_text(&subject);
     let identifiers = diff_identifiers(&diff);
     let candidates = specs::select::rank(

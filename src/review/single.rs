@@ -72,7 +72,8 @@ pub fn review(
             stage: "review",
             label: &label,
             prompt: &prepared.prompt.text,
-            prompt_tokens: prepared.prompt.total_tokens as u64,
+            reserve_tokens: prepared.prompt.total_tokens as u64
+                + u64::from(shared.settings.llm.max_output_tokens),
             schema,
             parse: &parse,
         },
