@@ -247,3 +247,27 @@ fn batch_summary_and_nits_snapshots_and_speed_nits_prints_them_again() {
     let saved: Value = serde_json::from_str(&repo.read(".speed/reviews/nits.json")).unwrap();
     assert_eq!(saved.as_array().unwrap().len(), 7);
 }
+
+#[test]
+fn prompts_larger_than_the_token_limit_go_alone_instead_of_waiting_forever() {
+    let repo = eight_tasks();
+    let server =
+        ModelServer::start(|_| Reply::openai(&approval("n")).delay(Duration::from_millis(150)));
+    repo.config(&format!(
+        "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\ntpm = 500\nmax_output_tokens = 1000\n[guardian]\nenabled = false\n",
+        server.url()
+    ));
+    let started = std::time::Instant::now();
+    let run = speed(repo.path(), &["review", "--concurrency", "4"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(server.requests().len(), 8);
+    assert_eq!(
+        server.max_in_flight(),
+        1,
+        "each oversized prompt is sent alone"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "no minute-long waits"
+    );
+}

@@ -359,7 +359,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
         return;
     };
     shared.requests.lock().unwrap().push(request.clone());
-    let _in_flight = InFlight::enter(shared);
+    let in_flight = InFlight::enter(shared);
     let reply = (shared.responder)(&request);
     let pause = if reply.hang {
         None
@@ -371,6 +371,10 @@ fn serve(stream: TcpStream, shared: &Shared) {
     if pause != Some(Duration::ZERO) && !shared.pause(pause) {
         return;
     }
+    // The request stops counting as in flight before its answer is written:
+    // otherwise a client that got the answer could start its next request
+    // while this one still counts, and the maximum would read one too high.
+    drop(in_flight);
     write_reply(stream, &reply);
 }
 
