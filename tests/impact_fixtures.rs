@@ -239,3 +239,14 @@ fn rust_workspace_accuracy() {
     );
     assert!(default.recall() >= 0.7, "recall {:.2}", default.recall());
 }
+
+#[test]
+fn python_package_accuracy() {
+    let (default, _) = score_fixture("python-pkg");
+    assert!(
+        default.precision() >= 0.8,
+        "precision {:.2}",
+        default.precision()
+    );
+    assert!(default.recall() >= 0.7, "recall {:.2}", default.recall());
+}

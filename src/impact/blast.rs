@@ -184,7 +184,11 @@ impl<'a> Blast<'a> {
 
     fn dep_name(&self, d: Dep) -> String {
         match d {
-            Dep::Def(id) => self.index.file(id.file).syms.display_name(id.def as usize),
+            Dep::Def(id) => {
+                let f = self.index.file(id.file);
+                f.syms
+                    .display_name(id.def as usize, f.lang.member_separator())
+            }
             Dep::Module(_) => "(module)".to_string(),
         }
     }
@@ -274,7 +278,9 @@ impl<'a> Blast<'a> {
         ambiguous.truncate(MAX_SITES);
 
         ChangedSymbol {
-            symbol: own.syms.display_name(target.def as usize),
+            symbol: own
+                .syms
+                .display_name(target.def as usize, own.lang.member_separator()),
             qualified: index.qualified(target),
             kind: def.kind,
             file: own.path.clone(),

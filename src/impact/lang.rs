@@ -40,6 +40,14 @@ impl Lang {
         }
     }
 
+    /// Between a type and its member in names shown to people.
+    pub fn member_separator(self) -> &'static str {
+        match self {
+            Lang::Rust => "::",
+            Lang::Python => ".",
+        }
+    }
+
     fn query_source(self) -> &'static str {
         match self {
             Lang::Rust => include_str!("queries/rust.scm"),

@@ -220,11 +220,12 @@ impl FileSymbols {
         out
     }
 
-    /// Short display name: `Type::name` or `name`.
-    pub fn display_name(&self, def: usize) -> String {
+    /// Short display name: `Type::name` (Rust), `Class.name` (Python, with
+    /// `sep` "."), or `name`.
+    pub fn display_name(&self, def: usize, sep: &str) -> String {
         let d = &self.defs[def];
         match &d.container {
-            Some(c) => format!("{c}::{}", d.name),
+            Some(c) => format!("{c}{sep}{}", d.name),
             None => d.name.clone(),
         }
     }
