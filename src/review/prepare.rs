@@ -464,12 +464,42 @@ fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Sectio
     out
 }
 
+/// Blob reads for the impact index. git2 handles are not `Sync`, so the
+/// index's threads share one behind a lock; reads are cheap next to parsing.
+struct GitBlobs {
+    repo: std::sync::Mutex<Repository>,
+}
+
+impl impact::Blobs for GitBlobs {
+    fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
+        let repo = self
+            .repo
+            .lock()
+            .map_err(|_| "a blob reader thread panicked".to_string())?;
+        repo.read_blob(blob).map_err(|e| e.to_string())
+    }
+}
+
 fn compute_impact(
-    _repo: &Repository,
-    _shared: &Shared,
-    _diff: &Diff,
+    repo: &Repository,
+    shared: &Shared,
+    diff: &Diff,
 ) -> Result<impact::Impact, String> {
-    Err("impact analysis is not wired yet".to_string())
+    let files: Vec<impact::FileEntry> = repo
+        .list_files(&diff.head_commit)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|f| impact::FileEntry {
+            path: f.path,
+            blob: f.blob,
+        })
+        .collect();
+    let blobs = GitBlobs {
+        repo: std::sync::Mutex::new(Repository::open(&shared.root).map_err(|e| e.to_string())?),
+    };
+    // A dry run changes nothing, not even the cache.
+    let cache = (!shared.settings.dry_run).then(|| shared.root.join(".speed/cache"));
+    impact::analyze(&files, diff, &blobs, cache.as_deref()).map_err(|e| e.to_string())
 }
 
 /// The owned inputs of a prompt, kept so the guardian's prompt is built from
@@ -553,8 +583,27 @@ fn prompt_criteria(subject: &Subject) -> Vec<prompt::Criterion> {
         .collect()
 }
 
-fn impact_rows(_impact: &impact::Impact) -> Vec<prompt::ImpactRow> {
-    Vec::new()
+fn impact_rows(impact: &impact::Impact) -> Vec<prompt::ImpactRow> {
+    impact
+        .rows()
+        .into_iter()
+        .map(|row| prompt::ImpactRow {
+            symbol: row.symbol,
+            kind: serde_json::to_value(row.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            change: if row.breaking {
+                format!("{} (breaking)", row.change)
+            } else {
+                row.change.to_string()
+            },
+            dependents: row.dependents,
+            dependent_files: row.files,
+            stability: row.stability.to_string(),
+            top: row.top,
+        })
+        .collect()
 }
 
 /// The guardian's prompt: the vision, the spec sections the review sent, the

@@ -1,0 +1,319 @@
+//! Blast radius: for each changed symbol, the sites that reference it, the
+//! symbols and files that depend on it, a stability tier, and the transitive
+//! radius to depth 2. Works on the index only; output is plain data.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::changes::Change;
+use super::index::{Confidence, DefId, Index, Resolution};
+use super::symbols::{Form, Kind};
+
+/// Dependent files at or above which a symbol is a hub.
+const HUB_FILES: usize = 10;
+/// Sites kept per symbol in the report; the rest are counted.
+const MAX_SITES: usize = 100;
+
+/// How far a symbol's dependents reach, from no one to much of the project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stability {
+    /// No dependents.
+    Leaf,
+    /// Dependents in its own file only.
+    Local,
+    /// Dependents in other files of its crate or package.
+    Module,
+    /// Production dependents in other crates or packages.
+    Public,
+    /// Dependents in many files.
+    Hub,
+}
+
+impl Stability {
+    pub fn label(self) -> &'static str {
+        match self {
+            Stability::Leaf => "leaf",
+            Stability::Local => "local",
+            Stability::Module => "module",
+            Stability::Public => "public",
+            Stability::Hub => "hub",
+        }
+    }
+}
+
+impl std::fmt::Display for Stability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// One reference to a changed symbol.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Site {
+    pub file: String,
+    pub line: u32,
+    pub form: Form,
+    pub confidence: Confidence,
+    /// How many definitions the reference may name (1 unless ambiguous).
+    pub candidates: usize,
+    /// The symbol containing the reference (`(module)` outside any).
+    pub dependent: String,
+    pub test: bool,
+}
+
+/// Who depends on a changed symbol (exact and unique references only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Dependents {
+    /// Distinct dependent symbols.
+    pub symbols: usize,
+    pub production: usize,
+    pub test: usize,
+    /// Distinct files holding a reference, own file included.
+    pub files: Vec<String>,
+}
+
+/// A changed symbol with its blast radius.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ChangedSymbol {
+    /// `Type::name` or `name`; `(module)` for module-level code.
+    pub symbol: String,
+    pub qualified: String,
+    pub kind: Kind,
+    pub file: String,
+    pub line: u32,
+    pub change: Change,
+    /// Removed or signature changed while something still references it.
+    pub breaking: bool,
+    pub stability: Stability,
+    /// Exact and unique reference sites.
+    pub references: usize,
+    pub dependents: Dependents,
+    /// Dependent symbols within two hops over exact and unique references.
+    pub radius: usize,
+    pub sites: Vec<Site>,
+    pub sites_omitted: usize,
+    /// References that may name this symbol or another of the same name.
+    pub ambiguous: Vec<Site>,
+    pub ambiguous_omitted: usize,
+}
+
+/// A dependent: a definition, or a file's module-level code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Dep {
+    Def(DefId),
+    Module(u32),
+}
+
+pub struct Blast<'a> {
+    index: &'a Index,
+    memo: HashMap<(u32, u32), Resolution>,
+}
+
+struct RawSite {
+    file: u32,
+    r: u32,
+    confidence: Confidence,
+    candidates: usize,
+}
+
+impl<'a> Blast<'a> {
+    pub fn new(index: &'a Index) -> Blast<'a> {
+        Blast {
+            index,
+            memo: HashMap::new(),
+        }
+    }
+
+    fn sites(&mut self, target: DefId) -> Vec<RawSite> {
+        let index = self.index;
+        let def = index.def(target);
+        let mut out = Vec::new();
+        let names = index.names_for(&def.name);
+        for &(f, r) in names.iter().flat_map(|n| index.refs_named(n)) {
+            let file = index.file(f);
+            let rf = &file.syms.refs[r as usize];
+            // A symbol's references to itself (recursion, its own body) do
+            // not make it a dependent of itself.
+            if f == target.file && within(index, f, rf.scope, target.def) {
+                continue;
+            }
+            let res = self
+                .memo
+                .entry((f, r))
+                .or_insert_with(|| index.resolve(f, rf));
+            if res.targets.contains(&target) {
+                out.push(RawSite {
+                    file: f,
+                    r,
+                    confidence: res.confidence,
+                    candidates: res.targets.len(),
+                });
+            }
+        }
+        out
+    }
+
+    fn dep_of(&self, file: u32, r: u32) -> Dep {
+        let f = self.index.file(file);
+        let mut cur = f.syms.refs[r as usize].scope;
+        while let Some(s) = cur {
+            if f.syms.defs[s as usize].kind.is_scope() {
+                return Dep::Def(DefId { file, def: s });
+            }
+            cur = f.syms.defs[s as usize].parent;
+        }
+        Dep::Module(file)
+    }
+
+    fn is_certain(c: Confidence) -> bool {
+        matches!(c, Confidence::Exact | Confidence::Unique)
+    }
+
+    /// Dependents one hop away over exact and unique references.
+    fn dependents(&mut self, target: DefId) -> BTreeSet<Dep> {
+        let sites = self.sites(target);
+        sites
+            .iter()
+            .filter(|s| Self::is_certain(s.confidence))
+            .filter(|s| self.index.file(s.file).syms.refs[s.r as usize].form != Form::Import)
+            .map(|s| self.dep_of(s.file, s.r))
+            .collect()
+    }
+
+    fn dep_name(&self, d: Dep) -> String {
+        match d {
+            Dep::Def(id) => {
+                let f = self.index.file(id.file);
+                f.syms
+                    .display_name(id.def as usize, f.lang.member_separator())
+            }
+            Dep::Module(_) => "(module)".to_string(),
+        }
+    }
+
+    fn dep_is_test(&self, d: Dep) -> bool {
+        match d {
+            Dep::Def(id) => self.index.file(id.file).test || self.index.def(id).test,
+            Dep::Module(f) => self.index.file(f).test,
+        }
+    }
+
+    /// The full entry for a changed definition.
+    pub fn symbol(&mut self, target: DefId, change: Change) -> ChangedSymbol {
+        let index = self.index;
+        let own = index.file(target.file);
+        let def = index.def(target);
+        let raw = self.sites(target);
+        let mut sites = Vec::new();
+        let mut ambiguous = Vec::new();
+        let mut deps: BTreeSet<Dep> = BTreeSet::new();
+        let mut files: BTreeSet<u32> = BTreeSet::new();
+        for s in &raw {
+            let f = index.file(s.file);
+            let rf = &f.syms.refs[s.r as usize];
+            let dep = self.dep_of(s.file, s.r);
+            let test = f.test || f.syms.in_test(rf.scope);
+            let site = Site {
+                file: f.path.clone(),
+                line: rf.line,
+                form: rf.form,
+                confidence: s.confidence,
+                candidates: s.candidates,
+                dependent: self.dep_name(dep),
+                test,
+            };
+            if Self::is_certain(s.confidence) {
+                files.insert(s.file);
+                if rf.form != Form::Import {
+                    deps.insert(dep);
+                }
+                sites.push(site);
+            } else {
+                ambiguous.push(site);
+            }
+        }
+        let references = sites.len();
+        let production = deps.iter().filter(|d| !self.dep_is_test(**d)).count();
+        let test = deps.len() - production;
+        let other_files = files
+            .iter()
+            .filter(|&&f| index.file(f).path != own.path)
+            .count();
+        let stability = if files.is_empty() {
+            Stability::Leaf
+        } else if other_files >= HUB_FILES {
+            Stability::Hub
+        } else if files
+            .iter()
+            .any(|&f| index.file(f).unit != own.unit && !index.file(f).test)
+        {
+            Stability::Public
+        } else if other_files > 0 {
+            Stability::Module
+        } else {
+            Stability::Local
+        };
+
+        // Depth 2 over exact and unique edges.
+        let mut reach: HashSet<Dep> = deps.iter().copied().collect();
+        for d in &deps {
+            if let Dep::Def(id) = *d {
+                if id != target {
+                    reach.extend(self.dependents(id));
+                }
+            }
+        }
+        reach.remove(&Dep::Def(target));
+
+        // Production before tests, other files before the symbol's own.
+        let own_path = own.path.clone();
+        let order = |s: &Site| (s.test, s.file == own_path, s.file.clone(), s.line);
+        sites.sort_by_key(order);
+        ambiguous.sort_by_key(order);
+        let sites_omitted = sites.len().saturating_sub(MAX_SITES);
+        sites.truncate(MAX_SITES);
+        let ambiguous_omitted = ambiguous.len().saturating_sub(MAX_SITES);
+        ambiguous.truncate(MAX_SITES);
+
+        ChangedSymbol {
+            symbol: own
+                .syms
+                .display_name(target.def as usize, own.lang.member_separator()),
+            qualified: index.qualified(target),
+            kind: def.kind,
+            file: own.path.clone(),
+            line: def.start_line,
+            change,
+            breaking: matches!(change, Change::Removed | Change::SignatureChanged)
+                && references > 0,
+            stability,
+            references,
+            dependents: Dependents {
+                symbols: deps.len(),
+                production,
+                test,
+                files: files.iter().map(|&f| index.file(f).path.clone()).collect(),
+            },
+            radius: reach.len(),
+            sites,
+            sites_omitted,
+            ambiguous,
+            ambiguous_omitted,
+        }
+    }
+}
+
+/// Whether `scope` is `def` or lies inside it.
+fn within(index: &Index, file: u32, scope: Option<u32>, def: u32) -> bool {
+    let f = index.file(file);
+    let mut cur = scope;
+    while let Some(s) = cur {
+        if s == def {
+            return true;
+        }
+        cur = f.syms.defs[s as usize].parent;
+    }
+    false
+}

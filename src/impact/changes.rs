@@ -1,0 +1,241 @@
+//! Changed symbols: map the zero-context hunks of a file diff to the
+//! definitions they touch on each side and classify each change. Pure logic
+//! over the diff model and extracted symbols; it never reads blobs.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use super::symbols::{FileSymbols, Kind};
+use crate::git::{FileDiff, LineKind};
+
+/// How a definition changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    Added,
+    BodyChanged,
+    SignatureChanged,
+    Removed,
+}
+
+impl Change {
+    pub fn label(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::BodyChanged => "body changed",
+            Change::SignatureChanged => "signature changed",
+            Change::Removed => "removed",
+        }
+    }
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// A touched definition, by its index on the side where it exists at head
+/// (or on the base side for a removal). `None` is the file's module-level
+/// code (lines outside any definition).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Touched {
+    pub def: Option<u32>,
+    /// True when `def` indexes the base-side symbols (removals).
+    pub base_side: bool,
+    pub change: Change,
+}
+
+/// One run of consecutive changed lines: removed base lines and added head
+/// lines, each (line number, blank).
+#[derive(Debug, Default, PartialEq)]
+struct Block {
+    removed: Vec<(u32, bool)>,
+    added: Vec<(u32, bool)>,
+}
+
+fn blocks(fd: &FileDiff) -> Vec<Block> {
+    let mut out = Vec::new();
+    for hunk in &fd.hunks {
+        let mut cur = Block::default();
+        for line in &hunk.lines {
+            let blank = line.text.trim().is_empty();
+            match (line.kind, line.old_lineno, line.new_lineno) {
+                (LineKind::Removed, Some(n), _) => cur.removed.push((n, blank)),
+                (LineKind::Added, _, Some(n)) => cur.added.push((n, blank)),
+                _ => {
+                    if !cur.removed.is_empty() || !cur.added.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                }
+            }
+        }
+        if !cur.removed.is_empty() || !cur.added.is_empty() {
+            out.push(cur);
+        }
+    }
+    out
+}
+
+/// Definitions touched by `lines` (one block on one side): the innermost
+/// definition around each line and every definition wholly inside the block.
+/// Returns whether a non-blank line fell outside every definition.
+fn touch(syms: &FileSymbols, lines: &[(u32, bool)], out: &mut BTreeSet<u32>) -> bool {
+    let mut module = false;
+    for &(l, blank) in lines {
+        let inner = syms
+            .defs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.start_line <= l && l <= d.end_line)
+            .max_by_key(|(i, d)| (d.start_line, *i))
+            .map(|(i, _)| i as u32);
+        match inner {
+            Some(i) => {
+                out.insert(i);
+            }
+            None if !blank => module = true,
+            None => {}
+        }
+    }
+    let lo = lines.iter().map(|l| l.0).min().unwrap_or(0);
+    let hi = lines.iter().map(|l| l.0).max().unwrap_or(0);
+    for (i, d) in syms.defs.iter().enumerate() {
+        if d.start_line >= lo && d.end_line <= hi {
+            out.insert(i as u32);
+        }
+    }
+    module
+}
+
+/// The definitions a file diff changes, classified. `base` and `head` are
+/// the symbols of each side (None where the side does not exist).
+pub fn touched(
+    fd: &FileDiff,
+    base: Option<&FileSymbols>,
+    head: Option<&FileSymbols>,
+) -> Vec<Touched> {
+    let mut head_t = BTreeSet::new();
+    let mut base_t = BTreeSet::new();
+    let mut module = false;
+    for b in blocks(fd) {
+        if let Some(h) = head {
+            if !b.added.is_empty() {
+                module |= touch(h, &b.added, &mut head_t);
+            }
+        }
+        if let Some(s) = base {
+            if !b.removed.is_empty() {
+                module |= touch(s, &b.removed, &mut base_t);
+            }
+        }
+    }
+    let key =
+        |syms: &FileSymbols, i: u32| (syms.local_path(i as usize), syms.defs[i as usize].kind);
+    let ids = |syms: Option<&FileSymbols>| -> HashMap<(String, Kind), Vec<u32>> {
+        let mut m: HashMap<(String, Kind), Vec<u32>> = HashMap::new();
+        if let Some(s) = syms {
+            for i in 0..s.defs.len() as u32 {
+                m.entry(key(s, i)).or_default().push(i);
+            }
+        }
+        m
+    };
+    let base_ids = ids(base);
+    let head_ids = ids(head);
+    // Pair same-named definitions by their order of occurrence.
+    let counterpart = |syms: &FileSymbols,
+                       i: u32,
+                       other: &HashMap<(String, Kind), Vec<u32>>,
+                       own: &HashMap<(String, Kind), Vec<u32>>| {
+        let k = key(syms, i);
+        let pos = own.get(&k)?.iter().position(|&x| x == i)?;
+        other.get(&k)?.get(pos).copied()
+    };
+
+    let mut out: Vec<Touched> = Vec::new();
+    let mut head_done = BTreeSet::new();
+    if let Some(h) = head {
+        for &i in &head_t {
+            let change = match base
+                .and_then(|s| counterpart(h, i, &base_ids, &head_ids).map(|j| (s, j)))
+            {
+                Some((s, j)) if s.defs[j as usize].signature == h.defs[i as usize].signature => {
+                    Change::BodyChanged
+                }
+                Some(_) => Change::SignatureChanged,
+                None => Change::Added,
+            };
+            head_done.insert(i);
+            out.push(Touched {
+                def: Some(i),
+                base_side: false,
+                change,
+            });
+        }
+    }
+    if let Some(s) = base {
+        for &j in &base_t {
+            match head.and_then(|h| counterpart(s, j, &head_ids, &base_ids).map(|i| (h, i))) {
+                Some((h, i)) => {
+                    if head_done.insert(i) {
+                        let change = if s.defs[j as usize].signature == h.defs[i as usize].signature
+                        {
+                            Change::BodyChanged
+                        } else {
+                            Change::SignatureChanged
+                        };
+                        out.push(Touched {
+                            def: Some(i),
+                            base_side: false,
+                            change,
+                        });
+                    }
+                }
+                None => out.push(Touched {
+                    def: Some(j),
+                    base_side: true,
+                    change: Change::Removed,
+                }),
+            }
+        }
+    }
+    // A definition added or removed with its parent is part of that change.
+    let collapsed: Vec<Touched> =
+        out.iter()
+            .filter(|t| {
+                let Some(i) = t.def else { return true };
+                if !matches!(t.change, Change::Added | Change::Removed) {
+                    return true;
+                }
+                let syms = if t.base_side { base } else { head };
+                let Some(syms) = syms else { return true };
+                let mut cur = syms.defs[i as usize].parent;
+                while let Some(p) = cur {
+                    if out.iter().any(|o| {
+                        o.def == Some(p) && o.base_side == t.base_side && o.change == t.change
+                    }) {
+                        return false;
+                    }
+                    cur = syms.defs[p as usize].parent;
+                }
+                true
+            })
+            .cloned()
+            .collect();
+    let mut out = collapsed;
+    if module {
+        let change = match (base.is_some(), head.is_some()) {
+            (false, true) => Change::Added,
+            (true, false) => Change::Removed,
+            _ => Change::BodyChanged,
+        };
+        out.push(Touched {
+            def: None,
+            base_side: head.is_none(),
+            change,
+        });
+    }
+    out
+}

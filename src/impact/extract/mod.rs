@@ -1,0 +1,269 @@
+//! Per-file extraction: parse one blob with tree-sitter, run the language's
+//! query, and turn the captures into definitions, references and imports.
+//! It sees one file only; resolving names across files is `index`'s job.
+
+mod python;
+mod rust;
+
+use std::collections::HashMap;
+
+use tree_sitter::{Node, Parser, QueryCursor, StreamingIterator};
+
+use super::Error;
+use super::lang::{Fnv, Grammar, Lang, Role};
+use super::symbols::{Def, FileSymbols, Kind, Ref};
+
+/// Reusable parsing state for one thread: a parser and a query cursor.
+pub struct Extractor {
+    parser: Parser,
+    cursor: QueryCursor,
+}
+
+impl Default for Extractor {
+    fn default() -> Self {
+        Extractor::new()
+    }
+}
+
+impl Extractor {
+    pub fn new() -> Extractor {
+        Extractor {
+            parser: Parser::new(),
+            cursor: QueryCursor::new(),
+        }
+    }
+
+    /// Extract the symbols of one file's contents. Bytes that are not UTF-8
+    /// are replaced, so a stray byte costs a name, not the file.
+    pub fn extract(&mut self, lang: Lang, bytes: &[u8]) -> Result<FileSymbols, Error> {
+        let grammar = lang.grammar()?;
+        let src = String::from_utf8_lossy(bytes);
+        self.parser
+            .set_language(&grammar.language)
+            .map_err(|e| Error::Grammar {
+                lang: lang.name(),
+                message: e.to_string(),
+            })?;
+        let tree = self
+            .parser
+            .parse(src.as_bytes(), None)
+            .ok_or(Error::Parse { lang: lang.name() })?;
+        let root = tree.root_node();
+        let captures = collect(grammar, &mut self.cursor, root, src.as_bytes());
+        let mut out = match lang {
+            Lang::Rust => rust::build(&src, &captures),
+            Lang::Python => python::build(&src, &captures),
+        };
+        out.syntax_errors = root.has_error();
+        Ok(out)
+    }
+}
+
+/// The query's captures, grouped by role, in document order.
+struct Captures<'t> {
+    /// Item node, its kind, its name node.
+    defs: Vec<(Node<'t>, Kind, Node<'t>)>,
+    imports: Vec<Node<'t>>,
+    locals: Vec<(Node<'t>, Role)>,
+    refs: Vec<(Node<'t>, Role)>,
+    macros: Vec<Node<'t>>,
+}
+
+fn collect<'t>(
+    grammar: &Grammar,
+    cursor: &mut QueryCursor,
+    root: Node<'t>,
+    src: &[u8],
+) -> Captures<'t> {
+    let mut c = Captures {
+        defs: Vec::new(),
+        imports: Vec::new(),
+        locals: Vec::new(),
+        refs: Vec::new(),
+        macros: Vec::new(),
+    };
+    let mut matches = cursor.matches(&grammar.query, root, src);
+    while let Some(m) = matches.next() {
+        let mut def: Option<(Node<'t>, Kind)> = None;
+        let mut name: Option<Node<'t>> = None;
+        for cap in m.captures {
+            match grammar.roles[cap.index as usize] {
+                Role::Def(kind) => def = Some((cap.node, kind)),
+                Role::Name => name = Some(cap.node),
+                Role::Import => c.imports.push(cap.node),
+                role @ (Role::Local | Role::LocalType | Role::LocalParams | Role::LocalGlobal) => {
+                    c.locals.push((cap.node, role))
+                }
+                role @ (Role::RefMethod
+                | Role::RefPath
+                | Role::RefIdent
+                | Role::RefType
+                | Role::RefAttr) => c.refs.push((cap.node, role)),
+                Role::MacroBody => c.macros.push(cap.node),
+            }
+        }
+        if let (Some((node, kind)), Some(name)) = (def, name) {
+            c.defs.push((node, kind, name));
+        }
+    }
+    c
+}
+
+/// The text of a node; empty if its range is not on character boundaries,
+/// which cannot happen for tokens of valid UTF-8.
+fn text<'s>(node: Node, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+fn is_field(parent: Node, field: &str, child: Node) -> bool {
+    parent.child_by_field_name(field) == Some(child)
+}
+
+fn line(node: Node) -> u32 {
+    node.start_position().row as u32 + 1
+}
+
+/// Hash `src[start..end]` with runs of whitespace folded to one space, minus
+/// the `skip` ranges (bodies), so reformatting is not a signature change.
+fn signature_hash(src: &str, start: usize, end: usize, skip: &[(usize, usize)]) -> u64 {
+    let bytes = src.as_bytes();
+    let mut h = Fnv::new();
+    let mut pos = start;
+    let mut space = false;
+    let mut skips = skip.iter().copied().filter(|&(s, _)| s >= start && s < end);
+    let mut next = skips.next();
+    while pos < end {
+        if let Some((s, e)) = next {
+            if pos >= s {
+                pos = e.max(pos);
+                next = skips.next();
+                h.write(b"{}");
+                continue;
+            }
+        }
+        let b = bytes[pos];
+        if b.is_ascii_whitespace() {
+            space = true;
+        } else {
+            if space {
+                h.write(b" ");
+                space = false;
+            }
+            h.write(&[b]);
+        }
+        pos += 1;
+    }
+    h.finish()
+}
+
+/// Definitions under construction, with their byte ranges for scope lookup.
+struct Defs {
+    defs: Vec<Def>,
+    ranges: Vec<(usize, usize)>,
+}
+
+impl Defs {
+    /// Sort into document order and link each definition to its parent.
+    fn new(mut items: Vec<(Def, (usize, usize))>) -> Defs {
+        items.sort_by(|a, b| a.1.0.cmp(&b.1.0).then(b.1.1.cmp(&a.1.1)));
+        let mut defs = Vec::with_capacity(items.len());
+        let mut ranges = Vec::with_capacity(items.len());
+        let mut stack: Vec<usize> = Vec::new();
+        for (i, (mut def, range)) in items.into_iter().enumerate() {
+            while let Some(&top) = stack.last() {
+                let (_, end) = ranges[top];
+                if range.0 >= end {
+                    stack.pop();
+                } else {
+                    break;
+                }
+            }
+            def.parent = stack.last().map(|&p| p as u32);
+            if let Some(p) = def.parent {
+                let parent: &Def = &defs[p as usize];
+                def.test |= parent.test;
+            }
+            defs.push(def);
+            ranges.push(range);
+            stack.push(i);
+        }
+        Defs { defs, ranges }
+    }
+
+    /// The innermost definition whose range contains `pos`.
+    fn innermost(&self, pos: usize) -> Option<u32> {
+        let idx = self.ranges.partition_point(|r| r.0 <= pos);
+        let mut cur = idx.checked_sub(1).map(|i| i as u32);
+        while let Some(i) = cur {
+            let (s, e) = self.ranges[i as usize];
+            if s <= pos && pos < e {
+                return Some(i);
+            }
+            cur = self.defs[i as usize].parent;
+        }
+        None
+    }
+
+    /// The nearest enclosing function or method: the scope of locals.
+    fn function_of(&self, mut scope: Option<u32>) -> Option<u32> {
+        while let Some(i) = scope {
+            let d = &self.defs[i as usize];
+            if matches!(d.kind, Kind::Function | Kind::Method) {
+                return Some(i);
+            }
+            scope = d.parent;
+        }
+        None
+    }
+}
+
+/// A name bound inside a function: a parameter, `let`, loop or match binding.
+struct Local {
+    pos: usize,
+    ty: Option<String>,
+}
+
+/// Locals by name, each with its function.
+#[derive(Default)]
+struct Locals {
+    by_name: HashMap<String, Vec<(Option<u32>, Local)>>,
+}
+
+impl Locals {
+    fn add(&mut self, func: Option<u32>, name: &str, pos: usize, ty: Option<String>) {
+        self.by_name
+            .entry(name.to_string())
+            .or_default()
+            .push((func, Local { pos, ty }));
+    }
+
+    /// The latest binding of `name` in `func` at or before `pos`.
+    fn before(&self, func: Option<u32>, name: &str, pos: usize) -> Option<&Local> {
+        let list = self.by_name.get(name)?;
+        list.iter()
+            .filter(|(f, l)| *f == func && l.pos <= pos)
+            .map(|(_, l)| l)
+            .max_by_key(|l| l.pos)
+    }
+
+    /// Any binding of `name` in `func`, wherever it is.
+    fn any(&self, func: Option<u32>, name: &str) -> Option<&Local> {
+        let list = self.by_name.get(name)?;
+        list.iter().rev().find(|(f, _)| *f == func).map(|(_, l)| l)
+    }
+}
+
+/// Finished references, sorted by line for stable output.
+fn finish(defs: Defs, mut refs: Vec<Ref>, imports: Vec<super::symbols::Import>) -> FileSymbols {
+    refs.sort_by_key(|r| r.line);
+    FileSymbols {
+        defs: defs.defs,
+        refs,
+        imports,
+        syntax_errors: false,
+    }
+}
+
+fn starts_upper(s: &str) -> bool {
+    s.chars().next().is_some_and(char::is_uppercase)
+}

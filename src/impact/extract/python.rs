@@ -1,0 +1,507 @@
+//! Python: functions, methods, classes and module-level names, imports
+//! (aliases, relative, star), function locals (so a parameter that shadows a
+//! module-level function is not taken for it), and reference sites.
+
+use std::collections::HashSet;
+
+use tree_sitter::Node;
+
+use super::{Captures, Defs, Locals, finish, is_field, line, signature_hash, starts_upper, text};
+use crate::impact::lang::Role;
+use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
+
+pub(super) fn build(src: &str, c: &Captures) -> FileSymbols {
+    let items = c
+        .defs
+        .iter()
+        .map(|&(node, kind, name)| def(src, node, kind, name))
+        .collect();
+    let defs = Defs::new(items);
+
+    let mut locals = Locals::default();
+    let mut globals: HashSet<(Option<u32>, &str)> = HashSet::new();
+    for &(node, role) in &c.locals {
+        let scope = defs.innermost(node.start_byte());
+        let func = defs.function_of(scope);
+        if func.is_none() {
+            continue;
+        }
+        match role {
+            Role::LocalParams => params(node, src, func, &mut locals),
+            Role::Local => {
+                let ty = node
+                    .parent()
+                    .filter(|p| p.kind() == "assignment" && node.kind() == "identifier")
+                    .and_then(|p| {
+                        p.child_by_field_name("type")
+                            .and_then(|t| type_name(t, src))
+                            .or_else(|| {
+                                p.child_by_field_name("right")
+                                    .and_then(|r| value_type(r, src))
+                            })
+                    });
+                bind(node, src, func, ty, &mut locals);
+            }
+            Role::LocalGlobal => {
+                let mut cursor = node.walk();
+                for n in node.named_children(&mut cursor) {
+                    globals.insert((func, text(n, src)));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    let mut cx = Cx {
+        src,
+        defs: &defs,
+        locals: &locals,
+        globals,
+        refs: Vec::with_capacity(c.refs.len() / 2),
+    };
+    for &(node, role) in &c.refs {
+        match role {
+            Role::RefIdent => cx.ident(node),
+            Role::RefAttr => cx.attr(node),
+            _ => {}
+        }
+    }
+    let mut imports = Vec::new();
+    for &node in &c.imports {
+        cx.import(node, &mut imports);
+    }
+    let refs = cx.refs;
+    finish(defs, refs, imports)
+}
+
+fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
+    let name_text = text(name, src).to_string();
+    let outer = node
+        .parent()
+        .filter(|p| p.kind() == "decorated_definition")
+        .unwrap_or(node);
+    let mut kind = kind;
+    let mut container = None;
+    if kind == Kind::Function {
+        let owner = outer
+            .parent()
+            .filter(|b| b.kind() == "block")
+            .and_then(|b| b.parent());
+        if let Some(class) = owner.filter(|o| o.kind() == "class_definition") {
+            kind = Kind::Method;
+            container = class
+                .child_by_field_name("name")
+                .map(|n| text(n, src).to_string());
+        }
+    }
+    let mut bases = Vec::new();
+    if kind == Kind::Class {
+        if let Some(args) = node.child_by_field_name("superclasses") {
+            let mut cursor = args.walk();
+            for arg in args.named_children(&mut cursor) {
+                if matches!(arg.kind(), "identifier" | "attribute") {
+                    bases.push(text(arg, src).to_string());
+                }
+            }
+        }
+    }
+    let visibility = if name_text.starts_with('_') && !name_text.ends_with("__") {
+        Visibility::Private
+    } else {
+        Visibility::Public
+    };
+    let test = match kind {
+        Kind::Function | Kind::Method => name_text.starts_with("test"),
+        Kind::Class => name_text.starts_with("Test"),
+        _ => false,
+    };
+    let (s, e) = (outer.start_byte(), outer.end_byte());
+    let signature = match kind {
+        Kind::Variable => {
+            let end = node
+                .child_by_field_name("type")
+                .or_else(|| node.child_by_field_name("left"))
+                .map_or(e, |n| n.end_byte());
+            signature_hash(src, node.start_byte(), end, &[])
+        }
+        _ => signature_hash(
+            src,
+            s,
+            node.child_by_field_name("body")
+                .map_or(e, |b| b.start_byte()),
+            &[],
+        ),
+    };
+    let end = outer.end_position();
+    let end_line = if end.column == 0 && end.row > 0 {
+        end.row
+    } else {
+        end.row + 1
+    };
+    (
+        Def {
+            name: name_text,
+            kind,
+            container,
+            trait_name: None,
+            bases,
+            start_line: outer.start_position().row as u32 + 1,
+            end_line: end_line as u32,
+            signature,
+            visibility,
+            parent: None,
+            test,
+        },
+        (node.start_byte(), node.end_byte()),
+    )
+}
+
+/// `Foo`, `mod.Foo`, or `Foo` inside `"Foo"` / `Optional[Foo]` is not
+/// attempted: only plain annotations give a type.
+fn type_name(node: Node, src: &str) -> Option<String> {
+    let inner = if node.kind() == "type" {
+        node.named_child(0)?
+    } else {
+        node
+    };
+    match inner.kind() {
+        "identifier" | "attribute" => Some(text(inner, src).to_string()),
+        _ => None,
+    }
+}
+
+/// `Foo(…)` or `mod.Foo(…)`: an instance of the class.
+fn value_type(node: Node, src: &str) -> Option<String> {
+    if node.kind() != "call" {
+        return None;
+    }
+    let f = node.child_by_field_name("function")?;
+    let t = text(f, src);
+    let last = t.rsplit('.').next().unwrap_or(t);
+    (matches!(f.kind(), "identifier" | "attribute") && starts_upper(last)).then(|| t.to_string())
+}
+
+fn params(node: Node, src: &str, func: Option<u32>, locals: &mut Locals) {
+    let mut cursor = node.walk();
+    for p in node.named_children(&mut cursor) {
+        let pos = p.start_byte();
+        match p.kind() {
+            "identifier" => locals.add(func, text(p, src), pos, None),
+            "typed_parameter" => {
+                let ty = p
+                    .child_by_field_name("type")
+                    .and_then(|t| type_name(t, src));
+                if let Some(n) = p.named_child(0) {
+                    bind(n, src, func, ty, locals);
+                }
+            }
+            "default_parameter" | "typed_default_parameter" => {
+                let ty = p
+                    .child_by_field_name("type")
+                    .and_then(|t| type_name(t, src));
+                if let Some(n) = p.child_by_field_name("name") {
+                    bind(n, src, func, ty, locals);
+                }
+            }
+            _ => bind(p, src, func, None, locals),
+        }
+    }
+}
+
+fn bind(node: Node, src: &str, func: Option<u32>, ty: Option<String>, locals: &mut Locals) {
+    match node.kind() {
+        "identifier" => locals.add(func, text(node, src), node.start_byte(), ty),
+        "attribute" | "subscript" => {}
+        _ => {
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                bind(child, src, func, None, locals);
+            }
+        }
+    }
+}
+
+struct Cx<'a> {
+    src: &'a str,
+    defs: &'a Defs,
+    locals: &'a Locals,
+    globals: HashSet<(Option<u32>, &'a str)>,
+    refs: Vec<Ref>,
+}
+
+impl Cx<'_> {
+    fn push(&mut self, name: &str, form: Form, path: Vec<String>, receiver: Receiver, node: Node) {
+        self.refs.push(Ref {
+            name: name.to_string(),
+            form,
+            path,
+            receiver,
+            line: line(node),
+            scope: self.defs.innermost(node.start_byte()),
+        });
+    }
+
+    /// A local of the enclosing function or of a function enclosing it
+    /// (closures see their parents' locals).
+    fn local(&self, name: &str, pos: usize) -> Option<&super::Local> {
+        let mut func = self.defs.function_of(self.defs.innermost(pos));
+        while let Some(f) = func {
+            if self.globals.contains(&(Some(f), name)) {
+                return None;
+            }
+            if let Some(l) = self.locals.any(Some(f), name) {
+                return Some(l);
+            }
+            func = self.defs.function_of(self.defs.defs[f as usize].parent);
+        }
+        None
+    }
+
+    fn ident(&mut self, node: Node) {
+        let Some(p) = node.parent() else { return };
+        let name = text(node, self.src);
+        let form = match p.kind() {
+            "function_definition" | "class_definition" if is_field(p, "name", node) => return,
+            "default_parameter"
+            | "typed_default_parameter"
+            | "keyword_argument"
+            | "named_expression"
+                if is_field(p, "name", node) =>
+            {
+                return;
+            }
+            "attribute" if is_field(p, "attribute", node) => return,
+            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause"
+                if is_field(p, "left", node) =>
+            {
+                return;
+            }
+            "except_clause" if is_field(p, "alias", node) => return,
+            "parameters"
+            | "lambda_parameters"
+            | "typed_parameter"
+            | "list_splat_pattern"
+            | "dictionary_splat_pattern"
+            | "dotted_name"
+            | "aliased_import"
+            | "import_statement"
+            | "import_from_statement"
+            | "relative_import"
+            | "global_statement"
+            | "nonlocal_statement"
+            | "pattern_list"
+            | "tuple_pattern"
+            | "list_pattern"
+            | "as_pattern_target" => return,
+            k if k.contains("pattern") => return,
+            "call" if is_field(p, "function", node) => Form::Call,
+            "decorator" => Form::Call,
+            "argument_list" if p.parent().is_some_and(|g| g.kind() == "class_definition") => {
+                Form::Type
+            }
+            _ if in_annotation(node) => Form::Type,
+            _ => Form::Value,
+        };
+        if matches!(name, "self" | "cls") || self.local(name, node.start_byte()).is_some() {
+            return;
+        }
+        self.push(name, form, Vec::new(), Receiver::None, node);
+    }
+
+    fn attr(&mut self, node: Node) {
+        let Some(p) = node.parent() else { return };
+        if matches!(p.kind(), "assignment" | "augmented_assignment") && is_field(p, "left", node) {
+            return;
+        }
+        let (Some(obj), Some(attr)) = (
+            node.child_by_field_name("object"),
+            node.child_by_field_name("attribute"),
+        ) else {
+            return;
+        };
+        let form = if p.kind() == "call" && is_field(p, "function", node) {
+            Form::MethodCall
+        } else if in_annotation(node) {
+            Form::Type
+        } else {
+            Form::Attribute
+        };
+        let receiver = self.receiver(obj);
+        let name = text(attr, self.src);
+        self.push(name, form, Vec::new(), receiver, attr);
+    }
+
+    fn receiver(&self, obj: Node) -> Receiver {
+        match obj.kind() {
+            "identifier" => {
+                let name = text(obj, self.src);
+                if matches!(name, "self" | "cls") {
+                    return Receiver::SelfValue;
+                }
+                match self.local(name, obj.start_byte()) {
+                    Some(l) => l.ty.clone().map_or(Receiver::Unknown, Receiver::Type),
+                    None => Receiver::Name(name.to_string()),
+                }
+            }
+            "attribute" => {
+                let t = text(obj, self.src);
+                let mut parts = t.split('.');
+                let first = parts.next().unwrap_or("");
+                if !t
+                    .bytes()
+                    .all(|b| b == b'.' || b == b'_' || b.is_ascii_alphanumeric())
+                {
+                    return Receiver::Unknown;
+                }
+                if matches!(first, "self" | "cls") {
+                    let rest: Vec<&str> = parts.collect();
+                    return match rest.as_slice() {
+                        [field] => Receiver::Field(field.to_string()),
+                        _ => Receiver::Unknown,
+                    };
+                }
+                if self.local(first, obj.start_byte()).is_some() {
+                    Receiver::Unknown
+                } else {
+                    Receiver::Name(t.to_string())
+                }
+            }
+            _ => value_type(obj, self.src).map_or(Receiver::Unknown, Receiver::Type),
+        }
+    }
+
+    fn import(&mut self, node: Node, out: &mut Vec<Import>) {
+        let scope = self.defs.innermost(node.start_byte());
+        let line = line(node);
+        let mut cursor = node.walk();
+        if node.kind() == "import_statement" {
+            for n in node.children_by_field_name("name", &mut cursor) {
+                let (path, alias) = match n.kind() {
+                    "dotted_name" => {
+                        let segs = dotted(n, self.src);
+                        let first = segs.first().cloned().unwrap_or_default();
+                        (vec![first.clone()], first)
+                    }
+                    "aliased_import" => {
+                        let segs = n
+                            .child_by_field_name("name")
+                            .map(|d| dotted(d, self.src))
+                            .unwrap_or_default();
+                        let alias = n
+                            .child_by_field_name("alias")
+                            .map(|a| text(a, self.src).to_string())
+                            .unwrap_or_default();
+                        (segs, alias)
+                    }
+                    _ => continue,
+                };
+                if !alias.is_empty() {
+                    out.push(Import {
+                        path,
+                        alias,
+                        glob: false,
+                        public: true,
+                        module: true,
+                        line,
+                        scope,
+                    });
+                }
+            }
+            return;
+        }
+        let Some(module) = node.child_by_field_name("module_name") else {
+            return;
+        };
+        let base = match module.kind() {
+            "dotted_name" => dotted(module, self.src),
+            "relative_import" => {
+                let mut segs = Vec::new();
+                let mut c2 = module.walk();
+                for part in module.named_children(&mut c2) {
+                    match part.kind() {
+                        "import_prefix" => segs.insert(0, text(part, self.src).trim().to_string()),
+                        "dotted_name" => segs.extend(dotted(part, self.src)),
+                        _ => {}
+                    }
+                }
+                segs
+            }
+            _ => return,
+        };
+        let mut c3 = node.walk();
+        if node
+            .named_children(&mut c3)
+            .any(|c| c.kind() == "wildcard_import")
+        {
+            out.push(Import {
+                path: base,
+                alias: String::new(),
+                glob: true,
+                public: true,
+                module: false,
+                line,
+                scope,
+            });
+            return;
+        }
+        for n in node.children_by_field_name("name", &mut cursor) {
+            let (name, alias) = match n.kind() {
+                "dotted_name" => {
+                    let t = text(n, self.src).to_string();
+                    (t.clone(), t)
+                }
+                "aliased_import" => {
+                    let name = n
+                        .child_by_field_name("name")
+                        .map(|d| text(d, self.src).to_string())
+                        .unwrap_or_default();
+                    let alias = n
+                        .child_by_field_name("alias")
+                        .map(|a| text(a, self.src).to_string())
+                        .unwrap_or_default();
+                    (name, alias)
+                }
+                _ => continue,
+            };
+            self.refs.push(Ref {
+                name: name.clone(),
+                form: Form::Import,
+                path: base.clone(),
+                receiver: Receiver::None,
+                line: self::line(n),
+                scope,
+            });
+            let mut path = base.clone();
+            path.push(name);
+            out.push(Import {
+                path,
+                alias,
+                glob: false,
+                public: true,
+                module: false,
+                line,
+                scope,
+            });
+        }
+    }
+}
+
+fn dotted(node: Node, src: &str) -> Vec<String> {
+    text(node, src)
+        .split('.')
+        .map(|s| s.trim().to_string())
+        .collect()
+}
+
+/// Inside a type annotation (parameter, return or variable type).
+fn in_annotation(node: Node) -> bool {
+    let mut cur = node.parent();
+    for _ in 0..4 {
+        match cur {
+            Some(n) if n.kind() == "type" => return true,
+            Some(n) => cur = n.parent(),
+            None => return false,
+        }
+    }
+    false
+}

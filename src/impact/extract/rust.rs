@@ -1,0 +1,873 @@
+//! Rust: items with their impl or trait owner, `use` trees, locals (so a
+//! local that shadows a function is not taken for it), reference sites, and
+//! the identifiers inside macro calls.
+
+use std::collections::HashSet;
+
+use tree_sitter::Node;
+
+use super::{Captures, Defs, Locals, finish, is_field, line, signature_hash, starts_upper, text};
+use crate::impact::lang::Role;
+use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
+
+pub(super) fn build(src: &str, c: &Captures) -> FileSymbols {
+    let items = c
+        .defs
+        .iter()
+        .map(|&(node, kind, name)| def(src, node, kind, name))
+        .collect();
+    let mut defs = Defs::new(items);
+    inherit_visibility(&mut defs);
+
+    let mut type_params = HashSet::new();
+    let mut locals = Locals::default();
+    for &(node, role) in &c.locals {
+        match role {
+            Role::LocalType => {
+                type_params.insert(text(node, src));
+            }
+            Role::Local => {
+                let func = defs.function_of(defs.innermost(node.start_byte()));
+                let (pos, ty) = binding_site(node, src);
+                bind(node, src, func, pos, ty, &mut locals);
+            }
+            _ => {}
+        }
+    }
+
+    let mut cx = Cx {
+        src,
+        defs: &defs,
+        locals: &locals,
+        type_params,
+        refs: Vec::with_capacity(c.refs.len() / 2),
+    };
+    for &(node, role) in &c.refs {
+        match role {
+            Role::RefIdent => cx.ident(node),
+            Role::RefType => cx.type_ident(node),
+            Role::RefPath => cx.path(node),
+            Role::RefMethod => cx.method(node),
+            _ => {}
+        }
+    }
+    for &body in &c.macros {
+        cx.macro_body(body);
+    }
+    let mut imports = Vec::new();
+    for &node in &c.imports {
+        cx.import(node, &mut imports);
+    }
+    let refs = cx.refs;
+    finish(defs, refs, imports)
+}
+
+fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
+    let mut kind = kind;
+    let mut container = None;
+    let mut trait_name = None;
+    if let Some(p) = node.parent() {
+        match p.kind() {
+            "declaration_list" => {
+                if let Some(owner) = p.parent() {
+                    match owner.kind() {
+                        "impl_item" => {
+                            container = owner
+                                .child_by_field_name("type")
+                                .and_then(|t| type_base(t, src));
+                            trait_name = owner
+                                .child_by_field_name("trait")
+                                .and_then(|t| type_base(t, src));
+                        }
+                        "trait_item" => {
+                            container = owner
+                                .child_by_field_name("name")
+                                .map(|n| text(n, src).to_string());
+                        }
+                        _ => {}
+                    }
+                    if container.is_some() && kind == Kind::Function {
+                        kind = Kind::Method;
+                    }
+                }
+            }
+            "enum_variant_list" => {
+                container = p
+                    .parent()
+                    .and_then(|e| e.child_by_field_name("name"))
+                    .map(|n| text(n, src).to_string());
+            }
+            _ => {}
+        }
+    }
+
+    let mut visibility = Visibility::Private;
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        if child.kind() == "visibility_modifier" {
+            let t = text(child, src);
+            visibility = if t == "pub" {
+                Visibility::Public
+            } else {
+                Visibility::Crate
+            };
+            break;
+        }
+    }
+    if trait_name.is_some() {
+        visibility = Visibility::Public;
+    }
+
+    // Attributes and doc comments are siblings before the item in the tree,
+    // but a reviewer sees them as part of it.
+    let mut start = node.start_position().row;
+    let mut test = false;
+    let mut sib = node.prev_sibling();
+    while let Some(s) = sib {
+        match s.kind() {
+            "attribute_item" => {
+                let attr = text(s, src);
+                let inner = attr.trim_start_matches("#[").trim_end_matches(']').trim();
+                test |= inner == "test"
+                    || inner.ends_with("::test")
+                    || (inner.starts_with("cfg(")
+                        && inner.contains("test")
+                        && !inner.contains("not("));
+            }
+            "line_comment" | "block_comment" => {
+                let t = text(s, src);
+                let doc = (t.starts_with("///") && !t.starts_with("////")) || t.starts_with("/**");
+                if !doc {
+                    break;
+                }
+            }
+            _ => break,
+        }
+        start = s.start_position().row;
+        sib = s.prev_sibling();
+    }
+
+    let (s, e) = (node.start_byte(), node.end_byte());
+    let field_start = |f: &str| node.child_by_field_name(f).map(|b| b.start_byte());
+    let signature = match kind {
+        Kind::Function | Kind::Method => {
+            signature_hash(src, s, field_start("body").unwrap_or(e), &[])
+        }
+        Kind::Const | Kind::Static => {
+            signature_hash(src, s, field_start("value").unwrap_or(e), &[])
+        }
+        Kind::Module => signature_hash(src, s, field_start("body").unwrap_or(e), &[]),
+        Kind::Macro => signature_hash(src, name.start_byte(), name.end_byte(), &[]),
+        Kind::Trait => {
+            let mut bodies = Vec::new();
+            if let Some(body) = node.child_by_field_name("body") {
+                let mut cur = body.walk();
+                for item in body.named_children(&mut cur) {
+                    if let Some(b) = item.child_by_field_name("body") {
+                        bodies.push((b.start_byte(), b.end_byte()));
+                    }
+                }
+            }
+            signature_hash(src, s, e, &bodies)
+        }
+        _ => signature_hash(src, s, e, &[]),
+    };
+
+    let end = node.end_position();
+    let end_line = if end.column == 0 && end.row > 0 {
+        end.row
+    } else {
+        end.row + 1
+    };
+    (
+        Def {
+            name: text(name, src).to_string(),
+            kind,
+            container,
+            trait_name,
+            bases: Vec::new(),
+            start_line: start as u32 + 1,
+            end_line: end_line as u32,
+            signature,
+            visibility,
+            parent: None,
+            test,
+        },
+        (s, e),
+    )
+}
+
+/// Variants and trait items are as visible as their enum or trait.
+fn inherit_visibility(defs: &mut Defs) {
+    for i in 0..defs.defs.len() {
+        let Some(p) = defs.defs[i].parent else {
+            continue;
+        };
+        let parent = &defs.defs[p as usize];
+        if matches!(parent.kind, Kind::Enum | Kind::Trait) {
+            let vis = parent.visibility;
+            defs.defs[i].visibility = vis;
+        }
+    }
+}
+
+/// The name of the type an `impl` or local is about: `Foo` for `Foo<T>`,
+/// `&mut Foo`, `a::Foo`, `Box<Foo>`.
+fn type_base(node: Node, src: &str) -> Option<String> {
+    match node.kind() {
+        "type_identifier" => Some(text(node, src).to_string()),
+        "scoped_type_identifier" => node
+            .child_by_field_name("name")
+            .map(|n| text(n, src).to_string()),
+        "reference_type" | "pointer_type" => type_base(node.child_by_field_name("type")?, src),
+        "generic_type" => {
+            let base = type_base(node.child_by_field_name("type")?, src)?;
+            if matches!(base.as_str(), "Box" | "Rc" | "Arc") {
+                let args = node.child_by_field_name("type_arguments")?;
+                type_base(args.named_child(0)?, src)
+            } else {
+                Some(base)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The type of the value of a `let` when it is evident: `T::new(..)`,
+/// `T { .. }`, `T(..)`, possibly behind `?`, `.await` or `&`.
+fn value_type(node: Node, src: &str) -> Option<String> {
+    match node.kind() {
+        "try_expression"
+        | "await_expression"
+        | "reference_expression"
+        | "parenthesized_expression" => value_type(node.named_child(0)?, src),
+        "struct_expression" => type_base(node.child_by_field_name("name")?, src),
+        "call_expression" => {
+            let f = node.child_by_field_name("function")?;
+            match f.kind() {
+                "identifier" => {
+                    let t = text(f, src);
+                    starts_upper(t).then(|| t.to_string())
+                }
+                "scoped_identifier" => {
+                    let segs = path_segments(f, src)?;
+                    let owner = segs.get(segs.len().checked_sub(2)?)?;
+                    (starts_upper(owner) && owner != "Self").then(|| owner.clone())
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Where a pattern's bindings start to be visible, and the bound type when
+/// the pattern is a single name with an evident type.
+fn binding_site(pattern: Node, src: &str) -> (usize, Option<String>) {
+    let Some(p) = pattern.parent() else {
+        return (pattern.start_byte(), None);
+    };
+    let single = matches!(pattern.kind(), "identifier" | "mut_pattern");
+    match p.kind() {
+        // `let foo = foo();` calls the function: the binding starts after.
+        "let_declaration" => {
+            let ty = if single {
+                p.child_by_field_name("type")
+                    .and_then(|t| type_base(t, src))
+                    .or_else(|| {
+                        p.child_by_field_name("value")
+                            .and_then(|v| value_type(v, src))
+                    })
+            } else {
+                None
+            };
+            (p.end_byte(), ty)
+        }
+        "parameter" => {
+            let ty = if single {
+                p.child_by_field_name("type")
+                    .and_then(|t| type_base(t, src))
+            } else {
+                None
+            };
+            (pattern.start_byte(), ty)
+        }
+        _ => (pattern.start_byte(), None),
+    }
+}
+
+/// Record every name a pattern binds. Capitalised names in patterns are
+/// variants or constants, not bindings.
+fn bind(
+    node: Node,
+    src: &str,
+    func: Option<u32>,
+    pos: usize,
+    ty: Option<String>,
+    locals: &mut Locals,
+) {
+    match node.kind() {
+        "identifier" | "shorthand_field_identifier" => {
+            let name = text(node, src);
+            if !starts_upper(name) {
+                locals.add(func, name, pos, ty);
+            }
+        }
+        "parameter" => {
+            if let Some(p) = node.child_by_field_name("pattern") {
+                let ty = node
+                    .child_by_field_name("type")
+                    .and_then(|t| type_base(t, src));
+                bind(p, src, func, pos, ty, locals);
+            }
+        }
+        "mut_pattern" => {
+            if let Some(inner) = node.named_child(node.named_child_count().saturating_sub(1)) {
+                bind(inner, src, func, pos, ty, locals);
+            }
+        }
+        "scoped_identifier"
+        | "field_identifier"
+        | "type_identifier"
+        | "primitive_type"
+        | "reference_type"
+        | "generic_type"
+        | "scoped_type_identifier" => {}
+        _ => {
+            let skip = node
+                .child_by_field_name("type")
+                .or_else(|| node.child_by_field_name("condition"));
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                if Some(child) != skip {
+                    bind(child, src, func, pos, None, locals);
+                }
+            }
+        }
+    }
+}
+
+/// `a::b::C` → `["a", "b", "C"]`; None for paths built from macro variables.
+fn path_segments(node: Node, src: &str) -> Option<Vec<String>> {
+    match node.kind() {
+        "identifier" | "type_identifier" | "self" | "super" | "crate" => {
+            Some(vec![text(node, src).to_string()])
+        }
+        "scoped_identifier" | "scoped_type_identifier" => {
+            let mut segs = match node.child_by_field_name("path") {
+                Some(p) => path_segments(p, src)?,
+                None => Vec::new(),
+            };
+            segs.push(text(node.child_by_field_name("name")?, src).to_string());
+            Some(segs)
+        }
+        "generic_type" | "qualified_type" | "generic_type_with_turbofish" => {
+            path_segments(node.child_by_field_name("type")?, src)
+        }
+        "bracketed_type" => path_segments(node.named_child(0)?, src),
+        _ => None,
+    }
+}
+
+struct Cx<'a> {
+    src: &'a str,
+    defs: &'a Defs,
+    locals: &'a Locals,
+    type_params: HashSet<&'a str>,
+    refs: Vec<Ref>,
+}
+
+impl Cx<'_> {
+    fn push(&mut self, name: &str, form: Form, path: Vec<String>, receiver: Receiver, node: Node) {
+        self.refs.push(Ref {
+            name: name.to_string(),
+            form,
+            path,
+            receiver,
+            line: line(node),
+            scope: self.defs.innermost(node.start_byte()),
+        });
+    }
+
+    fn is_local(&self, name: &str, pos: usize) -> bool {
+        let func = self.defs.function_of(self.defs.innermost(pos));
+        func.is_some() && self.locals.before(func, name, pos).is_some()
+    }
+
+    /// The type that `Self` stands for at `node`.
+    fn self_type(&self, node: Node) -> Option<String> {
+        let mut cur = node.parent();
+        while let Some(n) = cur {
+            match n.kind() {
+                "impl_item" => return type_base(n.child_by_field_name("type")?, self.src),
+                "trait_item" => {
+                    return Some(text(n.child_by_field_name("name")?, self.src).to_string());
+                }
+                _ => cur = n.parent(),
+            }
+        }
+        None
+    }
+
+    fn ident(&mut self, node: Node) {
+        let Some(p) = node.parent() else { return };
+        let name = text(node, self.src);
+        let form = match p.kind() {
+            "call_expression" if is_field(p, "function", node) => Form::Call,
+            "generic_function" if is_field(p, "function", node) => {
+                let called = p
+                    .parent()
+                    .is_some_and(|g| g.kind() == "call_expression" && is_field(g, "function", p));
+                if called { Form::Call } else { Form::Value }
+            }
+            "macro_invocation" => Form::Macro,
+            "scoped_identifier"
+            | "scoped_type_identifier"
+            | "scoped_use_list"
+            | "use_as_clause"
+            | "use_list"
+            | "use_wildcard"
+            | "use_declaration"
+            | "extern_crate_declaration"
+            | "visibility_modifier"
+            | "attribute"
+            | "attribute_item"
+            | "inner_attribute_item"
+            | "label"
+            | "lifetime"
+            | "function_item"
+            | "function_signature_item"
+            | "mod_item"
+            | "macro_definition"
+            | "enum_variant"
+            | "const_parameter"
+            | "field_declaration"
+            | "shorthand_field_initializer" => {
+                if p.kind() == "shorthand_field_initializer" {
+                    Form::Value
+                } else {
+                    return;
+                }
+            }
+            "const_item" | "static_item" => {
+                if is_field(p, "name", node) {
+                    return;
+                }
+                Form::Value
+            }
+            "tuple_struct_pattern" if is_field(p, "type", node) => Form::Value,
+            "let_declaration" | "for_expression" | "let_condition"
+                if is_field(p, "pattern", node) =>
+            {
+                return;
+            }
+            "parameter" if is_field(p, "pattern", node) => return,
+            "match_pattern" if !is_field(p, "condition", node) => {
+                if starts_upper(name) {
+                    Form::Value
+                } else {
+                    return;
+                }
+            }
+            "closure_parameters"
+            | "tuple_pattern"
+            | "slice_pattern"
+            | "or_pattern"
+            | "ref_pattern"
+            | "mut_pattern"
+            | "captured_pattern"
+            | "field_pattern"
+            | "reference_pattern"
+            | "tuple_struct_pattern"
+            | "struct_pattern" => {
+                if starts_upper(name) {
+                    Form::Value
+                } else {
+                    return;
+                }
+            }
+            k if k.starts_with("token_") || k.starts_with("macro_") => return,
+            _ => Form::Value,
+        };
+        if form != Form::Macro && self.is_local(name, node.start_byte()) {
+            return;
+        }
+        self.push(name, form, Vec::new(), Receiver::None, node);
+    }
+
+    fn type_ident(&mut self, node: Node) {
+        let Some(p) = node.parent() else { return };
+        match p.kind() {
+            "struct_item" | "enum_item" | "union_item" | "trait_item" | "type_item"
+            | "associated_type" | "type_parameter"
+                if is_field(p, "name", node) =>
+            {
+                return;
+            }
+            "scoped_type_identifier" => return,
+            k if k.starts_with("token_") || k.starts_with("macro_") => return,
+            _ => {}
+        }
+        let name = text(node, self.src);
+        if self.type_params.contains(name) {
+            return;
+        }
+        if name == "Self" {
+            if let Some(t) = self.self_type(node) {
+                self.push(&t, Form::Type, Vec::new(), Receiver::None, node);
+            }
+            return;
+        }
+        self.push(name, Form::Type, Vec::new(), Receiver::None, node);
+    }
+
+    fn path(&mut self, node: Node) {
+        let Some(p) = node.parent() else { return };
+        let pk = p.kind();
+        if matches!(pk, "scoped_identifier" | "scoped_type_identifier") && is_field(p, "path", node)
+        {
+            return;
+        }
+        if matches!(pk, "generic_type" | "bracketed_type" | "qualified_type")
+            && p.parent().is_some_and(|g| {
+                matches!(
+                    g.kind(),
+                    "scoped_identifier" | "scoped_type_identifier" | "bracketed_type"
+                )
+            })
+        {
+            return;
+        }
+        if matches!(
+            pk,
+            "use_declaration"
+                | "use_as_clause"
+                | "use_list"
+                | "use_wildcard"
+                | "scoped_use_list"
+                | "visibility_modifier"
+                | "attribute"
+                | "extern_crate_declaration"
+        ) {
+            return;
+        }
+        let Some(mut segs) = path_segments(node, self.src) else {
+            return;
+        };
+        if segs.first().is_some_and(|s| s == "Self") {
+            match self.self_type(node) {
+                Some(t) => segs[0] = t,
+                None => return,
+            }
+        }
+        let form = match pk {
+            "macro_invocation" => Form::Macro,
+            _ if node.kind() == "scoped_type_identifier" => Form::Type,
+            _ => Form::Path,
+        };
+        self.push_path(segs, form, node);
+    }
+
+    /// A path reference names its last segment and, for `Type::item`, the
+    /// type too (`Foo::new()` is a use of `Foo`).
+    fn push_path(&mut self, segs: Vec<String>, form: Form, node: Node) {
+        for k in 0..segs.len().saturating_sub(1) {
+            if starts_upper(&segs[k]) && !self.type_params.contains(segs[k].as_str()) {
+                self.push(
+                    &segs[k],
+                    Form::Type,
+                    segs[..k].to_vec(),
+                    Receiver::None,
+                    node,
+                );
+            }
+        }
+        if let Some((name, path)) = segs.split_last() {
+            if path
+                .first()
+                .is_some_and(|s| self.type_params.contains(s.as_str()))
+            {
+                return;
+            }
+            self.push(name, form, path.to_vec(), Receiver::None, node);
+        }
+    }
+
+    fn method(&mut self, node: Node) {
+        let Some(field) = node.child_by_field_name("field") else {
+            return;
+        };
+        if field.kind() != "field_identifier" {
+            return;
+        }
+        let receiver = match node.child_by_field_name("value") {
+            Some(v) => self.receiver(v),
+            None => Receiver::Unknown,
+        };
+        let name = text(field, self.src);
+        self.push(name, Form::MethodCall, Vec::new(), receiver, field);
+    }
+
+    fn receiver(&self, value: Node) -> Receiver {
+        match value.kind() {
+            "self" => Receiver::SelfValue,
+            "identifier" => {
+                let name = text(value, self.src);
+                let pos = value.start_byte();
+                let func = self.defs.function_of(self.defs.innermost(pos));
+                match self.locals.before(func, name, pos) {
+                    Some(local) => match &local.ty {
+                        Some(t) => Receiver::Type(t.clone()),
+                        None => Receiver::Unknown,
+                    },
+                    None if func.is_some() || starts_upper(name) => {
+                        Receiver::Name(name.to_string())
+                    }
+                    None => Receiver::Unknown,
+                }
+            }
+            "field_expression" => {
+                let base = value.child_by_field_name("value");
+                let field = value.child_by_field_name("field");
+                match (base, field) {
+                    (Some(b), Some(f)) if b.kind() == "self" && f.kind() == "field_identifier" => {
+                        Receiver::Field(text(f, self.src).to_string())
+                    }
+                    _ => Receiver::Unknown,
+                }
+            }
+            _ => value_type(value, self.src).map_or(Receiver::Unknown, Receiver::Type),
+        }
+    }
+
+    /// Identifiers in a macro call's tokens: `f(…)` and `a::b(…)` are calls,
+    /// `.m(…)` a method call, `m!` a macro, other names values unless they are
+    /// locals of the enclosing function.
+    fn macro_body(&mut self, tt: Node) {
+        let mut cursor = tt.walk();
+        let tokens: Vec<Node> = tt.children(&mut cursor).collect();
+        let mut i = 0;
+        while i < tokens.len() {
+            let tok = tokens[i];
+            match tok.kind() {
+                "token_tree" => {
+                    self.macro_body(tok);
+                    i += 1;
+                }
+                "identifier" | "self" | "crate" | "super" => {
+                    let mut segs = vec![text(tok, self.src).to_string()];
+                    let mut j = i + 1;
+                    while j + 1 < tokens.len()
+                        && tokens[j].kind() == "::"
+                        && is_word(tokens[j + 1], self.src)
+                    {
+                        segs.push(text(tokens[j + 1], self.src).to_string());
+                        j += 2;
+                    }
+                    let prev = i.checked_sub(1).map(|k| tokens[k].kind());
+                    let next = tokens.get(j);
+                    let called = next.is_some_and(|n| {
+                        n.kind() == "token_tree" && text(*n, self.src).starts_with('(')
+                    });
+                    let next_kind = next.map(|n| n.kind());
+                    self.macro_site(&tokens, i, segs, prev, next_kind, called);
+                    i = j;
+                }
+                _ => i += 1,
+            }
+        }
+    }
+
+    fn macro_site(
+        &mut self,
+        tokens: &[Node],
+        i: usize,
+        mut segs: Vec<String>,
+        prev: Option<&str>,
+        next: Option<&str>,
+        called: bool,
+    ) {
+        let tok = tokens[i];
+        if matches!(segs[0].as_str(), "self" | "crate" | "super") && segs.len() == 1 {
+            return;
+        }
+        if prev == Some(".") {
+            if !called || segs.len() != 1 {
+                return;
+            }
+            let before = |back: usize| i.checked_sub(back).map(|k| tokens[k].kind());
+            let receiver = match i.checked_sub(2).map(|k| tokens[k]) {
+                Some(r) if r.kind() == "self" => Receiver::SelfValue,
+                Some(r)
+                    if r.kind() == "identifier"
+                        && before(3) == Some(".")
+                        && before(4) == Some("self") =>
+                {
+                    Receiver::Field(text(r, self.src).to_string())
+                }
+                Some(r) if r.kind() == "identifier" => self.receiver(r),
+                _ => Receiver::Unknown,
+            };
+            self.push(&segs[0], Form::MethodCall, Vec::new(), receiver, tok);
+            return;
+        }
+        if next == Some("!") {
+            if let Some((name, path)) = segs.split_last() {
+                self.push(name, Form::Macro, path.to_vec(), Receiver::None, tok);
+            }
+            return;
+        }
+        // `name: value` inside a macro is a field or argument label.
+        if next == Some(":") {
+            return;
+        }
+        if segs.len() > 1 {
+            if segs[0] == "Self" {
+                match self.self_type(tok) {
+                    Some(t) => segs[0] = t,
+                    None => return,
+                }
+            }
+            self.push_path(segs, Form::Path, tok);
+            return;
+        }
+        let name = &segs[0];
+        if self.type_params.contains(name.as_str()) || self.is_local(name, tok.start_byte()) {
+            return;
+        }
+        let form = if called { Form::Call } else { Form::Value };
+        self.push(name, form, Vec::new(), Receiver::None, tok);
+    }
+
+    fn import(&mut self, node: Node, out: &mut Vec<Import>) {
+        let scope = self.defs.innermost(node.start_byte());
+        let mut cursor = node.walk();
+        let public = node
+            .named_children(&mut cursor)
+            .any(|c| c.kind() == "visibility_modifier");
+        let line = line(node);
+        if node.kind() == "extern_crate_declaration" {
+            let Some(name) = node.child_by_field_name("name") else {
+                return;
+            };
+            let name = text(name, self.src).to_string();
+            let alias = node
+                .child_by_field_name("alias")
+                .map_or_else(|| name.clone(), |a| text(a, self.src).to_string());
+            out.push(Import {
+                path: vec![name],
+                alias,
+                glob: false,
+                public,
+                module: true,
+                line,
+                scope,
+            });
+            return;
+        }
+        let Some(arg) = node.child_by_field_name("argument") else {
+            return;
+        };
+        let mut found = Vec::new();
+        use_tree(arg, self.src, &[], &mut found);
+        for (path, alias, glob) in found {
+            if !glob {
+                if let Some((name, prefix)) = path.split_last() {
+                    if !matches!(name.as_str(), "crate" | "self" | "super") {
+                        self.refs.push(Ref {
+                            name: name.clone(),
+                            form: Form::Import,
+                            path: prefix.to_vec(),
+                            receiver: Receiver::None,
+                            line,
+                            scope,
+                        });
+                    }
+                }
+            }
+            out.push(Import {
+                path,
+                alias,
+                glob,
+                public,
+                module: false,
+                line,
+                scope,
+            });
+        }
+    }
+}
+
+/// Flatten a `use` tree into (path, local name, glob).
+fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<(Vec<String>, String, bool)>) {
+    let join = |tail: Option<Vec<String>>| -> Option<Vec<String>> {
+        let mut p = prefix.to_vec();
+        p.extend(tail?);
+        Some(p)
+    };
+    match node.kind() {
+        "identifier" | "crate" | "super" | "self" | "scoped_identifier" => {
+            let Some(mut path) = join(path_segments(node, src)) else {
+                return;
+            };
+            if path.len() > 1 && path.last().is_some_and(|s| s == "self") {
+                path.pop();
+            }
+            let alias = path.last().cloned().unwrap_or_default();
+            out.push((path, alias, false));
+        }
+        "use_as_clause" => {
+            let Some(mut path) = join(
+                node.child_by_field_name("path")
+                    .and_then(|p| path_segments(p, src)),
+            ) else {
+                return;
+            };
+            if path.len() > 1 && path.last().is_some_and(|s| s == "self") {
+                path.pop();
+            }
+            let alias = node
+                .child_by_field_name("alias")
+                .map(|a| text(a, src).to_string())
+                .unwrap_or_default();
+            out.push((path, alias, false));
+        }
+        "use_wildcard" => {
+            let inner = node.named_child(0).and_then(|p| path_segments(p, src));
+            let path = match inner {
+                Some(tail) => join(Some(tail)).unwrap_or_default(),
+                None => prefix.to_vec(),
+            };
+            out.push((path, String::new(), true));
+        }
+        "scoped_use_list" => {
+            let base = match node.child_by_field_name("path") {
+                Some(p) => match join(path_segments(p, src)) {
+                    Some(b) => b,
+                    None => return,
+                },
+                None => prefix.to_vec(),
+            };
+            if let Some(list) = node.child_by_field_name("list") {
+                use_tree(list, src, &base, out);
+            }
+        }
+        "use_list" => {
+            let mut cursor = node.walk();
+            for child in node.named_children(&mut cursor) {
+                use_tree(child, src, prefix, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Inside token trees, contextual keywords (`default`, `union`) are tokens
+/// of their own kind; after `::` they are names all the same.
+fn is_word(node: Node, src: &str) -> bool {
+    node.kind() == "identifier"
+        || (!node.is_named() && {
+            let t = text(node, src);
+            t.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric()) && !t.is_empty()
+        })
+}

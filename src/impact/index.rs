@@ -1,0 +1,1173 @@
+//! The project-wide symbol index: files grouped into crates and packages,
+//! module paths, and name resolution of references to definitions with a
+//! confidence (exact, unique, ambiguous). It never parses: it is built from
+//! extracted `FileSymbols`.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::lang::Lang;
+use super::symbols::{FileSymbols, Form, Import, Kind, Receiver, Ref};
+
+/// Names so common that matching them by name alone is noise: they never
+/// produce a by-name match (unique or ambiguous), only resolved ones.
+const STOP_LIST: &[&str] = &[
+    "new",
+    "default",
+    "get",
+    "get_mut",
+    "set",
+    "from",
+    "into",
+    "try_from",
+    "try_into",
+    "fmt",
+    "clone",
+    "eq",
+    "ne",
+    "cmp",
+    "partial_cmp",
+    "hash",
+    "drop",
+    "deref",
+    "deref_mut",
+    "as_ref",
+    "as_mut",
+    "borrow",
+    "borrow_mut",
+    "to_string",
+    "to_owned",
+    "len",
+    "is_empty",
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "next",
+    "push",
+    "pop",
+    "insert",
+    "remove",
+    "contains",
+    "clear",
+    "extend",
+    "map",
+    "unwrap",
+    "expect",
+    "ok",
+    "err",
+    "run",
+    "build",
+    "parse",
+    "read",
+    "write",
+    "flush",
+    "close",
+    "open",
+    "start",
+    "stop",
+    "init",
+    "update",
+    "apply",
+    "call",
+    "send",
+    "recv",
+    "with",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "index",
+    "keys",
+    "values",
+    "items",
+    "append",
+    "copy",
+    "format",
+    "join",
+    "split",
+    "strip",
+    "lower",
+    "upper",
+    "encode",
+    "decode",
+    "load",
+    "dump",
+    "dumps",
+    "loads",
+    "reset",
+    "setup",
+    "teardown",
+    "main",
+    "__init__",
+    "__str__",
+    "__repr__",
+    "__eq__",
+    "__hash__",
+    "__call__",
+    "__enter__",
+    "__exit__",
+    "__iter__",
+    "__next__",
+    "__len__",
+    "__getitem__",
+    "__setitem__",
+    "__contains__",
+    "setUp",
+    "tearDown",
+    "name",
+    "value",
+];
+
+pub fn stop_listed(name: &str) -> bool {
+    STOP_LIST.contains(&name)
+}
+
+/// A definition: file index and definition index within the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DefId {
+    pub file: u32,
+    pub def: u32,
+}
+
+type ModId = u32;
+
+/// How sure a resolved reference is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    /// Resolved through a qualifier, an import, the enclosing type or scope.
+    Exact,
+    /// Matched by name to the only candidate in scope.
+    Unique,
+    /// Matched by name to one of several candidates.
+    Ambiguous,
+}
+
+/// The definitions a reference may name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolution {
+    pub targets: Vec<DefId>,
+    pub confidence: Confidence,
+}
+
+impl Resolution {
+    fn none() -> Resolution {
+        Resolution {
+            targets: Vec::new(),
+            confidence: Confidence::Exact,
+        }
+    }
+
+    fn by_name(targets: Vec<DefId>) -> Resolution {
+        let confidence = if targets.len() == 1 {
+            Confidence::Unique
+        } else {
+            Confidence::Ambiguous
+        };
+        Resolution {
+            targets,
+            confidence,
+        }
+    }
+}
+
+/// One indexed file.
+pub struct File {
+    pub path: String,
+    pub lang: Lang,
+    pub unit: u32,
+    pub module: ModId,
+    pub syms: FileSymbols,
+    /// A test file by its path (`tests/`, `test_*.py`, `benches/`, …).
+    pub test: bool,
+    /// Module each definition is declared in.
+    def_mod: Vec<ModId>,
+    /// For inline modules: the module their body opens.
+    inner_mod: Vec<Option<ModId>>,
+}
+
+/// A crate (Rust package) or a top-level Python package.
+pub struct Unit {
+    pub name: String,
+    pub lang: Lang,
+}
+
+struct Module {
+    key: String,
+    unit: u32,
+    /// The crate root of the target this module belongs to (`crate::`).
+    root: ModId,
+    parent: Option<ModId>,
+    children: Vec<(String, ModId)>,
+    /// Imports declared in this module: (file, import index).
+    imports: Vec<(u32, u32)>,
+    /// Python: the module is a package's `__init__`.
+    package: bool,
+}
+
+/// Where a path leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Def(DefId),
+    Module(ModId),
+}
+
+/// Outcome of resolving a qualifier path.
+enum PathOutcome {
+    Found(Vec<Target>),
+    /// The path starts outside the index (`std::`, a third-party package).
+    External,
+    /// The path starts inside the index but does not lead anywhere.
+    Unresolved,
+}
+
+pub struct Index {
+    pub files: Vec<File>,
+    pub units: Vec<Unit>,
+    modules: Vec<Module>,
+    module_keys: HashMap<String, ModId>,
+    /// Rust crate name (with `_`) → its library root module.
+    crates: HashMap<String, ModId>,
+    /// Definitions without a container, by name.
+    items: HashMap<String, Vec<DefId>>,
+    /// Definitions with a container (methods, variants, associated items), by name.
+    members: HashMap<String, Vec<DefId>>,
+    /// Non-ghost references by name: (file, ref index).
+    refs_by_name: HashMap<String, Vec<(u32, u32)>>,
+    /// Imported name → the other names imports bind it to (`use a::B as C`).
+    aliases: HashMap<String, Vec<String>>,
+}
+
+/// A Rust package manifest: directory (relative, "" for the root) and name.
+pub struct Manifest {
+    pub dir: String,
+    pub name: String,
+}
+
+/// Input for one file.
+pub struct Source {
+    pub path: String,
+    pub lang: Lang,
+    pub syms: FileSymbols,
+}
+
+impl Index {
+    /// Build the index over `sources`. `manifests` locate Rust crates;
+    /// `py_packages` are the directories holding an `__init__.py`.
+    pub fn build(sources: Vec<Source>, manifests: &[Manifest]) -> Index {
+        let mut index = Index {
+            files: Vec::with_capacity(sources.len()),
+            units: Vec::new(),
+            modules: Vec::new(),
+            module_keys: HashMap::new(),
+            crates: HashMap::new(),
+            items: HashMap::new(),
+            members: HashMap::new(),
+            refs_by_name: HashMap::new(),
+            aliases: HashMap::new(),
+        };
+        let py_packages: std::collections::HashSet<String> = sources
+            .iter()
+            .filter_map(|s| s.path.strip_suffix("/__init__.py").map(str::to_string))
+            .collect();
+        let has_lib: std::collections::HashSet<String> = sources
+            .iter()
+            .filter_map(|s| s.path.strip_suffix("src/lib.rs").map(str::to_string))
+            .collect();
+        let mut manifests: Vec<&Manifest> = manifests.iter().collect();
+        // Deepest directory first, so a file maps to its innermost crate.
+        manifests.sort_by_key(|m| std::cmp::Reverse(m.dir.len()));
+        for src in sources {
+            index.add_file(src, &manifests, &py_packages, &has_lib, false);
+        }
+        index
+    }
+
+    fn unit_id(&mut self, name: &str, lang: Lang) -> u32 {
+        if let Some(i) = self
+            .units
+            .iter()
+            .position(|u| u.name == name && u.lang == lang)
+        {
+            return i as u32;
+        }
+        self.units.push(Unit {
+            name: name.to_string(),
+            lang,
+        });
+        (self.units.len() - 1) as u32
+    }
+
+    fn ensure_module(&mut self, key: &str, unit: u32, parent: Option<ModId>, name: &str) -> ModId {
+        if let Some(&m) = self.module_keys.get(key) {
+            return m;
+        }
+        let id = self.modules.len() as ModId;
+        let root = parent.map_or(id, |p| self.modules[p as usize].root);
+        self.modules.push(Module {
+            key: key.to_string(),
+            unit,
+            root,
+            parent,
+            children: Vec::new(),
+            imports: Vec::new(),
+            package: false,
+        });
+        if let Some(p) = parent {
+            self.modules[p as usize]
+                .children
+                .push((name.to_string(), id));
+        }
+        self.module_keys.insert(key.to_string(), id);
+        id
+    }
+
+    /// Module path of a Rust file: (crate, target root key, module names).
+    fn rust_module(
+        &mut self,
+        path: &str,
+        manifests: &[&Manifest],
+        has_lib: &std::collections::HashSet<String>,
+    ) -> ModId {
+        let manifest = manifests
+            .iter()
+            .find(|m| m.dir.is_empty() || path.starts_with(&format!("{}/", m.dir)));
+        let (dir, crate_name) = match manifest {
+            Some(m) => (m.dir.as_str(), m.name.replace('-', "_")),
+            None => ("", "crate".to_string()),
+        };
+        let rel = if dir.is_empty() {
+            path
+        } else {
+            &path[dir.len() + 1..]
+        };
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let stem = rel.trim_end_matches(".rs");
+        let (target, segs): (String, Vec<&str>) = if let Some(inside) = stem.strip_prefix("src/") {
+            if inside == "lib" {
+                ("lib".to_string(), Vec::new())
+            } else if inside == "main" {
+                let t = if has_lib.contains(&prefix) {
+                    "main"
+                } else {
+                    "lib"
+                };
+                (t.to_string(), Vec::new())
+            } else if let Some(bin) = inside.strip_prefix("bin/") {
+                let name = bin.split('/').next().unwrap_or(bin);
+                (format!("bin/{name}"), module_segments(&bin[name.len()..]))
+            } else {
+                ("lib".to_string(), module_segments(inside))
+            }
+        } else {
+            let top = rel.split('/').next().unwrap_or("");
+            (
+                top.to_string(),
+                module_segments(stem.get(top.len()..).unwrap_or("")),
+            )
+        };
+        let unit = self.unit_id(&crate_name, Lang::Rust);
+        let root_key = format!("rs:{crate_name}:{target}");
+        let root = self.ensure_module(&root_key, unit, None, "");
+        if target == "lib" {
+            self.crates.entry(crate_name).or_insert(root);
+        }
+        let mut cur = root;
+        let mut key = root_key;
+        for seg in segs {
+            key.push_str("::");
+            key.push_str(seg);
+            cur = self.ensure_module(&key.clone(), unit, Some(cur), seg);
+        }
+        cur
+    }
+
+    fn python_module(&mut self, path: &str, packages: &std::collections::HashSet<String>) -> ModId {
+        let stem = path.trim_end_matches(".pyi").trim_end_matches(".py");
+        let (dir, file) = match stem.rsplit_once('/') {
+            Some((d, f)) => (d, f),
+            None => ("", stem),
+        };
+        // Walk up while the directory is a package.
+        let mut pkgs: Vec<&str> = Vec::new();
+        let mut d = dir;
+        while !d.is_empty() && packages.contains(d) {
+            let (parent, name) = match d.rsplit_once('/') {
+                Some((p, n)) => (p, n),
+                None => ("", d),
+            };
+            pkgs.push(name);
+            d = parent;
+        }
+        pkgs.reverse();
+        let is_init = file == "__init__";
+        let mut segs = pkgs.clone();
+        if !is_init {
+            segs.push(file);
+        }
+        let unit_name = match pkgs.first() {
+            Some(top) => top.to_string(),
+            None if dir.is_empty() => file.to_string(),
+            None => dir.to_string(),
+        };
+        let unit = self.unit_id(&unit_name, Lang::Python);
+        let mut cur: Option<ModId> = None;
+        let mut key = String::from("py:");
+        for (i, seg) in segs.iter().enumerate() {
+            if i > 0 {
+                key.push('.');
+            }
+            key.push_str(seg);
+            cur = Some(self.ensure_module(&key.clone(), unit, cur, seg));
+        }
+        let m = match cur {
+            Some(m) => m,
+            None => self.ensure_module("py:", unit, None, ""),
+        };
+        if is_init {
+            self.modules[m as usize].package = true;
+        }
+        m
+    }
+
+    fn add_file(
+        &mut self,
+        src: Source,
+        manifests: &[&Manifest],
+        py_packages: &std::collections::HashSet<String>,
+        has_lib: &std::collections::HashSet<String>,
+        ghost: bool,
+    ) -> u32 {
+        let module = match src.lang {
+            Lang::Rust => self.rust_module(&src.path, manifests, has_lib),
+            Lang::Python => self.python_module(&src.path, py_packages),
+        };
+        let unit = self.modules[module as usize].unit;
+        let file_id = self.files.len() as u32;
+        let syms = src.syms;
+        let n = syms.defs.len();
+        let mut def_mod = vec![module; n];
+        let mut inner_mod = vec![None; n];
+        // Parents come before children in document order.
+        for i in 0..n {
+            let d = &syms.defs[i];
+            let m = match d.parent {
+                Some(p) => inner_mod[p as usize].unwrap_or(def_mod[p as usize]),
+                None => module,
+            };
+            def_mod[i] = m;
+            if d.kind == Kind::Module {
+                let key = format!(
+                    "{}{}{}",
+                    self.modules[m as usize].key,
+                    sep(src.lang),
+                    d.name
+                );
+                inner_mod[i] = Some(self.ensure_module(&key, unit, Some(m), &d.name));
+            }
+        }
+        for (i, imp) in syms.imports.iter().enumerate() {
+            let m = match imp.scope {
+                Some(s) => inner_mod[s as usize].unwrap_or(def_mod[s as usize]),
+                None => module,
+            };
+            self.modules[m as usize].imports.push((file_id, i as u32));
+        }
+        if !ghost {
+            for (i, d) in syms.defs.iter().enumerate() {
+                let id = DefId {
+                    file: file_id,
+                    def: i as u32,
+                };
+                let map = if d.container.is_some() {
+                    &mut self.members
+                } else {
+                    &mut self.items
+                };
+                map.entry(d.name.clone()).or_default().push(id);
+            }
+            for imp in &syms.imports {
+                if let Some(last) = imp.path.last() {
+                    if !imp.glob && !imp.alias.is_empty() && imp.alias != *last {
+                        let list = self.aliases.entry(last.clone()).or_default();
+                        if !list.contains(&imp.alias) {
+                            list.push(imp.alias.clone());
+                        }
+                    }
+                }
+            }
+            for (i, r) in syms.refs.iter().enumerate() {
+                self.refs_by_name
+                    .entry(r.name.clone())
+                    .or_default()
+                    .push((file_id, i as u32));
+            }
+        }
+        let test = is_test_path(&src.path);
+        self.files.push(File {
+            path: src.path,
+            lang: src.lang,
+            unit,
+            module,
+            syms,
+            test,
+            def_mod,
+            inner_mod,
+        });
+        file_id
+    }
+
+    /// Add definitions that the diff removed, from the base-side symbols of
+    /// `path`, so references that still name them resolve to them.
+    pub fn add_ghosts(
+        &mut self,
+        path: &str,
+        lang: Lang,
+        syms: FileSymbols,
+        defs: &[u32],
+        manifests: &[Manifest],
+    ) -> u32 {
+        let mut sorted: Vec<&Manifest> = manifests.iter().collect();
+        sorted.sort_by_key(|m| std::cmp::Reverse(m.dir.len()));
+        let py_packages: std::collections::HashSet<String> = self
+            .files
+            .iter()
+            .filter_map(|f| f.path.strip_suffix("/__init__.py").map(str::to_string))
+            .collect();
+        let has_lib: std::collections::HashSet<String> = self
+            .files
+            .iter()
+            .filter_map(|f| f.path.strip_suffix("src/lib.rs").map(str::to_string))
+            .collect();
+        let file = self.add_file(
+            Source {
+                path: path.to_string(),
+                lang,
+                syms,
+            },
+            &sorted,
+            &py_packages,
+            &has_lib,
+            true,
+        );
+        for &i in defs {
+            let d = &self.files[file as usize].syms.defs[i as usize];
+            let id = DefId { file, def: i };
+            let map = if d.container.is_some() {
+                &mut self.members
+            } else {
+                &mut self.items
+            };
+            map.entry(d.name.clone()).or_default().push(id);
+        }
+        file
+    }
+
+    pub fn def(&self, id: DefId) -> &super::symbols::Def {
+        &self.files[id.file as usize].syms.defs[id.def as usize]
+    }
+
+    pub fn file(&self, id: u32) -> &File {
+        &self.files[id as usize]
+    }
+
+    /// Qualified name: module path, then the definition's path in its file
+    /// (`library::shelf::Shelf::add`, `pkg.mod.Class.method`).
+    pub fn qualified(&self, id: DefId) -> String {
+        let f = &self.files[id.file as usize];
+        let module = display_module(&self.modules[f.module as usize].key);
+        let local = f.syms.local_path(id.def as usize);
+        match f.lang {
+            Lang::Rust if module.is_empty() => local,
+            Lang::Rust => format!("{module}::{local}"),
+            Lang::Python if module.is_empty() => local.replace("::", "."),
+            Lang::Python => format!("{}.{}", module, local.replace("::", ".")),
+        }
+    }
+
+    pub fn refs_named(&self, name: &str) -> &[(u32, u32)] {
+        self.refs_by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+
+    /// `name` and every name an import binds it to, transitively: the names
+    /// under which a definition can be referenced.
+    pub fn names_for(&self, name: &str) -> Vec<String> {
+        let mut out = vec![name.to_string()];
+        let mut i = 0;
+        while i < out.len() && out.len() < 64 {
+            if let Some(list) = self.aliases.get(&out[i]) {
+                for a in list {
+                    if !out.contains(a) {
+                        out.push(a.clone());
+                    }
+                }
+            }
+            i += 1;
+        }
+        out
+    }
+
+    fn scope_mod(&self, file: u32, scope: Option<u32>) -> ModId {
+        let f = &self.files[file as usize];
+        match scope {
+            Some(s) => f.inner_mod[s as usize].unwrap_or(f.def_mod[s as usize]),
+            None => f.module,
+        }
+    }
+
+    fn def_module(&self, id: DefId) -> ModId {
+        self.files[id.file as usize].def_mod[id.def as usize]
+    }
+
+    /// Declared directly in a module, not inside a function or type.
+    fn module_level(&self, id: DefId) -> bool {
+        let f = &self.files[id.file as usize];
+        let mut cur = f.syms.defs[id.def as usize].parent;
+        while let Some(p) = cur {
+            let d = &f.syms.defs[p as usize];
+            if d.kind != Kind::Module {
+                return false;
+            }
+            cur = d.parent;
+        }
+        true
+    }
+
+    fn def_target(&self, id: DefId) -> Target {
+        match self.files[id.file as usize].inner_mod[id.def as usize] {
+            Some(m) => Target::Module(m),
+            None => Target::Def(id),
+        }
+    }
+
+    /// The names a module binds to `name`: its items, submodules, imports,
+    /// then glob imports.
+    fn lookup(&self, m: ModId, name: &str, depth: u8, out: &mut Vec<Target>) {
+        if depth > 8 {
+            return;
+        }
+        let before = out.len();
+        if let Some(list) = self.items.get(name) {
+            for &d in list {
+                if self.def_module(d) == m && self.module_level(d) {
+                    push_unique(out, self.def_target(d));
+                }
+            }
+        }
+        let module = &self.modules[m as usize];
+        for (child, id) in &module.children {
+            if child == name {
+                push_unique(out, Target::Module(*id));
+            }
+        }
+        for &(f, i) in &module.imports {
+            let imp = &self.files[f as usize].syms.imports[i as usize];
+            if !imp.glob && imp.alias == name {
+                if let PathOutcome::Found(ts) = self.resolve_import(m, imp, depth + 1) {
+                    for t in ts {
+                        push_unique(out, t);
+                    }
+                }
+            }
+        }
+        if out.len() > before {
+            return;
+        }
+        for &(f, i) in &module.imports {
+            let imp = &self.files[f as usize].syms.imports[i as usize];
+            if imp.glob {
+                if let PathOutcome::Found(ts) =
+                    self.resolve_path(m, &imp.path, self.files[f as usize].lang, depth + 1)
+                {
+                    for t in ts {
+                        match t {
+                            Target::Module(g) if g != m => self.lookup(g, name, depth + 1, out),
+                            Target::Def(d) => {
+                                for t in self.members_of(d, name, depth + 1) {
+                                    push_unique(out, Target::Def(t));
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn resolve_import(&self, m: ModId, imp: &Import, depth: u8) -> PathOutcome {
+        let lang = self.modules_lang(m);
+        self.resolve_path(m, &imp.path, lang, depth)
+    }
+
+    fn modules_lang(&self, m: ModId) -> Lang {
+        if self.modules[m as usize].key.starts_with("py:") {
+            Lang::Python
+        } else {
+            Lang::Rust
+        }
+    }
+
+    /// Resolve a whole path (`crate::a::B`, `..mod.name`) seen from module `m`.
+    fn resolve_path(&self, m: ModId, segs: &[String], lang: Lang, depth: u8) -> PathOutcome {
+        let Some(first) = segs.first() else {
+            return PathOutcome::Unresolved;
+        };
+        let mut i = 1;
+        let mut cur: Vec<Target> = match lang {
+            Lang::Rust => match first.as_str() {
+                "crate" => vec![Target::Module(self.modules[m as usize].root)],
+                "self" => vec![Target::Module(m)],
+                "super" => {
+                    let mut c = self.modules[m as usize].parent.unwrap_or(m);
+                    while segs.get(i).is_some_and(|s| s == "super") {
+                        c = self.modules[c as usize].parent.unwrap_or(c);
+                        i += 1;
+                    }
+                    vec![Target::Module(c)]
+                }
+                _ => {
+                    let mut out = Vec::new();
+                    self.lookup(m, first, depth, &mut out);
+                    if out.is_empty() {
+                        if let Some(&root) = self.crates.get(first.as_str()) {
+                            out.push(Target::Module(root));
+                        } else {
+                            let root = self.modules[m as usize].root;
+                            if root != m {
+                                self.lookup(root, first, depth, &mut out);
+                            }
+                        }
+                    }
+                    if out.is_empty() {
+                        return PathOutcome::External;
+                    }
+                    out
+                }
+            },
+            Lang::Python => {
+                if first.starts_with('.') {
+                    let mut c = m;
+                    if !self.modules[m as usize].package {
+                        c = self.modules[m as usize].parent.unwrap_or(m);
+                    }
+                    for _ in 1..first.len() {
+                        c = self.modules[c as usize].parent.unwrap_or(c);
+                    }
+                    vec![Target::Module(c)]
+                } else if let Some(&top) = self.module_keys.get(&format!("py:{first}")) {
+                    vec![Target::Module(top)]
+                } else {
+                    let mut out = Vec::new();
+                    self.lookup(m, first, depth, &mut out);
+                    if out.is_empty() {
+                        return PathOutcome::External;
+                    }
+                    out
+                }
+            }
+        };
+        for seg in &segs[i..] {
+            let mut next = Vec::new();
+            for t in &cur {
+                match *t {
+                    Target::Module(mm) => self.lookup(mm, seg, depth + 1, &mut next),
+                    Target::Def(d) => {
+                        for x in self.members_of(d, seg, depth + 1) {
+                            push_unique(&mut next, Target::Def(x));
+                        }
+                    }
+                }
+            }
+            if next.is_empty() {
+                return PathOutcome::Unresolved;
+            }
+            cur = next;
+        }
+        PathOutcome::Found(cur)
+    }
+
+    /// Members named `name` of the type `owner` (and, for Python classes,
+    /// of its bases).
+    fn members_of(&self, owner: DefId, name: &str, depth: u8) -> Vec<DefId> {
+        let od = self.def(owner);
+        if !od.kind.is_type() || depth > 8 {
+            return Vec::new();
+        }
+        let unit = self.files[owner.file as usize].unit;
+        let mut out: Vec<DefId> = self
+            .members
+            .get(name)
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&d| {
+                self.files[d.file as usize].unit == unit
+                    && self.def(d).container.as_deref() == Some(od.name.as_str())
+            })
+            .collect();
+        if out.is_empty() && !od.bases.is_empty() {
+            let m = self.def_module(owner);
+            let lang = self.files[owner.file as usize].lang;
+            for base in &od.bases {
+                let segs: Vec<String> = base.split('.').map(str::to_string).collect();
+                if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
+                    for t in ts {
+                        if let Target::Def(b) = t {
+                            if b != owner {
+                                out.extend(self.members_of(b, name, depth + 1));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The type that `self` stands for inside `scope`.
+    fn self_type(&self, file: u32, scope: Option<u32>) -> Option<DefId> {
+        let f = &self.files[file as usize];
+        let mut cur = scope;
+        while let Some(s) = cur {
+            let d = &f.syms.defs[s as usize];
+            if d.kind.is_type() {
+                return Some(DefId { file, def: s });
+            }
+            if let Some(c) = &d.container {
+                // Prefer the type declared in the same module, else any of
+                // that name in the unit (impls may live in other files).
+                let m = f.def_mod[s as usize];
+                let mut out = Vec::new();
+                self.lookup(m, c, 0, &mut out);
+                let found = out.into_iter().find_map(|t| match t {
+                    Target::Def(d) if self.def(d).kind.is_type() => Some(d),
+                    _ => None,
+                });
+                return found.or_else(|| self.type_in_unit(f.unit, c));
+            }
+            cur = d.parent;
+        }
+        None
+    }
+
+    fn type_in_unit(&self, unit: u32, name: &str) -> Option<DefId> {
+        self.items
+            .get(name)?
+            .iter()
+            .copied()
+            .find(|&d| self.files[d.file as usize].unit == unit && self.def(d).kind.is_type())
+    }
+
+    /// Resolve one reference.
+    pub fn resolve(&self, file: u32, r: &Ref) -> Resolution {
+        let f = &self.files[file as usize];
+        let m = self.scope_mod(file, r.scope);
+        let lang = f.lang;
+        if !r.path.is_empty() {
+            let mut segs = r.path.clone();
+            segs.push(r.name.clone());
+            return match self.resolve_path(m, &segs, lang, 0) {
+                PathOutcome::Found(ts) => exact(ts),
+                PathOutcome::External => Resolution::none(),
+                PathOutcome::Unresolved => {
+                    // `Type::f` where `Type` came in through a glob we could
+                    // not follow: same-unit types of that name.
+                    let owner = &r.path[r.path.len() - 1];
+                    if r.path.len() == 1 && owner.chars().next().is_some_and(char::is_uppercase) {
+                        let owners: Vec<DefId> = self
+                            .items
+                            .get(owner.as_str())
+                            .into_iter()
+                            .flatten()
+                            .copied()
+                            .filter(|&d| {
+                                self.files[d.file as usize].unit == f.unit
+                                    && self.def(d).kind.is_type()
+                            })
+                            .collect();
+                        let targets: Vec<DefId> = owners
+                            .iter()
+                            .flat_map(|&o| self.members_of(o, &r.name, 0))
+                            .collect();
+                        self.by_name_filtered(&r.name, targets)
+                    } else {
+                        Resolution::none()
+                    }
+                }
+            };
+        }
+        match &r.receiver {
+            Receiver::None => self.resolve_plain(file, m, r),
+            Receiver::SelfValue => {
+                if let Some(t) = self.self_type(file, r.scope) {
+                    let found = self.members_of(t, &r.name, 0);
+                    if !found.is_empty() {
+                        return exact(found.into_iter().map(Target::Def).collect());
+                    }
+                }
+                self.by_method_name(file, r)
+            }
+            Receiver::Type(t) => {
+                let segs: Vec<String> = t
+                    .split(if lang == Lang::Rust { "::" } else { "." })
+                    .map(str::to_string)
+                    .collect();
+                match self.resolve_path(m, &segs, lang, 0) {
+                    PathOutcome::Found(ts) => {
+                        let mut any_type = false;
+                        let mut found = Vec::new();
+                        for t in ts {
+                            if let Target::Def(d) = t {
+                                any_type |= self.def(d).kind.is_type();
+                                found.extend(self.members_of(d, &r.name, 0));
+                            }
+                        }
+                        if !found.is_empty() {
+                            exact(found.into_iter().map(Target::Def).collect())
+                        } else if any_type {
+                            // A trait method or a wrong guess of the type.
+                            self.by_method_name(file, r)
+                        } else {
+                            Resolution::none()
+                        }
+                    }
+                    PathOutcome::External => Resolution::none(),
+                    PathOutcome::Unresolved => self.by_method_name(file, r),
+                }
+            }
+            Receiver::Name(n) => {
+                let segs: Vec<String> = n
+                    .split(if lang == Lang::Rust { "::" } else { "." })
+                    .map(str::to_string)
+                    .collect();
+                match self.resolve_path(m, &segs, lang, 0) {
+                    PathOutcome::Found(ts) => {
+                        let mut out = Vec::new();
+                        let mut value = false;
+                        for t in ts {
+                            match t {
+                                Target::Module(mm) => self.lookup(mm, &r.name, 0, &mut out),
+                                Target::Def(d) if self.def(d).kind.is_type() => {
+                                    out.extend(
+                                        self.members_of(d, &r.name, 0).into_iter().map(Target::Def),
+                                    );
+                                }
+                                Target::Def(_) => value = true,
+                            }
+                        }
+                        if !out.is_empty() {
+                            exact(out)
+                        } else if value {
+                            self.by_method_name(file, r)
+                        } else {
+                            Resolution::none()
+                        }
+                    }
+                    PathOutcome::External => Resolution::none(),
+                    PathOutcome::Unresolved => self.by_method_name(file, r),
+                }
+            }
+            Receiver::Field(_) | Receiver::Unknown => self.by_method_name(file, r),
+        }
+    }
+
+    /// A name without qualifier: enclosing functions' nested items, the
+    /// module (items, imports, globs), then the unit when a glob import could
+    /// have brought it in.
+    fn resolve_plain(&self, file: u32, m: ModId, r: &Ref) -> Resolution {
+        let f = &self.files[file as usize];
+        // Items nested in an enclosing function (Python closures, Rust
+        // fn-local items).
+        let mut cur = r.scope;
+        while let Some(s) = cur {
+            let d = &f.syms.defs[s as usize];
+            if matches!(d.kind, Kind::Function | Kind::Method) {
+                let nested: Vec<Target> = self
+                    .items
+                    .get(r.name.as_str())
+                    .into_iter()
+                    .flatten()
+                    .copied()
+                    .filter(|x| x.file == file && self.def(*x).parent == Some(s))
+                    .map(Target::Def)
+                    .collect();
+                if !nested.is_empty() {
+                    return exact(nested);
+                }
+            }
+            cur = d.parent;
+        }
+        let mut out = Vec::new();
+        self.lookup(m, &r.name, 0, &mut out);
+        if !out.is_empty() {
+            return exact(out);
+        }
+        // Bound by an import that leads outside the index: not ours.
+        let module = &self.modules[m as usize];
+        let imported = module.imports.iter().any(|&(fi, i)| {
+            let imp = &self.files[fi as usize].syms.imports[i as usize];
+            !imp.glob && imp.alias == r.name
+        });
+        if imported {
+            return Resolution::none();
+        }
+        let has_glob = module
+            .imports
+            .iter()
+            .any(|&(fi, i)| self.files[fi as usize].syms.imports[i as usize].glob);
+        // Macros by example are visible crate-wide once defined.
+        if !(has_glob || r.form == Form::Macro) || stop_listed(&r.name) {
+            return Resolution::none();
+        }
+        let unit = f.unit;
+        let candidates: Vec<DefId> = self
+            .items
+            .get(r.name.as_str())
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&d| {
+                self.files[d.file as usize].unit == unit
+                    && !self.files[d.file as usize].test_only_for(&self.files[file as usize])
+                    && self.module_level(d)
+                    && form_accepts(r.form, self.def(d).kind)
+            })
+            .collect();
+        if r.form == Form::Value && candidates.len() > 1 {
+            return Resolution::none();
+        }
+        self.by_name_filtered(&r.name, candidates)
+    }
+
+    fn by_name_filtered(&self, name: &str, targets: Vec<DefId>) -> Resolution {
+        if targets.is_empty() || (targets.len() > 1 && stop_listed(name)) {
+            return Resolution::none();
+        }
+        Resolution::by_name(targets)
+    }
+
+    /// A method or attribute on a receiver of unknown type: every method of
+    /// that name in the same language.
+    fn by_method_name(&self, file: u32, r: &Ref) -> Resolution {
+        if stop_listed(&r.name) || r.form != Form::MethodCall {
+            return Resolution::none();
+        }
+        let lang = self.files[file as usize].lang;
+        let targets: Vec<DefId> = self
+            .members
+            .get(r.name.as_str())
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&d| {
+                self.files[d.file as usize].lang == lang && self.def(d).kind == Kind::Method
+            })
+            .collect();
+        self.by_name_filtered(&r.name, targets)
+    }
+}
+
+impl File {
+    /// Test code is never a candidate for production code's by-name matches.
+    fn test_only_for(&self, user: &File) -> bool {
+        self.test && !user.test
+    }
+}
+
+fn form_accepts(form: Form, kind: Kind) -> bool {
+    match form {
+        Form::Call => matches!(kind, Kind::Function | Kind::Struct | Kind::Class),
+        Form::Type => kind.is_type(),
+        Form::Macro => kind == Kind::Macro,
+        Form::Value => matches!(
+            kind,
+            Kind::Function
+                | Kind::Const
+                | Kind::Static
+                | Kind::Variable
+                | Kind::Struct
+                | Kind::Class
+        ),
+        _ => false,
+    }
+}
+
+fn exact(targets: Vec<Target>) -> Resolution {
+    let defs: Vec<DefId> = targets
+        .into_iter()
+        .filter_map(|t| match t {
+            Target::Def(d) => Some(d),
+            Target::Module(_) => None,
+        })
+        .collect();
+    Resolution {
+        targets: defs,
+        confidence: Confidence::Exact,
+    }
+}
+
+fn push_unique(out: &mut Vec<Target>, t: Target) {
+    if !out.contains(&t) {
+        out.push(t);
+    }
+}
+
+fn sep(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Rust => "::",
+        Lang::Python => ".",
+    }
+}
+
+/// `a/b/mod` → `[a, b]`; `/a/b` → `[a, b]`.
+fn module_segments(path: &str) -> Vec<&str> {
+    let mut segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if segs.last() == Some(&"mod") {
+        segs.pop();
+    }
+    segs
+}
+
+/// Test files by path: Rust `tests/`, `benches/`; Python `test_*.py`,
+/// `*_test.py`, `tests/`, `conftest.py`.
+pub fn is_test_path(path: &str) -> bool {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    let in_dir = |d: &str| path.starts_with(&format!("{d}/")) || path.contains(&format!("/{d}/"));
+    in_dir("tests")
+        || in_dir("test")
+        || in_dir("benches")
+        || file.starts_with("test_")
+        || file.ends_with("_test.py")
+        || file.ends_with("_tests.rs")
+        || file == "conftest.py"
+}
+
+/// `rs:krate:lib::a::b` → `krate::a::b`; `rs:krate:tests::x` →
+/// `krate[tests]::x`; `py:pkg.mod` → `pkg.mod`.
+fn display_module(key: &str) -> String {
+    if let Some(rest) = key.strip_prefix("py:") {
+        return rest.to_string();
+    }
+    let rest = key.strip_prefix("rs:").unwrap_or(key);
+    let (krate, rest) = rest.split_once(':').unwrap_or((rest, ""));
+    let (target, path) = match rest.split_once("::") {
+        Some((t, p)) => (t, Some(p)),
+        None => (rest, None),
+    };
+    let mut out = if target == "lib" {
+        krate.to_string()
+    } else {
+        format!("{krate}[{target}]")
+    };
+    if let Some(p) = path {
+        out.push_str("::");
+        out.push_str(p);
+    }
+    out
+}

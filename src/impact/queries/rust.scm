@@ -1,0 +1,40 @@
+; Rust: the nodes the extractor reads. Capture names are roles:
+;   def.<kind> on an item, with @name on its name;
+;   import on `use` and `extern crate`;
+;   local on a pattern that binds names; local.type on a type parameter;
+;   ref.* on reference sites; macro.body on a macro call's token tree.
+; The extractor reads context (parents, fields) the patterns do not express.
+
+(function_item name: (identifier) @name) @def.function
+(function_signature_item name: (identifier) @name) @def.function
+(struct_item name: (type_identifier) @name) @def.struct
+(union_item name: (type_identifier) @name) @def.struct
+(enum_item name: (type_identifier) @name) @def.enum
+(enum_variant name: (identifier) @name) @def.variant
+(trait_item name: (type_identifier) @name) @def.trait
+(type_item name: (type_identifier) @name) @def.type
+(associated_type name: (type_identifier) @name) @def.type
+(const_item name: (identifier) @name) @def.const
+(static_item name: (identifier) @name) @def.static
+(mod_item name: (identifier) @name) @def.module
+(macro_definition name: (identifier) @name) @def.macro
+
+(use_declaration) @import
+(extern_crate_declaration) @import
+
+(let_declaration pattern: (_) @local)
+(parameter pattern: (_) @local)
+(closure_parameters (_) @local)
+(for_expression pattern: (_) @local)
+(let_condition pattern: (_) @local)
+(match_pattern) @local
+(type_parameter name: (type_identifier) @local.type)
+
+(call_expression function: (field_expression) @ref.method)
+(call_expression
+  function: (generic_function function: (field_expression) @ref.method))
+(scoped_identifier) @ref.path
+(scoped_type_identifier) @ref.path
+(identifier) @ref.ident
+(type_identifier) @ref.type
+(macro_invocation (token_tree) @macro.body)

@@ -1,0 +1,252 @@
+//! What one source file declares and references, as extracted from its blob.
+//! Plain data, cached per blob: it never refers to other files, so it can be
+//! computed in parallel and reused across commits that share the blob.
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of a definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Function,
+    Method,
+    Struct,
+    Enum,
+    Variant,
+    Trait,
+    TypeAlias,
+    Const,
+    Static,
+    Module,
+    Macro,
+    Class,
+    Variable,
+}
+
+impl Kind {
+    /// Types own members (methods, variants, associated items).
+    pub fn is_type(self) -> bool {
+        matches!(
+            self,
+            Kind::Struct | Kind::Enum | Kind::Trait | Kind::TypeAlias | Kind::Class
+        )
+    }
+
+    /// Kinds that can enclose a reference as its "dependent symbol". A
+    /// variant is part of its enum, so references inside it belong to the enum.
+    pub fn is_scope(self) -> bool {
+        !matches!(self, Kind::Variant)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Function => "function",
+            Kind::Method => "method",
+            Kind::Struct => "struct",
+            Kind::Enum => "enum",
+            Kind::Variant => "variant",
+            Kind::Trait => "trait",
+            Kind::TypeAlias => "type",
+            Kind::Const => "const",
+            Kind::Static => "static",
+            Kind::Module => "module",
+            Kind::Macro => "macro",
+            Kind::Class => "class",
+            Kind::Variable => "variable",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Visibility {
+    /// `pub`, or a Python name without a leading underscore.
+    Public,
+    /// `pub(crate)`, `pub(super)`, `pub(in …)`.
+    Crate,
+    Private,
+}
+
+/// One definition in a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Def {
+    pub name: String,
+    pub kind: Kind,
+    /// The impl type, trait or class that owns this definition.
+    pub container: Option<String>,
+    /// The trait of `impl Trait for Type` that this method implements.
+    pub trait_name: Option<String>,
+    /// Python class bases as written (`Base`, `mod.Base`).
+    pub bases: Vec<String>,
+    /// 1-based inclusive lines, attributes, doc comments and decorators included.
+    pub start_line: u32,
+    pub end_line: u32,
+    /// Hash of the declaration without its body: a change here is a
+    /// signature change, a change elsewhere inside the span a body change.
+    pub signature: u64,
+    pub visibility: Visibility,
+    /// Index of the enclosing definition in `FileSymbols::defs`.
+    pub parent: Option<u32>,
+    /// Marked `#[test]`, inside `#[cfg(test)]`, or a Python `test_*`/`Test*`.
+    pub test: bool,
+}
+
+/// How a reference names its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Form {
+    /// `f(x)`
+    Call,
+    /// `x.f()`
+    MethodCall,
+    /// `Type::f`, `a::b::f`
+    Path,
+    /// A type in a signature, a struct literal, an `impl` header.
+    Type,
+    /// `m!(…)`
+    Macro,
+    /// `x.attr` without a call.
+    Attribute,
+    /// `use a::b` / `from a import b`.
+    Import,
+    /// A name used as a value: `map(f)`, `CONST`, `isinstance(x, Class)`.
+    Value,
+}
+
+impl Form {
+    pub fn label(self) -> &'static str {
+        match self {
+            Form::Call => "call",
+            Form::MethodCall => "method call",
+            Form::Path => "path",
+            Form::Type => "type",
+            Form::Macro => "macro",
+            Form::Attribute => "attribute",
+            Form::Import => "import",
+            Form::Value => "value",
+        }
+    }
+}
+
+/// What a method call or attribute access is applied to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Receiver {
+    /// Not a method call or attribute access.
+    None,
+    /// `self.f()`, `cls.f()`.
+    SelfValue,
+    /// `self.field.f()`: the field of the enclosing type.
+    Field(String),
+    /// A local whose type is evident (`let x: T`, `x = T(…)`): `T` or `a::T`.
+    Type(String),
+    /// A name that is not a local: a module alias, a class, a static (`m.f`, `a.b.f`).
+    Name(String),
+    /// Anything else: the target is known only by its name.
+    Unknown,
+}
+
+/// One reference site.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ref {
+    pub name: String,
+    pub form: Form,
+    /// Qualifier segments before the name: `["crate", "a"]` for `crate::a::f`;
+    /// for a Python relative import the first segment is the dots (`".."`).
+    pub path: Vec<String>,
+    pub receiver: Receiver,
+    /// 1-based line.
+    pub line: u32,
+    /// Innermost enclosing definition (index in `FileSymbols::defs`).
+    pub scope: Option<u32>,
+}
+
+/// One name bound by an import.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Import {
+    /// Full path of the imported item: `["crate", "a", "B"]`, Python
+    /// `["pkg", "mod", "name"]` or `["..", "mod", "name"]`.
+    pub path: Vec<String>,
+    /// The local name; empty for a glob.
+    pub alias: String,
+    pub glob: bool,
+    /// `pub use` re-export (Python imports are always visible to importers).
+    pub public: bool,
+    /// Python `import a.b [as x]`: binds a module, not a member.
+    pub module: bool,
+    pub line: u32,
+    /// Innermost enclosing definition: an inline module or a function.
+    pub scope: Option<u32>,
+}
+
+/// Everything extracted from one file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileSymbols {
+    pub defs: Vec<Def>,
+    pub refs: Vec<Ref>,
+    pub imports: Vec<Import>,
+    /// The parser recovered from syntax errors: some sites may be missing.
+    pub syntax_errors: bool,
+}
+
+impl FileSymbols {
+    /// Name of `def` qualified within its file: inline modules, container
+    /// (`<Type as Trait>` for trait impls), name. Unique enough to pair a
+    /// definition on the base side with the same one on the head side.
+    pub fn local_path(&self, def: usize) -> String {
+        let mut parts = Vec::new();
+        let mut cur = self.defs[def].parent;
+        while let Some(p) = cur {
+            let pd = &self.defs[p as usize];
+            if pd.kind == Kind::Module {
+                parts.push(pd.name.as_str());
+            }
+            cur = pd.parent;
+        }
+        parts.reverse();
+        let d = &self.defs[def];
+        let mut out = parts.join("::");
+        let owner = match (&d.container, &d.trait_name) {
+            (Some(c), Some(t)) => Some(format!("<{c} as {t}>")),
+            (Some(c), None) => Some(c.clone()),
+            _ => None,
+        };
+        for part in owner.iter().map(String::as_str).chain([d.name.as_str()]) {
+            if !out.is_empty() {
+                out.push_str("::");
+            }
+            out.push_str(part);
+        }
+        out
+    }
+
+    /// Short display name: `Type::name` (Rust), `Class.name` (Python, with
+    /// `sep` "."), or `name`.
+    pub fn display_name(&self, def: usize, sep: &str) -> String {
+        let d = &self.defs[def];
+        match &d.container {
+            Some(c) => format!("{c}{sep}{}", d.name),
+            None => d.name.clone(),
+        }
+    }
+
+    /// Inline modules enclosing `scope`, outermost first.
+    pub fn module_chain(&self, scope: Option<u32>) -> Vec<&str> {
+        let mut parts = Vec::new();
+        let mut cur = scope;
+        while let Some(p) = cur {
+            let pd = &self.defs[p as usize];
+            if pd.kind == Kind::Module {
+                parts.push(pd.name.as_str());
+            }
+            cur = pd.parent;
+        }
+        parts.reverse();
+        parts
+    }
+
+    /// Whether `scope` or one of its parents is marked as test code.
+    pub fn in_test(&self, scope: Option<u32>) -> bool {
+        scope.is_some_and(|s| self.defs[s as usize].test)
+    }
+}
