@@ -193,8 +193,11 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         &task_text,
         &identifiers,
     );
+    // A heading with no text of its own says nothing its subsections' heading
+    // paths do not; it is sent only when the task references it.
     let spec_sections: Vec<prompt::SpecSection> = candidates
         .iter()
+        .filter(|c| c.referenced || !c.section.body().trim().is_empty())
         .map(|c| prompt::SpecSection {
             doc_path: c.doc_path.clone(),
             heading_path: c.section.heading_path(),
