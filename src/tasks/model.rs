@@ -206,20 +206,7 @@ impl Task {
     /// Parse a task file's text. `path` is where it lives (for errors and
     /// for saving); its stem is the id when the file has none.
     pub fn parse(path: &Path, feature: Option<&str>, text: &str) -> Result<Task, Error> {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            let message = e.to_string();
-            // serde_json appends the position; it is reported separately.
-            let message = match message.rfind(" at line ") {
-                Some(at) => message[..at].to_string(),
-                None => message,
-            };
-            Error::Malformed {
-                path: path.to_path_buf(),
-                line: e.line(),
-                column: e.column(),
-                message,
-            }
-        })?;
+        let value: Value = serde_json::from_str(text).map_err(|e| malformed(path, &e))?;
         let Value::Object(raw) = value else {
             return Err(Error::InvalidField {
                 path: path.to_path_buf(),
@@ -491,6 +478,22 @@ fn split_verify(line: &str) -> (String, Option<String>) {
             (text, (!how.is_empty()).then(|| how.to_string()))
         }
         _ => (line.to_string(), None),
+    }
+}
+
+/// A JSON syntax error in the file at `path`, with its position.
+pub(super) fn malformed(path: &Path, e: &serde_json::Error) -> Error {
+    let message = e.to_string();
+    // serde_json appends the position; it is reported separately.
+    let message = match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message,
+    };
+    Error::Malformed {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message,
     }
 }
 

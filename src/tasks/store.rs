@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::model::malformed;
 use super::{Error, Task};
 
 /// A feature folder and what it says about its spec and constraints.
@@ -264,20 +265,6 @@ fn read_optional(path: &Path) -> Result<Option<String>, Error> {
             path: path.to_path_buf(),
             source,
         }),
-    }
-}
-
-fn malformed(path: &Path, e: &serde_json::Error) -> Error {
-    let message = e.to_string();
-    let message = match message.rfind(" at line ") {
-        Some(at) => message[..at].to_string(),
-        None => message,
-    };
-    Error::Malformed {
-        path: path.to_path_buf(),
-        line: e.line(),
-        column: e.column(),
-        message,
     }
 }
 
