@@ -77,7 +77,15 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         eprintln!("warning: {warning}");
     }
     match &settings.command {
-        CommandSettings::Review(review) => review_command(&settings.dir, review),
+        CommandSettings::Review(review) => {
+            let result = review_command(&settings.dir, review);
+            // `--json` promises one JSON object on stdout, even when nothing
+            // could be reviewed; the error is on stderr as well.
+            if let (Err(err), true) = (&result, review.json) {
+                print!("{}", render::json::failure(&format!("{err:#}")));
+            }
+            result
+        }
         CommandSettings::Nits { json } => nits_command(&settings.dir, *json),
     }
 }
@@ -99,17 +107,30 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
     let store = tasks::Store::open(&root);
 
     let mut skipped = Vec::new();
+    // Tasks that could not be read: reported, but they stop no other task.
+    let mut unreadable: Vec<review::Report> = Vec::new();
     let (subjects, batch_mode) = match &settings.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
             let mut subjects = Vec::new();
             for id in ids {
-                let task = store.find(id, feature.as_deref())?;
-                subjects.push(Subject::Task(Box::new(task)));
+                match store.find(id, feature.as_deref()) {
+                    Ok(task) => subjects.push(Subject::Task(Box::new(task))),
+                    Err(err) => unreadable.push(review::single::unreadable(
+                        Some(id.clone()),
+                        feature.clone(),
+                        err.to_string(),
+                    )),
+                }
             }
             (subjects, false)
         }
         Target::Tasks { feature, .. } => {
-            let all = store.list()?;
+            let (all, broken) = store.scan()?;
+            unreadable.extend(
+                broken
+                    .into_iter()
+                    .map(|err| review::single::unreadable(None, None, err.to_string())),
+            );
             let all: Vec<tasks::Task> = all
                 .into_iter()
                 .filter(|t| feature.is_none() || t.feature == *feature)
@@ -162,6 +183,23 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
     };
     let stdout_style = style_for(std::io::stdout().is_terminal());
 
+    for report in &unreadable {
+        if let Some(err) = &report.error {
+            eprintln!("error: {err}");
+        }
+    }
+    if subjects.is_empty() && !unreadable.is_empty() {
+        if settings.json {
+            if settings.dry_run {
+                let runs: Vec<dry::DryRun> =
+                    unreadable.iter().map(dry::DryRun::unreadable).collect();
+                print!("{}", render::json::dry_runs(&runs));
+            } else {
+                print!("{}", render::json::reviews(&unreadable, &[], &skipped));
+            }
+        }
+        return Ok(Outcome::Error);
+    }
     if subjects.is_empty() {
         if settings.json {
             print!("{}", render::json::reviews(&[], &[], &skipped));
@@ -179,7 +217,8 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
     }
 
     if settings.dry_run {
-        return Ok(dry_run_command(&shared, subjects, stdout_style));
+        let outcome = dry_run_command(&shared, &unreadable, subjects, stdout_style);
+        return Ok(outcome);
     }
 
     let models = build_models(&settings.llm, &settings.guardian.model)?;
@@ -205,7 +244,7 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
             let _ = std::io::stdout().flush();
         }
     };
-    let reports = batch::run(
+    let reviewed = batch::run(
         &shared,
         &models,
         &pacer,
@@ -215,6 +254,8 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
         &mut on_report,
     );
     progress.stop();
+    let mut reports = unreadable;
+    reports.extend(reviewed);
 
     let found = nits::collect(&reports);
     if let Err(err) = nits::merge_save(&root, &reports, &found) {
@@ -243,21 +284,25 @@ fn label(report: &review::Report) -> String {
     }
 }
 
-fn dry_run_command(shared: &Shared, subjects: Vec<Subject>, style: Style) -> Outcome {
-    let runs: Vec<dry::DryRun> = subjects
-        .into_iter()
-        .map(|s| dry::dry_run(shared, s))
-        .collect();
+fn dry_run_command(
+    shared: &Shared,
+    unreadable: &[review::Report],
+    subjects: Vec<Subject>,
+    style: Style,
+) -> Outcome {
+    let mut runs: Vec<dry::DryRun> = unreadable.iter().map(dry::DryRun::unreadable).collect();
+    let already_reported = runs.len();
+    runs.extend(subjects.into_iter().map(|s| dry::dry_run(shared, s)));
     let err_style = style_for(std::io::stderr().is_terminal());
     if shared.settings.json {
         print!("{}", render::json::dry_runs(&runs));
-        for run in &runs {
+        for run in &runs[already_reported..] {
             if let Err(err) = &run.result {
                 eprintln!("error: {err}");
             }
         }
     } else {
-        for run in &runs {
+        for run in &runs[already_reported..] {
             match &run.result {
                 Ok(prompt) => print!("{}", prompt.prompt),
                 Err(err) => eprintln!("error: {err}"),

@@ -359,3 +359,57 @@ fn bad_usage_exits_2() {
     let run = speed(dir.path(), &["review", "--budget", "lots"], &[]);
     assert_eq!(run.code, 2, "{}", run.transcript());
 }
+
+#[test]
+fn json_output_is_one_object_even_when_tasks_cannot_be_read() {
+    let repo = repo::example();
+    let run = speed(
+        repo.path(),
+        &[
+            "review",
+            "--task-id",
+            "42",
+            "--task-id",
+            "2",
+            "--dry-run",
+            "--json",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reviews = json["reviews"].as_array().unwrap();
+    assert_eq!(reviews.len(), 2, "the unknown id stops no other task");
+    assert_eq!(reviews[0]["task_id"], "42");
+    assert!(reviews[0]["error"].as_str().unwrap().contains("42"));
+    assert!(
+        reviews[1]["prompt"]
+            .as_str()
+            .unwrap()
+            .contains("SOURCE OF TRUTH")
+    );
+    assert!(run.stderr.contains("42"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let run = speed(dir.path(), &["review", "--json"], &[]);
+    assert_eq!(run.code, 1);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(json["error"].as_str().unwrap().contains("git repository"));
+    assert_eq!(json["reviews"], serde_json::json!([]));
+}
+
+#[test]
+fn a_malformed_task_file_does_not_hide_the_other_tasks_of_a_batch() {
+    let repo = repo::example();
+    repo.write(".speed/features/library-catalog/tasks/9.json", "{ not json");
+    let run = speed(repo.path(), &["review", "--dry-run", "--json"], &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let reviews = json["reviews"].as_array().unwrap();
+    assert_eq!(reviews.len(), 4, "{}", run.stdout);
+    assert!(reviews[0]["error"].as_str().unwrap().contains("9.json"));
+    assert_eq!(
+        reviews.iter().filter(|r| r["prompt"].is_string()).count(),
+        3
+    );
+}

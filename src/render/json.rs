@@ -46,6 +46,11 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
     pretty(&json!({"reviews": reviews, "nits": []}))
 }
 
+/// The object printed when no review could start at all.
+pub fn failure(error: &str) -> String {
+    pretty(&json!({"reviews": [], "nits": [], "error": error}))
+}
+
 pub fn nits(nits: &[Nit]) -> String {
     pretty(&json!({"nits": nits}))
 }

@@ -26,6 +26,18 @@ pub struct DryPrompt {
     pub notices: Vec<String>,
 }
 
+impl DryRun {
+    /// A task that could not be read, for the dry run's output.
+    pub fn unreadable(report: &super::Report) -> DryRun {
+        DryRun {
+            task_id: report.task_id.clone(),
+            feature: report.feature.clone(),
+            branch: report.branch.clone(),
+            result: Err(report.error.clone().unwrap_or_default()),
+        }
+    }
+}
+
 pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
     let task = subject.task();
     let task_id = task.map(|t| t.id.clone());

@@ -194,6 +194,23 @@ fn fill_tokens(report: &mut Report, evidence: &Evidence) {
         .sum();
 }
 
+/// The report of a task that could not even be read (unknown id, ambiguous
+/// id, malformed file): its error, and nothing written anywhere.
+pub fn unreadable(task_id: Option<String>, feature: Option<String>, message: String) -> Report {
+    let subject = Subject::Branch {
+        branch: String::new(),
+        specs: Vec::new(),
+        criteria: Vec::new(),
+    };
+    Report {
+        task_id,
+        feature,
+        error: Some(message),
+        outcome: Outcome::Error,
+        ..empty_report(&subject)
+    }
+}
+
 pub fn empty_report(subject: &Subject) -> Report {
     let task = subject.task();
     Report {

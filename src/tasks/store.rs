@@ -115,14 +115,30 @@ impl Store {
     /// Every task in both layouts, by feature (flat layout first) then id
     /// (numbers in numeric order). A malformed file is an error naming it.
     pub fn list(&self) -> Result<Vec<Task>, Error> {
+        let (tasks, mut broken) = self.scan()?;
+        match broken.is_empty() {
+            true => Ok(tasks),
+            false => Err(broken.remove(0)),
+        }
+    }
+
+    /// Like `list`, but a task file that cannot be read or parsed is returned
+    /// beside the others instead of hiding them: a batch reviews what it can
+    /// and reports the rest. Only a folder that cannot be listed is an error.
+    pub fn scan(&self) -> Result<(Vec<Task>, Vec<Error>), Error> {
         let mut tasks = Vec::new();
+        let mut broken = Vec::new();
+        let mut take = |result: Result<Task, Error>| match result {
+            Ok(task) => tasks.push(task),
+            Err(err) => broken.push(err),
+        };
         for path in json_files(&self.flat_dir())? {
-            tasks.push(load(&path, None)?);
+            take(load(&path, None));
         }
         for name in self.feature_names()? {
             let dir = self.features_dir().join(&name).join("tasks");
             for path in json_files(&dir)? {
-                tasks.push(load(&path, Some(&name))?);
+                take(load(&path, Some(&name)));
             }
         }
         tasks.sort_by(|a, b| {
@@ -139,7 +155,7 @@ impl Store {
                 })
                 .then_with(|| ia.cmp(&ib))
         });
-        Ok(tasks)
+        Ok((tasks, broken))
     }
 
     /// A feature's folder, spec path and cross-cutting concerns; None if
