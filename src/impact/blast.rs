@@ -109,6 +109,9 @@ enum Dep {
 pub struct Blast<'a> {
     index: &'a Index,
     memo: HashMap<(u32, u32), Resolution>,
+    /// Candidate references by name, for the names scanned so far.
+    candidates: HashMap<String, Vec<(u32, u32)>>,
+    scanned: HashSet<String>,
 }
 
 struct RawSite {
@@ -118,12 +121,44 @@ struct RawSite {
     candidates: usize,
 }
 
-impl<'a> Blast<'a> {
-    pub fn new(index: &'a Index) -> Blast<'a> {
-        Blast {
-            index,
-            memo: HashMap::new(),
+/// The changed symbols with their blast radius, in the order given.
+pub fn symbols(index: &Index, targets: &[(DefId, Change)]) -> Vec<ChangedSymbol> {
+    let mut blast = Blast {
+        index,
+        memo: HashMap::new(),
+        candidates: HashMap::new(),
+        scanned: HashSet::new(),
+    };
+    // Two scans of all references: the targets' names, then the names of
+    // their dependents (for the depth-2 radius).
+    blast.scan(targets.iter().map(|t| t.0));
+    let first: Vec<BTreeSet<Dep>> = targets.iter().map(|t| blast.dependents(t.0)).collect();
+    blast.scan(first.iter().flatten().filter_map(|d| match d {
+        Dep::Def(id) => Some(*id),
+        Dep::Module(_) => None,
+    }));
+    targets
+        .iter()
+        .zip(first)
+        .map(|(&(t, c), deps)| blast.symbol(t, c, deps))
+        .collect()
+}
+
+impl Blast<'_> {
+    /// Make the references to these definitions (by any alias) available.
+    fn scan(&mut self, defs: impl Iterator<Item = DefId>) {
+        let mut names: Vec<String> = Vec::new();
+        for d in defs {
+            for n in self.index.names_for(&self.index.def(d).name) {
+                if !self.scanned.contains(&n) && !names.contains(&n) {
+                    names.push(n);
+                }
+            }
         }
+        let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
+        let found = self.index.refs_named(&wanted);
+        self.candidates.extend(found);
+        self.scanned.extend(names);
     }
 
     fn sites(&mut self, target: DefId) -> Vec<RawSite> {
@@ -131,7 +166,13 @@ impl<'a> Blast<'a> {
         let def = index.def(target);
         let mut out = Vec::new();
         let names = index.names_for(&def.name);
-        for &(f, r) in names.iter().flat_map(|n| index.refs_named(n)) {
+        let mut list: Vec<(u32, u32)> = Vec::new();
+        for n in &names {
+            if let Some(l) = self.candidates.get(n) {
+                list.extend_from_slice(l);
+            }
+        }
+        for (f, r) in list {
             let file = index.file(f);
             let rf = &file.syms.refs[r as usize];
             // A symbol's references to itself (recursion, its own body) do
@@ -200,8 +241,9 @@ impl<'a> Blast<'a> {
         }
     }
 
-    /// The full entry for a changed definition.
-    pub fn symbol(&mut self, target: DefId, change: Change) -> ChangedSymbol {
+    /// The full entry for a changed definition whose one-hop dependents
+    /// are `first`.
+    fn symbol(&mut self, target: DefId, change: Change, first: BTreeSet<Dep>) -> ChangedSymbol {
         let index = self.index;
         let own = index.file(target.file);
         let def = index.def(target);
@@ -257,8 +299,8 @@ impl<'a> Blast<'a> {
         };
 
         // Depth 2 over exact and unique edges.
-        let mut reach: HashSet<Dep> = deps.iter().copied().collect();
-        for d in &deps {
+        let mut reach: HashSet<Dep> = first.iter().copied().collect();
+        for d in &first {
             if let Dep::Def(id) = *d {
                 if id != target {
                     reach.extend(self.dependents(id));

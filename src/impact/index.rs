@@ -3,7 +3,7 @@
 //! confidence (exact, unique, ambiguous). It never parses: it is built from
 //! extracted `FileSymbols`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -181,6 +181,9 @@ pub struct File {
     pub syms: FileSymbols,
     /// A test file by its path (`tests/`, `test_*.py`, `benches/`, …).
     pub test: bool,
+    /// Holds only definitions the diff removed; its references are not
+    /// searched (they are the base side's).
+    pub ghost: bool,
     /// Module each definition is declared in.
     def_mod: Vec<ModId>,
     /// For inline modules: the module their body opens.
@@ -233,8 +236,6 @@ pub struct Index {
     items: HashMap<String, Vec<DefId>>,
     /// Definitions with a container (methods, variants, associated items), by name.
     members: HashMap<String, Vec<DefId>>,
-    /// Non-ghost references by name: (file, ref index).
-    refs_by_name: HashMap<String, Vec<(u32, u32)>>,
     /// Imported name → the other names imports bind it to (`use a::B as C`).
     aliases: HashMap<String, Vec<String>>,
 }
@@ -264,14 +265,13 @@ impl Index {
             crates: HashMap::new(),
             items: HashMap::new(),
             members: HashMap::new(),
-            refs_by_name: HashMap::new(),
             aliases: HashMap::new(),
         };
-        let py_packages: std::collections::HashSet<String> = sources
+        let py_packages: HashSet<String> = sources
             .iter()
             .filter_map(|s| s.path.strip_suffix("/__init__.py").map(str::to_string))
             .collect();
-        let has_lib: std::collections::HashSet<String> = sources
+        let has_lib: HashSet<String> = sources
             .iter()
             .filter_map(|s| s.path.strip_suffix("src/lib.rs").map(str::to_string))
             .collect();
@@ -328,7 +328,7 @@ impl Index {
         &mut self,
         path: &str,
         manifests: &[&Manifest],
-        has_lib: &std::collections::HashSet<String>,
+        has_lib: &HashSet<String>,
     ) -> ModId {
         let manifest = manifests
             .iter()
@@ -387,7 +387,7 @@ impl Index {
         cur
     }
 
-    fn python_module(&mut self, path: &str, packages: &std::collections::HashSet<String>) -> ModId {
+    fn python_module(&mut self, path: &str, packages: &HashSet<String>) -> ModId {
         let stem = path.trim_end_matches(".pyi").trim_end_matches(".py");
         let (dir, file) = match stem.rsplit_once('/') {
             Some((d, f)) => (d, f),
@@ -439,8 +439,8 @@ impl Index {
         &mut self,
         src: Source,
         manifests: &[&Manifest],
-        py_packages: &std::collections::HashSet<String>,
-        has_lib: &std::collections::HashSet<String>,
+        py_packages: &HashSet<String>,
+        has_lib: &HashSet<String>,
         ghost: bool,
     ) -> u32 {
         let module = match src.lang {
@@ -501,12 +501,6 @@ impl Index {
                     }
                 }
             }
-            for (i, r) in syms.refs.iter().enumerate() {
-                self.refs_by_name
-                    .entry(r.name.clone())
-                    .or_default()
-                    .push((file_id, i as u32));
-            }
         }
         let test = is_test_path(&src.path);
         self.files.push(File {
@@ -516,6 +510,7 @@ impl Index {
             module,
             syms,
             test,
+            ghost,
             def_mod,
             inner_mod,
         });
@@ -534,12 +529,12 @@ impl Index {
     ) -> u32 {
         let mut sorted: Vec<&Manifest> = manifests.iter().collect();
         sorted.sort_by_key(|m| std::cmp::Reverse(m.dir.len()));
-        let py_packages: std::collections::HashSet<String> = self
+        let py_packages: HashSet<String> = self
             .files
             .iter()
             .filter_map(|f| f.path.strip_suffix("/__init__.py").map(str::to_string))
             .collect();
-        let has_lib: std::collections::HashSet<String> = self
+        let has_lib: HashSet<String> = self
             .files
             .iter()
             .filter_map(|f| f.path.strip_suffix("src/lib.rs").map(str::to_string))
@@ -590,8 +585,29 @@ impl Index {
         }
     }
 
-    pub fn refs_named(&self, name: &str) -> &[(u32, u32)] {
-        self.refs_by_name.get(name).map_or(&[], Vec::as_slice)
+    /// References whose name is one of `names`, by name: (file, ref index).
+    /// Ghost files (removed definitions) hold no references.
+    pub fn refs_named(&self, names: &HashSet<&str>) -> HashMap<String, Vec<(u32, u32)>> {
+        let mut out: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        if names.is_empty() {
+            return out;
+        }
+        for (fi, f) in self.files.iter().enumerate() {
+            if f.ghost {
+                continue;
+            }
+            for (ri, r) in f.syms.refs.iter().enumerate() {
+                if names.contains(r.name.as_str()) {
+                    match out.get_mut(r.name.as_str()) {
+                        Some(list) => list.push((fi as u32, ri as u32)),
+                        None => {
+                            out.insert(r.name.clone(), vec![(fi as u32, ri as u32)]);
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// `name` and every name an import binds it to, transitively: the names

@@ -197,14 +197,29 @@ pub fn analyze(
             base_job.insert(i, add_job(blob, lang, &mut jobs));
         }
     }
-    let results = extract_all(&jobs, blobs, cache.as_ref(), &mut impact)?;
+    let mut results = extract_all(&jobs, blobs, cache.as_ref(), &mut impact)?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();
     let manifests = manifests(head_files, blobs, &mut impact);
     let mut sources = Vec::with_capacity(head_jobs.len());
+    // Move each extraction into the index unless another use still needs it
+    // (the base side of a diff, or a second path with the same blob).
+    let mut uses = vec![0usize; jobs.len()];
+    for (_, j) in &head_jobs {
+        uses[*j] += 1;
+    }
+    for j in base_job.values() {
+        uses[*j] += 1;
+    }
     for (path, j) in &head_jobs {
-        match &results[*j] {
+        uses[*j] -= 1;
+        let result = if uses[*j] == 0 {
+            std::mem::replace(&mut results[*j], Err(String::new()))
+        } else {
+            results[*j].clone()
+        };
+        match result {
             Ok(syms) => {
                 if syms.syntax_errors {
                     impact.warnings.push(format!(
@@ -214,12 +229,12 @@ pub fn analyze(
                 sources.push(Source {
                     path: path.to_string(),
                     lang: jobs[*j].lang,
-                    syms: syms.clone(),
+                    syms,
                 });
             }
             Err(reason) => impact.skipped.push(Skipped {
                 path: path.to_string(),
-                reason: reason.clone(),
+                reason,
             }),
         }
     }
@@ -284,9 +299,7 @@ pub fn analyze(
             }));
         }
     }
-    let mut blast = blast::Blast::new(&index);
-    let mut symbols: Vec<ChangedSymbol> =
-        targets.iter().map(|&(t, c)| blast.symbol(t, c)).collect();
+    let mut symbols = blast::symbols(&index, &targets);
     for (fd, change) in modules {
         let path = if change == Change::Removed {
             fd.old_path.as_deref().unwrap_or(&fd.path)

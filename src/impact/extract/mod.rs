@@ -51,8 +51,8 @@ impl Extractor {
         let root = tree.root_node();
         let captures = collect(grammar, &mut self.cursor, root, src.as_bytes());
         let mut out = match lang {
-            Lang::Rust => rust::build(&src, &captures),
-            Lang::Python => python::build(&src, &captures),
+            Lang::Rust => rust::build(&src, root, &captures),
+            Lang::Python => python::build(&src, root, &captures),
         };
         out.syntax_errors = root.has_error();
         Ok(out)
@@ -65,8 +65,6 @@ struct Captures<'t> {
     defs: Vec<(Node<'t>, Kind, Node<'t>)>,
     imports: Vec<Node<'t>>,
     locals: Vec<(Node<'t>, Role)>,
-    refs: Vec<(Node<'t>, Role)>,
-    macros: Vec<Node<'t>>,
 }
 
 fn collect<'t>(
@@ -79,8 +77,6 @@ fn collect<'t>(
         defs: Vec::new(),
         imports: Vec::new(),
         locals: Vec::new(),
-        refs: Vec::new(),
-        macros: Vec::new(),
     };
     let mut matches = cursor.matches(&grammar.query, root, src);
     while let Some(m) = matches.next() {
@@ -94,12 +90,6 @@ fn collect<'t>(
                 role @ (Role::Local | Role::LocalType | Role::LocalParams | Role::LocalGlobal) => {
                     c.locals.push((cap.node, role))
                 }
-                role @ (Role::RefMethod
-                | Role::RefPath
-                | Role::RefIdent
-                | Role::RefType
-                | Role::RefAttr) => c.refs.push((cap.node, role)),
-                Role::MacroBody => c.macros.push(cap.node),
             }
         }
         if let (Some((node, kind)), Some(name)) = (def, name) {
@@ -109,14 +99,47 @@ fn collect<'t>(
     c
 }
 
+/// An ancestor during a walk: the node and the field it fills in its parent.
+#[derive(Clone, Copy)]
+struct Frame<'t> {
+    node: Node<'t>,
+    field: Option<&'static str>,
+}
+
+/// Visit the nodes under `root` in document order, each with the field it
+/// fills and its ancestors (nearest last); `visit` says whether to descend.
+/// Reference sites are read this way rather than through query captures:
+/// they need every identifier's parent and field, which a cursor knows for
+/// free while `Node::parent` walks down from the root each time.
+fn walk<'t>(
+    root: Node<'t>,
+    mut visit: impl FnMut(Node<'t>, Option<&'static str>, &[Frame<'t>]) -> bool,
+) {
+    let mut cursor = root.walk();
+    let mut stack: Vec<Frame<'t>> = Vec::new();
+    loop {
+        let node = cursor.node();
+        let field = cursor.field_name();
+        if visit(node, field, &stack) && cursor.goto_first_child() {
+            stack.push(Frame { node, field });
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            stack.pop();
+        }
+    }
+}
+
 /// The text of a node; empty if its range is not on character boundaries,
 /// which cannot happen for tokens of valid UTF-8.
 fn text<'s>(node: Node, src: &'s str) -> &'s str {
     src.get(node.byte_range()).unwrap_or("")
-}
-
-fn is_field(parent: Node, field: &str, child: Node) -> bool {
-    parent.child_by_field_name(field) == Some(child)
 }
 
 fn line(node: Node) -> u32 {

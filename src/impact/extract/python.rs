@@ -6,11 +6,13 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{Captures, Defs, Locals, finish, is_field, line, signature_hash, starts_upper, text};
+use super::{
+    Captures, Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk,
+};
 use crate::impact::lang::Role;
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
-pub(super) fn build(src: &str, c: &Captures) -> FileSymbols {
+pub(super) fn build(src: &str, root: Node, c: &Captures) -> FileSymbols {
     let items = c
         .defs
         .iter()
@@ -57,15 +59,9 @@ pub(super) fn build(src: &str, c: &Captures) -> FileSymbols {
         defs: &defs,
         locals: &locals,
         globals,
-        refs: Vec::with_capacity(c.refs.len() / 2),
+        refs: Vec::new(),
     };
-    for &(node, role) in &c.refs {
-        match role {
-            Role::RefIdent => cx.ident(node),
-            Role::RefAttr => cx.attr(node),
-            _ => {}
-        }
-    }
+    walk(root, |node, field, anc| cx.visit(node, field, anc));
     let mut imports = Vec::new();
     for &node in &c.imports {
         cx.import(node, &mut imports);
@@ -257,26 +253,47 @@ impl Cx<'_> {
         None
     }
 
-    fn ident(&mut self, node: Node) {
-        let Some(p) = node.parent() else { return };
+    /// Dispatch one node of the walk; returns whether to descend.
+    fn visit(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) -> bool {
+        match node.kind() {
+            "identifier" => {
+                self.ident(node, field, anc);
+                false
+            }
+            "attribute" => {
+                self.attr(node, field, anc);
+                true
+            }
+            "comment"
+            | "import_statement"
+            | "import_from_statement"
+            | "future_import_statement"
+            | "global_statement"
+            | "nonlocal_statement" => false,
+            _ => true,
+        }
+    }
+
+    fn ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+        let Some(p) = anc.last() else { return };
         let name = text(node, self.src);
-        let form = match p.kind() {
-            "function_definition" | "class_definition" if is_field(p, "name", node) => return,
+        let form = match p.node.kind() {
+            "function_definition" | "class_definition" if field == Some("name") => return,
             "default_parameter"
             | "typed_default_parameter"
             | "keyword_argument"
             | "named_expression"
-                if is_field(p, "name", node) =>
+                if field == Some("name") =>
             {
                 return;
             }
-            "attribute" if is_field(p, "attribute", node) => return,
+            "attribute" if field == Some("attribute") => return,
             "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause"
-                if is_field(p, "left", node) =>
+                if field == Some("left") =>
             {
                 return;
             }
-            "except_clause" if is_field(p, "alias", node) => return,
+            "except_clause" if field == Some("alias") => return,
             "parameters"
             | "lambda_parameters"
             | "typed_parameter"
@@ -284,22 +301,19 @@ impl Cx<'_> {
             | "dictionary_splat_pattern"
             | "dotted_name"
             | "aliased_import"
-            | "import_statement"
-            | "import_from_statement"
-            | "relative_import"
-            | "global_statement"
-            | "nonlocal_statement"
             | "pattern_list"
             | "tuple_pattern"
             | "list_pattern"
             | "as_pattern_target" => return,
             k if k.contains("pattern") => return,
-            "call" if is_field(p, "function", node) => Form::Call,
+            "call" if field == Some("function") => Form::Call,
             "decorator" => Form::Call,
-            "argument_list" if p.parent().is_some_and(|g| g.kind() == "class_definition") => {
+            "argument_list"
+                if anc.len() >= 2 && anc[anc.len() - 2].node.kind() == "class_definition" =>
+            {
                 Form::Type
             }
-            _ if in_annotation(node) => Form::Type,
+            _ if in_annotation(anc) => Form::Type,
             _ => Form::Value,
         };
         if matches!(name, "self" | "cls") || self.local(name, node.start_byte()).is_some() {
@@ -308,9 +322,9 @@ impl Cx<'_> {
         self.push(name, form, Vec::new(), Receiver::None, node);
     }
 
-    fn attr(&mut self, node: Node) {
-        let Some(p) = node.parent() else { return };
-        if matches!(p.kind(), "assignment" | "augmented_assignment") && is_field(p, "left", node) {
+    fn attr(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+        let Some(p) = anc.last() else { return };
+        if matches!(p.node.kind(), "assignment" | "augmented_assignment") && field == Some("left") {
             return;
         }
         let (Some(obj), Some(attr)) = (
@@ -319,9 +333,9 @@ impl Cx<'_> {
         ) else {
             return;
         };
-        let form = if p.kind() == "call" && is_field(p, "function", node) {
+        let form = if p.node.kind() == "call" && field == Some("function") {
             Form::MethodCall
-        } else if in_annotation(node) {
+        } else if in_annotation(anc) {
             Form::Type
         } else {
             Form::Attribute
@@ -494,14 +508,6 @@ fn dotted(node: Node, src: &str) -> Vec<String> {
 }
 
 /// Inside a type annotation (parameter, return or variable type).
-fn in_annotation(node: Node) -> bool {
-    let mut cur = node.parent();
-    for _ in 0..4 {
-        match cur {
-            Some(n) if n.kind() == "type" => return true,
-            Some(n) => cur = n.parent(),
-            None => return false,
-        }
-    }
-    false
+fn in_annotation(anc: &[Frame]) -> bool {
+    anc.iter().rev().take(4).any(|f| f.node.kind() == "type")
 }
