@@ -61,6 +61,9 @@ pub struct Site {
     /// The symbol containing the reference (`(module)` outside any).
     pub dependent: String,
     pub test: bool,
+    /// Inside the changed symbol itself (recursion, `Self` in its own
+    /// body): a reference, not a dependent.
+    pub inside: bool,
 }
 
 /// Who depends on a changed symbol (exact and unique references only).
@@ -87,7 +90,7 @@ pub struct ChangedSymbol {
     /// Removed or signature changed while something still references it.
     pub breaking: bool,
     pub stability: Stability,
-    /// Exact and unique reference sites.
+    /// Exact and unique reference sites from outside the symbol.
     pub references: usize,
     pub dependents: Dependents,
     /// Dependent symbols within two hops over exact and unique references.
@@ -119,6 +122,8 @@ struct RawSite {
     r: u32,
     confidence: Confidence,
     candidates: usize,
+    /// Inside the target itself (recursion, `Self` in its own body).
+    inside: bool,
 }
 
 /// The changed symbols with their blast radius, in the order given.
@@ -175,11 +180,9 @@ impl Blast<'_> {
         for (f, r) in list {
             let file = index.file(f);
             let rf = &file.syms.refs[r as usize];
-            // A symbol's references to itself (recursion, its own body) do
-            // not make it a dependent of itself.
-            if f == target.file && within(index, f, rf.scope, target.def) {
-                continue;
-            }
+            // A symbol's references to itself (recursion, its own body) are
+            // references, but do not make it a dependent of itself.
+            let inside = f == target.file && within(index, f, rf.scope, target.def);
             let res = self
                 .memo
                 .entry((f, r))
@@ -190,6 +193,7 @@ impl Blast<'_> {
                     r,
                     confidence: res.confidence,
                     candidates: res.targets.len(),
+                    inside,
                 });
             }
         }
@@ -217,7 +221,7 @@ impl Blast<'_> {
         let sites = self.sites(target);
         sites
             .iter()
-            .filter(|s| Self::is_certain(s.confidence))
+            .filter(|s| Self::is_certain(s.confidence) && !s.inside)
             .filter(|s| self.index.file(s.file).syms.refs[s.r as usize].form != Form::Import)
             .map(|s| self.dep_of(s.file, s.r))
             .collect()
@@ -265,18 +269,21 @@ impl Blast<'_> {
                 candidates: s.candidates,
                 dependent: self.dep_name(dep),
                 test,
+                inside: s.inside,
             };
             if Self::is_certain(s.confidence) {
-                files.insert(s.file);
-                if rf.form != Form::Import {
-                    deps.insert(dep);
+                if !s.inside {
+                    files.insert(s.file);
+                    if rf.form != Form::Import {
+                        deps.insert(dep);
+                    }
                 }
                 sites.push(site);
             } else {
                 ambiguous.push(site);
             }
         }
-        let references = sites.len();
+        let references = sites.iter().filter(|s| !s.inside).count();
         let production = deps.iter().filter(|d| !self.dep_is_test(**d)).count();
         let test = deps.len() - production;
         let other_files = files
@@ -311,7 +318,7 @@ impl Blast<'_> {
 
         // Production before tests, other files before the symbol's own.
         let own_path = own.path.clone();
-        let order = |s: &Site| (s.test, s.file == own_path, s.file.clone(), s.line);
+        let order = |s: &Site| (s.inside, s.test, s.file == own_path, s.file.clone(), s.line);
         sites.sort_by_key(order);
         ambiguous.sort_by_key(order);
         let sites_omitted = sites.len().saturating_sub(MAX_SITES);

@@ -61,6 +61,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
                 w.string(s);
             }
             Receiver::Unknown => w.out.push(5),
+            Receiver::Super => w.out.push(6),
         }
         w.uint(u64::from(r.line));
         w.opt_index(r.scope);
@@ -160,6 +161,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             3 => Receiver::Type(r.string()?),
             4 => Receiver::Name(r.string()?),
             5 => Receiver::Unknown,
+            6 => Receiver::Super,
             _ => return None,
         };
         let line = r.u32()?;

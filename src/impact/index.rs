@@ -816,6 +816,22 @@ impl Index {
             return Vec::new();
         }
         let unit = self.files[owner.file as usize].unit;
+        let python = self.files[owner.file as usize].lang == Lang::Python;
+        // Several types of this name in the crate: an impl belongs to the
+        // one its own module resolves the name to.
+        let homonyms = !python
+            && self
+                .items
+                .get(od.name.as_str())
+                .into_iter()
+                .flatten()
+                .filter(|&&d| {
+                    d != owner
+                        && self.files[d.file as usize].unit == unit
+                        && self.def(d).kind.is_type()
+                })
+                .count()
+                > 0;
         let mut out: Vec<DefId> = self
             .members
             .get(name)
@@ -823,21 +839,46 @@ impl Index {
             .flatten()
             .copied()
             .filter(|&d| {
-                self.files[d.file as usize].unit == unit
-                    && self.def(d).container.as_deref() == Some(od.name.as_str())
+                let md = self.def(d);
+                if python {
+                    // A Python class's members are in its body.
+                    return d.file == owner.file && md.parent == Some(owner.def);
+                }
+                if self.files[d.file as usize].unit != unit
+                    || md.container.as_deref() != Some(od.name.as_str())
+                {
+                    return false;
+                }
+                if !homonyms || (md.parent == Some(owner.def) && d.file == owner.file) {
+                    return true;
+                }
+                let mut found = Vec::new();
+                self.lookup(self.def_module(d), &od.name, depth + 1, &mut found);
+                found.is_empty() || found.contains(&Target::Def(owner))
             })
             .collect();
-        if out.is_empty() && !od.bases.is_empty() {
-            let m = self.def_module(owner);
-            let lang = self.files[owner.file as usize].lang;
-            for base in &od.bases {
-                let segs: Vec<String> = base.split('.').map(str::to_string).collect();
-                if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
-                    for t in ts {
-                        if let Target::Def(b) = t {
-                            if b != owner {
-                                out.extend(self.members_of(b, name, depth + 1));
-                            }
+        if out.is_empty() {
+            out = self.base_members(owner, name, depth);
+        }
+        out
+    }
+
+    /// Members named `name` of the bases of `owner` (Python classes).
+    fn base_members(&self, owner: DefId, name: &str, depth: u8) -> Vec<DefId> {
+        let od = self.def(owner);
+        let mut out = Vec::new();
+        if depth > 8 {
+            return out;
+        }
+        let m = self.def_module(owner);
+        let lang = self.files[owner.file as usize].lang;
+        for base in &od.bases {
+            let segs: Vec<String> = base.split('.').map(str::to_string).collect();
+            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
+                for t in ts {
+                    if let Target::Def(b) = t {
+                        if b != owner {
+                            out.extend(self.members_of(b, name, depth + 1));
                         }
                     }
                 }
@@ -985,9 +1026,21 @@ impl Index {
                             Resolution::none()
                         }
                     }
+                    // A name no import binds is a value we do not track
+                    // (a nested function, a global set at run time).
+                    PathOutcome::External if !self.imported(m, &segs[0]) => {
+                        self.by_method_name(file, r)
+                    }
                     PathOutcome::External => Resolution::none(),
                     PathOutcome::Unresolved => self.by_method_name(file, r),
                 }
+            }
+            Receiver::Super => {
+                let Some(t) = self.self_type(file, r.scope) else {
+                    return Resolution::none();
+                };
+                let found = self.base_members(t, &r.name, 0);
+                exact(found.into_iter().map(Target::Def).collect())
             }
             Receiver::Field(_) | Receiver::Unknown => self.by_method_name(file, r),
         }
@@ -1025,14 +1078,10 @@ impl Index {
             return exact(out);
         }
         // Bound by an import that leads outside the index: not ours.
-        let module = &self.modules[m as usize];
-        let imported = module.imports.iter().any(|&(fi, i)| {
-            let imp = &self.files[fi as usize].syms.imports[i as usize];
-            !imp.glob && imp.alias == r.name
-        });
-        if imported {
+        if self.imported(m, &r.name) {
             return Resolution::none();
         }
+        let module = &self.modules[m as usize];
         let has_glob = module
             .imports
             .iter()
@@ -1061,9 +1110,29 @@ impl Index {
         self.by_name_filtered(&r.name, candidates)
     }
 
+    /// Whether an import in module `m` binds `name`.
+    fn imported(&self, m: ModId, name: &str) -> bool {
+        self.modules[m as usize].imports.iter().any(|&(fi, i)| {
+            let imp = &self.files[fi as usize].syms.imports[i as usize];
+            !imp.glob && imp.alias == name
+        })
+    }
+
     fn by_name_filtered(&self, name: &str, targets: Vec<DefId>) -> Resolution {
-        if targets.is_empty() || (targets.len() > 1 && stop_listed(name)) {
+        // Overloads (`@overload`) and `#[cfg]` variants: several definitions
+        // of one symbol, in one file, with one owner.
+        let first = targets.first().map(|&d| (d.file, &self.def(d).container));
+        let one_symbol = targets
+            .iter()
+            .all(|&d| Some((d.file, &self.def(d).container)) == first);
+        if targets.is_empty() || (!one_symbol && stop_listed(name)) {
             return Resolution::none();
+        }
+        if one_symbol {
+            return Resolution {
+                targets,
+                confidence: Confidence::Unique,
+            };
         }
         Resolution::by_name(targets)
     }

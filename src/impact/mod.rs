@@ -129,7 +129,7 @@ impl Impact {
                 let top = s
                     .sites
                     .iter()
-                    .filter(|site| seen.insert(site.file.as_str()))
+                    .filter(|site| !site.inside && seen.insert(site.file.as_str()))
                     .take(3)
                     .map(|site| format!("{}:{}", site.file, site.line))
                     .collect();

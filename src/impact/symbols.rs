@@ -136,6 +136,8 @@ pub enum Receiver {
     None,
     /// `self.f()`, `cls.f()`.
     SelfValue,
+    /// `super().f()`: a base class of the enclosing class.
+    Super,
     /// `self.field.f()`: the field of the enclosing type.
     Field(String),
     /// A local whose type is evident (`let x: T`, `x = T(…)`): `T` or `a::T`.

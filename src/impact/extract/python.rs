@@ -333,7 +333,10 @@ impl Cx<'_> {
         ) else {
             return;
         };
-        let form = if p.node.kind() == "call" && field == Some("function") {
+        // `@group.command` applies the attribute to the function below.
+        let form = if (p.node.kind() == "call" && field == Some("function"))
+            || p.node.kind() == "decorator"
+        {
             Form::MethodCall
         } else if in_annotation(anc) {
             Form::Type
@@ -379,6 +382,13 @@ impl Cx<'_> {
                 } else {
                     Receiver::Name(t.to_string())
                 }
+            }
+            "call"
+                if obj
+                    .child_by_field_name("function")
+                    .is_some_and(|f| text(f, self.src) == "super") =>
+            {
+                Receiver::Super
             }
             _ => value_type(obj, self.src).map_or(Receiver::Unknown, Receiver::Type),
         }
