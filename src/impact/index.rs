@@ -977,21 +977,18 @@ impl Index {
                     .collect();
                 match self.resolve_path(m, &segs, lang, 0) {
                     PathOutcome::Found(ts) => {
-                        let mut any_type = false;
                         let mut found = Vec::new();
                         for t in ts {
                             if let Target::Def(d) = t {
-                                any_type |= self.def(d).kind.is_type();
                                 found.extend(self.members_of(d, &r.name, 0));
                             }
                         }
                         if !found.is_empty() {
                             exact(found.into_iter().map(Target::Def).collect())
-                        } else if any_type {
-                            // A trait method or a wrong guess of the type.
-                            self.by_method_name(file, r)
                         } else {
-                            Resolution::none()
+                            // A trait method, a wrong guess of the type, or
+                            // a value (a constant) rather than a type.
+                            self.by_method_name(file, r)
                         }
                     }
                     PathOutcome::External => Resolution::none(),

@@ -233,6 +233,12 @@ fn value_type(node: Node, src: &str) -> Option<String> {
         | "reference_expression"
         | "parenthesized_expression" => value_type(node.named_child(0)?, src),
         "struct_expression" => type_base(node.child_by_field_name("name")?, src),
+        // A unit struct used as a value: `Marker.method()`, `a::Marker.method()`.
+        "identifier" | "scoped_identifier" => {
+            let segs = path_segments(node, src)?;
+            let last = segs.last()?;
+            (starts_upper(last) && last.chars().any(char::is_lowercase)).then(|| segs.join("::"))
+        }
         "call_expression" => {
             let f = node.child_by_field_name("function")?;
             match f.kind() {
