@@ -26,6 +26,11 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         for b in &d.bases {
             w.string(b);
         }
+        w.uint(d.fields.len() as u64);
+        for (name, ty) in &d.fields {
+            w.string(name);
+            w.string(ty);
+        }
         w.uint(u64::from(d.start_line));
         w.uint(u64::from(d.end_line));
         w.out.extend_from_slice(&d.signature.to_le_bytes());
@@ -119,6 +124,11 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         for _ in 0..nb {
             bases.push(r.string()?);
         }
+        let nf = r.len()?;
+        let mut fields = Vec::with_capacity(nf);
+        for _ in 0..nf {
+            fields.push((r.string()?, r.string()?));
+        }
         let start_line = r.u32()?;
         let end_line = r.u32()?;
         let signature = u64::from_le_bytes(r.bytes(8)?.try_into().ok()?);
@@ -136,6 +146,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             container,
             trait_name,
             bases,
+            fields,
             start_line,
             end_line,
             signature,

@@ -887,6 +887,35 @@ impl Index {
         out
     }
 
+    /// The declared type of field `name` of `owner` (or of a Python base),
+    /// with the definition that declares it.
+    fn field_type<'s>(&'s self, owner: DefId, name: &str, depth: u8) -> Option<(DefId, &'s str)> {
+        let od = self.def(owner);
+        if let Some((_, ty)) = od.fields.iter().find(|(n, _)| n == name) {
+            return Some((owner, ty.as_str()));
+        }
+        if depth > 4 {
+            return None;
+        }
+        let m = self.def_module(owner);
+        let lang = self.files[owner.file as usize].lang;
+        for base in &od.bases {
+            let segs: Vec<String> = base.split('.').map(str::to_string).collect();
+            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
+                for t in ts {
+                    if let Target::Def(b) = t {
+                        if b != owner {
+                            if let Some(found) = self.field_type(b, name, depth + 1) {
+                                return Some(found);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// The type that `self` stands for inside `scope`.
     fn self_type(&self, file: u32, scope: Option<u32>) -> Option<DefId> {
         let f = &self.files[file as usize];
@@ -1039,7 +1068,39 @@ impl Index {
                 let found = self.base_members(t, &r.name, 0);
                 exact(found.into_iter().map(Target::Def).collect())
             }
-            Receiver::Field(_) | Receiver::Unknown => self.by_method_name(file, r),
+            Receiver::Field(f) => {
+                let Some(owner) = self.self_type(file, r.scope) else {
+                    return self.by_method_name(file, r);
+                };
+                let Some((home, ty)) = self.field_type(owner, f, 0) else {
+                    return self.by_method_name(file, r);
+                };
+                let segs: Vec<String> = ty
+                    .split(if lang == Lang::Rust { "::" } else { "." })
+                    .map(str::to_string)
+                    .collect();
+                match self.resolve_path(self.def_module(home), &segs, lang, 0) {
+                    PathOutcome::Found(ts) => {
+                        let found: Vec<Target> = ts
+                            .into_iter()
+                            .filter_map(|t| match t {
+                                Target::Def(d) => Some(d),
+                                Target::Module(_) => None,
+                            })
+                            .flat_map(|d| self.members_of(d, &r.name, 0))
+                            .map(Target::Def)
+                            .collect();
+                        if found.is_empty() {
+                            self.by_method_name(file, r)
+                        } else {
+                            exact(found)
+                        }
+                    }
+                    PathOutcome::External => Resolution::none(),
+                    PathOutcome::Unresolved => self.by_method_name(file, r),
+                }
+            }
+            Receiver::Unknown => self.by_method_name(file, r),
         }
     }
 

@@ -11,7 +11,7 @@ use super::symbols::Kind;
 
 /// Bump when extraction changes what it produces for the same input: it is
 /// part of the cache key, so stale entries are never read.
-const EXTRACTOR_VERSION: u32 = 4;
+const EXTRACTOR_VERSION: u32 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -18,7 +18,7 @@ pub(super) fn build(src: &str, root: Node, c: &Captures) -> FileSymbols {
         .iter()
         .map(|&(node, kind, name)| def(src, node, kind, name))
         .collect();
-    let defs = Defs::new(items);
+    let mut defs = Defs::new(items);
 
     let mut locals = Locals::default();
     let mut globals: HashSet<(Option<u32>, &str)> = HashSet::new();
@@ -60,13 +60,20 @@ pub(super) fn build(src: &str, root: Node, c: &Captures) -> FileSymbols {
         locals: &locals,
         globals,
         refs: Vec::new(),
+        fields: Vec::new(),
     };
     walk(root, |node, field, anc| cx.visit(node, field, anc));
     let mut imports = Vec::new();
     for &node in &c.imports {
         cx.import(node, &mut imports);
     }
-    let refs = cx.refs;
+    let Cx { refs, fields, .. } = cx;
+    for (class, name, ty) in fields {
+        let d = &mut defs.defs[class as usize];
+        if !d.fields.iter().any(|(n, _)| *n == name) {
+            d.fields.push((name, ty));
+        }
+    }
     finish(defs, refs, imports)
 }
 
@@ -141,6 +148,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
             container,
             trait_name: None,
             bases,
+            fields: Vec::new(),
             start_line: outer.start_position().row as u32 + 1,
             end_line: end_line as u32,
             signature,
@@ -223,6 +231,8 @@ struct Cx<'a> {
     locals: &'a Locals,
     globals: HashSet<(Option<u32>, &'a str)>,
     refs: Vec<Ref>,
+    /// (class, field, type) from `self.x = T(…)` and `x: T` in class bodies.
+    fields: Vec<(u32, String, String)>,
 }
 
 impl Cx<'_> {
@@ -288,9 +298,17 @@ impl Cx<'_> {
                 return;
             }
             "attribute" if field == Some("attribute") => return,
-            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause"
-                if field == Some("left") =>
-            {
+            "assignment" if field == Some("left") => {
+                // `x: T` in a class body declares a typed field.
+                let class = self.defs.innermost(node.start_byte());
+                if let Some(c) = class.filter(|&c| self.defs.defs[c as usize].kind == Kind::Class) {
+                    if let Some(ty) = self.assigned_type(p.node) {
+                        self.fields.push((c, name.to_string(), ty));
+                    }
+                }
+                return;
+            }
+            "augmented_assignment" | "for_statement" | "for_in_clause" if field == Some("left") => {
                 return;
             }
             "except_clause" if field == Some("alias") => return,
@@ -322,9 +340,44 @@ impl Cx<'_> {
         self.push(name, form, Vec::new(), Receiver::None, node);
     }
 
+    /// The class whose body (or method) holds `pos`.
+    fn enclosing_class(&self, pos: usize) -> Option<u32> {
+        let mut cur = self.defs.innermost(pos);
+        while let Some(i) = cur {
+            let d = &self.defs.defs[i as usize];
+            if d.kind == Kind::Class {
+                return Some(i);
+            }
+            cur = d.parent;
+        }
+        None
+    }
+
+    /// `x: T` or `x = T(…)` assigned to `name` at `assignment`, typed.
+    fn assigned_type(&self, assignment: Node) -> Option<String> {
+        assignment
+            .child_by_field_name("type")
+            .and_then(|t| type_name(t, self.src))
+            .or_else(|| {
+                assignment
+                    .child_by_field_name("right")
+                    .and_then(|r| value_type(r, self.src))
+            })
+    }
+
     fn attr(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
         if matches!(p.node.kind(), "assignment" | "augmented_assignment") && field == Some("left") {
+            let obj = node.child_by_field_name("object");
+            let attr = node.child_by_field_name("attribute");
+            if let (Some(o), Some(a)) = (obj, attr) {
+                if text(o, self.src) == "self" {
+                    let ty = self.assigned_type(p.node);
+                    if let (Some(ty), Some(class)) = (ty, self.enclosing_class(node.start_byte())) {
+                        self.fields.push((class, text(a, self.src).to_string(), ty));
+                    }
+                }
+            }
             return;
         }
         let (Some(obj), Some(attr)) = (

@@ -177,6 +177,11 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
             container,
             trait_name,
             bases: Vec::new(),
+            fields: if kind == Kind::Struct {
+                struct_fields(node, src)
+            } else {
+                Vec::new()
+            },
             start_line: start as u32 + 1,
             end_line: end_line as u32,
             signature,
@@ -186,6 +191,46 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
         },
         (s, e),
     )
+}
+
+/// Named fields whose type has a base name: `inner: Arc<Inner>` → `Inner`.
+fn struct_fields(node: Node, src: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Some(body) = node.child_by_field_name("body") else {
+        return out;
+    };
+    let mut cursor = body.walk();
+    for f in body.named_children(&mut cursor) {
+        if f.kind() != "field_declaration" {
+            continue;
+        }
+        let name = f.child_by_field_name("name").map(|n| text(n, src));
+        let ty = f
+            .child_by_field_name("type")
+            .and_then(|t| type_path(t, src));
+        if let (Some(name), Some(ty)) = (name, ty) {
+            out.push((name.to_string(), ty));
+        }
+    }
+    out
+}
+
+/// Like `type_base`, keeping the path: `a::Foo<T>` → `a::Foo`.
+fn type_path(node: Node, src: &str) -> Option<String> {
+    match node.kind() {
+        "scoped_type_identifier" => path_segments(node, src).map(|s| s.join("::")),
+        "reference_type" | "pointer_type" => type_path(node.child_by_field_name("type")?, src),
+        "generic_type" => {
+            let base = type_base(node.child_by_field_name("type")?, src)?;
+            if matches!(base.as_str(), "Box" | "Rc" | "Arc") {
+                let args = node.child_by_field_name("type_arguments")?;
+                type_path(args.named_child(0)?, src)
+            } else {
+                type_path(node.child_by_field_name("type")?, src)
+            }
+        }
+        _ => type_base(node, src),
+    }
 }
 
 /// Variants and trait items are as visible as their enum or trait.
