@@ -61,6 +61,9 @@ pub struct Site {
     /// The symbol containing the reference (`(module)` outside any).
     pub dependent: String,
     pub test: bool,
+    /// Inside the changed symbol itself (recursion, `Self` in its own
+    /// body): a reference, not a dependent.
+    pub inside: bool,
 }
 
 /// Who depends on a changed symbol (exact and unique references only).
@@ -87,7 +90,7 @@ pub struct ChangedSymbol {
     /// Removed or signature changed while something still references it.
     pub breaking: bool,
     pub stability: Stability,
-    /// Exact and unique reference sites.
+    /// Exact and unique reference sites from outside the symbol.
     pub references: usize,
     pub dependents: Dependents,
     /// Dependent symbols within two hops over exact and unique references.
@@ -109,6 +112,9 @@ enum Dep {
 pub struct Blast<'a> {
     index: &'a Index,
     memo: HashMap<(u32, u32), Resolution>,
+    /// Candidate references by name, for the names scanned so far.
+    candidates: HashMap<String, Vec<(u32, u32)>>,
+    scanned: HashSet<String>,
 }
 
 struct RawSite {
@@ -116,14 +122,48 @@ struct RawSite {
     r: u32,
     confidence: Confidence,
     candidates: usize,
+    /// Inside the target itself (recursion, `Self` in its own body).
+    inside: bool,
 }
 
-impl<'a> Blast<'a> {
-    pub fn new(index: &'a Index) -> Blast<'a> {
-        Blast {
-            index,
-            memo: HashMap::new(),
+/// The changed symbols with their blast radius, in the order given.
+pub fn symbols(index: &Index, targets: &[(DefId, Change)]) -> Vec<ChangedSymbol> {
+    let mut blast = Blast {
+        index,
+        memo: HashMap::new(),
+        candidates: HashMap::new(),
+        scanned: HashSet::new(),
+    };
+    // Two scans of all references: the targets' names, then the names of
+    // their dependents (for the depth-2 radius).
+    blast.scan(targets.iter().map(|t| t.0));
+    let first: Vec<BTreeSet<Dep>> = targets.iter().map(|t| blast.dependents(t.0)).collect();
+    blast.scan(first.iter().flatten().filter_map(|d| match d {
+        Dep::Def(id) => Some(*id),
+        Dep::Module(_) => None,
+    }));
+    targets
+        .iter()
+        .zip(first)
+        .map(|(&(t, c), deps)| blast.symbol(t, c, deps))
+        .collect()
+}
+
+impl Blast<'_> {
+    /// Make the references to these definitions (by any alias) available.
+    fn scan(&mut self, defs: impl Iterator<Item = DefId>) {
+        let mut names: Vec<String> = Vec::new();
+        for d in defs {
+            for n in self.index.names_for(&self.index.def(d).name) {
+                if !self.scanned.contains(&n) && !names.contains(&n) {
+                    names.push(n);
+                }
+            }
         }
+        let wanted: HashSet<&str> = names.iter().map(String::as_str).collect();
+        let found = self.index.refs_named(&wanted);
+        self.candidates.extend(found);
+        self.scanned.extend(names);
     }
 
     fn sites(&mut self, target: DefId) -> Vec<RawSite> {
@@ -131,14 +171,18 @@ impl<'a> Blast<'a> {
         let def = index.def(target);
         let mut out = Vec::new();
         let names = index.names_for(&def.name);
-        for &(f, r) in names.iter().flat_map(|n| index.refs_named(n)) {
+        let mut list: Vec<(u32, u32)> = Vec::new();
+        for n in &names {
+            if let Some(l) = self.candidates.get(n) {
+                list.extend_from_slice(l);
+            }
+        }
+        for (f, r) in list {
             let file = index.file(f);
             let rf = &file.syms.refs[r as usize];
-            // A symbol's references to itself (recursion, its own body) do
-            // not make it a dependent of itself.
-            if f == target.file && within(index, f, rf.scope, target.def) {
-                continue;
-            }
+            // A symbol's references to itself (recursion, its own body) are
+            // references, but do not make it a dependent of itself.
+            let inside = f == target.file && within(index, f, rf.scope, target.def);
             let res = self
                 .memo
                 .entry((f, r))
@@ -149,6 +193,7 @@ impl<'a> Blast<'a> {
                     r,
                     confidence: res.confidence,
                     candidates: res.targets.len(),
+                    inside,
                 });
             }
         }
@@ -176,7 +221,7 @@ impl<'a> Blast<'a> {
         let sites = self.sites(target);
         sites
             .iter()
-            .filter(|s| Self::is_certain(s.confidence))
+            .filter(|s| Self::is_certain(s.confidence) && !s.inside)
             .filter(|s| self.index.file(s.file).syms.refs[s.r as usize].form != Form::Import)
             .map(|s| self.dep_of(s.file, s.r))
             .collect()
@@ -200,8 +245,9 @@ impl<'a> Blast<'a> {
         }
     }
 
-    /// The full entry for a changed definition.
-    pub fn symbol(&mut self, target: DefId, change: Change) -> ChangedSymbol {
+    /// The full entry for a changed definition whose one-hop dependents
+    /// are `first`.
+    fn symbol(&mut self, target: DefId, change: Change, first: BTreeSet<Dep>) -> ChangedSymbol {
         let index = self.index;
         let own = index.file(target.file);
         let def = index.def(target);
@@ -223,18 +269,21 @@ impl<'a> Blast<'a> {
                 candidates: s.candidates,
                 dependent: self.dep_name(dep),
                 test,
+                inside: s.inside,
             };
             if Self::is_certain(s.confidence) {
-                files.insert(s.file);
-                if rf.form != Form::Import {
-                    deps.insert(dep);
+                if !s.inside {
+                    files.insert(s.file);
+                    if rf.form != Form::Import {
+                        deps.insert(dep);
+                    }
                 }
                 sites.push(site);
             } else {
                 ambiguous.push(site);
             }
         }
-        let references = sites.len();
+        let references = sites.iter().filter(|s| !s.inside).count();
         let production = deps.iter().filter(|d| !self.dep_is_test(**d)).count();
         let test = deps.len() - production;
         let other_files = files
@@ -257,8 +306,8 @@ impl<'a> Blast<'a> {
         };
 
         // Depth 2 over exact and unique edges.
-        let mut reach: HashSet<Dep> = deps.iter().copied().collect();
-        for d in &deps {
+        let mut reach: HashSet<Dep> = first.iter().copied().collect();
+        for d in &first {
             if let Dep::Def(id) = *d {
                 if id != target {
                     reach.extend(self.dependents(id));
@@ -269,7 +318,7 @@ impl<'a> Blast<'a> {
 
         // Production before tests, other files before the symbol's own.
         let own_path = own.path.clone();
-        let order = |s: &Site| (s.test, s.file == own_path, s.file.clone(), s.line);
+        let order = |s: &Site| (s.inside, s.test, s.file == own_path, s.file.clone(), s.line);
         sites.sort_by_key(order);
         ambiguous.sort_by_key(order);
         let sites_omitted = sites.len().saturating_sub(MAX_SITES);

@@ -239,3 +239,166 @@ pub fn touched(
     }
     out
 }
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::git::{FileStatus, Hunk, Line};
+    use crate::impact::{Extractor, Lang};
+
+    /// A zero-context diff of two texts (longest common subsequence).
+    pub(crate) fn diff(path: &str, old: &str, new: &str) -> FileDiff {
+        let a: Vec<&str> = old.lines().collect();
+        let b: Vec<&str> = new.lines().collect();
+        let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+        for i in (0..a.len()).rev() {
+            for j in (0..b.len()).rev() {
+                lcs[i][j] = if a[i] == b[j] {
+                    lcs[i + 1][j + 1] + 1
+                } else {
+                    lcs[i + 1][j].max(lcs[i][j + 1])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        let mut lines = Vec::new();
+        let line = |kind, o: Option<usize>, n: Option<usize>, text: &str| Line {
+            kind,
+            old_lineno: o.map(|x| x as u32 + 1),
+            new_lineno: n.map(|x| x as u32 + 1),
+            text: text.to_string(),
+            no_newline: false,
+        };
+        while i < a.len() || j < b.len() {
+            if i < a.len() && j < b.len() && a[i] == b[j] {
+                lines.push(line(LineKind::Context, Some(i), Some(j), a[i]));
+                i += 1;
+                j += 1;
+            } else if j < b.len() && (i == a.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+                lines.push(line(LineKind::Added, None, Some(j), b[j]));
+                j += 1;
+            } else {
+                lines.push(line(LineKind::Removed, Some(i), None, a[i]));
+                i += 1;
+            }
+        }
+        FileDiff {
+            path: path.to_string(),
+            old_path: None,
+            status: FileStatus::Modified,
+            binary: false,
+            old_mode: None,
+            new_mode: None,
+            old_blob: Some("a".repeat(40)),
+            new_blob: Some("b".repeat(40)),
+            hunks: vec![Hunk {
+                old_start: 1,
+                old_lines: a.len() as u32,
+                new_start: 1,
+                new_lines: b.len() as u32,
+                context: String::new(),
+                lines,
+            }],
+            additions: 0,
+            deletions: 0,
+        }
+    }
+
+    fn classify(old: &str, new: &str) -> Vec<(String, Change)> {
+        let mut ex = Extractor::new();
+        let base = ex.extract(Lang::Rust, old.as_bytes()).expect("base parses");
+        let head = ex.extract(Lang::Rust, new.as_bytes()).expect("head parses");
+        let fd = diff("src/lib.rs", old, new);
+        let mut out: Vec<(String, Change)> = touched(&fd, Some(&base), Some(&head))
+            .into_iter()
+            .map(|t| {
+                let name = match (t.def, t.base_side) {
+                    (None, _) => "(module)".to_string(),
+                    (Some(d), true) => base.local_path(d as usize),
+                    (Some(d), false) => head.local_path(d as usize),
+                };
+                (name, t.change)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    const BASE: &str = "use std::fmt;\n\npub struct Shelf {\n    books: Vec<u32>,\n}\n\nimpl Shelf {\n    /// Adds a book.\n    pub fn add(&mut self, id: u32) {\n        self.books.push(id);\n    }\n\n    pub fn count(&self) -> usize {\n        self.books.len()\n    }\n}\n\nfn helper() -> u32 {\n    1\n}\n";
+
+    #[test]
+    fn a_body_edit_changes_only_the_enclosing_function() {
+        let new = BASE.replace("self.books.len()", "self.books.len() + 0");
+        assert_eq!(
+            classify(BASE, &new),
+            vec![("Shelf::count".to_string(), Change::BodyChanged)]
+        );
+    }
+
+    #[test]
+    fn a_parameter_type_edit_is_a_signature_change() {
+        let new = BASE.replace("id: u32)", "id: u64)");
+        assert_eq!(
+            classify(BASE, &new),
+            vec![("Shelf::add".to_string(), Change::SignatureChanged)]
+        );
+    }
+
+    #[test]
+    fn a_doc_comment_edit_belongs_to_its_item_without_changing_its_signature() {
+        let new = BASE.replace("/// Adds a book.", "/// Adds one book.");
+        assert_eq!(
+            classify(BASE, &new),
+            vec![("Shelf::add".to_string(), Change::BodyChanged)]
+        );
+    }
+
+    #[test]
+    fn added_and_removed_functions_are_classified_on_their_side() {
+        let new = BASE.replace(
+            "fn helper() -> u32 {\n    1\n}\n",
+            "fn other() -> u32 {\n    2\n}\n",
+        );
+        assert_eq!(
+            classify(BASE, &new),
+            vec![
+                ("helper".to_string(), Change::Removed),
+                ("other".to_string(), Change::Added)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_struct_field_edit_is_a_signature_change_of_the_struct() {
+        let new = BASE.replace("books: Vec<u32>", "books: Vec<u64>");
+        assert_eq!(
+            classify(BASE, &new),
+            vec![("Shelf".to_string(), Change::SignatureChanged)]
+        );
+    }
+
+    #[test]
+    fn lines_outside_definitions_are_the_module() {
+        let new = BASE.replace("use std::fmt;", "use std::fmt::Display;");
+        assert_eq!(
+            classify(BASE, &new),
+            vec![("(module)".to_string(), Change::BodyChanged)]
+        );
+    }
+
+    #[test]
+    fn a_removed_impl_block_reports_each_method_and_its_header_as_module_code() {
+        let new = BASE.replace(
+            "impl Shelf {\n    /// Adds a book.\n    pub fn add(&mut self, id: u32) {\n        self.books.push(id);\n    }\n\n    pub fn count(&self) -> usize {\n        self.books.len()\n    }\n}\n\n",
+            "",
+        );
+        assert_eq!(
+            classify(BASE, &new),
+            vec![
+                ("(module)".to_string(), Change::BodyChanged),
+                ("Shelf::add".to_string(), Change::Removed),
+                ("Shelf::count".to_string(), Change::Removed)
+            ]
+        );
+    }
+}

@@ -3,7 +3,7 @@
 //! confidence (exact, unique, ambiguous). It never parses: it is built from
 //! extracted `FileSymbols`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -181,6 +181,9 @@ pub struct File {
     pub syms: FileSymbols,
     /// A test file by its path (`tests/`, `test_*.py`, `benches/`, …).
     pub test: bool,
+    /// Holds only definitions the diff removed; its references are not
+    /// searched (they are the base side's).
+    pub ghost: bool,
     /// Module each definition is declared in.
     def_mod: Vec<ModId>,
     /// For inline modules: the module their body opens.
@@ -233,8 +236,6 @@ pub struct Index {
     items: HashMap<String, Vec<DefId>>,
     /// Definitions with a container (methods, variants, associated items), by name.
     members: HashMap<String, Vec<DefId>>,
-    /// Non-ghost references by name: (file, ref index).
-    refs_by_name: HashMap<String, Vec<(u32, u32)>>,
     /// Imported name → the other names imports bind it to (`use a::B as C`).
     aliases: HashMap<String, Vec<String>>,
 }
@@ -264,14 +265,13 @@ impl Index {
             crates: HashMap::new(),
             items: HashMap::new(),
             members: HashMap::new(),
-            refs_by_name: HashMap::new(),
             aliases: HashMap::new(),
         };
-        let py_packages: std::collections::HashSet<String> = sources
+        let py_packages: HashSet<String> = sources
             .iter()
             .filter_map(|s| s.path.strip_suffix("/__init__.py").map(str::to_string))
             .collect();
-        let has_lib: std::collections::HashSet<String> = sources
+        let has_lib: HashSet<String> = sources
             .iter()
             .filter_map(|s| s.path.strip_suffix("src/lib.rs").map(str::to_string))
             .collect();
@@ -328,7 +328,7 @@ impl Index {
         &mut self,
         path: &str,
         manifests: &[&Manifest],
-        has_lib: &std::collections::HashSet<String>,
+        has_lib: &HashSet<String>,
     ) -> ModId {
         let manifest = manifests
             .iter()
@@ -387,7 +387,7 @@ impl Index {
         cur
     }
 
-    fn python_module(&mut self, path: &str, packages: &std::collections::HashSet<String>) -> ModId {
+    fn python_module(&mut self, path: &str, packages: &HashSet<String>) -> ModId {
         let stem = path.trim_end_matches(".pyi").trim_end_matches(".py");
         let (dir, file) = match stem.rsplit_once('/') {
             Some((d, f)) => (d, f),
@@ -439,8 +439,8 @@ impl Index {
         &mut self,
         src: Source,
         manifests: &[&Manifest],
-        py_packages: &std::collections::HashSet<String>,
-        has_lib: &std::collections::HashSet<String>,
+        py_packages: &HashSet<String>,
+        has_lib: &HashSet<String>,
         ghost: bool,
     ) -> u32 {
         let module = match src.lang {
@@ -501,12 +501,6 @@ impl Index {
                     }
                 }
             }
-            for (i, r) in syms.refs.iter().enumerate() {
-                self.refs_by_name
-                    .entry(r.name.clone())
-                    .or_default()
-                    .push((file_id, i as u32));
-            }
         }
         let test = is_test_path(&src.path);
         self.files.push(File {
@@ -516,6 +510,7 @@ impl Index {
             module,
             syms,
             test,
+            ghost,
             def_mod,
             inner_mod,
         });
@@ -534,12 +529,12 @@ impl Index {
     ) -> u32 {
         let mut sorted: Vec<&Manifest> = manifests.iter().collect();
         sorted.sort_by_key(|m| std::cmp::Reverse(m.dir.len()));
-        let py_packages: std::collections::HashSet<String> = self
+        let py_packages: HashSet<String> = self
             .files
             .iter()
             .filter_map(|f| f.path.strip_suffix("/__init__.py").map(str::to_string))
             .collect();
-        let has_lib: std::collections::HashSet<String> = self
+        let has_lib: HashSet<String> = self
             .files
             .iter()
             .filter_map(|f| f.path.strip_suffix("src/lib.rs").map(str::to_string))
@@ -590,8 +585,29 @@ impl Index {
         }
     }
 
-    pub fn refs_named(&self, name: &str) -> &[(u32, u32)] {
-        self.refs_by_name.get(name).map_or(&[], Vec::as_slice)
+    /// References whose name is one of `names`, by name: (file, ref index).
+    /// Ghost files (removed definitions) hold no references.
+    pub fn refs_named(&self, names: &HashSet<&str>) -> HashMap<String, Vec<(u32, u32)>> {
+        let mut out: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
+        if names.is_empty() {
+            return out;
+        }
+        for (fi, f) in self.files.iter().enumerate() {
+            if f.ghost {
+                continue;
+            }
+            for (ri, r) in f.syms.refs.iter().enumerate() {
+                if names.contains(r.name.as_str()) {
+                    match out.get_mut(r.name.as_str()) {
+                        Some(list) => list.push((fi as u32, ri as u32)),
+                        None => {
+                            out.insert(r.name.clone(), vec![(fi as u32, ri as u32)]);
+                        }
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// `name` and every name an import binds it to, transitively: the names
@@ -800,6 +816,22 @@ impl Index {
             return Vec::new();
         }
         let unit = self.files[owner.file as usize].unit;
+        let python = self.files[owner.file as usize].lang == Lang::Python;
+        // Several types of this name in the crate: an impl belongs to the
+        // one its own module resolves the name to.
+        let homonyms = !python
+            && self
+                .items
+                .get(od.name.as_str())
+                .into_iter()
+                .flatten()
+                .filter(|&&d| {
+                    d != owner
+                        && self.files[d.file as usize].unit == unit
+                        && self.def(d).kind.is_type()
+                })
+                .count()
+                > 0;
         let mut out: Vec<DefId> = self
             .members
             .get(name)
@@ -807,27 +839,81 @@ impl Index {
             .flatten()
             .copied()
             .filter(|&d| {
-                self.files[d.file as usize].unit == unit
-                    && self.def(d).container.as_deref() == Some(od.name.as_str())
+                let md = self.def(d);
+                if python {
+                    // A Python class's members are in its body.
+                    return d.file == owner.file && md.parent == Some(owner.def);
+                }
+                if self.files[d.file as usize].unit != unit
+                    || md.container.as_deref() != Some(od.name.as_str())
+                {
+                    return false;
+                }
+                if !homonyms || (md.parent == Some(owner.def) && d.file == owner.file) {
+                    return true;
+                }
+                let mut found = Vec::new();
+                self.lookup(self.def_module(d), &od.name, depth + 1, &mut found);
+                found.is_empty() || found.contains(&Target::Def(owner))
             })
             .collect();
-        if out.is_empty() && !od.bases.is_empty() {
-            let m = self.def_module(owner);
-            let lang = self.files[owner.file as usize].lang;
-            for base in &od.bases {
-                let segs: Vec<String> = base.split('.').map(str::to_string).collect();
-                if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
-                    for t in ts {
-                        if let Target::Def(b) = t {
-                            if b != owner {
-                                out.extend(self.members_of(b, name, depth + 1));
-                            }
+        if out.is_empty() {
+            out = self.base_members(owner, name, depth);
+        }
+        out
+    }
+
+    /// Members named `name` of the bases of `owner` (Python classes).
+    fn base_members(&self, owner: DefId, name: &str, depth: u8) -> Vec<DefId> {
+        let od = self.def(owner);
+        let mut out = Vec::new();
+        if depth > 8 {
+            return out;
+        }
+        let m = self.def_module(owner);
+        let lang = self.files[owner.file as usize].lang;
+        for base in &od.bases {
+            let segs: Vec<String> = base.split('.').map(str::to_string).collect();
+            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
+                for t in ts {
+                    if let Target::Def(b) = t {
+                        if b != owner {
+                            out.extend(self.members_of(b, name, depth + 1));
                         }
                     }
                 }
             }
         }
         out
+    }
+
+    /// The declared type of field `name` of `owner` (or of a Python base),
+    /// with the definition that declares it.
+    fn field_type<'s>(&'s self, owner: DefId, name: &str, depth: u8) -> Option<(DefId, &'s str)> {
+        let od = self.def(owner);
+        if let Some((_, ty)) = od.fields.iter().find(|(n, _)| n == name) {
+            return Some((owner, ty.as_str()));
+        }
+        if depth > 4 {
+            return None;
+        }
+        let m = self.def_module(owner);
+        let lang = self.files[owner.file as usize].lang;
+        for base in &od.bases {
+            let segs: Vec<String> = base.split('.').map(str::to_string).collect();
+            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
+                for t in ts {
+                    if let Target::Def(b) = t {
+                        if b != owner {
+                            if let Some(found) = self.field_type(b, name, depth + 1) {
+                                return Some(found);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// The type that `self` stands for inside `scope`.
@@ -920,21 +1006,18 @@ impl Index {
                     .collect();
                 match self.resolve_path(m, &segs, lang, 0) {
                     PathOutcome::Found(ts) => {
-                        let mut any_type = false;
                         let mut found = Vec::new();
                         for t in ts {
                             if let Target::Def(d) = t {
-                                any_type |= self.def(d).kind.is_type();
                                 found.extend(self.members_of(d, &r.name, 0));
                             }
                         }
                         if !found.is_empty() {
                             exact(found.into_iter().map(Target::Def).collect())
-                        } else if any_type {
-                            // A trait method or a wrong guess of the type.
-                            self.by_method_name(file, r)
                         } else {
-                            Resolution::none()
+                            // A trait method, a wrong guess of the type, or
+                            // a value (a constant) rather than a type.
+                            self.by_method_name(file, r)
                         }
                     }
                     PathOutcome::External => Resolution::none(),
@@ -969,11 +1052,55 @@ impl Index {
                             Resolution::none()
                         }
                     }
+                    // A name no import binds is a value we do not track
+                    // (a nested function, a global set at run time).
+                    PathOutcome::External if !self.imported(m, &segs[0]) => {
+                        self.by_method_name(file, r)
+                    }
                     PathOutcome::External => Resolution::none(),
                     PathOutcome::Unresolved => self.by_method_name(file, r),
                 }
             }
-            Receiver::Field(_) | Receiver::Unknown => self.by_method_name(file, r),
+            Receiver::Super => {
+                let Some(t) = self.self_type(file, r.scope) else {
+                    return Resolution::none();
+                };
+                let found = self.base_members(t, &r.name, 0);
+                exact(found.into_iter().map(Target::Def).collect())
+            }
+            Receiver::Field(f) => {
+                let Some(owner) = self.self_type(file, r.scope) else {
+                    return self.by_method_name(file, r);
+                };
+                let Some((home, ty)) = self.field_type(owner, f, 0) else {
+                    return self.by_method_name(file, r);
+                };
+                let segs: Vec<String> = ty
+                    .split(if lang == Lang::Rust { "::" } else { "." })
+                    .map(str::to_string)
+                    .collect();
+                match self.resolve_path(self.def_module(home), &segs, lang, 0) {
+                    PathOutcome::Found(ts) => {
+                        let found: Vec<Target> = ts
+                            .into_iter()
+                            .filter_map(|t| match t {
+                                Target::Def(d) => Some(d),
+                                Target::Module(_) => None,
+                            })
+                            .flat_map(|d| self.members_of(d, &r.name, 0))
+                            .map(Target::Def)
+                            .collect();
+                        if found.is_empty() {
+                            self.by_method_name(file, r)
+                        } else {
+                            exact(found)
+                        }
+                    }
+                    PathOutcome::External => Resolution::none(),
+                    PathOutcome::Unresolved => self.by_method_name(file, r),
+                }
+            }
+            Receiver::Unknown => self.by_method_name(file, r),
         }
     }
 
@@ -1009,14 +1136,10 @@ impl Index {
             return exact(out);
         }
         // Bound by an import that leads outside the index: not ours.
-        let module = &self.modules[m as usize];
-        let imported = module.imports.iter().any(|&(fi, i)| {
-            let imp = &self.files[fi as usize].syms.imports[i as usize];
-            !imp.glob && imp.alias == r.name
-        });
-        if imported {
+        if self.imported(m, &r.name) {
             return Resolution::none();
         }
+        let module = &self.modules[m as usize];
         let has_glob = module
             .imports
             .iter()
@@ -1045,9 +1168,29 @@ impl Index {
         self.by_name_filtered(&r.name, candidates)
     }
 
+    /// Whether an import in module `m` binds `name`.
+    fn imported(&self, m: ModId, name: &str) -> bool {
+        self.modules[m as usize].imports.iter().any(|&(fi, i)| {
+            let imp = &self.files[fi as usize].syms.imports[i as usize];
+            !imp.glob && imp.alias == name
+        })
+    }
+
     fn by_name_filtered(&self, name: &str, targets: Vec<DefId>) -> Resolution {
-        if targets.is_empty() || (targets.len() > 1 && stop_listed(name)) {
+        // Overloads (`@overload`) and `#[cfg]` variants: several definitions
+        // of one symbol, in one file, with one owner.
+        let first = targets.first().map(|&d| (d.file, &self.def(d).container));
+        let one_symbol = targets
+            .iter()
+            .all(|&d| Some((d.file, &self.def(d).container)) == first);
+        if targets.is_empty() || (!one_symbol && stop_listed(name)) {
             return Resolution::none();
+        }
+        if one_symbol {
+            return Resolution {
+                targets,
+                confidence: Confidence::Unique,
+            };
         }
         Resolution::by_name(targets)
     }

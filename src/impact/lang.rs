@@ -11,7 +11,7 @@ use super::symbols::Kind;
 
 /// Bump when extraction changes what it produces for the same input: it is
 /// part of the cache key, so stale entries are never read.
-const EXTRACTOR_VERSION: u32 = 1;
+const EXTRACTOR_VERSION: u32 = 5;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -90,12 +90,6 @@ pub enum Role {
     LocalType,
     LocalParams,
     LocalGlobal,
-    RefMethod,
-    RefPath,
-    RefIdent,
-    RefType,
-    RefAttr,
-    MacroBody,
 }
 
 impl Role {
@@ -119,12 +113,6 @@ impl Role {
             "local.type" => Role::LocalType,
             "local.params" => Role::LocalParams,
             "local.global" => Role::LocalGlobal,
-            "ref.method" => Role::RefMethod,
-            "ref.path" => Role::RefPath,
-            "ref.ident" => Role::RefIdent,
-            "ref.type" => Role::RefType,
-            "ref.attr" => Role::RefAttr,
-            "macro.body" => Role::MacroBody,
             _ => return None,
         })
     }
@@ -201,7 +189,11 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{} query: {e}", lang.name()));
             assert!(g.roles.iter().any(|r| matches!(r, Role::Def(_))));
             assert!(g.roles.contains(&Role::Import));
-            assert!(g.roles.contains(&Role::RefIdent));
+            assert!(
+                g.roles
+                    .iter()
+                    .any(|r| matches!(r, Role::Local | Role::LocalParams))
+            );
         }
     }
 

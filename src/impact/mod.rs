@@ -129,7 +129,7 @@ impl Impact {
                 let top = s
                     .sites
                     .iter()
-                    .filter(|site| seen.insert(site.file.as_str()))
+                    .filter(|site| !site.inside && seen.insert(site.file.as_str()))
                     .take(3)
                     .map(|site| format!("{}:{}", site.file, site.line))
                     .collect();
@@ -197,14 +197,29 @@ pub fn analyze(
             base_job.insert(i, add_job(blob, lang, &mut jobs));
         }
     }
-    let results = extract_all(&jobs, blobs, cache.as_ref(), &mut impact)?;
+    let mut results = extract_all(&jobs, blobs, cache.as_ref(), &mut impact)?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();
     let manifests = manifests(head_files, blobs, &mut impact);
     let mut sources = Vec::with_capacity(head_jobs.len());
+    // Move each extraction into the index unless another use still needs it
+    // (the base side of a diff, or a second path with the same blob).
+    let mut uses = vec![0usize; jobs.len()];
+    for (_, j) in &head_jobs {
+        uses[*j] += 1;
+    }
+    for j in base_job.values() {
+        uses[*j] += 1;
+    }
     for (path, j) in &head_jobs {
-        match &results[*j] {
+        uses[*j] -= 1;
+        let result = if uses[*j] == 0 {
+            std::mem::replace(&mut results[*j], Err(String::new()))
+        } else {
+            results[*j].clone()
+        };
+        match result {
             Ok(syms) => {
                 if syms.syntax_errors {
                     impact.warnings.push(format!(
@@ -214,12 +229,12 @@ pub fn analyze(
                 sources.push(Source {
                     path: path.to_string(),
                     lang: jobs[*j].lang,
-                    syms: syms.clone(),
+                    syms,
                 });
             }
             Err(reason) => impact.skipped.push(Skipped {
                 path: path.to_string(),
-                reason: reason.clone(),
+                reason,
             }),
         }
     }
@@ -284,9 +299,7 @@ pub fn analyze(
             }));
         }
     }
-    let mut blast = blast::Blast::new(&index);
-    let mut symbols: Vec<ChangedSymbol> =
-        targets.iter().map(|&(t, c)| blast.symbol(t, c)).collect();
+    let mut symbols = blast::symbols(&index, &targets);
     for (fd, change) in modules {
         let path = if change == Change::Removed {
             fd.old_path.as_deref().unwrap_or(&fd.path)
@@ -481,4 +494,143 @@ fn manifests(head_files: &[FileEntry], blobs: &dyn Blobs, impact: &mut Impact) -
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Mem(HashMap<String, Vec<u8>>);
+
+    impl Blobs for Mem {
+        fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
+            self.0
+                .get(blob)
+                .cloned()
+                .ok_or_else(|| format!("no blob {blob}"))
+        }
+    }
+
+    const LIB_BASE: &str =
+        "pub mod shelf;\n\npub fn helper(x: u32) -> u32 {\n    x + 1\n}\n\npub fn unused() {}\n";
+    const LIB_HEAD: &str = "pub mod shelf;\n\npub fn helper(x: u64) -> u64 {\n    x + 1\n}\n";
+    const SHELF: &str = "use crate::helper;\n\npub struct Shelf;\n\nimpl Shelf {\n    pub fn shelve(&self) -> u32 {\n        helper(1)\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::Shelf.shelve(), 2);\n        crate::unused();\n    }\n}\n";
+
+    /// A two-file crate where `helper` changes signature and `unused`
+    /// (still called from a test) is removed.
+    fn scenario() -> (Vec<FileEntry>, crate::git::Diff, Mem) {
+        let mut blobs = HashMap::new();
+        let mut files = Vec::new();
+        for (path, text, blob) in [
+            ("Cargo.toml", "[package]\nname = \"demo\"\n", "c0"),
+            ("src/lib.rs", LIB_HEAD, "b1"),
+            ("src/shelf.rs", SHELF, "b2"),
+        ] {
+            let blob = blob.repeat(20);
+            blobs.insert(blob.clone(), text.as_bytes().to_vec());
+            files.push(FileEntry {
+                path: path.to_string(),
+                blob,
+            });
+        }
+        blobs.insert("a1".repeat(20), LIB_BASE.as_bytes().to_vec());
+        let mut fd = changes::tests::diff("src/lib.rs", LIB_BASE, LIB_HEAD);
+        fd.old_blob = Some("a1".repeat(20));
+        fd.new_blob = Some("b1".repeat(20));
+        let diff = crate::git::Diff {
+            base_commit: "base".into(),
+            head_commit: "head".into(),
+            files: vec![fd],
+            sha256: String::new(),
+        };
+        (files, diff, Mem(blobs))
+    }
+
+    #[test]
+    fn breaking_changes_rank_first_with_their_dependents() {
+        let (files, diff, blobs) = scenario();
+        let impact = analyze(&files, &diff, &blobs, None).expect("analysis");
+        let summary: Vec<(&str, Change, bool, Stability)> = impact
+            .symbols
+            .iter()
+            .map(|s| (s.symbol.as_str(), s.change, s.breaking, s.stability))
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("helper", Change::SignatureChanged, true, Stability::Module),
+                ("unused", Change::Removed, true, Stability::Module),
+            ]
+        );
+        let helper = &impact.symbols[0];
+        assert_eq!(helper.qualified, "demo::helper");
+        assert_eq!(helper.dependents.symbols, 1);
+        assert_eq!(
+            (helper.dependents.production, helper.dependents.test),
+            (1, 0)
+        );
+        assert_eq!(helper.radius, 2, "Shelf::add, then the test calling it");
+        let unused = &impact.symbols[1];
+        assert_eq!(
+            (unused.dependents.production, unused.dependents.test),
+            (0, 1)
+        );
+        let rows = impact.rows();
+        assert_eq!(rows[0].top, vec!["src/shelf.rs:1".to_string()]);
+        assert_eq!(rows[1].symbol, "unused (src/lib.rs:7)");
+        let json = serde_json::to_value(&impact).expect("serializes");
+        assert_eq!(json[0]["change"], "signature_changed");
+        assert_eq!(json[1]["sites"][0]["line"], 16);
+    }
+
+    #[test]
+    fn the_cache_serves_a_second_run_and_survives_damage() {
+        let (files, diff, blobs) = scenario();
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let first = analyze(&files, &diff, &blobs, Some(dir.path())).expect("cold");
+        assert_eq!(first.stats.cache_hits, 0);
+        let second = analyze(&files, &diff, &blobs, Some(dir.path())).expect("warm");
+        assert_eq!((second.stats.cache_hits, second.stats.cache_misses), (3, 0));
+        assert_eq!(second.symbols, first.symbols);
+        // Damage every entry: the next run re-extracts and gives the same answer.
+        let mut stack = vec![dir.path().to_path_buf()];
+        let mut damaged = 0;
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("cache dir") {
+                let p = e.expect("entry").path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else {
+                    std::fs::write(&p, b"SPI1\x05garbage").expect("overwrite");
+                    damaged += 1;
+                }
+            }
+        }
+        assert_eq!(damaged, 3);
+        let third = analyze(&files, &diff, &blobs, Some(dir.path())).expect("after damage");
+        assert_eq!(third.stats.cache_hits, 0);
+        assert_eq!(third.symbols, first.symbols);
+    }
+
+    #[test]
+    fn unreadable_files_are_listed_not_dropped() {
+        let (mut files, diff, blobs) = scenario();
+        files.push(FileEntry {
+            path: "src/gone.rs".into(),
+            blob: "ff".repeat(20),
+        });
+        let impact = analyze(&files, &diff, &blobs, None).expect("analysis");
+        assert_eq!(impact.skipped.len(), 1);
+        assert_eq!(impact.skipped[0].path, "src/gone.rs");
+        assert!(impact.skipped[0].reason.contains("unreadable"));
+    }
+
+    #[test]
+    fn a_diff_without_source_files_indexes_nothing() {
+        let (files, mut diff, blobs) = scenario();
+        diff.files[0].path = "README.md".into();
+        let impact = analyze(&files, &diff, &blobs, None).expect("analysis");
+        assert!(impact.symbols.is_empty());
+        assert_eq!(impact.stats.files_indexed, 0);
+    }
 }

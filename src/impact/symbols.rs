@@ -78,6 +78,9 @@ pub struct Def {
     pub trait_name: Option<String>,
     /// Python class bases as written (`Base`, `mod.Base`).
     pub bases: Vec<String>,
+    /// Fields with an evident type, as (name, type path): Rust struct
+    /// fields, Python `self.x = T(…)` and `x: T` in a class body.
+    pub fields: Vec<(String, String)>,
     /// 1-based inclusive lines, attributes, doc comments and decorators included.
     pub start_line: u32,
     pub end_line: u32,
@@ -136,6 +139,8 @@ pub enum Receiver {
     None,
     /// `self.f()`, `cls.f()`.
     SelfValue,
+    /// `super().f()`: a base class of the enclosing class.
+    Super,
     /// `self.field.f()`: the field of the enclosing type.
     Field(String),
     /// A local whose type is evident (`let x: T`, `x = T(…)`): `T` or `a::T`.

@@ -51,8 +51,8 @@ impl Extractor {
         let root = tree.root_node();
         let captures = collect(grammar, &mut self.cursor, root, src.as_bytes());
         let mut out = match lang {
-            Lang::Rust => rust::build(&src, &captures),
-            Lang::Python => python::build(&src, &captures),
+            Lang::Rust => rust::build(&src, root, &captures),
+            Lang::Python => python::build(&src, root, &captures),
         };
         out.syntax_errors = root.has_error();
         Ok(out)
@@ -65,8 +65,6 @@ struct Captures<'t> {
     defs: Vec<(Node<'t>, Kind, Node<'t>)>,
     imports: Vec<Node<'t>>,
     locals: Vec<(Node<'t>, Role)>,
-    refs: Vec<(Node<'t>, Role)>,
-    macros: Vec<Node<'t>>,
 }
 
 fn collect<'t>(
@@ -79,8 +77,6 @@ fn collect<'t>(
         defs: Vec::new(),
         imports: Vec::new(),
         locals: Vec::new(),
-        refs: Vec::new(),
-        macros: Vec::new(),
     };
     let mut matches = cursor.matches(&grammar.query, root, src);
     while let Some(m) = matches.next() {
@@ -94,12 +90,6 @@ fn collect<'t>(
                 role @ (Role::Local | Role::LocalType | Role::LocalParams | Role::LocalGlobal) => {
                     c.locals.push((cap.node, role))
                 }
-                role @ (Role::RefMethod
-                | Role::RefPath
-                | Role::RefIdent
-                | Role::RefType
-                | Role::RefAttr) => c.refs.push((cap.node, role)),
-                Role::MacroBody => c.macros.push(cap.node),
             }
         }
         if let (Some((node, kind)), Some(name)) = (def, name) {
@@ -109,14 +99,47 @@ fn collect<'t>(
     c
 }
 
+/// An ancestor during a walk: the node and the field it fills in its parent.
+#[derive(Clone, Copy)]
+struct Frame<'t> {
+    node: Node<'t>,
+    field: Option<&'static str>,
+}
+
+/// Visit the nodes under `root` in document order, each with the field it
+/// fills and its ancestors (nearest last); `visit` says whether to descend.
+/// Reference sites are read this way rather than through query captures:
+/// they need every identifier's parent and field, which a cursor knows for
+/// free while `Node::parent` walks down from the root each time.
+fn walk<'t>(
+    root: Node<'t>,
+    mut visit: impl FnMut(Node<'t>, Option<&'static str>, &[Frame<'t>]) -> bool,
+) {
+    let mut cursor = root.walk();
+    let mut stack: Vec<Frame<'t>> = Vec::new();
+    loop {
+        let node = cursor.node();
+        let field = cursor.field_name();
+        if visit(node, field, &stack) && cursor.goto_first_child() {
+            stack.push(Frame { node, field });
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            stack.pop();
+        }
+    }
+}
+
 /// The text of a node; empty if its range is not on character boundaries,
 /// which cannot happen for tokens of valid UTF-8.
 fn text<'s>(node: Node, src: &'s str) -> &'s str {
     src.get(node.byte_range()).unwrap_or("")
-}
-
-fn is_field(parent: Node, field: &str, child: Node) -> bool {
-    parent.child_by_field_name(field) == Some(child)
 }
 
 fn line(node: Node) -> u32 {
@@ -266,4 +289,153 @@ fn finish(defs: Defs, mut refs: Vec<Ref>, imports: Vec<super::symbols::Import>) 
 
 fn starts_upper(s: &str) -> bool {
     s.chars().next().is_some_and(char::is_uppercase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impact::symbols::{Form, Receiver, Visibility};
+
+    fn extract(lang: Lang, src: &str) -> FileSymbols {
+        Extractor::new()
+            .extract(lang, src.as_bytes())
+            .expect("extracts")
+    }
+
+    fn refs_named<'a>(s: &'a FileSymbols, name: &str) -> Vec<&'a Ref> {
+        s.refs.iter().filter(|r| r.name == name).collect()
+    }
+
+    #[test]
+    fn rust_locals_shadow_functions_but_earlier_calls_still_count() {
+        let s = extract(
+            Lang::Rust,
+            "fn helper() -> u32 { 1 }\nfn f() -> u32 {\n    let helper = helper();\n    helper + 1\n}\n",
+        );
+        let calls = refs_named(&s, "helper");
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert_eq!((calls[0].form, calls[0].line), (Form::Call, 3));
+    }
+
+    #[test]
+    fn rust_macro_arguments_are_references_unless_local() {
+        let s = extract(
+            Lang::Rust,
+            "fn t() {\n    let x = 1;\n    assert_eq!(compute(x), shelf::Shelf::count(&s), \"{}\", x);\n    v.push(vec![make()]);\n}\n",
+        );
+        let names: Vec<(&str, Form)> = s.refs.iter().map(|r| (r.name.as_str(), r.form)).collect();
+        assert!(names.contains(&("compute", Form::Call)), "{names:?}");
+        assert!(names.contains(&("count", Form::Path)), "{names:?}");
+        assert!(names.contains(&("Shelf", Form::Type)), "{names:?}");
+        assert!(names.contains(&("make", Form::Call)), "{names:?}");
+        assert!(!names.iter().any(|(n, _)| *n == "x"), "{names:?}");
+    }
+
+    #[test]
+    fn rust_methods_know_their_impl_type_and_trait() {
+        let s = extract(
+            Lang::Rust,
+            "struct S;\nimpl S {\n    fn new() -> Self { Self::make() }\n}\nimpl std::fmt::Display for S {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { Ok(()) }\n}\n",
+        );
+        let fmt = s.defs.iter().position(|d| d.name == "fmt").expect("fmt");
+        assert_eq!(s.local_path(fmt), "<S as Display>::fmt");
+        assert_eq!(s.defs[fmt].kind, Kind::Method);
+        let make = refs_named(&s, "make");
+        assert_eq!(make[0].path, vec!["S".to_string()]);
+        assert!(
+            refs_named(&s, "S")
+                .iter()
+                .any(|r| r.form == Form::Type && r.line == 3)
+        );
+    }
+
+    #[test]
+    fn rust_test_code_and_doc_comments() {
+        let s = extract(
+            Lang::Rust,
+            "/// Doc.\n#[inline]\npub fn f() {}\n#[cfg(test)]\nmod tests {\n    fn helper() {}\n    #[test]\n    fn works() {}\n}\n#[test]\nfn top() {}\n",
+        );
+        let by = |n: &str| s.defs.iter().find(|d| d.name == n).expect(n);
+        assert_eq!(
+            (by("f").start_line, by("f").end_line, by("f").test),
+            (1, 3, false)
+        );
+        assert!(by("helper").test && by("works").test && by("top").test);
+        assert_eq!(by("f").visibility, Visibility::Public);
+    }
+
+    #[test]
+    fn rust_receivers_with_evident_types() {
+        let s = extract(
+            Lang::Rust,
+            "fn f(shelf: &Shelf) {\n    let store = Store::new();\n    let b: Box<Book> = get();\n    shelf.count();\n    store.add();\n    b.label();\n    self.inner.run();\n    other().go();\n}\n",
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        assert_eq!(recv("count"), Receiver::Type("Shelf".into()));
+        assert_eq!(recv("add"), Receiver::Type("Store".into()));
+        assert_eq!(recv("label"), Receiver::Type("Book".into()));
+        assert_eq!(recv("run"), Receiver::Field("inner".into()));
+        assert_eq!(recv("go"), Receiver::Unknown);
+    }
+
+    #[test]
+    fn rust_use_trees() {
+        let s = extract(
+            Lang::Rust,
+            "pub use crate::a::{b::C as D, self, e::*};\nuse super::F;\n",
+        );
+        let imports: Vec<(String, &str, bool, bool)> = s
+            .imports
+            .iter()
+            .map(|i| (i.path.join("::"), i.alias.as_str(), i.glob, i.public))
+            .collect();
+        assert_eq!(
+            imports,
+            vec![
+                ("crate::a::b::C".to_string(), "D", false, true),
+                ("crate::a".to_string(), "a", false, true),
+                ("crate::a::e".to_string(), "", true, true),
+                ("super::F".to_string(), "F", false, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn python_imports_locals_and_receivers() {
+        let s = extract(
+            Lang::Python,
+            "import a.b as ab\nfrom ..pkg import mod as m, thing\nfrom . import *\n\nclass C(Base):\n    def go(self, helper, x: Shelf):\n        helper()\n        self.run()\n        x.count()\n        m.call()\n        super().go()\n        y = Book()\n        y.label()\n\ndef helper():\n    pass\n",
+        );
+        let imports: Vec<(String, &str, bool, bool)> = s
+            .imports
+            .iter()
+            .map(|i| (i.path.join("."), i.alias.as_str(), i.glob, i.module))
+            .collect();
+        assert_eq!(
+            imports,
+            vec![
+                ("a.b".to_string(), "ab", false, true),
+                ("...pkg.mod".to_string(), "m", false, false),
+                ("...pkg.thing".to_string(), "thing", false, false),
+                (".".to_string(), "", true, false),
+            ]
+        );
+        assert!(
+            refs_named(&s, "helper").is_empty(),
+            "the parameter shadows the function"
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        assert_eq!(recv("run"), Receiver::SelfValue);
+        assert_eq!(recv("count"), Receiver::Type("Shelf".into()));
+        assert_eq!(recv("call"), Receiver::Name("m".into()));
+        assert_eq!(recv("go"), Receiver::Super);
+        assert_eq!(recv("label"), Receiver::Type("Book".into()));
+        let c = s.defs.iter().find(|d| d.name == "C").expect("class");
+        assert_eq!(c.bases, vec!["Base".to_string()]);
+        let go = s.defs.iter().find(|d| d.name == "go").expect("method");
+        assert_eq!(
+            (go.kind, go.container.as_deref()),
+            (Kind::Method, Some("C"))
+        );
+    }
 }

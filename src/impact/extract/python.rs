@@ -6,17 +6,19 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{Captures, Defs, Locals, finish, is_field, line, signature_hash, starts_upper, text};
+use super::{
+    Captures, Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk,
+};
 use crate::impact::lang::Role;
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
-pub(super) fn build(src: &str, c: &Captures) -> FileSymbols {
+pub(super) fn build(src: &str, root: Node, c: &Captures) -> FileSymbols {
     let items = c
         .defs
         .iter()
         .map(|&(node, kind, name)| def(src, node, kind, name))
         .collect();
-    let defs = Defs::new(items);
+    let mut defs = Defs::new(items);
 
     let mut locals = Locals::default();
     let mut globals: HashSet<(Option<u32>, &str)> = HashSet::new();
@@ -57,20 +59,21 @@ pub(super) fn build(src: &str, c: &Captures) -> FileSymbols {
         defs: &defs,
         locals: &locals,
         globals,
-        refs: Vec::with_capacity(c.refs.len() / 2),
+        refs: Vec::new(),
+        fields: Vec::new(),
     };
-    for &(node, role) in &c.refs {
-        match role {
-            Role::RefIdent => cx.ident(node),
-            Role::RefAttr => cx.attr(node),
-            _ => {}
-        }
-    }
+    walk(root, |node, field, anc| cx.visit(node, field, anc));
     let mut imports = Vec::new();
     for &node in &c.imports {
         cx.import(node, &mut imports);
     }
-    let refs = cx.refs;
+    let Cx { refs, fields, .. } = cx;
+    for (class, name, ty) in fields {
+        let d = &mut defs.defs[class as usize];
+        if !d.fields.iter().any(|(n, _)| *n == name) {
+            d.fields.push((name, ty));
+        }
+    }
     finish(defs, refs, imports)
 }
 
@@ -145,6 +148,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
             container,
             trait_name: None,
             bases,
+            fields: Vec::new(),
             start_line: outer.start_position().row as u32 + 1,
             end_line: end_line as u32,
             signature,
@@ -227,6 +231,8 @@ struct Cx<'a> {
     locals: &'a Locals,
     globals: HashSet<(Option<u32>, &'a str)>,
     refs: Vec<Ref>,
+    /// (class, field, type) from `self.x = T(…)` and `x: T` in class bodies.
+    fields: Vec<(u32, String, String)>,
 }
 
 impl Cx<'_> {
@@ -257,26 +263,55 @@ impl Cx<'_> {
         None
     }
 
-    fn ident(&mut self, node: Node) {
-        let Some(p) = node.parent() else { return };
+    /// Dispatch one node of the walk; returns whether to descend.
+    fn visit(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) -> bool {
+        match node.kind() {
+            "identifier" => {
+                self.ident(node, field, anc);
+                false
+            }
+            "attribute" => {
+                self.attr(node, field, anc);
+                true
+            }
+            "comment"
+            | "import_statement"
+            | "import_from_statement"
+            | "future_import_statement"
+            | "global_statement"
+            | "nonlocal_statement" => false,
+            _ => true,
+        }
+    }
+
+    fn ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+        let Some(p) = anc.last() else { return };
         let name = text(node, self.src);
-        let form = match p.kind() {
-            "function_definition" | "class_definition" if is_field(p, "name", node) => return,
+        let form = match p.node.kind() {
+            "function_definition" | "class_definition" if field == Some("name") => return,
             "default_parameter"
             | "typed_default_parameter"
             | "keyword_argument"
             | "named_expression"
-                if is_field(p, "name", node) =>
+                if field == Some("name") =>
             {
                 return;
             }
-            "attribute" if is_field(p, "attribute", node) => return,
-            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause"
-                if is_field(p, "left", node) =>
-            {
+            "attribute" if field == Some("attribute") => return,
+            "assignment" if field == Some("left") => {
+                // `x: T` in a class body declares a typed field.
+                let class = self.defs.innermost(node.start_byte());
+                if let Some(c) = class.filter(|&c| self.defs.defs[c as usize].kind == Kind::Class) {
+                    if let Some(ty) = self.assigned_type(p.node) {
+                        self.fields.push((c, name.to_string(), ty));
+                    }
+                }
                 return;
             }
-            "except_clause" if is_field(p, "alias", node) => return,
+            "augmented_assignment" | "for_statement" | "for_in_clause" if field == Some("left") => {
+                return;
+            }
+            "except_clause" if field == Some("alias") => return,
             "parameters"
             | "lambda_parameters"
             | "typed_parameter"
@@ -284,22 +319,19 @@ impl Cx<'_> {
             | "dictionary_splat_pattern"
             | "dotted_name"
             | "aliased_import"
-            | "import_statement"
-            | "import_from_statement"
-            | "relative_import"
-            | "global_statement"
-            | "nonlocal_statement"
             | "pattern_list"
             | "tuple_pattern"
             | "list_pattern"
             | "as_pattern_target" => return,
             k if k.contains("pattern") => return,
-            "call" if is_field(p, "function", node) => Form::Call,
+            "call" if field == Some("function") => Form::Call,
             "decorator" => Form::Call,
-            "argument_list" if p.parent().is_some_and(|g| g.kind() == "class_definition") => {
+            "argument_list"
+                if anc.len() >= 2 && anc[anc.len() - 2].node.kind() == "class_definition" =>
+            {
                 Form::Type
             }
-            _ if in_annotation(node) => Form::Type,
+            _ if in_annotation(anc) => Form::Type,
             _ => Form::Value,
         };
         if matches!(name, "self" | "cls") || self.local(name, node.start_byte()).is_some() {
@@ -308,9 +340,44 @@ impl Cx<'_> {
         self.push(name, form, Vec::new(), Receiver::None, node);
     }
 
-    fn attr(&mut self, node: Node) {
-        let Some(p) = node.parent() else { return };
-        if matches!(p.kind(), "assignment" | "augmented_assignment") && is_field(p, "left", node) {
+    /// The class whose body (or method) holds `pos`.
+    fn enclosing_class(&self, pos: usize) -> Option<u32> {
+        let mut cur = self.defs.innermost(pos);
+        while let Some(i) = cur {
+            let d = &self.defs.defs[i as usize];
+            if d.kind == Kind::Class {
+                return Some(i);
+            }
+            cur = d.parent;
+        }
+        None
+    }
+
+    /// `x: T` or `x = T(…)` assigned to `name` at `assignment`, typed.
+    fn assigned_type(&self, assignment: Node) -> Option<String> {
+        assignment
+            .child_by_field_name("type")
+            .and_then(|t| type_name(t, self.src))
+            .or_else(|| {
+                assignment
+                    .child_by_field_name("right")
+                    .and_then(|r| value_type(r, self.src))
+            })
+    }
+
+    fn attr(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+        let Some(p) = anc.last() else { return };
+        if matches!(p.node.kind(), "assignment" | "augmented_assignment") && field == Some("left") {
+            let obj = node.child_by_field_name("object");
+            let attr = node.child_by_field_name("attribute");
+            if let (Some(o), Some(a)) = (obj, attr) {
+                if text(o, self.src) == "self" {
+                    let ty = self.assigned_type(p.node);
+                    if let (Some(ty), Some(class)) = (ty, self.enclosing_class(node.start_byte())) {
+                        self.fields.push((class, text(a, self.src).to_string(), ty));
+                    }
+                }
+            }
             return;
         }
         let (Some(obj), Some(attr)) = (
@@ -319,9 +386,12 @@ impl Cx<'_> {
         ) else {
             return;
         };
-        let form = if p.kind() == "call" && is_field(p, "function", node) {
+        // `@group.command` applies the attribute to the function below.
+        let form = if (p.node.kind() == "call" && field == Some("function"))
+            || p.node.kind() == "decorator"
+        {
             Form::MethodCall
-        } else if in_annotation(node) {
+        } else if in_annotation(anc) {
             Form::Type
         } else {
             Form::Attribute
@@ -365,6 +435,13 @@ impl Cx<'_> {
                 } else {
                     Receiver::Name(t.to_string())
                 }
+            }
+            "call"
+                if obj
+                    .child_by_field_name("function")
+                    .is_some_and(|f| text(f, self.src) == "super") =>
+            {
+                Receiver::Super
             }
             _ => value_type(obj, self.src).map_or(Receiver::Unknown, Receiver::Type),
         }
@@ -494,14 +571,6 @@ fn dotted(node: Node, src: &str) -> Vec<String> {
 }
 
 /// Inside a type annotation (parameter, return or variable type).
-fn in_annotation(node: Node) -> bool {
-    let mut cur = node.parent();
-    for _ in 0..4 {
-        match cur {
-            Some(n) if n.kind() == "type" => return true,
-            Some(n) => cur = n.parent(),
-            None => return false,
-        }
-    }
-    false
+fn in_annotation(anc: &[Frame]) -> bool {
+    anc.iter().rev().take(4).any(|f| f.node.kind() == "type")
 }

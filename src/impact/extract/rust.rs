@@ -6,11 +6,13 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{Captures, Defs, Locals, finish, is_field, line, signature_hash, starts_upper, text};
+use super::{
+    Captures, Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk,
+};
 use crate::impact::lang::Role;
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
-pub(super) fn build(src: &str, c: &Captures) -> FileSymbols {
+pub(super) fn build(src: &str, root: Node, c: &Captures) -> FileSymbols {
     let items = c
         .defs
         .iter()
@@ -40,20 +42,9 @@ pub(super) fn build(src: &str, c: &Captures) -> FileSymbols {
         defs: &defs,
         locals: &locals,
         type_params,
-        refs: Vec::with_capacity(c.refs.len() / 2),
+        refs: Vec::new(),
     };
-    for &(node, role) in &c.refs {
-        match role {
-            Role::RefIdent => cx.ident(node),
-            Role::RefType => cx.type_ident(node),
-            Role::RefPath => cx.path(node),
-            Role::RefMethod => cx.method(node),
-            _ => {}
-        }
-    }
-    for &body in &c.macros {
-        cx.macro_body(body);
-    }
+    walk(root, |node, field, anc| cx.visit(node, field, anc));
     let mut imports = Vec::new();
     for &node in &c.imports {
         cx.import(node, &mut imports);
@@ -186,6 +177,11 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
             container,
             trait_name,
             bases: Vec::new(),
+            fields: if kind == Kind::Struct {
+                struct_fields(node, src)
+            } else {
+                Vec::new()
+            },
             start_line: start as u32 + 1,
             end_line: end_line as u32,
             signature,
@@ -195,6 +191,46 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
         },
         (s, e),
     )
+}
+
+/// Named fields whose type has a base name: `inner: Arc<Inner>` → `Inner`.
+fn struct_fields(node: Node, src: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let Some(body) = node.child_by_field_name("body") else {
+        return out;
+    };
+    let mut cursor = body.walk();
+    for f in body.named_children(&mut cursor) {
+        if f.kind() != "field_declaration" {
+            continue;
+        }
+        let name = f.child_by_field_name("name").map(|n| text(n, src));
+        let ty = f
+            .child_by_field_name("type")
+            .and_then(|t| type_path(t, src));
+        if let (Some(name), Some(ty)) = (name, ty) {
+            out.push((name.to_string(), ty));
+        }
+    }
+    out
+}
+
+/// Like `type_base`, keeping the path: `a::Foo<T>` → `a::Foo`.
+fn type_path(node: Node, src: &str) -> Option<String> {
+    match node.kind() {
+        "scoped_type_identifier" => path_segments(node, src).map(|s| s.join("::")),
+        "reference_type" | "pointer_type" => type_path(node.child_by_field_name("type")?, src),
+        "generic_type" => {
+            let base = type_base(node.child_by_field_name("type")?, src)?;
+            if matches!(base.as_str(), "Box" | "Rc" | "Arc") {
+                let args = node.child_by_field_name("type_arguments")?;
+                type_path(args.named_child(0)?, src)
+            } else {
+                type_path(node.child_by_field_name("type")?, src)
+            }
+        }
+        _ => type_base(node, src),
+    }
 }
 
 /// Variants and trait items are as visible as their enum or trait.
@@ -242,6 +278,12 @@ fn value_type(node: Node, src: &str) -> Option<String> {
         | "reference_expression"
         | "parenthesized_expression" => value_type(node.named_child(0)?, src),
         "struct_expression" => type_base(node.child_by_field_name("name")?, src),
+        // A unit struct used as a value: `Marker.method()`, `a::Marker.method()`.
+        "identifier" | "scoped_identifier" => {
+            let segs = path_segments(node, src)?;
+            let last = segs.last()?;
+            (starts_upper(last) && last.chars().any(char::is_lowercase)).then(|| segs.join("::"))
+        }
         "call_expression" => {
             let f = node.child_by_field_name("function")?;
             match f.kind() {
@@ -394,33 +436,88 @@ impl Cx<'_> {
         func.is_some() && self.locals.before(func, name, pos).is_some()
     }
 
-    /// The type that `Self` stands for at `node`.
-    fn self_type(&self, node: Node) -> Option<String> {
-        let mut cur = node.parent();
-        while let Some(n) = cur {
-            match n.kind() {
-                "impl_item" => return type_base(n.child_by_field_name("type")?, self.src),
-                "trait_item" => {
-                    return Some(text(n.child_by_field_name("name")?, self.src).to_string());
-                }
-                _ => cur = n.parent(),
-            }
-        }
-        None
+    /// The type that `Self` stands for under these ancestors.
+    fn self_type(&self, anc: &[Frame]) -> Option<String> {
+        anc.iter().rev().find_map(|f| match f.node.kind() {
+            "impl_item" => type_base(f.node.child_by_field_name("type")?, self.src),
+            "trait_item" => Some(text(f.node.child_by_field_name("name")?, self.src).to_string()),
+            _ => None,
+        })
     }
 
-    fn ident(&mut self, node: Node) {
-        let Some(p) = node.parent() else { return };
+    /// Dispatch one node of the walk; returns whether to descend.
+    fn visit(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) -> bool {
+        match node.kind() {
+            "identifier" => {
+                self.ident(node, field, anc);
+                false
+            }
+            "type_identifier" => {
+                self.type_ident(node, field, anc);
+                false
+            }
+            "scoped_identifier" | "scoped_type_identifier" => {
+                self.path(node, field, anc);
+                true
+            }
+            "field_expression" => {
+                let n = anc.len();
+                let called = match (
+                    n.checked_sub(1).map(|i| anc[i]),
+                    n.checked_sub(2).map(|i| anc[i]),
+                ) {
+                    (Some(p), _) if p.node.kind() == "call_expression" => field == Some("function"),
+                    (Some(p), Some(g)) if p.node.kind() == "generic_function" => {
+                        field == Some("function")
+                            && g.node.kind() == "call_expression"
+                            && p.field == Some("function")
+                    }
+                    _ => false,
+                };
+                if called {
+                    self.method(node);
+                }
+                true
+            }
+            "token_tree" => {
+                if anc
+                    .last()
+                    .is_some_and(|p| p.node.kind() == "macro_invocation")
+                {
+                    self.macro_body(node, anc);
+                }
+                false
+            }
+            "line_comment"
+            | "block_comment"
+            | "string_literal"
+            | "raw_string_literal"
+            | "char_literal"
+            | "use_declaration"
+            | "extern_crate_declaration"
+            | "attribute_item"
+            | "inner_attribute_item"
+            | "macro_definition"
+            | "visibility_modifier"
+            | "lifetime"
+            | "label" => false,
+            _ => true,
+        }
+    }
+
+    fn ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+        let Some(p) = anc.last() else { return };
         let name = text(node, self.src);
-        let form = match p.kind() {
-            "call_expression" if is_field(p, "function", node) => Form::Call,
-            "generic_function" if is_field(p, "function", node) => {
-                let called = p
-                    .parent()
-                    .is_some_and(|g| g.kind() == "call_expression" && is_field(g, "function", p));
+        let form = match p.node.kind() {
+            "call_expression" if field == Some("function") => Form::Call,
+            "generic_function" if field == Some("function") => {
+                let called = anc.len() >= 2
+                    && anc[anc.len() - 2].node.kind() == "call_expression"
+                    && p.field == Some("function");
                 if called { Form::Call } else { Form::Value }
             }
             "macro_invocation" => Form::Macro,
+            "shorthand_field_initializer" => Form::Value,
             "scoped_identifier"
             | "scoped_type_identifier"
             | "scoped_use_list"
@@ -441,28 +538,14 @@ impl Cx<'_> {
             | "macro_definition"
             | "enum_variant"
             | "const_parameter"
-            | "field_declaration"
-            | "shorthand_field_initializer" => {
-                if p.kind() == "shorthand_field_initializer" {
-                    Form::Value
-                } else {
-                    return;
-                }
-            }
-            "const_item" | "static_item" => {
-                if is_field(p, "name", node) {
-                    return;
-                }
-                Form::Value
-            }
-            "tuple_struct_pattern" if is_field(p, "type", node) => Form::Value,
-            "let_declaration" | "for_expression" | "let_condition"
-                if is_field(p, "pattern", node) =>
-            {
+            | "field_declaration" => return,
+            "const_item" | "static_item" if field == Some("name") => return,
+            "tuple_struct_pattern" if field == Some("type") => Form::Value,
+            "let_declaration" | "for_expression" | "let_condition" if field == Some("pattern") => {
                 return;
             }
-            "parameter" if is_field(p, "pattern", node) => return,
-            "match_pattern" if !is_field(p, "condition", node) => {
+            "parameter" if field == Some("pattern") => return,
+            "match_pattern" if field != Some("condition") => {
                 if starts_upper(name) {
                     Form::Value
                 } else {
@@ -495,12 +578,12 @@ impl Cx<'_> {
         self.push(name, form, Vec::new(), Receiver::None, node);
     }
 
-    fn type_ident(&mut self, node: Node) {
-        let Some(p) = node.parent() else { return };
-        match p.kind() {
+    fn type_ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+        let Some(p) = anc.last() else { return };
+        match p.node.kind() {
             "struct_item" | "enum_item" | "union_item" | "trait_item" | "type_item"
             | "associated_type" | "type_parameter"
-                if is_field(p, "name", node) =>
+                if field == Some("name") =>
             {
                 return;
             }
@@ -513,7 +596,7 @@ impl Cx<'_> {
             return;
         }
         if name == "Self" {
-            if let Some(t) = self.self_type(node) {
+            if let Some(t) = self.self_type(anc) {
                 self.push(&t, Form::Type, Vec::new(), Receiver::None, node);
             }
             return;
@@ -521,41 +604,26 @@ impl Cx<'_> {
         self.push(name, Form::Type, Vec::new(), Receiver::None, node);
     }
 
-    fn path(&mut self, node: Node) {
-        let Some(p) = node.parent() else { return };
-        let pk = p.kind();
-        if matches!(pk, "scoped_identifier" | "scoped_type_identifier") && is_field(p, "path", node)
-        {
+    fn path(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+        let Some(p) = anc.last() else { return };
+        let pk = p.node.kind();
+        if matches!(pk, "scoped_identifier" | "scoped_type_identifier") && field == Some("path") {
             return;
         }
         if matches!(pk, "generic_type" | "bracketed_type" | "qualified_type")
-            && p.parent().is_some_and(|g| {
-                matches!(
-                    g.kind(),
-                    "scoped_identifier" | "scoped_type_identifier" | "bracketed_type"
-                )
-            })
+            && anc.len() >= 2
+            && matches!(
+                anc[anc.len() - 2].node.kind(),
+                "scoped_identifier" | "scoped_type_identifier" | "bracketed_type"
+            )
         {
-            return;
-        }
-        if matches!(
-            pk,
-            "use_declaration"
-                | "use_as_clause"
-                | "use_list"
-                | "use_wildcard"
-                | "scoped_use_list"
-                | "visibility_modifier"
-                | "attribute"
-                | "extern_crate_declaration"
-        ) {
             return;
         }
         let Some(mut segs) = path_segments(node, self.src) else {
             return;
         };
         if segs.first().is_some_and(|s| s == "Self") {
-            match self.self_type(node) {
+            match self.self_type(anc) {
                 Some(t) => segs[0] = t,
                 None => return,
             }
@@ -643,7 +711,7 @@ impl Cx<'_> {
     /// Identifiers in a macro call's tokens: `f(…)` and `a::b(…)` are calls,
     /// `.m(…)` a method call, `m!` a macro, other names values unless they are
     /// locals of the enclosing function.
-    fn macro_body(&mut self, tt: Node) {
+    fn macro_body(&mut self, tt: Node, anc: &[Frame]) {
         let mut cursor = tt.walk();
         let tokens: Vec<Node> = tt.children(&mut cursor).collect();
         let mut i = 0;
@@ -651,7 +719,7 @@ impl Cx<'_> {
             let tok = tokens[i];
             match tok.kind() {
                 "token_tree" => {
-                    self.macro_body(tok);
+                    self.macro_body(tok, anc);
                     i += 1;
                 }
                 "identifier" | "self" | "crate" | "super" => {
@@ -670,7 +738,7 @@ impl Cx<'_> {
                         n.kind() == "token_tree" && text(*n, self.src).starts_with('(')
                     });
                     let next_kind = next.map(|n| n.kind());
-                    self.macro_site(&tokens, i, segs, prev, next_kind, called);
+                    self.macro_site(&tokens, i, segs, (prev, next_kind, called), anc);
                     i = j;
                 }
                 _ => i += 1,
@@ -683,9 +751,8 @@ impl Cx<'_> {
         tokens: &[Node],
         i: usize,
         mut segs: Vec<String>,
-        prev: Option<&str>,
-        next: Option<&str>,
-        called: bool,
+        (prev, next, called): (Option<&str>, Option<&str>, bool),
+        anc: &[Frame],
     ) {
         let tok = tokens[i];
         if matches!(segs[0].as_str(), "self" | "crate" | "super") && segs.len() == 1 {
@@ -723,7 +790,7 @@ impl Cx<'_> {
         }
         if segs.len() > 1 {
             if segs[0] == "Self" {
-                match self.self_type(tok) {
+                match self.self_type(anc) {
                     Some(t) => segs[0] = t,
                     None => return,
                 }

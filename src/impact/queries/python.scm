@@ -3,7 +3,7 @@
 ;   import on import statements;
 ;   local on a binding target inside a function, local.params on parameter
 ;   lists, local.global on `global`/`nonlocal` declarations;
-;   ref.* on reference sites.
+;   reference sites are read by a tree walk in the extractor.
 ; The extractor reads context (parents, fields) the patterns do not express.
 
 (function_definition name: (identifier) @name) @def.function
@@ -24,6 +24,3 @@
 (named_expression name: (identifier) @local)
 (global_statement) @local.global
 (nonlocal_statement) @local.global
-
-(attribute) @ref.attr
-(identifier) @ref.ident

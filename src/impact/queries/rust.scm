@@ -2,7 +2,7 @@
 ;   def.<kind> on an item, with @name on its name;
 ;   import on `use` and `extern crate`;
 ;   local on a pattern that binds names; local.type on a type parameter;
-;   ref.* on reference sites; macro.body on a macro call's token tree.
+;   reference sites are read by a tree walk in the extractor.
 ; The extractor reads context (parents, fields) the patterns do not express.
 
 (function_item name: (identifier) @name) @def.function
@@ -29,12 +29,3 @@
 (let_condition pattern: (_) @local)
 (match_pattern) @local
 (type_parameter name: (type_identifier) @local.type)
-
-(call_expression function: (field_expression) @ref.method)
-(call_expression
-  function: (generic_function function: (field_expression) @ref.method))
-(scoped_identifier) @ref.path
-(scoped_type_identifier) @ref.path
-(identifier) @ref.ident
-(type_identifier) @ref.type
-(macro_invocation (token_tree) @macro.body)

@@ -1,0 +1,279 @@
+//! Impact benchmark (run on demand: `cargo bench --bench impact`).
+//!
+//! Indexes about 5 MB of real Rust source (crates from the local cargo
+//! registry, or `IMPACT_BENCH_DIR`), with a diff touching 20 functions, and
+//! prints: the cold run (empty cache), the warm run (every file a cache
+//! hit), and the impact computation alone once indexed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+use speed::git::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
+use speed::impact::{self, Blobs, Extractor, FileEntry, Kind, Lang};
+
+const TARGET_BYTES: usize = 5_000_000;
+const CHANGED: usize = 20;
+
+struct Tree {
+    files: Vec<FileEntry>,
+    blobs: HashMap<String, Vec<u8>>,
+}
+
+impl Blobs for Tree {
+    fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
+        self.blobs
+            .get(blob)
+            .cloned()
+            .ok_or_else(|| format!("no blob {blob}"))
+    }
+}
+
+fn registry_dir() -> Option<PathBuf> {
+    if let Ok(d) = std::env::var("IMPACT_BENCH_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    let home = std::env::var("HOME").ok()?;
+    let src = Path::new(&home).join(".cargo/registry/src");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(src)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    dirs.sort();
+    dirs.into_iter().next()
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            walk(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs")
+            || p.file_name().is_some_and(|n| n == "Cargo.toml")
+        {
+            out.push(p);
+        }
+    }
+}
+
+/// Whole crates, largest-first among those under 2.5 MB, until 5 MB of `.rs`.
+fn load_corpus(root: &Path) -> (Tree, Vec<String>, usize) {
+    let mut crates: Vec<(usize, PathBuf, Vec<PathBuf>)> = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for e in entries.flatten() {
+            let mut files = Vec::new();
+            walk(&e.path(), &mut files);
+            let size: usize = files
+                .iter()
+                .filter(|f| f.extension().is_some_and(|x| x == "rs"))
+                .map(|f| std::fs::metadata(f).map_or(0, |m| m.len() as usize))
+                .sum();
+            crates.push((size, e.path(), files));
+        }
+    }
+    crates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut tree = Tree {
+        files: Vec::new(),
+        blobs: HashMap::new(),
+    };
+    let mut names = Vec::new();
+    let mut total = 0;
+    for (size, dir, files) in crates {
+        if size > 2_500_000 || size == 0 || total + size > TARGET_BYTES + 500_000 {
+            continue;
+        }
+        total += size;
+        names.push(
+            dir.file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_default(),
+        );
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap_or_default();
+            let blob: String = Sha256::digest(&bytes)
+                .iter()
+                .take(20)
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            let rel = f
+                .strip_prefix(root)
+                .unwrap_or(&f)
+                .to_string_lossy()
+                .replace('\\', "/");
+            tree.files.push(FileEntry {
+                path: rel,
+                blob: blob.clone(),
+            });
+            tree.blobs.insert(blob, bytes);
+        }
+        if total >= TARGET_BYTES {
+            break;
+        }
+    }
+    (tree, names, total)
+}
+
+/// Touch the first line of 20 functions spread over the corpus.
+fn diff_of_20(tree: &Tree) -> Diff {
+    let rust: Vec<&FileEntry> = tree
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with(".rs"))
+        .collect();
+    // First public function of files spread evenly over the corpus.
+    let step = (rust.len() / (CHANGED * 4)).max(1);
+    let mut extractor = Extractor::new();
+    let mut picks = Vec::new();
+    for f in rust.iter().step_by(step) {
+        let bytes = &tree.blobs[&f.blob];
+        let Ok(syms) = extractor.extract(Lang::Rust, bytes) else {
+            continue;
+        };
+        if let Some(def) = syms.defs.iter().find(|d| {
+            matches!(d.kind, Kind::Function | Kind::Method)
+                && d.visibility == impact::Visibility::Public
+        }) {
+            picks.push((*f, def.start_line));
+        }
+    }
+    let stride = (picks.len() / CHANGED).max(1);
+    let mut files = Vec::new();
+    for &(f, l) in picks.iter().step_by(stride).take(CHANGED) {
+        let bytes = &tree.blobs[&f.blob];
+        let text = String::from_utf8_lossy(bytes);
+        let line = text.lines().nth(l as usize - 1).unwrap_or("").to_string();
+        files.push(FileDiff {
+            path: f.path.clone(),
+            old_path: None,
+            status: FileStatus::Modified,
+            binary: false,
+            old_mode: Some(0o100644),
+            new_mode: Some(0o100644),
+            old_blob: Some(f.blob.clone()),
+            new_blob: Some(f.blob.clone()),
+            hunks: vec![Hunk {
+                old_start: l,
+                old_lines: 1,
+                new_start: l,
+                new_lines: 1,
+                context: String::new(),
+                lines: vec![
+                    Line {
+                        kind: LineKind::Removed,
+                        old_lineno: Some(l),
+                        new_lineno: None,
+                        text: line.clone(),
+                        no_newline: false,
+                    },
+                    Line {
+                        kind: LineKind::Added,
+                        old_lineno: None,
+                        new_lineno: Some(l),
+                        text: line,
+                        no_newline: false,
+                    },
+                ],
+            }],
+            additions: 1,
+            deletions: 1,
+        });
+    }
+    Diff {
+        base_commit: "base".into(),
+        head_commit: "head".into(),
+        files,
+        sha256: String::new(),
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn main() {
+    let Some(root) = registry_dir() else {
+        eprintln!("no corpus: set IMPACT_BENCH_DIR or populate ~/.cargo/registry/src");
+        return;
+    };
+    let (tree, crates, bytes) = load_corpus(&root);
+    let diff = diff_of_20(&tree);
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "corpus: {} files, {:.2} MB of Rust from {} crates ({})",
+        tree.files.len(),
+        bytes as f64 / 1e6,
+        crates.len(),
+        crates.join(", ")
+    );
+    println!("machine: {cpu}, {cores} cores available");
+    println!("diff: {} changed functions", diff.files.len());
+
+    let mut cold = Vec::new();
+    let mut cold_extract = Vec::new();
+    let mut impact_ms = Vec::new();
+    let mut symbols = 0;
+    for _ in 0..3 {
+        let dir = tempfile::tempdir().expect("temporary cache directory");
+        let t = Instant::now();
+        let result =
+            impact::analyze(&tree.files, &diff, &tree, Some(dir.path())).expect("cold analysis");
+        cold.push(ms(t.elapsed()));
+        cold_extract.push(result.stats.extract_ms as f64);
+        symbols = result.symbols.len();
+    }
+    let mut nocache = Vec::new();
+    for _ in 0..2 {
+        let t = Instant::now();
+        impact::analyze(&tree.files, &diff, &tree, None).expect("uncached analysis");
+        nocache.push(ms(t.elapsed()));
+    }
+    let cache = tempfile::tempdir().expect("temporary cache directory");
+    impact::analyze(&tree.files, &diff, &tree, Some(cache.path())).expect("priming analysis");
+    let mut warm = Vec::new();
+    let mut warm_extract = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        let result =
+            impact::analyze(&tree.files, &diff, &tree, Some(cache.path())).expect("warm analysis");
+        warm.push(ms(t.elapsed()));
+        warm_extract.push(result.stats.extract_ms as f64);
+        assert_eq!(result.stats.cache_misses, 0, "warm run missed the cache");
+        impact_ms.push(result.stats.impact_ms as f64);
+    }
+    println!(
+        "cold (empty cache, whole analysis): median {:.0} ms (extraction {:.0} ms)",
+        median(cold),
+        median(cold_extract)
+    );
+    println!(
+        "cold without a cache directory: median {:.0} ms",
+        median(nocache)
+    );
+    println!(
+        "warm (all cache hits, whole analysis): median {:.0} ms (cache reads {:.0} ms)",
+        median(warm),
+        median(warm_extract)
+    );
+    println!(
+        "impact of the {symbols}-symbol change once indexed: median {:.0} ms",
+        median(impact_ms)
+    );
+}
