@@ -150,6 +150,7 @@ fn diff_of_20(tree: &Tree) -> Diff {
         files.push(FileDiff {
             path: f.path.clone(),
             old_path: None,
+            similarity: None,
             status: FileStatus::Modified,
             binary: false,
             old_mode: Some(0o100644),

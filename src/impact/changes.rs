@@ -285,6 +285,7 @@ pub(crate) mod tests {
         FileDiff {
             path: path.to_string(),
             old_path: None,
+            similarity: None,
             status: FileStatus::Modified,
             binary: false,
             old_mode: None,
