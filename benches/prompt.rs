@@ -103,6 +103,7 @@ fn settings() -> ReviewSettings {
         budget: 60_000,
         tokenizer: "o200k_base".to_string(),
         max_revisions: 2,
+        spec_args: Vec::new(),
         llm: LlmSettings {
             provider: None,
             base_url: None,

@@ -65,6 +65,10 @@ pub struct ReviewSettings {
     pub budget: usize,
     pub tokenizer: String,
     pub max_revisions: u32,
+    /// `--spec PATH[#Section]` as given: for a task, the last resort after
+    /// its spec_references, its feature's spec_path and
+    /// specs/product/<feature>.md.
+    pub spec_args: Vec<String>,
     pub llm: LlmSettings,
     pub guardian: GuardianSettings,
 }
@@ -293,6 +297,7 @@ fn review_settings(
     config: FileConfig,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ReviewSettings, Error> {
+    let spec_args = args.spec.clone();
     let target = match args.branch {
         Some(branch) => Target::Branch {
             branch,
@@ -339,6 +344,7 @@ fn review_settings(
             .tokenizer
             .unwrap_or_else(|| DEFAULT_TOKENIZER.to_string()),
         max_revisions: config.review.max_revisions.unwrap_or(DEFAULT_MAX_REVISIONS),
+        spec_args,
         llm,
         guardian,
     })

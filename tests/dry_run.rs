@@ -413,3 +413,48 @@ fn a_malformed_task_file_does_not_hide_the_other_tasks_of_a_batch() {
         3
     );
 }
+
+#[test]
+fn spec_flag_is_the_last_resort_for_a_task_without_one() {
+    let (tmp, root) = repo::empty();
+    let mut b = RepoBuilder::init(&root).unwrap();
+    b.commit(
+        "main",
+        None,
+        &[("docs/rules.md", "# Rules\n\n## Cart\n\nThe cart holds at most 10 items.\n\n## Other\n\nUnrelated text.\n")],
+        &[],
+        "main",
+    )
+    .unwrap();
+    b.commit(
+        "speed/task-1",
+        Some("main"),
+        &[("src/cart.rs", "pub fn cap() -> u32 { 10 }\n")],
+        &[],
+        "cap",
+    )
+    .unwrap();
+    b.checkout("main").unwrap();
+    let repo = repo::adopt(tmp, root);
+    repo.write(
+        ".speed/tasks/1.json",
+        r#"{"id": 1, "title": "Cap the cart", "status": "done"}"#,
+    );
+    let run = speed(repo.path(), &["review", "--task-id", "1", "--dry-run"], &[]);
+    assert_eq!(run.code, 1, "no spec anywhere: {}", run.transcript());
+    assert!(run.stderr.contains("no spec"), "{}", run.stderr);
+    let run = speed(
+        repo.path(),
+        &[
+            "review",
+            "--task-id",
+            "1",
+            "--dry-run",
+            "--spec",
+            "docs/rules.md#Cart",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains("The cart holds at most 10 items."));
+}

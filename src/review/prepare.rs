@@ -320,19 +320,36 @@ fn load_specs(
                 .iter()
                 .map(|r| r.spec.clone())
                 .collect();
-            let referenced = task
-                .spec_references
-                .iter()
-                .map(|r| (normalise(&r.spec), r.section.clone()))
-                .collect();
+            let cli_specs = &shared.settings.spec_args;
             let paths = specs::select::spec_paths(
                 &refs,
                 feature.and_then(|f| f.spec_path.as_deref()),
                 task.feature.as_deref(),
-                &[],
+                cli_specs,
                 &exists,
             );
-            (paths, referenced, false)
+            let cli_refs: Vec<SectionRef> = cli_specs
+                .iter()
+                .map(|arg| {
+                    let (path, section) = specs::select::split_spec_arg(arg);
+                    (normalise(&path), section)
+                })
+                .collect();
+            // The task named nothing, so `--spec` chose: its sections are
+            // the referenced ones, and it may be read from the working tree.
+            let from_cli = !cli_refs.is_empty()
+                && paths
+                    .iter()
+                    .all(|p| cli_refs.iter().any(|(c, _)| c == &normalise(p)));
+            let referenced = if from_cli {
+                cli_refs
+            } else {
+                task.spec_references
+                    .iter()
+                    .map(|r| (normalise(&r.spec), r.section.clone()))
+                    .collect()
+            };
+            (paths, referenced, from_cli)
         }
         Subject::Branch { specs: args, .. } => {
             let mut paths = Vec::new();
