@@ -234,8 +234,13 @@ fn main() {
     for _ in 0..3 {
         let dir = tempfile::tempdir().expect("temporary cache directory");
         let t = Instant::now();
-        let result =
-            impact::analyze(&tree.files, &diff, &tree, Some(dir.path())).expect("cold analysis");
+        let result = impact::analyze(
+            &tree.files,
+            &diff,
+            &tree,
+            impact::CacheUse::ReadWrite(dir.path()),
+        )
+        .expect("cold analysis");
         cold.push(ms(t.elapsed()));
         cold_extract.push(result.stats.extract_ms as f64);
         symbols = result.symbols.len();
@@ -243,17 +248,29 @@ fn main() {
     let mut nocache = Vec::new();
     for _ in 0..2 {
         let t = Instant::now();
-        impact::analyze(&tree.files, &diff, &tree, None).expect("uncached analysis");
+        impact::analyze(&tree.files, &diff, &tree, impact::CacheUse::Off)
+            .expect("uncached analysis");
         nocache.push(ms(t.elapsed()));
     }
     let cache = tempfile::tempdir().expect("temporary cache directory");
-    impact::analyze(&tree.files, &diff, &tree, Some(cache.path())).expect("priming analysis");
+    impact::analyze(
+        &tree.files,
+        &diff,
+        &tree,
+        impact::CacheUse::ReadWrite(cache.path()),
+    )
+    .expect("priming analysis");
     let mut warm = Vec::new();
     let mut warm_extract = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
-        let result =
-            impact::analyze(&tree.files, &diff, &tree, Some(cache.path())).expect("warm analysis");
+        let result = impact::analyze(
+            &tree.files,
+            &diff,
+            &tree,
+            impact::CacheUse::ReadWrite(cache.path()),
+        )
+        .expect("warm analysis");
         warm.push(ms(t.elapsed()));
         warm_extract.push(result.stats.extract_ms as f64);
         assert_eq!(result.stats.cache_misses, 0, "warm run missed the cache");

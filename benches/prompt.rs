@@ -55,16 +55,34 @@ fn main() {
 }
 
 fn measure(name: &str, root: &Path, subject: Subject, counter: &std::sync::Arc<Counter>) {
+    // A dry run never writes the symbol cache; a review reads and fills it.
+    for dry_run in [true, false] {
+        let label = if dry_run {
+            format!("{name} (dry run, no symbol cache)")
+        } else {
+            format!("{name} (review, symbol cache warm)")
+        };
+        measure_one(&label, root, subject.clone(), counter, dry_run);
+    }
+}
+
+fn measure_one(
+    name: &str,
+    root: &Path,
+    subject: Subject,
+    counter: &std::sync::Arc<Counter>,
+    dry_run: bool,
+) {
     let repo = Repository::discover(root).expect("repository");
     let main = repo.resolve_main(None).expect("a main branch");
     let shared = Shared {
         root: repo.root().to_path_buf(),
-        settings: settings(),
+        settings: settings(dry_run),
         main,
         counter: counter.clone(),
         templates: Templates::load(Some(&root.join(".speed/prompts"))).expect("templates"),
     };
-    // One warm-up run fills the symbol cache, as a second review would find it.
+    // The first run is cold (and fills the symbol cache when allowed).
     let cold = Instant::now();
     let first = speed::review::prepare::prepare(&shared, subject.clone()).expect("prepare");
     let cold = cold.elapsed();
@@ -89,14 +107,14 @@ fn measure(name: &str, root: &Path, subject: Subject, counter: &std::sync::Arc<C
     let _: Duration = cold;
 }
 
-fn settings() -> ReviewSettings {
+fn settings(dry_run: bool) -> ReviewSettings {
     ReviewSettings {
         target: Target::Tasks {
             ids: Vec::new(),
             feature: None,
         },
         json: false,
-        dry_run: true,
+        dry_run,
         force: false,
         concurrency: 1,
         main_branch: None,

@@ -169,7 +169,7 @@ fn score_fixture(name: &str) -> (Score, Score) {
         serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
     let tree = load_tree(&dir.join("head"));
     let diff = touching_diff(&tree, &expected.targets);
-    let result = impact::analyze(&tree.files, &diff, &tree, None).unwrap();
+    let result = impact::analyze(&tree.files, &diff, &tree, impact::CacheUse::Off).unwrap();
     assert!(result.skipped.is_empty(), "{:?}", result.skipped);
 
     let mut default = Score {

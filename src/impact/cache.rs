@@ -10,6 +10,8 @@ use super::symbols::FileSymbols;
 
 pub struct Cache {
     dir: PathBuf,
+    /// A dry run reads entries but never writes any.
+    writable: bool,
 }
 
 /// Why a cache lookup missed.
@@ -21,9 +23,10 @@ pub enum Miss {
 
 impl Cache {
     /// `root` is the `.speed/cache` directory.
-    pub fn new(root: &Path) -> Cache {
+    pub fn new(root: &Path, writable: bool) -> Cache {
         Cache {
             dir: root.join("impact"),
+            writable,
         }
     }
 
@@ -49,7 +52,7 @@ impl Cache {
     /// Store an entry atomically (temporary file, then rename), so a reader
     /// never sees half an entry.
     pub fn put(&self, grammar: &Grammar, blob: &str, syms: &FileSymbols) -> Result<(), String> {
-        let Some(path) = self.entry(grammar, blob) else {
+        let Some(path) = self.entry(grammar, blob).filter(|_| self.writable) else {
             return Ok(());
         };
         let parent = path

@@ -148,13 +148,22 @@ impl Impact {
     }
 }
 
+/// How `analyze` may use the extraction cache (the `.speed/cache` folder).
+#[derive(Debug, Clone, Copy)]
+pub enum CacheUse<'a> {
+    Off,
+    /// Read entries, never write: a dry run changes nothing.
+    Read(&'a Path),
+    ReadWrite(&'a Path),
+}
+
 /// Analyze the impact of `diff` on the tree `head_files` (the files at the
-/// diff's head commit). `cache` is the `.speed/cache` directory, if any.
+/// diff's head commit).
 pub fn analyze(
     head_files: &[FileEntry],
     diff: &crate::git::Diff,
     blobs: &dyn Blobs,
-    cache: Option<&Path>,
+    cache: CacheUse,
 ) -> Result<Impact, Error> {
     let mut impact = Impact::default();
     let changed: Vec<&crate::git::FileDiff> = diff
@@ -169,7 +178,11 @@ pub fn analyze(
     if changed.is_empty() {
         return Ok(impact);
     }
-    let cache = cache.map(Cache::new);
+    let cache = match cache {
+        CacheUse::Off => None,
+        CacheUse::Read(dir) => Some(Cache::new(dir, false)),
+        CacheUse::ReadWrite(dir) => Some(Cache::new(dir, true)),
+    };
 
     // Every head source file plus the base side of changed files, each blob once.
     let t0 = Instant::now();
@@ -549,7 +562,7 @@ mod tests {
     #[test]
     fn breaking_changes_rank_first_with_their_dependents() {
         let (files, diff, blobs) = scenario();
-        let impact = analyze(&files, &diff, &blobs, None).expect("analysis");
+        let impact = analyze(&files, &diff, &blobs, CacheUse::Off).expect("analysis");
         let summary: Vec<(&str, Change, bool, Stability)> = impact
             .symbols
             .iter()
@@ -587,9 +600,9 @@ mod tests {
     fn the_cache_serves_a_second_run_and_survives_damage() {
         let (files, diff, blobs) = scenario();
         let dir = tempfile::tempdir().expect("temporary directory");
-        let first = analyze(&files, &diff, &blobs, Some(dir.path())).expect("cold");
+        let first = analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("cold");
         assert_eq!(first.stats.cache_hits, 0);
-        let second = analyze(&files, &diff, &blobs, Some(dir.path())).expect("warm");
+        let second = analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("warm");
         assert_eq!((second.stats.cache_hits, second.stats.cache_misses), (3, 0));
         assert_eq!(second.symbols, first.symbols);
         // Damage every entry: the next run re-extracts and gives the same answer.
@@ -607,9 +620,27 @@ mod tests {
             }
         }
         assert_eq!(damaged, 3);
-        let third = analyze(&files, &diff, &blobs, Some(dir.path())).expect("after damage");
+        let third =
+            analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("after damage");
         assert_eq!(third.stats.cache_hits, 0);
         assert_eq!(third.symbols, first.symbols);
+    }
+
+    #[test]
+    fn a_read_only_cache_is_used_but_never_written() {
+        let (files, diff, blobs) = scenario();
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let cold = analyze(&files, &diff, &blobs, CacheUse::Read(dir.path())).expect("cold");
+        assert_eq!(cold.stats.cache_hits, 0);
+        assert_eq!(
+            std::fs::read_dir(dir.path()).expect("dir").count(),
+            0,
+            "nothing written"
+        );
+        analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("fill");
+        let warm = analyze(&files, &diff, &blobs, CacheUse::Read(dir.path())).expect("warm");
+        assert_eq!((warm.stats.cache_hits, warm.stats.cache_misses), (3, 0));
+        assert_eq!(warm.symbols, cold.symbols);
     }
 
     #[test]
@@ -619,7 +650,7 @@ mod tests {
             path: "src/gone.rs".into(),
             blob: "ff".repeat(20),
         });
-        let impact = analyze(&files, &diff, &blobs, None).expect("analysis");
+        let impact = analyze(&files, &diff, &blobs, CacheUse::Off).expect("analysis");
         assert_eq!(impact.skipped.len(), 1);
         assert_eq!(impact.skipped[0].path, "src/gone.rs");
         assert!(impact.skipped[0].reason.contains("unreadable"));
@@ -629,7 +660,7 @@ mod tests {
     fn a_diff_without_source_files_indexes_nothing() {
         let (files, mut diff, blobs) = scenario();
         diff.files[0].path = "README.md".into();
-        let impact = analyze(&files, &diff, &blobs, None).expect("analysis");
+        let impact = analyze(&files, &diff, &blobs, CacheUse::Off).expect("analysis");
         assert!(impact.symbols.is_empty());
         assert_eq!(impact.stats.files_indexed, 0);
     }

@@ -517,9 +517,14 @@ fn compute_impact(
     let blobs = GitBlobs {
         repo: std::sync::Mutex::new(Repository::open(&shared.root).map_err(|e| e.to_string())?),
     };
-    // A dry run changes nothing, not even the cache.
-    let cache = (!shared.settings.dry_run).then(|| shared.root.join(".speed/cache"));
-    impact::analyze(&files, diff, &blobs, cache.as_deref()).map_err(|e| e.to_string())
+    let cache = shared.root.join(".speed/cache");
+    // A dry run changes nothing, not even the cache; it may still read it.
+    let cache_use = if shared.settings.dry_run {
+        impact::CacheUse::Read(&cache)
+    } else {
+        impact::CacheUse::ReadWrite(&cache)
+    };
+    impact::analyze(&files, diff, &blobs, cache_use).map_err(|e| e.to_string())
 }
 
 /// The owned inputs of a prompt, kept so the guardian's prompt is built from
