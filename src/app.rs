@@ -98,35 +98,70 @@ fn style_for(terminal: bool) -> Style {
     }
 }
 
+/// What a review command found to do.
+struct Gathered {
+    subjects: Vec<Subject>,
+    /// Tasks that could not be read: reported, but they stop no other task.
+    unreadable: Vec<review::Report>,
+    /// Batch mode: tasks already approved at their current diff.
+    skipped: Vec<batch::Skipped>,
+    batch_mode: bool,
+}
+
 fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
-    let main = repo.resolve_main(settings.main_branch.as_deref())?;
-    let counter = Arc::new(Counter::new(&settings.tokenizer)?);
-    let templates = Templates::load(Some(&root.join(".speed/prompts")))?;
-    let store = tasks::Store::open(&root);
+    let shared = Shared {
+        main: repo.resolve_main(settings.main_branch.as_deref())?,
+        counter: Arc::new(Counter::new(&settings.tokenizer)?),
+        templates: Templates::load(Some(&root.join(".speed/prompts")))?,
+        settings: settings.clone(),
+        root,
+    };
+    let gathered = gather(&shared)?;
+    for report in &gathered.unreadable {
+        if let Some(err) = &report.error {
+            eprintln!("error: {err}");
+        }
+    }
+    if gathered.subjects.is_empty() {
+        return Ok(nothing_to_review(settings, &gathered));
+    }
+    if settings.dry_run {
+        return Ok(dry_run_command(
+            &shared,
+            &gathered.unreadable,
+            gathered.subjects,
+        ));
+    }
+    run_reviews(&shared, gathered)
+}
 
-    let mut skipped = Vec::new();
-    // Tasks that could not be read: reported, but they stop no other task.
-    let mut unreadable: Vec<review::Report> = Vec::new();
-    let (subjects, batch_mode) = match &settings.target {
+/// The tasks (or the branch) to review, from the settings' target.
+fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
+    let store = tasks::Store::open(&shared.root);
+    let mut gathered = Gathered {
+        subjects: Vec::new(),
+        unreadable: Vec::new(),
+        skipped: Vec::new(),
+        batch_mode: false,
+    };
+    match &shared.settings.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
-            let mut subjects = Vec::new();
             for id in ids {
                 match store.find(id, feature.as_deref()) {
-                    Ok(task) => subjects.push(Subject::Task(Box::new(task))),
-                    Err(err) => unreadable.push(review::single::unreadable(
+                    Ok(task) => gathered.subjects.push(Subject::Task(Box::new(task))),
+                    Err(err) => gathered.unreadable.push(review::single::unreadable(
                         Some(id.clone()),
                         feature.clone(),
                         err.to_string(),
                     )),
                 }
             }
-            (subjects, false)
         }
         Target::Tasks { feature, .. } => {
             let (all, broken) = store.scan()?;
-            unreadable.extend(
+            gathered.unreadable.extend(
                 broken
                     .into_iter()
                     .map(|err| review::single::unreadable(None, None, err.to_string())),
@@ -135,22 +170,13 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
                 .into_iter()
                 .filter(|t| feature.is_none() || t.feature == *feature)
                 .collect();
-            let shared = Shared {
-                root: root.clone(),
-                settings: settings.clone(),
-                main: main.clone(),
-                counter: counter.clone(),
-                templates: templates.clone(),
-            };
-            let (selected, skip) = batch::select(&shared, all, settings.force)?;
-            skipped = skip;
-            (
-                selected
-                    .into_iter()
-                    .map(|t| Subject::Task(Box::new(t)))
-                    .collect(),
-                true,
-            )
+            let (selected, skipped) = batch::select(shared, all, shared.settings.force)?;
+            gathered.subjects = selected
+                .into_iter()
+                .map(|t| Subject::Task(Box::new(t)))
+                .collect();
+            gathered.skipped = skipped;
+            gathered.batch_mode = true;
         }
         Target::Branch {
             branch,
@@ -165,62 +191,52 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
                 }
                 None => Vec::new(),
             };
-            let subject = Subject::Branch {
+            gathered.subjects.push(Subject::Branch {
                 branch: branch.clone(),
                 specs: specs.clone(),
                 criteria,
-            };
-            (vec![subject], false)
-        }
-    };
-
-    let shared = Shared {
-        root: root.clone(),
-        settings: settings.clone(),
-        main,
-        counter,
-        templates,
-    };
-    let stdout_style = style_for(std::io::stdout().is_terminal());
-
-    for report in &unreadable {
-        if let Some(err) = &report.error {
-            eprintln!("error: {err}");
+            });
         }
     }
-    if subjects.is_empty() && !unreadable.is_empty() {
-        if settings.json {
-            if settings.dry_run {
-                let runs: Vec<dry::DryRun> =
-                    unreadable.iter().map(dry::DryRun::unreadable).collect();
-                print!("{}", render::json::dry_runs(&runs));
-            } else {
-                print!("{}", render::json::reviews(&unreadable, &[], &skipped));
-            }
-        }
-        return Ok(Outcome::Error);
-    }
-    if subjects.is_empty() {
-        if settings.json {
-            print!("{}", render::json::reviews(&[], &[], &skipped));
-        } else {
-            eprintln!(
-                "Nothing to review: no `done` task needs a review{}.",
-                if skipped.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({} approved at their current diff)", skipped.len())
-                }
+    Ok(gathered)
+}
+
+/// No review to run: either every named task was unreadable (an error) or
+/// no `done` task needs a review (success).
+fn nothing_to_review(settings: &ReviewSettings, gathered: &Gathered) -> Outcome {
+    if !gathered.unreadable.is_empty() {
+        if settings.json && settings.dry_run {
+            let runs: Vec<dry::DryRun> = gathered
+                .unreadable
+                .iter()
+                .map(dry::DryRun::unreadable)
+                .collect();
+            print!("{}", render::json::dry_runs(&runs));
+        } else if settings.json {
+            print!(
+                "{}",
+                render::json::reviews(&gathered.unreadable, &[], &gathered.skipped)
             );
         }
-        return Ok(Outcome::Approved);
+        return Outcome::Error;
     }
-
-    if settings.dry_run {
-        let outcome = dry_run_command(&shared, &unreadable, subjects, stdout_style);
-        return Ok(outcome);
+    if settings.json {
+        print!("{}", render::json::reviews(&[], &[], &gathered.skipped));
+    } else {
+        let approved = match gathered.skipped.len() {
+            0 => String::new(),
+            n => format!(" ({n} approved at their current diff)"),
+        };
+        eprintln!("Nothing to review: no `done` task needs a review{approved}.");
     }
+    Outcome::Approved
+}
 
+/// Ask the model for every subject, print each report as it completes, then
+/// the summary and the nits.
+fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
+    let settings = &shared.settings;
+    let stdout_style = style_for(std::io::stdout().is_terminal());
     let models = build_models(&settings.llm, &settings.guardian.model)?;
     let pacer = (settings.llm.rpm.is_some() || settings.llm.tpm.is_some())
         .then(|| Arc::new(llm::pacing::Pacer::new(settings.llm.rpm, settings.llm.tpm)));
@@ -238,36 +254,38 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
         if let Some(err) = &report.error {
             eprintln!("error: {}: {err}", label(report));
         }
-        let reached_model = !report.hashes.prompt.is_empty();
-        if !json && (report.error.is_none() || reached_model) {
+        if !json && (report.error.is_none() || report.prepared()) {
             print!("{}", render::human::report(report, &stdout_style));
             let _ = std::io::stdout().flush();
         }
     };
     let reviewed = batch::run(
-        &shared,
+        shared,
         &models,
         &pacer,
         &progress,
-        subjects,
+        gathered.subjects,
         settings.concurrency,
         &mut on_report,
     );
     progress.stop();
-    let mut reports = unreadable;
+    let mut reports = gathered.unreadable;
     reports.extend(reviewed);
 
     let found = nits::collect(&reports);
-    if let Err(err) = nits::merge_save(&root, &reports, &found) {
+    if let Err(err) = nits::merge_save(&shared.root, &reports, &found) {
         eprintln!("warning: could not save nits: {err}");
     }
     if json {
-        print!("{}", render::json::reviews(&reports, &found, &skipped));
+        print!(
+            "{}",
+            render::json::reviews(&reports, &found, &gathered.skipped)
+        );
     } else {
-        if batch_mode || reports.len() > 1 {
+        if gathered.batch_mode || reports.len() > 1 {
             print!(
                 "{}",
-                render::human::summary(&reports, &skipped, &stdout_style)
+                render::human::summary(&reports, &gathered.skipped, &stdout_style)
             );
         }
         print!("{}", render::human::nits(&found, &stdout_style));
@@ -288,7 +306,6 @@ fn dry_run_command(
     shared: &Shared,
     unreadable: &[review::Report],
     subjects: Vec<Subject>,
-    style: Style,
 ) -> Outcome {
     let mut runs: Vec<dry::DryRun> = unreadable.iter().map(dry::DryRun::unreadable).collect();
     let already_reported = runs.len();
@@ -311,7 +328,6 @@ fn dry_run_command(
                 eprint!("{}", render::human::accounting(run, &err_style));
             }
         }
-        let _ = style;
     }
     if runs.iter().any(|r| r.result.is_err()) {
         Outcome::Error

@@ -38,6 +38,14 @@ pub struct Report {
     pub outcome: Outcome,
 }
 
+impl Report {
+    /// Whether the review got as far as a prompt (so the report has content
+    /// worth showing even when the model step failed).
+    pub fn prepared(&self) -> bool {
+        !self.hashes.prompt.is_empty()
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct GuardianOutcome {
     /// aligned | flagged | rejected | skipped | unavailable | not_run
