@@ -232,3 +232,25 @@ fn guardian_model_may_differ_from_the_review_model() {
     assert_eq!(guardian.json()["model"], "guardian-model");
     assert_eq!(review.json()["model"], "review-model");
 }
+
+#[test]
+fn human_report_of_an_approval_with_the_guardian_snapshot() {
+    let repo = repo::example();
+    let server = server(|_| {
+        Reply::openai(&text(&verdicts::guardian(
+            "aligned",
+            "Implementation serves core mission",
+            json!([]),
+        )))
+    });
+    configure(&repo, &server, "");
+    let run = run(&repo, "1", &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let stdout: String = run
+        .stdout
+        .lines()
+        .filter(|l| !l.contains("report: .speed/reviews/"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("human_approved_with_guardian", stdout);
+}

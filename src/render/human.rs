@@ -97,7 +97,7 @@ pub fn report(report: &Report, style: &Style) -> String {
             .filter(|c| c.status != verdict::CriterionStatus::Met)
             .collect();
         if !unmet.is_empty() {
-            let _ = writeln!(out, "\n  Criteria not met:");
+            let _ = writeln!(out, "\n  Criteria not confirmed:");
             for c in unmet {
                 let _ = writeln!(out, "    {} {}: {}", c.id, c.status.as_str(), c.evidence);
             }
@@ -164,7 +164,7 @@ pub fn report(report: &Report, style: &Style) -> String {
 fn verdict_line(report: &Report, style: &Style) -> String {
     let who = who(report);
     match (report.outcome, report.verdict) {
-        (Outcome::Approved, _) => style.green(&format!("✓ {who}: approved")),
+        (Outcome::Approved, _) => style.green(&format!("✓ {who}: approved by the reviewer")),
         (Outcome::ChangesRequested, _) => {
             let by = if report.overrules.is_empty() {
                 "by the reviewer"
