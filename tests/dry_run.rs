@@ -458,3 +458,33 @@ fn spec_flag_is_the_last_resort_for_a_task_without_one() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(run.stdout.contains("The cart holds at most 10 items."));
 }
+
+#[test]
+fn branch_mode_takes_criteria_from_a_file() {
+    let repo = repo::example();
+    repo.write(
+        "criteria.txt",
+        "- Search ignores case [verify: test]\n- Results are capped at 20\n",
+    );
+    let run = speed(
+        repo.path(),
+        &[
+            "review",
+            "--branch",
+            "speed/task-1",
+            "--spec",
+            "specs/product/library-catalog.md",
+            "--criteria",
+            "criteria.txt",
+            "--dry-run",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("| AC-1 | Search ignores case | test |"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("| AC-2 | Results are capped at 20 |"));
+}
