@@ -154,40 +154,7 @@ fn the_task_branch_need_not_be_checked_out_and_a_dirty_tree_is_ignored() {
 
 #[test]
 fn spec_is_read_from_main_and_a_diff_that_edits_it_is_announced() {
-    let (tmp, root) = repo::empty();
-    let mut b = RepoBuilder::init(&root).unwrap();
-    let spec = "# Shop\n\n## Cart\n\nThe cart holds at most 10 items.\n";
-    b.commit(
-        "main",
-        None,
-        &[
-            ("specs/product/shop.md", spec),
-            ("src/cart.rs", "pub fn cap() -> u32 { 10 }\n"),
-        ],
-        &[],
-        "main",
-    )
-    .unwrap();
-    b.commit(
-        "speed/task-1",
-        Some("main"),
-        &[
-            (
-                "specs/product/shop.md",
-                "# Shop\n\n## Cart\n\nThe cart holds at most 50 items.\n",
-            ),
-            ("src/cart.rs", "pub fn cap() -> u32 { 50 }\n"),
-        ],
-        &[],
-        "raise the cap",
-    )
-    .unwrap();
-    b.checkout("main").unwrap();
-    let repo = repo::adopt(tmp, root);
-    repo.write(
-        ".speed/tasks/1.json",
-        r#"{"id": 1, "title": "Raise the cart cap", "status": "done", "spec_references": [{"spec": "specs/product/shop.md", "section": "Cart"}]}"#,
-    );
+    let repo = repo::shop_editing_its_spec(&["src/cart.rs"]);
     let run = speed(repo.path(), &["review", "--task-id", "1", "--dry-run"], &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(run.stdout.contains("The cart holds at most 10 items."));

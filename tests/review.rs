@@ -486,55 +486,6 @@ fn an_input_error_writes_nothing_and_reports_on_stderr() {
     assert!(server.requests().is_empty());
 }
 
-/// A shop whose task branch edits the spec it is reviewed against.
-fn spec_editing_repo(declared: bool) -> TempRepo {
-    let (tmp, root) = repo::empty();
-    let mut b = support::repo::RepoBuilder::init(&root).unwrap();
-    b.commit(
-        "main",
-        None,
-        &[
-            (
-                "specs/product/shop.md",
-                "# Shop\n\n## Cart\n\nThe cart holds at most 10 items.\n",
-            ),
-            ("src/cart.rs", "pub fn cap() -> u32 {\n    10\n}\n"),
-        ],
-        &[],
-        "main",
-    )
-    .unwrap();
-    b.commit(
-        "speed/task-1",
-        Some("main"),
-        &[
-            (
-                "specs/product/shop.md",
-                "# Shop\n\n## Cart\n\nThe cart holds at most 50 items.\n",
-            ),
-            ("src/cart.rs", "pub fn cap() -> u32 {\n    50\n}\n"),
-        ],
-        &[],
-        "raise the cap",
-    )
-    .unwrap();
-    b.checkout("main").unwrap();
-    let repo = repo::adopt(tmp, root);
-    let scope = if declared {
-        json!(["src/cart.rs", "specs/product/shop.md"])
-    } else {
-        json!(["src/cart.rs"])
-    };
-    repo.write(
-        ".speed/tasks/1.json",
-        &json!({"id": 1, "title": "Raise the cart cap", "status": "done",
-                "files_to_modify": scope,
-                "spec_references": [{"spec": "specs/product/shop.md", "section": "Cart"}]})
-        .to_string(),
-    );
-    repo
-}
-
 fn shop_approval() -> String {
     text(&json!({
         "verdict": "approve",
@@ -549,7 +500,7 @@ fn shop_approval() -> String {
 
 #[test]
 fn a_task_cannot_rewrite_its_own_source_of_truth() {
-    let repo = spec_editing_repo(false);
+    let repo = repo::shop_editing_its_spec(&["src/cart.rs"]);
     let server = ModelServer::scripted(vec![Reply::openai(&shop_approval())]);
     configure(&repo, &server, "");
     let run = speed(repo.path(), &["review", "--task-id", "1", "--json"], &[]);
@@ -574,7 +525,7 @@ fn a_task_cannot_rewrite_its_own_source_of_truth() {
     );
 
     // Declared in the task's scope, the same edit is the model's call.
-    let repo = spec_editing_repo(true);
+    let repo = repo::shop_editing_its_spec(&["src/cart.rs", "specs/product/shop.md"]);
     let server = ModelServer::scripted(vec![Reply::openai(&shop_approval())]);
     configure(&repo, &server, "");
     let run = speed(repo.path(), &["review", "--task-id", "1"], &[]);

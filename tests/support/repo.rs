@@ -83,6 +83,52 @@ pub fn example() -> TempRepo {
     TempRepo { _tmp: tmp, root }
 }
 
+/// A shop whose task 1 raises the cart cap from 10 to 50 and, on the same
+/// branch, rewrites the spec it is reviewed against to say 50. `scope` is
+/// the task's `files_to_modify`.
+pub fn shop_editing_its_spec(scope: &[&str]) -> TempRepo {
+    let (tmp, root) = empty();
+    let mut b = RepoBuilder::init(&root).unwrap();
+    b.commit(
+        "main",
+        None,
+        &[
+            (
+                "specs/product/shop.md",
+                "# Shop\n\n## Cart\n\nThe cart holds at most 10 items.\n",
+            ),
+            ("src/cart.rs", "pub fn cap() -> u32 {\n    10\n}\n"),
+        ],
+        &[],
+        "main",
+    )
+    .unwrap();
+    b.commit(
+        "speed/task-1",
+        Some("main"),
+        &[
+            (
+                "specs/product/shop.md",
+                "# Shop\n\n## Cart\n\nThe cart holds at most 50 items.\n",
+            ),
+            ("src/cart.rs", "pub fn cap() -> u32 {\n    50\n}\n"),
+        ],
+        &[],
+        "raise the cap",
+    )
+    .unwrap();
+    b.checkout("main").unwrap();
+    let repo = adopt(tmp, root);
+    repo.write(
+        ".speed/tasks/1.json",
+        &serde_json::json!({"id": 1, "title": "Raise the cart cap", "status": "done",
+                "files_to_modify": scope,
+                "spec_references": [{"spec": "specs/product/shop.md", "section": "Cart"}]})
+        .to_string(),
+    );
+    repo
+}
+
 /// An empty directory for a hand-built repository.
 pub fn empty() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
