@@ -158,12 +158,13 @@ fn spec_is_read_from_main_and_a_diff_that_edits_it_is_announced() {
     let run = speed(repo.path(), &["review", "--task-id", "1", "--dry-run"], &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(run.stdout.contains("The cart holds at most 10 items."));
-    let notice = run.stdout.find("specs/product/shop.md").unwrap();
-    let diff = run
+    let notice = run
         .stdout
-        .find("+The cart holds at most 50 items.")
-        .unwrap();
-    assert!(notice < diff, "the notice comes before the diff");
+        .find("The diff edits specs/product/shop.md")
+        .expect("the prompt says the diff edits its spec");
+    let first_section = run.stdout.find("## 1.").unwrap();
+    assert!(notice < first_section, "the notice is at the top");
+    assert!(run.stdout.contains("+The cart holds at most 50 items."));
 }
 
 fn expect_error(run: &Run, needles: &[&str]) {
