@@ -30,8 +30,7 @@ pub fn record(
     evidence: &Evidence,
 ) -> Result<(), Error> {
     let now = now_rfc3339();
-    let path = write_report(&shared.root, report, evidence, &now)?;
-    report.report_path = Some(relative(&shared.root, &path));
+    save_report(&shared.root, report, evidence, &now)?;
     if let Some(task) = prepared.subject.task() {
         // Re-read the task: an orchestrator may have written it meanwhile, and
         // only the review's own fields should change.
@@ -64,9 +63,20 @@ pub fn record_failure(
     evidence: &Evidence,
 ) -> Result<(), Error> {
     let now = now_rfc3339();
-    let path = write_report(&shared.root, report, evidence, &now)?;
-    report.report_path = Some(relative(&shared.root, &path));
+    save_report(&shared.root, report, evidence, &now)?;
     append_log(&shared.root, report, &now)
+}
+
+/// Write the report file and remember where, for the output and the log.
+fn save_report(
+    root: &Path,
+    report: &mut Report,
+    evidence: &Evidence,
+    now: &str,
+) -> Result<(), Error> {
+    let path = write_report(root, report, evidence, now)?;
+    report.report_path = Some(relative(root, &path));
+    Ok(())
 }
 
 fn guardian_summary(report: &Report) -> String {
