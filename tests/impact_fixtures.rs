@@ -368,7 +368,6 @@ fn generated_rust(seed: u64, modules: usize) -> Tree {
     let a = rng.usize(..modules);
     lib.push_str(&format!("pub use m{a}::T{a} as Renamed{a};\n"));
     lib.push_str("#[macro_export]\nmacro_rules! twice { ($e:expr) => { $e + $e }; }\n");
-    files.push(("src/lib.rs".to_string(), lib));
     for k in 0..modules {
         let j = rng.usize(..modules);
         let i = rng.usize(..modules);
@@ -387,6 +386,16 @@ fn generated_rust(seed: u64, modules: usize) -> Tree {
         s.push_str(&format!(
             "\npub fn helper{k}() -> u32 {{\n    crate::m{i}::helper{i}() + crate::twice!(1)\n}}\n"
         ));
+        // Members on the stop list, reached only through their type: by an
+        // alias, or through a field declared in another file.
+        s.push_str(&format!(
+            "\nimpl T{k} {{\n    pub fn len(&self) -> u32 {{\n        self.count\n    }}\n\n    pub fn new() -> u32 {{\n        crate::Renamed{a}::new()\n    }}\n}}\n"
+        ));
+        files.push((
+            format!("src/wrap{k}.rs"),
+            format!("use crate::m{k}::T{k};\n\nimpl T{k} {{\n    pub fn total{k}(&self) -> u32 {{\n        self.next.len() + self.len()\n    }}\n}}\n"),
+        ));
+        lib.push_str(&format!("pub mod wrap{k};\n"));
         if rng.bool() {
             s.push_str(&format!(
                 "\npub fn via_glob{k}() -> u32 {{\n    helper{g}() + crate::Renamed{a}::make().step()\n}}\n"
@@ -400,6 +409,7 @@ fn generated_rust(seed: u64, modules: usize) -> Tree {
         ));
         files.push((format!("src/m{k}.rs"), s));
     }
+    files.push(("src/lib.rs".to_string(), lib));
     // A prelude that only re-exports, used through a glob, and two types of
     // one name (their impls found through the module that names them).
     lib_extra(&mut files, rng.usize(..modules));

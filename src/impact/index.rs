@@ -3,7 +3,7 @@
 //! confidence (exact, unique, ambiguous). It never parses: it is built from
 //! extracted `FileSymbols`.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
@@ -242,6 +242,8 @@ pub struct Index {
     /// When set, every name resolution asks about, so the caller can tell
     /// which files could change an answer (see `Probe`).
     probe: Option<RefCell<Probe>>,
+    /// Each word of a field's declared type → the names of such fields.
+    field_words: OnceCell<HashMap<String, Vec<String>>>,
 }
 
 /// The questions resolution asked of an index: what it depends on. An
@@ -257,6 +259,9 @@ pub struct Probe {
     /// its ancestors (which may declare it inline) can answer. `GLOB` stands
     /// for the module's glob imports.
     pub local: HashSet<(ModId, String)>,
+    /// Pairs of names that only a file containing both can answer (a
+    /// member `new` of type `Shelf` is declared in an `impl Shelf`).
+    pub pairs: HashSet<(String, String)>,
 }
 
 /// The pseudo-name of a module's glob imports in `Probe::local`.
@@ -289,6 +294,7 @@ impl Index {
             members: HashMap::new(),
             aliases: HashMap::new(),
             probe: None,
+            field_words: OnceCell::new(),
         };
         let py_packages: HashSet<String> = sources
             .iter()
@@ -334,6 +340,62 @@ impl Index {
                 p.local.insert(key);
             }
         }
+    }
+
+    pub fn note_pair(&self, name: &str, anchor: &str) {
+        if let Some(p) = &self.probe {
+            let mut p = p.borrow_mut();
+            let key = (name.to_string(), anchor.to_string());
+            if !p.pairs.contains(&key) {
+                p.pairs.insert(key);
+            }
+        }
+    }
+
+    /// For a Rust member whose name is on the stop list (`Shelf::new`):
+    /// the words one of which any file referencing it must contain. Such a
+    /// name is never matched by name alone, so a reference reaches it only
+    /// through its type: named in the file (`Shelf::new()`, `impl Shelf`,
+    /// `let s: Shelf`), under an alias (`use a::Shelf as Rack`), or as the
+    /// declared type of a field the file names (`self.shelf.new()`).
+    /// `None` for every other definition.
+    pub fn anchors(&self, id: DefId) -> Option<Vec<String>> {
+        let f = &self.files[id.file as usize];
+        let d = self.def(id);
+        let container = d.container.as_deref()?;
+        if f.lang != Lang::Rust || d.kind == Kind::Variant || !stop_listed(&d.name) {
+            return None;
+        }
+        let mut words = self.names_for(container);
+        let fields = self.field_words.get_or_init(|| {
+            let mut map: HashMap<String, Vec<String>> = HashMap::new();
+            for f in &self.files {
+                for d in &f.syms.defs {
+                    for (name, ty) in &d.fields {
+                        for w in ty
+                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .filter(|w| !w.is_empty())
+                        {
+                            let list = map.entry(w.to_string()).or_default();
+                            if !list.contains(name) {
+                                list.push(name.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            map
+        });
+        let mut extra = Vec::new();
+        for w in &words {
+            for name in fields.get(w).into_iter().flatten() {
+                if !words.contains(name) && !extra.contains(name) {
+                    extra.push(name.clone());
+                }
+            }
+        }
+        words.extend(extra);
+        Some(words)
     }
 
     /// `m` and the modules above it, innermost first.
@@ -658,9 +720,6 @@ impl Index {
         if names.is_empty() {
             return out;
         }
-        for n in names {
-            self.note_global(n);
-        }
         for (fi, f) in self.files.iter().enumerate() {
             if f.ghost {
                 continue;
@@ -891,10 +950,12 @@ impl Index {
         let python = self.files[owner.file as usize].lang == Lang::Python;
         // Several types of this name in the crate: an impl belongs to the
         // one its own module resolves the name to.
+        // Python members are in the owner's own file; Rust ones in a file
+        // naming both the member and the owner (`impl Owner`).
         if !python {
             self.note_global(&od.name);
+            self.note_pair(name, &od.name);
         }
-        self.note_global(name);
         let homonyms = !python
             && self
                 .items
@@ -1282,8 +1343,8 @@ impl Index {
         if stop_listed(&r.name) || r.form != Form::MethodCall {
             return Resolution::none();
         }
-        self.note_global(&r.name);
         let lang = self.files[file as usize].lang;
+        self.note_global(&r.name);
         let targets: Vec<DefId> = self
             .members
             .get(r.name.as_str())

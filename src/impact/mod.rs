@@ -259,6 +259,7 @@ pub fn analyze_with(
     let manifests = manifests(head_files, blobs, &mut impact);
     impact.stats.index_ms = t1.elapsed().as_millis() as u64;
     let mut scanned: HashSet<String> = HashSet::new();
+    let mut scanned_pairs: HashSet<(String, String)> = HashSet::new();
     loop {
         let t1 = Instant::now();
         let last = !slots.iter().any(|s| matches!(s, Slot::Text(_)));
@@ -304,7 +305,14 @@ pub fn analyze_with(
         let wanted = if last {
             Vec::new()
         } else {
-            wanted(&index, &file_job, &jobs, &slots, &mut scanned)
+            wanted(
+                &index,
+                &file_job,
+                &jobs,
+                &slots,
+                &mut scanned,
+                &mut scanned_pairs,
+            )
         };
         if wanted.is_empty() {
             finish(
@@ -498,6 +506,7 @@ fn wanted(
     jobs: &[Job],
     slots: &[Slot],
     scanned: &mut HashSet<String>,
+    scanned_pairs: &mut HashSet<(String, String)>,
 ) -> Vec<usize> {
     let probe = index.take_probe();
     let mut want: BTreeSet<usize> = BTreeSet::new();
@@ -516,7 +525,10 @@ fn wanted(
         match aho_corasick::AhoCorasick::new(&fresh) {
             Ok(ac) => {
                 for (j, _) in slots.iter().enumerate() {
-                    if text(j).is_some_and(|b| ac.is_match(b)) {
+                    if text(j).is_some_and(|b| {
+                        ac.find_overlapping_iter(b)
+                            .any(|m| is_word(b, m.start(), m.end()))
+                    }) {
                         want.insert(j);
                     }
                 }
@@ -544,7 +556,7 @@ fn wanted(
                     let hit = if name == index::GLOB {
                         may_glob_import(jobs[j].lang, bytes)
                     } else {
-                        memchr::memmem::find(bytes, name.as_bytes()).is_some()
+                        contains_word(bytes, name.as_bytes())
                     };
                     if hit {
                         want.insert(j);
@@ -553,7 +565,46 @@ fn wanted(
             }
         }
     }
+    // Pairs: files holding both names.
+    let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (name, anchor) in &probe.pairs {
+        if !probe.global.contains(name) && !scanned_pairs.contains(&(name.clone(), anchor.clone()))
+        {
+            by_name
+                .entry(name.as_str())
+                .or_default()
+                .push(anchor.as_str());
+        }
+    }
+    for (name, anchors) in &by_name {
+        for (j, _) in slots.iter().enumerate() {
+            if want.contains(&j) {
+                continue;
+            }
+            let Some(bytes) = text(j) else { continue };
+            if contains_word(bytes, name.as_bytes())
+                && anchors.iter().any(|a| contains_word(bytes, a.as_bytes()))
+            {
+                want.insert(j);
+            }
+        }
+    }
+    drop(by_name);
+    scanned_pairs.extend(probe.pairs);
     want.into_iter().collect()
+}
+
+/// Whether `text[start..end]` is a whole word: names are identifiers, so a
+/// file holds name `I` only where no identifier character touches it.
+/// Non-ASCII bytes count as separators, which errs towards a match.
+fn is_word(text: &[u8], start: usize, end: usize) -> bool {
+    let ident = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let before = start.checked_sub(1).and_then(|i| text.get(i));
+    !before.is_some_and(ident) && !text.get(end).is_some_and(ident)
+}
+
+fn contains_word(text: &[u8], word: &[u8]) -> bool {
+    memchr::memmem::find_iter(text, word).any(|i| is_word(text, i, i + word.len()))
 }
 
 /// Whether a file may hold a glob import (`use a::*;`, `use a::{b, *}`,
