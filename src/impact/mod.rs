@@ -37,6 +37,11 @@ use index::{DefId, Index, Manifest, Source};
 /// they are listed as skipped rather than indexed.
 const MAX_FILE_BYTES: usize = 1 << 20;
 
+/// Above this much unparsed text, a round whose names reach more than half
+/// of it parses all of it instead: a round costs an index build and a blast
+/// computation, more than parsing the rest on a large tree.
+const BATCH_ALL_BYTES: usize = 1 << 20;
+
 /// One file of the tree at the commit under review.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {
@@ -258,6 +263,13 @@ pub fn analyze_with(
     let t1 = Instant::now();
     let manifests = manifests(head_files, blobs, &mut impact);
     impact.stats.index_ms = t1.elapsed().as_millis() as u64;
+    let unparsed: usize = slots
+        .iter()
+        .map(|s| match s {
+            Slot::Text(b) => b.len(),
+            _ => 0,
+        })
+        .sum();
     let mut scanned: HashSet<String> = HashSet::new();
     let mut scanned_pairs: HashSet<(String, String)> = HashSet::new();
     loop {
@@ -326,6 +338,25 @@ pub fn analyze_with(
             );
             break;
         }
+        // When the names asked about reach most of the unparsed text, parse the rest
+        // in one go: rounds cost an index each, and parsing more never
+        // changes the answer.
+        let text_bytes = |js: &mut dyn Iterator<Item = usize>| -> usize {
+            js.map(|j| match &slots[j] {
+                Slot::Text(b) => b.len(),
+                _ => 0,
+            })
+            .sum()
+        };
+        let pending = text_bytes(&mut (0..slots.len()));
+        let reached = unparsed - pending + text_bytes(&mut wanted.iter().copied());
+        let wanted = if unparsed > BATCH_ALL_BYTES && 2 * reached > unparsed {
+            (0..slots.len())
+                .filter(|&j| matches!(slots[j], Slot::Text(_)))
+                .collect()
+        } else {
+            wanted
+        };
         let t0 = Instant::now();
         parse_more(&jobs, &wanted, &mut slots, cache.as_ref(), &mut impact)?;
         impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
