@@ -17,7 +17,6 @@ mod symbols;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -358,8 +357,13 @@ pub fn analyze_with(
             wanted
         };
         let t0 = Instant::now();
-        parse_more(&jobs, &wanted, &mut slots, cache.as_ref(), &mut impact)?;
+        parse_more(&jobs, &wanted, &mut slots, cache.as_ref())?;
         impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
+    }
+    if let Some(c) = &cache {
+        if let Err(e) = c.flush() {
+            impact.warnings.push(format!("cache not written: {e}"));
+        }
     }
     Ok(impact)
 }
@@ -663,7 +667,6 @@ fn first_pass(
         lang.grammar()?;
     }
     let hits = AtomicUsize::new(0);
-    let cache_errors = Mutex::new(Vec::new());
     let slots = parallel(jobs.len(), |i, extractor| {
         let job = &jobs[i];
         let grammar = job.lang.grammar()?;
@@ -692,12 +695,11 @@ fn first_pass(
         if !must[i] {
             return Ok(Slot::Text(bytes));
         }
-        extract_one(job, &bytes, cache, extractor, &cache_errors)
+        extract_one(job, &bytes, cache, extractor)
     })?;
     let hits = hits.load(Ordering::Relaxed);
     impact.stats.cache_hits = hits;
     impact.stats.cache_misses = jobs.len() - hits;
-    cache_warning(impact, cache_errors);
     Ok(slots)
 }
 
@@ -707,15 +709,13 @@ fn parse_more(
     wanted: &[usize],
     slots: &mut [Slot],
     cache: Option<&Cache>,
-    impact: &mut Impact,
 ) -> Result<(), Error> {
-    let cache_errors = Mutex::new(Vec::new());
     let done = {
         let slots: &[Slot] = slots;
         parallel(wanted.len(), |i, extractor| {
             let j = wanted[i];
             match &slots[j] {
-                Slot::Text(bytes) => extract_one(&jobs[j], bytes, cache, extractor, &cache_errors),
+                Slot::Text(bytes) => extract_one(&jobs[j], bytes, cache, extractor),
                 Slot::Parsed(s) => Ok(Slot::Parsed(s.clone())),
                 Slot::Failed(r) => Ok(Slot::Failed(r.clone())),
             }
@@ -724,18 +724,7 @@ fn parse_more(
     for (&j, slot) in wanted.iter().zip(done) {
         slots[j] = slot;
     }
-    cache_warning(impact, cache_errors);
     Ok(())
-}
-
-fn cache_warning(impact: &mut Impact, errors: Mutex<Vec<String>>) {
-    let errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
-    if let Some(first) = errors.first() {
-        impact.warnings.push(format!(
-            "cache not written for {} file(s): {first}",
-            errors.len()
-        ));
-    }
 }
 
 /// Extract one file and store it in the cache. A file the parser cannot
@@ -745,7 +734,6 @@ fn extract_one(
     bytes: &[u8],
     cache: Option<&Cache>,
     extractor: &mut Extractor,
-    cache_errors: &Mutex<Vec<String>>,
 ) -> Result<Slot, Error> {
     let grammar = job.lang.grammar()?;
     let syms = match extractor.extract(job.lang, bytes) {
@@ -753,12 +741,7 @@ fn extract_one(
         Err(e) => return Ok(Slot::Failed(e.to_string())),
     };
     if let Some(c) = cache {
-        if let Err(e) = c.put(grammar, &job.blob, &syms) {
-            cache_errors
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(e);
-        }
+        c.put(grammar, &job.blob, &syms);
     }
     Ok(Slot::Parsed(syms))
 }
@@ -950,11 +933,14 @@ mod tests {
                 }
             }
         }
-        assert_eq!(damaged, 3);
+        assert_eq!(damaged, 1, "one pack holds the run's three entries");
         let third =
             analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("after damage");
         assert_eq!(third.stats.cache_hits, 0);
         assert_eq!(third.symbols, first.symbols);
+        let fourth =
+            analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("rewritten");
+        assert_eq!((fourth.stats.cache_hits, fourth.stats.cache_misses), (3, 0));
     }
 
     #[test]
