@@ -120,8 +120,8 @@ fn load_corpus(root: &Path) -> (Tree, Vec<String>, usize) {
     (tree, names, total)
 }
 
-/// Touch the first line of 20 functions spread over the corpus.
-fn diff_of_20(tree: &Tree) -> Diff {
+/// Touch the first line of `changed` functions spread over the corpus.
+fn diff_of(tree: &Tree, changed: usize) -> Diff {
     let rust: Vec<&FileEntry> = tree
         .files
         .iter()
@@ -143,9 +143,9 @@ fn diff_of_20(tree: &Tree) -> Diff {
             picks.push((*f, def.start_line));
         }
     }
-    let stride = (picks.len() / CHANGED).max(1);
+    let stride = (picks.len() / changed).max(1);
     let mut files = Vec::new();
-    for &(f, l) in picks.iter().step_by(stride).take(CHANGED) {
+    for &(f, l) in picks.iter().step_by(stride).take(changed) {
         let bytes = &tree.blobs[&f.blob];
         let text = String::from_utf8_lossy(bytes);
         let line = text.lines().nth(l as usize - 1).unwrap_or("").to_string();
@@ -209,7 +209,7 @@ fn main() {
         return;
     };
     let (tree, crates, bytes) = load_corpus(&root);
-    let diff = diff_of_20(&tree);
+    let diff = diff_of(&tree, CHANGED);
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
@@ -322,6 +322,40 @@ fn main() {
         "full cold index of the whole corpus (empty cache, every file parsed): median {full_ms:.0} ms (extraction {full_extract:.0} ms)"
     );
     println!("full index without a cache directory: median {full_nocache_ms:.0} ms");
+
+    // A one-function change: what the prefilter does when few names are asked about.
+    let one = diff_of(&tree, 1);
+    let mut one_ms = Vec::new();
+    let mut one_parsed = 0;
+    for _ in 0..3 {
+        let dir = tempfile::tempdir().expect("temporary cache directory");
+        let t = Instant::now();
+        let r = impact::analyze(
+            &tree.files,
+            &one,
+            &tree,
+            impact::CacheUse::ReadWrite(dir.path()),
+        )
+        .expect("cold analysis of one change");
+        one_ms.push(ms(t.elapsed()));
+        one_parsed = r.stats.files_parsed;
+    }
+    let one_full = impact::analyze_with(
+        &tree.files,
+        &one,
+        &tree,
+        impact::CacheUse::Off,
+        impact::Parsing::All,
+    )
+    .expect("full analysis of one change");
+    let one_needed = impact::analyze(&tree.files, &one, &tree, impact::CacheUse::Off)
+        .expect("prefiltered analysis of one change");
+    assert_eq!(one_needed.symbols, one_full.symbols, "one change: differs");
+    println!(
+        "cold analysis of a 1-function change (empty cache, prefiltered, same as the full index): median {:.0} ms, files parsed {one_parsed} of {}",
+        median(one_ms),
+        one_needed.stats.files_indexed
+    );
     println!(
         "warm (all cache hits, whole analysis): median {:.0} ms (cache reads {:.0} ms)",
         median(warm),
