@@ -356,6 +356,12 @@ pub fn analyze_with(
         } else {
             wanted
         };
+        // Largest first, so one big file does not finish alone at the end.
+        let mut wanted = wanted;
+        wanted.sort_by_key(|&j| match &slots[j] {
+            Slot::Text(b) => std::cmp::Reverse(b.len()),
+            _ => std::cmp::Reverse(0),
+        });
         let t0 = Instant::now();
         parse_more(&jobs, &wanted, &mut slots, cache.as_ref())?;
         impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
@@ -667,7 +673,7 @@ fn first_pass(
         lang.grammar()?;
     }
     let hits = AtomicUsize::new(0);
-    let slots = parallel(jobs.len(), |i, extractor| {
+    let slots = parallel(jobs.len(), 16, |i, extractor| {
         let job = &jobs[i];
         let grammar = job.lang.grammar()?;
         if let Some(c) = cache {
@@ -712,7 +718,8 @@ fn parse_more(
 ) -> Result<(), Error> {
     let done = {
         let slots: &[Slot] = slots;
-        parallel(wanted.len(), |i, extractor| {
+        // Every file here is parsed: worth a thread each.
+        parallel(wanted.len(), 1, |i, extractor| {
             let j = wanted[i];
             match &slots[j] {
                 Slot::Text(bytes) => extract_one(&jobs[j], bytes, cache, extractor),
@@ -750,11 +757,12 @@ fn extract_one(
 /// results in order.
 fn parallel<T: Send>(
     count: usize,
+    per_thread: usize,
     work: impl Fn(usize, &mut Extractor) -> Result<T, Error> + Sync,
 ) -> Result<Vec<T>, Error> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(count.div_ceil(16))
+        .min(count.div_ceil(per_thread))
         .max(1);
     let next = AtomicUsize::new(0);
     let outcome = std::thread::scope(|scope| {
