@@ -2,8 +2,10 @@
 //!
 //! Indexes about 5 MB of real Rust source (crates from the local cargo
 //! registry, or `IMPACT_BENCH_DIR`), with a diff touching 20 functions, and
-//! prints: the cold run (empty cache), the warm run (every file a cache
-//! hit), and the impact computation alone once indexed.
+//! prints: the cold run (empty cache; only the files that can change the
+//! answer are parsed), the full cold index of every file, the warm run
+//! (every file a cache hit), and the impact computation alone once indexed.
+//! It first checks that the prefiltered analysis equals the full index.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -118,8 +120,8 @@ fn load_corpus(root: &Path) -> (Tree, Vec<String>, usize) {
     (tree, names, total)
 }
 
-/// Touch the first line of 20 functions spread over the corpus.
-fn diff_of_20(tree: &Tree) -> Diff {
+/// Touch the first line of `changed` functions spread over the corpus.
+fn diff_of(tree: &Tree, changed: usize) -> Diff {
     let rust: Vec<&FileEntry> = tree
         .files
         .iter()
@@ -141,9 +143,9 @@ fn diff_of_20(tree: &Tree) -> Diff {
             picks.push((*f, def.start_line));
         }
     }
-    let stride = (picks.len() / CHANGED).max(1);
+    let stride = (picks.len() / changed).max(1);
     let mut files = Vec::new();
-    for &(f, l) in picks.iter().step_by(stride).take(CHANGED) {
+    for &(f, l) in picks.iter().step_by(stride).take(changed) {
         let bytes = &tree.blobs[&f.blob];
         let text = String::from_utf8_lossy(bytes);
         let line = text.lines().nth(l as usize - 1).unwrap_or("").to_string();
@@ -207,7 +209,7 @@ fn main() {
         return;
     };
     let (tree, crates, bytes) = load_corpus(&root);
-    let diff = diff_of_20(&tree);
+    let diff = diff_of(&tree, CHANGED);
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| {
@@ -227,41 +229,76 @@ fn main() {
     println!("machine: {cpu}, {cores} cores available");
     println!("diff: {} changed functions", diff.files.len());
 
-    let mut cold = Vec::new();
-    let mut cold_extract = Vec::new();
-    let mut impact_ms = Vec::new();
-    let mut symbols = 0;
-    for _ in 0..3 {
-        let dir = tempfile::tempdir().expect("temporary cache directory");
-        let t = Instant::now();
-        let result = impact::analyze(
-            &tree.files,
-            &diff,
-            &tree,
-            impact::CacheUse::ReadWrite(dir.path()),
-        )
-        .expect("cold analysis");
-        cold.push(ms(t.elapsed()));
-        cold_extract.push(result.stats.extract_ms as f64);
-        symbols = result.symbols.len();
-    }
-    let mut nocache = Vec::new();
-    for _ in 0..2 {
-        let t = Instant::now();
-        impact::analyze(&tree.files, &diff, &tree, impact::CacheUse::Off)
-            .expect("uncached analysis");
-        nocache.push(ms(t.elapsed()));
-    }
+    // The prefiltered analysis must give the full index's answer.
+    let full = impact::analyze_with(
+        &tree.files,
+        &diff,
+        &tree,
+        impact::CacheUse::Off,
+        impact::Parsing::All,
+    )
+    .expect("full analysis");
+    let needed = impact::analyze(&tree.files, &diff, &tree, impact::CacheUse::Off)
+        .expect("prefiltered analysis");
+    assert_eq!(
+        needed.symbols, full.symbols,
+        "the prefiltered analysis differs from the full index"
+    );
+    assert_eq!(needed.skipped, full.skipped);
+    println!(
+        "check: prefiltered analysis = full index ({} symbols); files parsed {} of {} in the tree",
+        needed.symbols.len(),
+        needed.stats.files_parsed,
+        needed.stats.files_indexed
+    );
+
+    let cold = |parsing: impact::Parsing| {
+        let mut total = Vec::new();
+        let mut extract = Vec::new();
+        for _ in 0..3 {
+            let dir = tempfile::tempdir().expect("temporary cache directory");
+            let t = Instant::now();
+            let result = impact::analyze_with(
+                &tree.files,
+                &diff,
+                &tree,
+                impact::CacheUse::ReadWrite(dir.path()),
+                parsing,
+            )
+            .expect("cold analysis");
+            total.push(ms(t.elapsed()));
+            extract.push(result.stats.extract_ms as f64);
+        }
+        (median(total), median(extract))
+    };
+    let nocache = |parsing: impact::Parsing| {
+        let mut total = Vec::new();
+        for _ in 0..3 {
+            let t = Instant::now();
+            impact::analyze_with(&tree.files, &diff, &tree, impact::CacheUse::Off, parsing)
+                .expect("uncached analysis");
+            total.push(ms(t.elapsed()));
+        }
+        median(total)
+    };
+    let (cold_ms, cold_extract) = cold(impact::Parsing::Needed);
+    let nocache_ms = nocache(impact::Parsing::Needed);
+    let (full_ms, full_extract) = cold(impact::Parsing::All);
+    let full_nocache_ms = nocache(impact::Parsing::All);
+
+    // Warm: a cache holding every file of the tree (a full index filled it).
     let cache = tempfile::tempdir().expect("temporary cache directory");
-    impact::analyze(
+    impact::analyze_with(
         &tree.files,
         &diff,
         &tree,
         impact::CacheUse::ReadWrite(cache.path()),
+        impact::Parsing::All,
     )
     .expect("priming analysis");
     let mut warm = Vec::new();
     let mut warm_extract = Vec::new();
+    let mut impact_ms = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
         let result = impact::analyze(
@@ -274,16 +311,50 @@ fn main() {
         warm.push(ms(t.elapsed()));
         warm_extract.push(result.stats.extract_ms as f64);
         assert_eq!(result.stats.cache_misses, 0, "warm run missed the cache");
+        assert_eq!(result.symbols, full.symbols, "warm run differs");
         impact_ms.push(result.stats.impact_ms as f64);
     }
     println!(
-        "cold (empty cache, whole analysis): median {:.0} ms (extraction {:.0} ms)",
-        median(cold),
-        median(cold_extract)
+        "cold analysis (empty cache, prefiltered, what a first review pays): median {cold_ms:.0} ms (reading and extraction {cold_extract:.0} ms)"
     );
+    println!("cold analysis without a cache directory: median {nocache_ms:.0} ms");
     println!(
-        "cold without a cache directory: median {:.0} ms",
-        median(nocache)
+        "full cold index of the whole corpus (empty cache, every file parsed): median {full_ms:.0} ms (extraction {full_extract:.0} ms)"
+    );
+    println!("full index without a cache directory: median {full_nocache_ms:.0} ms");
+
+    // A one-function change: what the prefilter does when few names are asked about.
+    let one = diff_of(&tree, 1);
+    let mut one_ms = Vec::new();
+    let mut one_parsed = 0;
+    for _ in 0..3 {
+        let dir = tempfile::tempdir().expect("temporary cache directory");
+        let t = Instant::now();
+        let r = impact::analyze(
+            &tree.files,
+            &one,
+            &tree,
+            impact::CacheUse::ReadWrite(dir.path()),
+        )
+        .expect("cold analysis of one change");
+        one_ms.push(ms(t.elapsed()));
+        one_parsed = r.stats.files_parsed;
+    }
+    let one_full = impact::analyze_with(
+        &tree.files,
+        &one,
+        &tree,
+        impact::CacheUse::Off,
+        impact::Parsing::All,
+    )
+    .expect("full analysis of one change");
+    let one_needed = impact::analyze(&tree.files, &one, &tree, impact::CacheUse::Off)
+        .expect("prefiltered analysis of one change");
+    assert_eq!(one_needed.symbols, one_full.symbols, "one change: differs");
+    println!(
+        "cold analysis of a 1-function change (empty cache, prefiltered, same as the full index): median {:.0} ms, files parsed {one_parsed} of {}",
+        median(one_ms),
+        one_needed.stats.files_indexed
     );
     println!(
         "warm (all cache hits, whole analysis): median {:.0} ms (cache reads {:.0} ms)",
@@ -291,7 +362,8 @@ fn main() {
         median(warm_extract)
     );
     println!(
-        "impact of the {symbols}-symbol change once indexed: median {:.0} ms",
+        "impact of the {}-symbol change once indexed: median {:.0} ms",
+        full.symbols.len(),
         median(impact_ms)
     );
 }

@@ -251,3 +251,238 @@ fn python_package_accuracy() {
     );
     assert!(default.recall() >= 0.7, "recall {:.2}", default.recall());
 }
+
+/// The prefiltered analysis (parse only files naming what resolution asks
+/// about) against the full index, for a diff touching `targets` (`file:line`).
+fn assert_same_as_full(tree: &Tree, targets: &[String], label: &str) -> (usize, usize) {
+    let targets: Vec<Target> = targets
+        .iter()
+        .map(|at| Target {
+            at: at.clone(),
+            symbol: String::new(),
+            references: Vec::new(),
+        })
+        .collect();
+    let diff = touching_diff(tree, &targets);
+    let full = impact::analyze_with(
+        &tree.files,
+        &diff,
+        tree,
+        impact::CacheUse::Off,
+        impact::Parsing::All,
+    )
+    .unwrap();
+    let needed = impact::analyze_with(
+        &tree.files,
+        &diff,
+        tree,
+        impact::CacheUse::Off,
+        impact::Parsing::Needed,
+    )
+    .unwrap();
+    assert_eq!(needed.symbols, full.symbols, "{label}");
+    assert_eq!(needed.skipped, full.skipped, "{label}");
+    assert_eq!(
+        needed.stats.files_indexed, full.stats.files_indexed,
+        "{label}"
+    );
+    (needed.stats.files_parsed, full.stats.files_parsed)
+}
+
+/// Every definition of every source file, as `file:line`.
+fn every_definition(tree: &Tree) -> Vec<String> {
+    let mut extractor = impact::Extractor::new();
+    let mut out = Vec::new();
+    for f in &tree.files {
+        let Some(lang) = impact::Lang::of_path(&f.path) else {
+            continue;
+        };
+        let syms = extractor.extract(lang, &tree.blobs[&f.blob]).unwrap();
+        let lines: BTreeSet<u32> = syms.defs.iter().map(|d| d.start_line).collect();
+        out.extend(lines.into_iter().map(|l| format!("{}:{l}", f.path)));
+    }
+    out
+}
+
+/// Each definition touched alone, then all at once: the prefilter never
+/// changes a symbol, a site, a confidence, a stability or a radius.
+fn check_prefilter(tree: &Tree, name: &str) {
+    let all = every_definition(tree);
+    let (mut parsed, mut full) = (0, 0);
+    for at in &all {
+        let (p, f) = assert_same_as_full(tree, std::slice::from_ref(at), &format!("{name} {at}"));
+        parsed += p;
+        full += f;
+    }
+    assert_same_as_full(tree, &all, &format!("{name}: every definition"));
+    eprintln!(
+        "{name}: {} single-definition diffs, {parsed} files parsed instead of {full}",
+        all.len()
+    );
+    assert!(parsed < full, "{name}: the prefilter never left a file out");
+}
+
+#[test]
+fn the_prefilter_matches_the_full_index_on_the_fixtures() {
+    for name in ["rust-workspace", "python-pkg"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/impact")
+            .join(name);
+        check_prefilter(&load_tree(&dir.join("head")), name);
+    }
+}
+
+fn tree_of(files: Vec<(String, String)>) -> Tree {
+    let mut tree = Tree {
+        files: Vec::new(),
+        blobs: HashMap::new(),
+    };
+    for (path, text) in files {
+        let blob = hex(&Sha256::digest(text.as_bytes()))[..40].to_string();
+        tree.files.push(FileEntry {
+            path,
+            blob: blob.clone(),
+        });
+        tree.blobs.insert(blob, text.into_bytes());
+    }
+    tree.files.sort_by(|a, b| a.path.cmp(&b.path));
+    tree
+}
+
+/// A Rust crate whose modules reach each other through everything the
+/// resolution follows: glob imports and re-exports, renamed imports,
+/// inline modules, typed fields, `Self`, shared method names, macros.
+fn generated_rust(seed: u64, modules: usize) -> Tree {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut files = vec![(
+        "Cargo.toml".to_string(),
+        "[package]\nname = \"gen-crate\"\n".to_string(),
+    )];
+    let mut lib = String::from(
+        "pub mod prelude;\npub mod node_a;\npub mod node_b;\npub mod node_c;\npub mod user;\n",
+    );
+    for k in 0..modules {
+        lib.push_str(&format!("pub mod m{k};\n"));
+    }
+    lib.push_str(&format!("pub use m{}::*;\n", rng.usize(..modules)));
+    let a = rng.usize(..modules);
+    lib.push_str(&format!("pub use m{a}::T{a} as Renamed{a};\n"));
+    lib.push_str("#[macro_export]\nmacro_rules! twice { ($e:expr) => { $e + $e }; }\n");
+    for k in 0..modules {
+        let j = rng.usize(..modules);
+        let i = rng.usize(..modules);
+        let g = rng.usize(..modules);
+        let mut s = String::new();
+        if rng.bool() {
+            s.push_str(&format!("use super::m{g}::*;\n"));
+        }
+        s.push_str(&format!("use crate::m{j}::T{j} as Other;\n"));
+        s.push_str(&format!(
+            "\npub struct T{k} {{\n    pub next: crate::m{j}::T{j},\n    pub count: u32,\n}}\n"
+        ));
+        s.push_str(&format!(
+            "\nimpl T{k} {{\n    pub fn make() -> T{k} {{\n        T{k} {{ next: Other::make(), count: 0 }}\n    }}\n\n    pub fn step(&self) -> u32 {{\n        self.next.step() + Self::shared(self) + helper{k}()\n    }}\n\n    pub fn shared(&self) -> u32 {{\n        self.count\n    }}\n}}\n"
+        ));
+        s.push_str(&format!(
+            "\npub fn helper{k}() -> u32 {{\n    crate::m{i}::helper{i}() + crate::twice!(1)\n}}\n"
+        ));
+        // Members on the stop list, reached only through their type: by an
+        // alias, or through a field declared in another file.
+        s.push_str(&format!(
+            "\nimpl T{k} {{\n    pub fn len(&self) -> u32 {{\n        self.count\n    }}\n\n    pub fn new() -> u32 {{\n        crate::Renamed{a}::new()\n    }}\n}}\n"
+        ));
+        files.push((
+            format!("src/wrap{k}.rs"),
+            format!("use crate::m{k}::T{k};\n\nimpl T{k} {{\n    pub fn total{k}(&self) -> u32 {{\n        self.next.len() + self.len()\n    }}\n}}\n"),
+        ));
+        lib.push_str(&format!("pub mod wrap{k};\n"));
+        if rng.bool() {
+            s.push_str(&format!(
+                "\npub fn via_glob{k}() -> u32 {{\n    helper{g}() + crate::Renamed{a}::make().step()\n}}\n"
+            ));
+        }
+        s.push_str(&format!(
+            "\npub fn unknown{k}(x: &dyn std::any::Any) -> u32 {{\n    let t = pick{k}(x);\n    t.shared() + t.step()\n}}\n\nfn pick{k}(_x: &dyn std::any::Any) -> T{k} {{\n    T{k}::make()\n}}\n"
+        ));
+        s.push_str(&format!(
+            "\nmod inner {{\n    use super::*;\n\n    pub fn deep() -> u32 {{\n        helper{k}() + T{k}::make().step()\n    }}\n}}\n\n#[cfg(test)]\nmod tests {{\n    #[test]\n    fn works() {{\n        assert!(super::inner::deep() > 0);\n    }}\n}}\n"
+        ));
+        files.push((format!("src/m{k}.rs"), s));
+    }
+    files.push(("src/lib.rs".to_string(), lib));
+    // A prelude that only re-exports, used through a glob, and two types of
+    // one name (their impls found through the module that names them).
+    lib_extra(&mut files, rng.usize(..modules));
+    files.push((
+        "tests/api.rs".to_string(),
+        format!("use gen_crate::*;\n\n#[test]\nfn api() {{\n    assert!(gen_crate::m0::helper0() > 0);\n    let _ = Renamed{a}::make();\n}}\n"),
+    ));
+    tree_of(files)
+}
+
+fn lib_extra(files: &mut Vec<(String, String)>, p: usize) {
+    for (path, text) in [
+        ("src/prelude.rs".to_string(), format!("pub use crate::m{p}::*;\n")),
+        (
+            "src/node_a.rs".to_string(),
+            "pub struct Node;\n\nimpl Node {\n    pub fn visit(&self) -> u32 {\n        1\n    }\n}\n".to_string(),
+        ),
+        ("src/node_b.rs".to_string(), "pub struct Node;\n".to_string()),
+        (
+            "src/node_c.rs".to_string(),
+            "use crate::node_b::Node;\n\nimpl Node {\n    pub fn visit(&self) -> u32 {\n        2\n    }\n}\n".to_string(),
+        ),
+        (
+            "src/user.rs".to_string(),
+            format!("use crate::prelude::*;\nuse crate::node_a::Node;\n\npub fn uses() -> u32 {{\n    helper{p}() + Node.visit() + crate::node_a::Node::visit(&Node)\n}}\n"),
+        ),
+    ] {
+        files.push((path, text));
+    }
+}
+
+/// A Python package with star imports, `__init__` re-exports, aliases,
+/// class bases from other modules and attribute calls.
+fn generated_python(seed: u64, modules: usize) -> Tree {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut files = Vec::new();
+    let a = rng.usize(..modules);
+    files.push((
+        "pkg/__init__.py".to_string(),
+        format!(
+            "from .m{} import *\nfrom .m{a} import Class{a} as Exported\n",
+            rng.usize(..modules)
+        ),
+    ));
+    for k in 0..modules {
+        let j = rng.usize(..modules);
+        let i = rng.usize(..modules);
+        let mut s = String::new();
+        if rng.bool() {
+            s.push_str(&format!("from .m{} import *\n", rng.usize(..modules)));
+        }
+        s.push_str(&format!("from .m{j} import Class{j} as Base\n"));
+        s.push_str(&format!("from . import m{i}\n"));
+        s.push_str("import pkg\n");
+        s.push_str(&format!(
+            "\n\nclass Class{k}(Base):\n    def __init__(self):\n        self.count = 0\n\n    def step(self):\n        return self.shared() + helper{k}()\n\n    def shared(self):\n        return self.count\n\n\ndef helper{k}():\n    return m{i}.helper{i}() + pkg.Exported().step()\n\n\ndef unknown{k}(x):\n    return x.shared() + x.step()\n"
+        ));
+        files.push((format!("pkg/m{k}.py"), s));
+    }
+    files.push((
+        "tests/test_api.py".to_string(),
+        "from pkg import Exported\nfrom pkg.m0 import helper0\n\n\ndef test_api():\n    assert helper0() + Exported().step()\n".to_string(),
+    ));
+    tree_of(files)
+}
+
+#[test]
+fn the_prefilter_matches_the_full_index_on_generated_trees() {
+    for seed in 1..=3 {
+        check_prefilter(&generated_rust(seed, 12), &format!("generated rust {seed}"));
+        check_prefilter(
+            &generated_python(seed, 8),
+            &format!("generated python {seed}"),
+        );
+    }
+}

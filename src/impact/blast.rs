@@ -115,6 +115,8 @@ pub struct Blast<'a> {
     /// Candidate references by name, for the names scanned so far.
     candidates: HashMap<String, Vec<(u32, u32)>>,
     scanned: HashSet<String>,
+    /// The names each definition is referenced by, per definition.
+    names: HashMap<DefId, Vec<String>>,
 }
 
 struct RawSite {
@@ -133,6 +135,7 @@ pub fn symbols(index: &Index, targets: &[(DefId, Change)]) -> Vec<ChangedSymbol>
         memo: HashMap::new(),
         candidates: HashMap::new(),
         scanned: HashSet::new(),
+        names: HashMap::new(),
     };
     // Two scans of all references: the targets' names, then the names of
     // their dependents (for the depth-2 radius).
@@ -154,7 +157,7 @@ impl Blast<'_> {
     fn scan(&mut self, defs: impl Iterator<Item = DefId>) {
         let mut names: Vec<String> = Vec::new();
         for d in defs {
-            for n in self.index.names_for(&self.index.def(d).name) {
+            for n in self.names_of(d) {
                 if !self.scanned.contains(&n) && !names.contains(&n) {
                     names.push(n);
                 }
@@ -166,11 +169,33 @@ impl Blast<'_> {
         self.scanned.extend(names);
     }
 
+    /// The names under which `d` can be referenced: its own and every
+    /// alias, or only its own for a member only reachable through its type
+    /// (no `use Type::method` exists). Tells the index's probe which files
+    /// may hold such references.
+    fn names_of(&mut self, d: DefId) -> Vec<String> {
+        if let Some(names) = self.names.get(&d) {
+            return names.clone();
+        }
+        let index = self.index;
+        let name = &index.def(d).name;
+        let names = match index.anchors(d) {
+            Some(words) => {
+                for w in &words {
+                    index.note_pair(name, w);
+                }
+                vec![name.clone()]
+            }
+            None => index.names_for(name),
+        };
+        self.names.insert(d, names.clone());
+        names
+    }
+
     fn sites(&mut self, target: DefId) -> Vec<RawSite> {
         let index = self.index;
-        let def = index.def(target);
         let mut out = Vec::new();
-        let names = index.names_for(&def.name);
+        let names = self.names_of(target);
         let mut list: Vec<(u32, u32)> = Vec::new();
         for n in &names {
             if let Some(l) = self.candidates.get(n) {

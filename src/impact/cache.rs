@@ -1,17 +1,39 @@
-//! The extraction cache under `.speed/cache/impact/`: one file per blob,
-//! keyed by blob id, language, and the grammar + query + extractor version.
-//! A missing or unreadable entry is a miss; deleting the cache costs time only.
+//! The extraction cache under `.speed/cache/impact/`: entries keyed by blob
+//! id, language, and the grammar + query + extractor version, stored in pack
+//! files (one per run that extracted something) rather than one file per
+//! blob: on a cold run, creating hundreds of small files cost more than
+//! parsing them. A missing or unreadable entry is a miss; deleting the cache
+//! costs time only.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
-use super::lang::Grammar;
+use super::lang::{Grammar, Lang};
 use super::symbols::FileSymbols;
+
+const PACK_MAGIC: &[u8; 4] = b"SPP1";
+/// More packs than this in a folder are merged into one by the next writer.
+const MAX_PACKS: usize = 8;
 
 pub struct Cache {
     dir: PathBuf,
     /// A dry run reads entries but never writes any.
     writable: bool,
+    /// Per language: every entry of the folder's packs, loaded on first use.
+    loaded: [OnceLock<Packs>; Lang::ALL.len()],
+    /// Per language: entries extracted during this run, written by `flush`.
+    fresh: [Mutex<Vec<Entry>>; Lang::ALL.len()],
+}
+
+/// A blob id and its encoded symbols.
+type Entry = (String, Vec<u8>);
+
+#[derive(Default)]
+struct Packs {
+    files: Vec<PathBuf>,
+    entries: HashMap<String, Vec<u8>>,
 }
 
 /// Why a cache lookup missed.
@@ -21,50 +43,188 @@ pub enum Miss {
     Corrupt,
 }
 
+fn slot(lang: Lang) -> usize {
+    Lang::ALL.iter().position(|l| *l == lang).unwrap_or(0)
+}
+
 impl Cache {
     /// `root` is the `.speed/cache` directory.
     pub fn new(root: &Path, writable: bool) -> Cache {
         Cache {
             dir: root.join("impact"),
             writable,
+            loaded: std::array::from_fn(|_| OnceLock::new()),
+            fresh: std::array::from_fn(|_| Mutex::new(Vec::new())),
         }
     }
 
-    fn entry(&self, grammar: &Grammar, blob: &str) -> Option<PathBuf> {
-        // Blob ids become file names: accept only hex.
-        if blob.len() < 4 || !blob.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        Some(
-            self.dir
-                .join(format!("{}-{:016x}", grammar.lang.name(), grammar.version))
-                .join(&blob[..2])
-                .join(&blob[2..]),
-        )
+    fn folder(&self, lang: Lang, version: u64) -> PathBuf {
+        self.dir
+            .join(format!("{}-{version:016x}-packs", lang.name()))
+    }
+
+    fn packs(&self, grammar: &Grammar) -> &Packs {
+        self.loaded[slot(grammar.lang)].get_or_init(|| {
+            let mut packs = Packs::default();
+            let Ok(list) = std::fs::read_dir(self.folder(grammar.lang, grammar.version)) else {
+                return packs;
+            };
+            let mut files: Vec<PathBuf> = list
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "pack"))
+                .collect();
+            files.sort();
+            for f in files {
+                // A pack removed by a concurrent merge, or damaged: its
+                // entries are misses.
+                if let Ok(bytes) = std::fs::read(&f) {
+                    read_pack(&bytes, &mut packs.entries);
+                }
+                packs.files.push(f);
+            }
+            packs
+        })
     }
 
     pub fn get(&self, grammar: &Grammar, blob: &str) -> Result<FileSymbols, Miss> {
-        let path = self.entry(grammar, blob).ok_or(Miss::Absent)?;
-        let bytes = std::fs::read(&path).map_err(|_| Miss::Absent)?;
-        super::codec::decode(&bytes).ok_or(Miss::Corrupt)
+        let bytes = self.packs(grammar).entries.get(blob).ok_or(Miss::Absent)?;
+        super::codec::decode(bytes).ok_or(Miss::Corrupt)
     }
 
-    /// Store an entry atomically (temporary file, then rename), so a reader
-    /// never sees half an entry.
-    pub fn put(&self, grammar: &Grammar, blob: &str, syms: &FileSymbols) -> Result<(), String> {
-        let Some(path) = self.entry(grammar, blob).filter(|_| self.writable) else {
-            return Ok(());
-        };
-        let parent = path
-            .parent()
-            .ok_or_else(|| format!("{}: no parent directory", path.display()))?;
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-        let mut tmp = tempfile::NamedTempFile::new_in(parent)
-            .map_err(|e| format!("{}: {e}", parent.display()))?;
-        tmp.write_all(&super::codec::encode(syms))
-            .map_err(|e| format!("{}: {e}", tmp.path().display()))?;
-        tmp.persist(&path)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
+    /// Keep an entry for `flush`.
+    pub fn put(&self, grammar: &Grammar, blob: &str, syms: &FileSymbols) {
+        if !self.writable || blob.is_empty() || blob.len() > 255 {
+            return;
+        }
+        self.fresh[slot(grammar.lang)]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((blob.to_string(), super::codec::encode(syms)));
+    }
+
+    /// Write this run's entries as one pack per language (temporary file,
+    /// then rename, so a reader never sees half a pack). With too many
+    /// packs, write all entries as one and remove the others.
+    pub fn flush(&self) -> Result<(), String> {
+        for lang in Lang::ALL {
+            let fresh = std::mem::take(
+                &mut *self.fresh[slot(lang)]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()),
+            );
+            if fresh.is_empty() {
+                continue;
+            }
+            let grammar = lang.grammar().map_err(|e| e.to_string())?;
+            let old = self.packs(grammar);
+            let merge = old.files.len() >= MAX_PACKS;
+            let dir = self.folder(lang, grammar.version);
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let mut out = Vec::with_capacity(1 << 20);
+            out.extend_from_slice(PACK_MAGIC);
+            let mut written = std::collections::HashSet::new();
+            for (blob, bytes) in &fresh {
+                if written.insert(blob.as_str()) {
+                    write_entry(&mut out, blob, bytes);
+                }
+            }
+            if merge {
+                for (blob, bytes) in &old.entries {
+                    if written.insert(blob.as_str()) {
+                        write_entry(&mut out, blob, bytes);
+                    }
+                }
+            }
+            let mut tmp = tempfile::NamedTempFile::new_in(&dir)
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            tmp.write_all(&out)
+                .map_err(|e| format!("{}: {e}", tmp.path().display()))?;
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let path = dir.join(format!("{stamp:032}-{}.pack", std::process::id()));
+            tmp.persist(&path)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            if merge {
+                for f in &old.files {
+                    match std::fs::remove_file(f) {
+                        Ok(()) => {}
+                        // Another run merged them first.
+                        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                        Err(e) => return Err(format!("{}: {e}", f.display())),
+                    }
+                }
+            }
+        }
         Ok(())
+    }
+}
+
+fn write_entry(out: &mut Vec<u8>, blob: &str, bytes: &[u8]) {
+    // `put` keeps blob ids under 256 bytes.
+    out.push(blob.len() as u8);
+    out.extend_from_slice(blob.as_bytes());
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// The entries of a pack, up to the first damaged record.
+fn read_pack(bytes: &[u8], into: &mut HashMap<String, Vec<u8>>) {
+    let Some(mut rest) = bytes.strip_prefix(PACK_MAGIC) else {
+        return;
+    };
+    while let Some((&n, tail)) = rest.split_first() {
+        let n = n as usize;
+        let (Some(blob), Some(len)) = (tail.get(..n), tail.get(n..n + 4)) else {
+            return;
+        };
+        let mut len4 = [0u8; 4];
+        len4.copy_from_slice(len);
+        let len = u32::from_le_bytes(len4) as usize;
+        let Some(entry) = tail.get(n + 4..n + 4 + len) else {
+            return;
+        };
+        let Ok(blob) = std::str::from_utf8(blob) else {
+            return;
+        };
+        into.entry(blob.to_string())
+            .or_insert_with(|| entry.to_vec());
+        rest = &tail[n + 4 + len..];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packs_accumulate_then_merge_and_keep_every_entry() {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let grammar = Lang::Rust.grammar().expect("grammar");
+        let blobs: Vec<String> = (0..12).map(|i| format!("{i:02x}").repeat(20)).collect();
+        for b in &blobs {
+            let cache = Cache::new(dir.path(), true);
+            assert!(matches!(cache.get(grammar, b), Err(Miss::Absent)));
+            cache.put(grammar, b, &FileSymbols::default());
+            cache.flush().expect("flush");
+        }
+        let folder = Cache::new(dir.path(), false).folder(Lang::Rust, grammar.version);
+        let packs = std::fs::read_dir(folder).expect("folder").count();
+        assert!(packs <= MAX_PACKS, "{packs} packs left unmerged");
+        let cache = Cache::new(dir.path(), false);
+        for b in &blobs {
+            assert!(cache.get(grammar, b).is_ok(), "{b} lost");
+        }
+    }
+
+    #[test]
+    fn a_truncated_pack_keeps_its_whole_entries() {
+        let mut out = PACK_MAGIC.to_vec();
+        write_entry(&mut out, "aa", b"first");
+        write_entry(&mut out, "bb", b"second");
+        let mut entries = HashMap::new();
+        read_pack(&out[..out.len() - 2], &mut entries);
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries["aa"], b"first");
     }
 }

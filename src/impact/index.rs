@@ -3,6 +3,7 @@
 //! confidence (exact, unique, ambiguous). It never parses: it is built from
 //! extracted `FileSymbols`.
 
+use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
@@ -130,7 +131,7 @@ pub struct DefId {
     pub def: u32,
 }
 
-type ModId = u32;
+pub type ModId = u32;
 
 /// How sure a resolved reference is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -238,7 +239,33 @@ pub struct Index {
     members: HashMap<String, Vec<DefId>>,
     /// Imported name → the other names imports bind it to (`use a::B as C`).
     aliases: HashMap<String, Vec<String>>,
+    /// When set, every name resolution asks about, so the caller can tell
+    /// which files could change an answer (see `Probe`).
+    probe: Option<RefCell<Probe>>,
+    /// Each word of a field's declared type → the names of such fields.
+    field_words: OnceCell<HashMap<String, Vec<String>>>,
 }
+
+/// The questions resolution asked of an index: what it depends on. An
+/// answer about name `n` can only change when a file whose text contains
+/// `n` is added, so an index missing only files that contain none of these
+/// names answers exactly as the full index does.
+#[derive(Debug, Default)]
+pub struct Probe {
+    /// Names looked up across all files (definitions, members, aliases,
+    /// references by name).
+    pub global: HashSet<String>,
+    /// Names looked up in one module: only the files of that module and of
+    /// its ancestors (which may declare it inline) can answer. `GLOB` stands
+    /// for the module's glob imports.
+    pub local: HashSet<(ModId, String)>,
+    /// Pairs of names that only a file containing both can answer (a
+    /// member `new` of type `Shelf` is declared in an `impl Shelf`).
+    pub pairs: HashSet<(String, String)>,
+}
+
+/// The pseudo-name of a module's glob imports in `Probe::local`.
+pub const GLOB: &str = "*";
 
 /// A Rust package manifest: directory (relative, "" for the root) and name.
 pub struct Manifest {
@@ -266,6 +293,8 @@ impl Index {
             items: HashMap::new(),
             members: HashMap::new(),
             aliases: HashMap::new(),
+            probe: None,
+            field_words: OnceCell::new(),
         };
         let py_packages: HashSet<String> = sources
             .iter()
@@ -282,6 +311,105 @@ impl Index {
             index.add_file(src, &manifests, &py_packages, &has_lib, false);
         }
         index
+    }
+
+    /// Start recording what resolution asks (see `Probe`).
+    pub fn record(&mut self) {
+        self.probe = Some(RefCell::new(Probe::default()));
+    }
+
+    /// What resolution asked since `record`.
+    pub fn take_probe(&self) -> Probe {
+        self.probe.as_ref().map(|p| p.take()).unwrap_or_default()
+    }
+
+    fn note_global(&self, name: &str) {
+        if let Some(p) = &self.probe {
+            let mut p = p.borrow_mut();
+            if !p.global.contains(name) {
+                p.global.insert(name.to_string());
+            }
+        }
+    }
+
+    fn note_local(&self, m: ModId, name: &str) {
+        if let Some(p) = &self.probe {
+            let mut p = p.borrow_mut();
+            let key = (m, name.to_string());
+            if !p.local.contains(&key) {
+                p.local.insert(key);
+            }
+        }
+    }
+
+    pub fn note_pair(&self, name: &str, anchor: &str) {
+        if let Some(p) = &self.probe {
+            let mut p = p.borrow_mut();
+            let key = (name.to_string(), anchor.to_string());
+            if !p.pairs.contains(&key) {
+                p.pairs.insert(key);
+            }
+        }
+    }
+
+    /// For a Rust member whose name is on the stop list (`Shelf::new`):
+    /// the words one of which any file referencing it must contain. Such a
+    /// name is never matched by name alone, so a reference reaches it only
+    /// through its type: named in the file (`Shelf::new()`, `impl Shelf`,
+    /// `let s: Shelf`), under an alias (`use a::Shelf as Rack`), or as the
+    /// declared type of a field the file names (`self.shelf.new()`).
+    /// `None` for every other definition.
+    pub fn anchors(&self, id: DefId) -> Option<Vec<String>> {
+        let f = &self.files[id.file as usize];
+        let d = self.def(id);
+        let container = d.container.as_deref()?;
+        if f.lang != Lang::Rust || d.kind == Kind::Variant || !stop_listed(&d.name) {
+            return None;
+        }
+        let mut words = self.names_for(container);
+        let fields = self.field_words.get_or_init(|| {
+            let mut map: HashMap<String, Vec<String>> = HashMap::new();
+            for f in &self.files {
+                for d in &f.syms.defs {
+                    for (name, ty) in &d.fields {
+                        for w in ty
+                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .filter(|w| !w.is_empty())
+                        {
+                            let list = map.entry(w.to_string()).or_default();
+                            if !list.contains(name) {
+                                list.push(name.clone());
+                            }
+                        }
+                    }
+                }
+            }
+            map
+        });
+        let mut extra = Vec::new();
+        for w in &words {
+            for name in fields.get(w).into_iter().flatten() {
+                if !words.contains(name) && !extra.contains(name) {
+                    extra.push(name.clone());
+                }
+            }
+        }
+        words.extend(extra);
+        Some(words)
+    }
+
+    /// `m` and the modules above it, innermost first.
+    pub fn ancestors(&self, m: ModId) -> Vec<ModId> {
+        let mut out = vec![m];
+        let mut cur = self.modules[m as usize].parent;
+        while let Some(p) = cur {
+            if out.contains(&p) {
+                break;
+            }
+            out.push(p);
+            cur = self.modules[p as usize].parent;
+        }
+        out
     }
 
     fn unit_id(&mut self, name: &str, lang: Lang) -> u32 {
@@ -616,6 +744,7 @@ impl Index {
         let mut out = vec![name.to_string()];
         let mut i = 0;
         while i < out.len() && out.len() < 64 {
+            self.note_global(&out[i]);
             if let Some(list) = self.aliases.get(&out[i]) {
                 for a in list {
                     if !out.contains(a) {
@@ -667,6 +796,7 @@ impl Index {
         if depth > 8 {
             return;
         }
+        self.note_local(m, name);
         let before = out.len();
         if let Some(list) = self.items.get(name) {
             for &d in list {
@@ -694,6 +824,7 @@ impl Index {
         if out.len() > before {
             return;
         }
+        self.note_local(m, GLOB);
         for &(f, i) in &module.imports {
             let imp = &self.files[f as usize].syms.imports[i as usize];
             if imp.glob {
@@ -819,6 +950,12 @@ impl Index {
         let python = self.files[owner.file as usize].lang == Lang::Python;
         // Several types of this name in the crate: an impl belongs to the
         // one its own module resolves the name to.
+        // Python members are in the owner's own file; Rust ones in a file
+        // naming both the member and the owner (`impl Owner`).
+        if !python {
+            self.note_global(&od.name);
+            self.note_pair(name, &od.name);
+        }
         let homonyms = !python
             && self
                 .items
@@ -943,6 +1080,7 @@ impl Index {
     }
 
     fn type_in_unit(&self, unit: u32, name: &str) -> Option<DefId> {
+        self.note_global(name);
         self.items
             .get(name)?
             .iter()
@@ -966,6 +1104,7 @@ impl Index {
                     // not follow: same-unit types of that name.
                     let owner = &r.path[r.path.len() - 1];
                     if r.path.len() == 1 && owner.chars().next().is_some_and(char::is_uppercase) {
+                        self.note_global(owner);
                         let owners: Vec<DefId> = self
                             .items
                             .get(owner.as_str())
@@ -1139,6 +1278,7 @@ impl Index {
         if self.imported(m, &r.name) {
             return Resolution::none();
         }
+        self.note_local(m, GLOB);
         let module = &self.modules[m as usize];
         let has_glob = module
             .imports
@@ -1148,6 +1288,7 @@ impl Index {
         if !(has_glob || r.form == Form::Macro) || stop_listed(&r.name) {
             return Resolution::none();
         }
+        self.note_global(&r.name);
         let unit = f.unit;
         let candidates: Vec<DefId> = self
             .items
@@ -1170,6 +1311,7 @@ impl Index {
 
     /// Whether an import in module `m` binds `name`.
     fn imported(&self, m: ModId, name: &str) -> bool {
+        self.note_local(m, name);
         self.modules[m as usize].imports.iter().any(|&(fi, i)| {
             let imp = &self.files[fi as usize].syms.imports[i as usize];
             !imp.glob && imp.alias == name
@@ -1202,6 +1344,7 @@ impl Index {
             return Resolution::none();
         }
         let lang = self.files[file as usize].lang;
+        self.note_global(&r.name);
         let targets: Vec<DefId> = self
             .members
             .get(r.name.as_str())

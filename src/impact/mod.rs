@@ -15,7 +15,7 @@ mod index;
 mod lang;
 mod symbols;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -35,6 +35,11 @@ use index::{DefId, Index, Manifest, Source};
 /// Files larger than this are generated or vendored more often than not;
 /// they are listed as skipped rather than indexed.
 const MAX_FILE_BYTES: usize = 1 << 20;
+
+/// Above this much unparsed text, a round whose names reach more than half
+/// of it parses all of it instead: a round costs an index build and a blast
+/// computation, more than parsing the rest on a large tree.
+const BATCH_ALL_BYTES: usize = 1 << 20;
 
 /// One file of the tree at the commit under review.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +79,9 @@ pub struct Skipped {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Stats {
     pub files_indexed: usize,
+    /// Files whose symbols were extracted or read from the cache: the
+    /// others could not change the answer, so they were only scanned.
+    pub files_parsed: usize,
     pub cache_hits: usize,
     pub cache_misses: usize,
     pub extract_ms: u64,
@@ -157,6 +165,18 @@ pub enum CacheUse<'a> {
     ReadWrite(&'a Path),
 }
 
+/// Which files of the tree `analyze` parses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parsing {
+    /// The changed files, then only the files whose text contains a name
+    /// the resolution asks about, round after round until no unparsed file
+    /// could change an answer. Same result as `All`, a fraction of the work.
+    Needed,
+    /// Every source file of the tree: the reference `Needed` is checked
+    /// against.
+    All,
+}
+
 /// Analyze the impact of `diff` on the tree `head_files` (the files at the
 /// diff's head commit).
 pub fn analyze(
@@ -164,6 +184,17 @@ pub fn analyze(
     diff: &crate::git::Diff,
     blobs: &dyn Blobs,
     cache: CacheUse,
+) -> Result<Impact, Error> {
+    analyze_with(head_files, diff, blobs, cache, Parsing::Needed)
+}
+
+/// `analyze`, choosing which files are parsed.
+pub fn analyze_with(
+    head_files: &[FileEntry],
+    diff: &crate::git::Diff,
+    blobs: &dyn Blobs,
+    cache: CacheUse,
+    parsing: Parsing,
 ) -> Result<Impact, Error> {
     let mut impact = Impact::default();
     let changed: Vec<&crate::git::FileDiff> = diff
@@ -210,79 +241,180 @@ pub fn analyze(
             base_job.insert(i, add_job(blob, lang, &mut jobs));
         }
     }
-    let mut results = extract_all(&jobs, blobs, cache.as_ref(), &mut impact)?;
+    // Both sides of every changed file are always parsed: they say what changed.
+    let mut must = vec![parsing == Parsing::All; jobs.len()];
+    let changed_paths: HashSet<&str> = changed
+        .iter()
+        .filter(|fd| fd.new_blob.is_some())
+        .map(|fd| fd.path.as_str())
+        .collect();
+    for (path, j) in &head_jobs {
+        if changed_paths.contains(path) {
+            must[*j] = true;
+        }
+    }
+    for j in base_job.values() {
+        must[*j] = true;
+    }
+    let mut slots = first_pass(&jobs, &must, blobs, cache.as_ref(), &mut impact)?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();
     let manifests = manifests(head_files, blobs, &mut impact);
-    let mut sources = Vec::with_capacity(head_jobs.len());
-    // Move each extraction into the index unless another use still needs it
-    // (the base side of a diff, or a second path with the same blob).
-    let mut uses = vec![0usize; jobs.len()];
-    for (_, j) in &head_jobs {
-        uses[*j] += 1;
-    }
-    for j in base_job.values() {
-        uses[*j] += 1;
-    }
-    for (path, j) in &head_jobs {
-        uses[*j] -= 1;
-        let result = if uses[*j] == 0 {
-            std::mem::replace(&mut results[*j], Err(String::new()))
-        } else {
-            results[*j].clone()
-        };
-        match result {
-            Ok(syms) => {
-                if syms.syntax_errors {
-                    impact.warnings.push(format!(
-                        "{path}: syntax errors; some references may be missing"
-                    ));
-                }
-                sources.push(Source {
-                    path: path.to_string(),
-                    lang: jobs[*j].lang,
-                    syms,
-                });
-            }
-            Err(reason) => impact.skipped.push(Skipped {
+    impact.stats.index_ms = t1.elapsed().as_millis() as u64;
+    let unparsed: usize = slots
+        .iter()
+        .map(|s| match s {
+            Slot::Text(b) => b.len(),
+            _ => 0,
+        })
+        .sum();
+    let mut scanned: HashSet<String> = HashSet::new();
+    let mut scanned_pairs: HashSet<(String, String)> = HashSet::new();
+    loop {
+        let t1 = Instant::now();
+        let last = !slots.iter().any(|s| matches!(s, Slot::Text(_)));
+        // Every readable file takes part (unparsed ones without symbols),
+        // so files, crates and module paths are the full index's, in the
+        // same order; only what the unparsed files declare is missing.
+        let mut sources = Vec::with_capacity(head_jobs.len());
+        let mut file_job = Vec::with_capacity(head_jobs.len());
+        // In the last round, move each extraction into the index unless
+        // another use still needs it (the base side of a diff, or a second
+        // path with the same blob).
+        let mut uses = vec![0usize; jobs.len()];
+        for (_, j) in &head_jobs {
+            uses[*j] += 1;
+        }
+        for j in base_job.values() {
+            uses[*j] += 1;
+        }
+        for (path, j) in &head_jobs {
+            uses[*j] -= 1;
+            let syms = match &mut slots[*j] {
+                Slot::Parsed(s) if last && uses[*j] == 0 => std::mem::take(s),
+                Slot::Parsed(s) => s.clone(),
+                Slot::Text(_) => FileSymbols::default(),
+                Slot::Failed(_) => continue,
+            };
+            sources.push(Source {
                 path: path.to_string(),
-                reason,
-            }),
+                lang: jobs[*j].lang,
+                syms,
+            });
+            file_job.push(*j);
+        }
+        let mut index = Index::build(sources, &manifests);
+        if !last {
+            index.record();
+        }
+        impact.stats.index_ms += t1.elapsed().as_millis() as u64;
+
+        let t2 = Instant::now();
+        let (symbols, base_skips) = assess(&mut index, &changed, &base_job, &slots, &manifests);
+        impact.stats.impact_ms += t2.elapsed().as_millis() as u64;
+        let wanted = if last {
+            Vec::new()
+        } else {
+            wanted(
+                &index,
+                &file_job,
+                &jobs,
+                &slots,
+                &mut scanned,
+                &mut scanned_pairs,
+            )
+        };
+        if wanted.is_empty() {
+            finish(
+                &mut impact,
+                &index,
+                &file_job,
+                symbols,
+                base_skips,
+                &head_jobs,
+                &slots,
+            );
+            break;
+        }
+        // When the names asked about reach most of the unparsed text, parse the rest
+        // in one go: rounds cost an index each, and parsing more never
+        // changes the answer.
+        let text_bytes = |js: &mut dyn Iterator<Item = usize>| -> usize {
+            js.map(|j| match &slots[j] {
+                Slot::Text(b) => b.len(),
+                _ => 0,
+            })
+            .sum()
+        };
+        let pending = text_bytes(&mut (0..slots.len()));
+        let reached = unparsed - pending + text_bytes(&mut wanted.iter().copied());
+        let wanted = if unparsed > BATCH_ALL_BYTES && 2 * reached > unparsed {
+            (0..slots.len())
+                .filter(|&j| matches!(slots[j], Slot::Text(_)))
+                .collect()
+        } else {
+            wanted
+        };
+        // Largest first, so one big file does not finish alone at the end.
+        let mut wanted = wanted;
+        wanted.sort_by_key(|&j| match &slots[j] {
+            Slot::Text(b) => std::cmp::Reverse(b.len()),
+            _ => std::cmp::Reverse(0),
+        });
+        let t0 = Instant::now();
+        parse_more(&jobs, &wanted, &mut slots, cache.as_ref())?;
+        impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
+    }
+    if let Some(c) = &cache {
+        if let Err(e) = c.flush() {
+            impact.warnings.push(format!("cache not written: {e}"));
         }
     }
-    impact.stats.files_indexed = sources.len();
-    let mut index = Index::build(sources, &manifests);
-    let by_path: HashMap<String, u32> = index
+    Ok(impact)
+}
+
+/// The changed symbols with their blast radius, riskiest first, and the
+/// base sides that could not be read.
+fn assess(
+    index: &mut Index,
+    changed: &[&crate::git::FileDiff],
+    base_job: &HashMap<usize, usize>,
+    slots: &[Slot],
+    manifests: &[Manifest],
+) -> (Vec<ChangedSymbol>, Vec<Skipped>) {
+    let mut skipped = Vec::new();
+    let by_path: HashMap<&str, u32> = index
         .files
         .iter()
         .enumerate()
-        .map(|(i, f)| (f.path.clone(), i as u32))
+        .map(|(i, f)| (f.path.as_str(), i as u32))
         .collect();
-    impact.stats.index_ms = t1.elapsed().as_millis() as u64;
-
-    let t2 = Instant::now();
+    let mut head_ids = Vec::with_capacity(changed.len());
+    for fd in changed {
+        head_ids.push(if fd.new_blob.is_some() {
+            by_path.get(fd.path.as_str()).copied()
+        } else {
+            None
+        });
+    }
     // (target, change) per changed definition; removals become ghosts.
     let mut targets: Vec<(DefId, Change)> = Vec::new();
     let mut modules: Vec<(&crate::git::FileDiff, Change)> = Vec::new();
     for (i, fd) in changed.iter().enumerate() {
         let old_path = fd.old_path.as_deref().unwrap_or(&fd.path);
-        let base = match base_job.get(&i).map(|&j| &results[j]) {
-            Some(Ok(s)) => Some(s),
-            Some(Err(reason)) => {
-                impact.skipped.push(Skipped {
+        let base = match base_job.get(&i).map(|&j| &slots[j]) {
+            Some(Slot::Parsed(s)) => Some(s),
+            Some(Slot::Failed(reason)) => {
+                skipped.push(Skipped {
                     path: format!("{old_path} (base side)"),
                     reason: reason.clone(),
                 });
                 None
             }
-            None => None,
+            Some(Slot::Text(_)) | None => None,
         };
-        let head_id = if fd.new_blob.is_some() {
-            by_path.get(&fd.path).copied()
-        } else {
-            None
-        };
+        let head_id = head_ids[i];
         let head = head_id.map(|id| &index.file(id).syms);
         if base.is_none() && head.is_none() {
             continue;
@@ -300,7 +432,7 @@ pub fn analyze(
         if let (Some(base), false) = (base, removed.is_empty()) {
             let lang = Lang::of_path(old_path).unwrap_or(Lang::Rust);
             let defs: Vec<u32> = removed.iter().map(|r| r.0).collect();
-            let ghost = index.add_ghosts(old_path, lang, base.clone(), &defs, &manifests);
+            let ghost = index.add_ghosts(old_path, lang, base.clone(), &defs, manifests);
             targets.extend(removed.into_iter().map(|(d, c)| {
                 (
                     DefId {
@@ -312,7 +444,7 @@ pub fn analyze(
             }));
         }
     }
-    let mut symbols = blast::symbols(&index, &targets);
+    let mut symbols = blast::symbols(index, &targets);
     for (fd, change) in modules {
         let path = if change == Change::Removed {
             fd.old_path.as_deref().unwrap_or(&fd.path)
@@ -331,9 +463,43 @@ pub fn analyze(
             .then(a.file.cmp(&b.file))
             .then(a.line.cmp(&b.line))
     });
+    (symbols, skipped)
+}
+
+/// The final answer of `analyze_with`, with what was left out and why.
+fn finish(
+    impact: &mut Impact,
+    index: &Index,
+    file_job: &[usize],
+    symbols: Vec<ChangedSymbol>,
+    base_skips: Vec<Skipped>,
+    head_jobs: &[(&str, usize)],
+    slots: &[Slot],
+) {
+    for (path, j) in head_jobs {
+        if let Slot::Failed(reason) = &slots[*j] {
+            impact.skipped.push(Skipped {
+                path: path.to_string(),
+                reason: reason.clone(),
+            });
+        }
+    }
+    impact.skipped.extend(base_skips);
+    let mut parsed = 0;
+    for (f, j) in index.files.iter().zip(file_job) {
+        if let Slot::Parsed(_) = slots[*j] {
+            parsed += 1;
+            if f.syms.syntax_errors {
+                impact.warnings.push(format!(
+                    "{}: syntax errors; some references may be missing",
+                    f.path
+                ));
+            }
+        }
+    }
+    impact.stats.files_indexed = file_job.len();
+    impact.stats.files_parsed = parsed;
     impact.symbols = symbols;
-    impact.stats.impact_ms = t2.elapsed().as_millis() as u64;
-    Ok(impact)
 }
 
 /// Module-level code of a file (lines outside any definition).
@@ -362,116 +528,272 @@ struct Job {
     lang: Lang,
 }
 
-/// Extract every job, from the cache when possible, on all cores.
-fn extract_all(
+/// Where one job stands.
+enum Slot {
+    /// Extracted, or read from the cache.
+    Parsed(FileSymbols),
+    /// Read but not parsed: no name asked about so far occurs in it.
+    Text(Vec<u8>),
+    /// Unreadable or too large: listed in `Impact::skipped`.
+    Failed(String),
+}
+
+/// The jobs whose unparsed text could change an answer of `index`: those
+/// containing a name it was asked about, across the tree or in the module
+/// (or a module above it) that was asked.
+fn wanted(
+    index: &Index,
+    file_job: &[usize],
     jobs: &[Job],
+    slots: &[Slot],
+    scanned: &mut HashSet<String>,
+    scanned_pairs: &mut HashSet<(String, String)>,
+) -> Vec<usize> {
+    let probe = index.take_probe();
+    let mut want: BTreeSet<usize> = BTreeSet::new();
+    let text = |j: usize| match &slots[j] {
+        Slot::Text(b) => Some(b.as_slice()),
+        _ => None,
+    };
+    // A name scanned in an earlier round already had every file holding it parsed.
+    let fresh: Vec<&str> = probe
+        .global
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !n.is_empty() && !scanned.contains(*n))
+        .collect();
+    if !fresh.is_empty() {
+        match aho_corasick::AhoCorasick::new(&fresh) {
+            Ok(ac) => {
+                for (j, _) in slots.iter().enumerate() {
+                    if text(j).is_some_and(|b| {
+                        ac.find_overlapping_iter(b)
+                            .any(|m| is_word(b, m.start(), m.end()))
+                    }) {
+                        want.insert(j);
+                    }
+                }
+            }
+            // Too many names for an automaton: parse everything, which is
+            // what the full index does anyway.
+            Err(_) => want.extend((0..slots.len()).filter(|&j| text(j).is_some())),
+        }
+        scanned.extend(fresh.iter().map(|n| n.to_string()));
+    }
+    let mut by_module: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (f, &j) in index.files.iter().zip(file_job) {
+        if text(j).is_some() {
+            by_module.entry(f.module).or_default().push(j);
+        }
+    }
+    if !by_module.is_empty() {
+        for (m, name) in &probe.local {
+            for a in index.ancestors(*m) {
+                for &j in by_module.get(&a).into_iter().flatten() {
+                    if want.contains(&j) {
+                        continue;
+                    }
+                    let Some(bytes) = text(j) else { continue };
+                    let hit = if name == index::GLOB {
+                        may_glob_import(jobs[j].lang, bytes)
+                    } else {
+                        contains_word(bytes, name.as_bytes())
+                    };
+                    if hit {
+                        want.insert(j);
+                    }
+                }
+            }
+        }
+    }
+    // Pairs: files holding both names.
+    let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
+    for (name, anchor) in &probe.pairs {
+        if !probe.global.contains(name) && !scanned_pairs.contains(&(name.clone(), anchor.clone()))
+        {
+            by_name
+                .entry(name.as_str())
+                .or_default()
+                .push(anchor.as_str());
+        }
+    }
+    for (name, anchors) in &by_name {
+        for (j, _) in slots.iter().enumerate() {
+            if want.contains(&j) {
+                continue;
+            }
+            let Some(bytes) = text(j) else { continue };
+            if contains_word(bytes, name.as_bytes())
+                && anchors.iter().any(|a| contains_word(bytes, a.as_bytes()))
+            {
+                want.insert(j);
+            }
+        }
+    }
+    drop(by_name);
+    scanned_pairs.extend(probe.pairs);
+    want.into_iter().collect()
+}
+
+/// Whether `text[start..end]` is a whole word: names are identifiers, so a
+/// file holds name `I` only where no identifier character touches it.
+/// Non-ASCII bytes count as separators, which errs towards a match.
+fn is_word(text: &[u8], start: usize, end: usize) -> bool {
+    let ident = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let before = start.checked_sub(1).and_then(|i| text.get(i));
+    !before.is_some_and(ident) && !text.get(end).is_some_and(ident)
+}
+
+fn contains_word(text: &[u8], word: &[u8]) -> bool {
+    memchr::memmem::find_iter(text, word).any(|i| is_word(text, i, i + word.len()))
+}
+
+/// Whether a file may hold a glob import (`use a::*;`, `use a::{b, *}`,
+/// `from a import *`). Errs towards yes: a false yes costs one parse.
+fn may_glob_import(lang: Lang, bytes: &[u8]) -> bool {
+    memchr::memchr_iter(b'*', bytes).any(|i| {
+        let before = bytes[..i].trim_ascii_end();
+        match lang {
+            Lang::Rust => matches!(before.last(), Some(b':' | b'{' | b',')),
+            Lang::Python => before.ends_with(b"import"),
+        }
+    })
+}
+
+/// Read every job, from the cache when possible, on all cores. Jobs in
+/// `must` that miss the cache are extracted; the others are kept as text.
+fn first_pass(
+    jobs: &[Job],
+    must: &[bool],
     blobs: &dyn Blobs,
     cache: Option<&Cache>,
     impact: &mut Impact,
-) -> Result<Vec<Result<FileSymbols, String>>, Error> {
+) -> Result<Vec<Slot>, Error> {
     for lang in Lang::ALL {
         lang.grammar()?;
     }
+    let hits = AtomicUsize::new(0);
+    let slots = parallel(jobs.len(), 16, |i, extractor| {
+        let job = &jobs[i];
+        let grammar = job.lang.grammar()?;
+        if let Some(c) = cache {
+            match c.get(grammar, &job.blob) {
+                Ok(syms) => {
+                    hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Slot::Parsed(syms));
+                }
+                Err(Miss::Absent | Miss::Corrupt) => {}
+            }
+        }
+        let bytes = match blobs.read(&job.blob) {
+            Ok(b) => b,
+            Err(e) => {
+                return Ok(Slot::Failed(format!("blob {} unreadable: {e}", job.blob)));
+            }
+        };
+        if bytes.len() > MAX_FILE_BYTES {
+            return Ok(Slot::Failed(format!(
+                "{} bytes, over the {} byte limit for indexing",
+                bytes.len(),
+                MAX_FILE_BYTES
+            )));
+        }
+        if !must[i] {
+            return Ok(Slot::Text(bytes));
+        }
+        extract_one(job, &bytes, cache, extractor)
+    })?;
+    let hits = hits.load(Ordering::Relaxed);
+    impact.stats.cache_hits = hits;
+    impact.stats.cache_misses = jobs.len() - hits;
+    Ok(slots)
+}
+
+/// Extract the `wanted` jobs (all held as text) on all cores.
+fn parse_more(
+    jobs: &[Job],
+    wanted: &[usize],
+    slots: &mut [Slot],
+    cache: Option<&Cache>,
+) -> Result<(), Error> {
+    let done = {
+        let slots: &[Slot] = slots;
+        // Every file here is parsed: worth a thread each.
+        parallel(wanted.len(), 1, |i, extractor| {
+            let j = wanted[i];
+            match &slots[j] {
+                Slot::Text(bytes) => extract_one(&jobs[j], bytes, cache, extractor),
+                Slot::Parsed(s) => Ok(Slot::Parsed(s.clone())),
+                Slot::Failed(r) => Ok(Slot::Failed(r.clone())),
+            }
+        })?
+    };
+    for (&j, slot) in wanted.iter().zip(done) {
+        slots[j] = slot;
+    }
+    Ok(())
+}
+
+/// Extract one file and store it in the cache. A file the parser cannot
+/// handle is skipped, not fatal.
+fn extract_one(
+    job: &Job,
+    bytes: &[u8],
+    cache: Option<&Cache>,
+    extractor: &mut Extractor,
+) -> Result<Slot, Error> {
+    let grammar = job.lang.grammar()?;
+    let syms = match extractor.extract(job.lang, bytes) {
+        Ok(s) => s,
+        Err(e) => return Ok(Slot::Failed(e.to_string())),
+    };
+    if let Some(c) = cache {
+        c.put(grammar, &job.blob, &syms);
+    }
+    Ok(Slot::Parsed(syms))
+}
+
+/// `work(0..count)` on all cores, each thread with its own extractor,
+/// results in order.
+fn parallel<T: Send>(
+    count: usize,
+    per_thread: usize,
+    work: impl Fn(usize, &mut Extractor) -> Result<T, Error> + Sync,
+) -> Result<Vec<T>, Error> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(jobs.len().div_ceil(16))
+        .min(count.div_ceil(per_thread))
         .max(1);
     let next = AtomicUsize::new(0);
-    let hits = AtomicUsize::new(0);
     let outcome = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
                     let mut extractor = Extractor::new();
                     let mut done = Vec::new();
-                    let mut cache_errors = Vec::new();
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break };
-                        let r = extract_one(
-                            job,
-                            blobs,
-                            cache,
-                            &mut extractor,
-                            &hits,
-                            &mut cache_errors,
-                        );
-                        done.push((i, r));
+                        if i >= count {
+                            break;
+                        }
+                        done.push((i, work(i, &mut extractor)));
                     }
-                    (done, cache_errors)
+                    done
                 })
             })
             .collect();
         workers.into_iter().map(|w| w.join()).collect::<Vec<_>>()
     });
-    let mut results: Vec<Option<Result<FileSymbols, String>>> =
-        (0..jobs.len()).map(|_| None).collect();
+    let mut results: Vec<Option<T>> = (0..count).map(|_| None).collect();
     for worker in outcome {
-        let (done, cache_errors) = worker.map_err(|_| Error::Thread)?;
-        for (i, r) in done {
-            results[i] = Some(r.map_err(|e| match e {
-                JobError::Skip(reason) => reason,
-                JobError::Fatal(e) => e.to_string(),
-            }));
-        }
-        if let Some(first) = cache_errors.first() {
-            impact.warnings.push(format!(
-                "cache not written for {} file(s): {first}",
-                cache_errors.len()
-            ));
+        for (i, r) in worker.map_err(|_| Error::Thread)? {
+            results[i] = Some(r?);
         }
     }
-    let hits = hits.load(Ordering::Relaxed);
-    impact.stats.cache_hits = hits;
-    impact.stats.cache_misses = jobs.len() - hits;
     results
         .into_iter()
         .map(|r| r.ok_or(Error::Thread))
         .collect()
-}
-
-enum JobError {
-    Skip(String),
-    Fatal(Error),
-}
-
-fn extract_one(
-    job: &Job,
-    blobs: &dyn Blobs,
-    cache: Option<&Cache>,
-    extractor: &mut Extractor,
-    hits: &AtomicUsize,
-    cache_errors: &mut Vec<String>,
-) -> Result<FileSymbols, JobError> {
-    let grammar = job.lang.grammar().map_err(JobError::Fatal)?;
-    if let Some(c) = cache {
-        match c.get(grammar, &job.blob) {
-            Ok(syms) => {
-                hits.fetch_add(1, Ordering::Relaxed);
-                return Ok(syms);
-            }
-            Err(Miss::Absent | Miss::Corrupt) => {}
-        }
-    }
-    let bytes = blobs
-        .read(&job.blob)
-        .map_err(|e| JobError::Skip(format!("blob {} unreadable: {e}", job.blob)))?;
-    if bytes.len() > MAX_FILE_BYTES {
-        return Err(JobError::Skip(format!(
-            "{} bytes, over the {} byte limit for indexing",
-            bytes.len(),
-            MAX_FILE_BYTES
-        )));
-    }
-    let syms = extractor
-        .extract(job.lang, &bytes)
-        .map_err(JobError::Fatal)?;
-    if let Some(c) = cache {
-        if let Err(e) = c.put(grammar, &job.blob, &syms) {
-            cache_errors.push(e);
-        }
-    }
-    Ok(syms)
 }
 
 /// Rust package names from every `Cargo.toml` with a `[package]` table.
@@ -619,11 +941,14 @@ mod tests {
                 }
             }
         }
-        assert_eq!(damaged, 3);
+        assert_eq!(damaged, 1, "one pack holds the run's three entries");
         let third =
             analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("after damage");
         assert_eq!(third.stats.cache_hits, 0);
         assert_eq!(third.symbols, first.symbols);
+        let fourth =
+            analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("rewritten");
+        assert_eq!((fourth.stats.cache_hits, fourth.stats.cache_misses), (3, 0));
     }
 
     #[test]
