@@ -1,5 +1,5 @@
 //! The extraction cache under `.speed/cache/impact/`: entries keyed by blob
-//! id, language, and the grammar + query + extractor version, stored in pack
+//! id, language, and the grammar + node table + extractor version, stored in pack
 //! files (one per run that extracted something) rather than one file per
 //! blob: on a cold run, creating hundreds of small files cost more than
 //! parsing them. A missing or unreadable entry is a miss; deleting the cache

@@ -58,8 +58,6 @@ pub trait Blobs: Sync {
 /// not an error: it is listed in `Impact::skipped`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("the {lang} extraction query does not compile: {message}")]
-    Query { lang: &'static str, message: String },
     #[error("the {lang} grammar cannot be loaded: {message}")]
     Grammar { lang: &'static str, message: String },
     #[error("the {lang} parser gave no tree")]

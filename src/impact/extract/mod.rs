@@ -1,22 +1,22 @@
-//! Per-file extraction: parse one blob with tree-sitter, run the language's
-//! query, and turn the captures into definitions, references and imports.
-//! It sees one file only; resolving names across files is `index`'s job.
+//! Per-file extraction: parse one blob with tree-sitter and walk the tree
+//! once, reading definitions, imports, locals and reference sites from the
+//! nodes the language's node table names (see `lang`). It sees one file
+//! only; resolving names across files is `index`'s job.
 
 mod python;
 mod rust;
 
 use std::collections::HashMap;
 
-use tree_sitter::{Node, Parser, QueryCursor, StreamingIterator};
+use tree_sitter::{Node, Parser};
 
 use super::Error;
-use super::lang::{Fnv, Grammar, Lang, Role};
+use super::lang::{Fnv, Lang};
 use super::symbols::{Def, FileSymbols, Kind, Ref};
 
-/// Reusable parsing state for one thread: a parser and a query cursor.
+/// Reusable parsing state for one thread.
 pub struct Extractor {
     parser: Parser,
-    cursor: QueryCursor,
 }
 
 impl Default for Extractor {
@@ -29,7 +29,6 @@ impl Extractor {
     pub fn new() -> Extractor {
         Extractor {
             parser: Parser::new(),
-            cursor: QueryCursor::new(),
         }
     }
 
@@ -49,54 +48,13 @@ impl Extractor {
             .parse(src.as_bytes(), None)
             .ok_or(Error::Parse { lang: lang.name() })?;
         let root = tree.root_node();
-        let captures = collect(grammar, &mut self.cursor, root, src.as_bytes());
         let mut out = match lang {
-            Lang::Rust => rust::build(&src, root, &captures),
-            Lang::Python => python::build(&src, root, &captures),
+            Lang::Rust => rust::build(grammar, &src, root),
+            Lang::Python => python::build(grammar, &src, root),
         };
         out.syntax_errors = root.has_error();
         Ok(out)
     }
-}
-
-/// The query's captures, grouped by role, in document order.
-struct Captures<'t> {
-    /// Item node, its kind, its name node.
-    defs: Vec<(Node<'t>, Kind, Node<'t>)>,
-    imports: Vec<Node<'t>>,
-    locals: Vec<(Node<'t>, Role)>,
-}
-
-fn collect<'t>(
-    grammar: &Grammar,
-    cursor: &mut QueryCursor,
-    root: Node<'t>,
-    src: &[u8],
-) -> Captures<'t> {
-    let mut c = Captures {
-        defs: Vec::new(),
-        imports: Vec::new(),
-        locals: Vec::new(),
-    };
-    let mut matches = cursor.matches(&grammar.query, root, src);
-    while let Some(m) = matches.next() {
-        let mut def: Option<(Node<'t>, Kind)> = None;
-        let mut name: Option<Node<'t>> = None;
-        for cap in m.captures {
-            match grammar.roles[cap.index as usize] {
-                Role::Def(kind) => def = Some((cap.node, kind)),
-                Role::Name => name = Some(cap.node),
-                Role::Import => c.imports.push(cap.node),
-                role @ (Role::Local | Role::LocalType | Role::LocalParams | Role::LocalGlobal) => {
-                    c.locals.push((cap.node, role))
-                }
-            }
-        }
-        if let (Some((node, kind)), Some(name)) = (def, name) {
-            c.defs.push((node, kind, name));
-        }
-    }
-    c
 }
 
 /// An ancestor during a walk: the node and the field it fills in its parent.
@@ -108,9 +66,9 @@ struct Frame<'t> {
 
 /// Visit the nodes under `root` in document order, each with the field it
 /// fills and its ancestors (nearest last); `visit` says whether to descend.
-/// Reference sites are read this way rather than through query captures:
-/// they need every identifier's parent and field, which a cursor knows for
-/// free while `Node::parent` walks down from the root each time.
+/// Everything is read in this one pass: reference sites need every
+/// identifier's parent and field, which a cursor knows for free while
+/// `Node::parent` walks down from the root each time.
 fn walk<'t>(
     root: Node<'t>,
     mut visit: impl FnMut(Node<'t>, Option<&'static str>, &[Frame<'t>]) -> bool,
@@ -179,38 +137,34 @@ fn signature_hash(src: &str, start: usize, end: usize, skip: &[(usize, usize)]) 
     h.finish()
 }
 
-/// Definitions under construction, with their byte ranges for scope lookup.
+/// Definitions under construction, in document order, with their byte
+/// ranges for scope lookup.
+#[derive(Default)]
 struct Defs {
     defs: Vec<Def>,
     ranges: Vec<(usize, usize)>,
+    /// The definitions whose range the last one pushed is inside.
+    open: Vec<u32>,
 }
 
 impl Defs {
-    /// Sort into document order and link each definition to its parent.
-    fn new(mut items: Vec<(Def, (usize, usize))>) -> Defs {
-        items.sort_by(|a, b| a.1.0.cmp(&b.1.0).then(b.1.1.cmp(&a.1.1)));
-        let mut defs = Vec::with_capacity(items.len());
-        let mut ranges = Vec::with_capacity(items.len());
-        let mut stack: Vec<usize> = Vec::new();
-        for (i, (mut def, range)) in items.into_iter().enumerate() {
-            while let Some(&top) = stack.last() {
-                let (_, end) = ranges[top];
-                if range.0 >= end {
-                    stack.pop();
-                } else {
-                    break;
-                }
+    /// Add the next definition met in a walk (document order: a definition
+    /// comes before the ones inside it), linked to the one enclosing it.
+    fn push(&mut self, mut def: Def, range: (usize, usize)) {
+        while let Some(&top) = self.open.last() {
+            if range.0 >= self.ranges[top as usize].1 {
+                self.open.pop();
+            } else {
+                break;
             }
-            def.parent = stack.last().map(|&p| p as u32);
-            if let Some(p) = def.parent {
-                let parent: &Def = &defs[p as usize];
-                def.test |= parent.test;
-            }
-            defs.push(def);
-            ranges.push(range);
-            stack.push(i);
         }
-        Defs { defs, ranges }
+        def.parent = self.open.last().copied();
+        if let Some(p) = def.parent {
+            def.test |= self.defs[p as usize].test;
+        }
+        self.open.push(self.defs.len() as u32);
+        self.defs.push(def);
+        self.ranges.push(range);
     }
 
     /// The innermost definition whose range contains `pos`.

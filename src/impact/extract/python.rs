@@ -6,45 +6,70 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{
-    Captures, Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk,
-};
-use crate::impact::lang::Role;
+use super::{Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
+use crate::impact::lang::{Grammar, Role};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
-pub(super) fn build(src: &str, root: Node, c: &Captures) -> FileSymbols {
-    let items = c
-        .defs
-        .iter()
-        .map(|&(node, kind, name)| def(src, node, kind, name))
-        .collect();
-    let mut defs = Defs::new(items);
+/// Python names are function-wide: a name assigned anywhere in a function
+/// is local in all of it. So a first walk gathers definitions, imports and
+/// bindings, and a second reads the reference sites knowing every local.
+pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
+    let mut defs = Defs::default();
+    let mut import_nodes = Vec::new();
+    let mut binders = Vec::new();
+    walk(root, |node, _, anc| {
+        match grammar.role(node.kind_id()) {
+            Some(Role::Def(kind)) => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    let (d, range) = def(src, node, kind, name);
+                    defs.push(d, range);
+                }
+            }
+            Some(Role::Import) => import_nodes.push(node),
+            Some(Role::Assign) => {
+                if let Some(name) = module_variable(node, anc) {
+                    let (d, range) = def(src, node, Kind::Variable, name);
+                    defs.push(d, range);
+                }
+                binders.push((node, Role::Assign));
+            }
+            Some(role) => binders.push((node, role)),
+            None => {}
+        }
+        node.kind() != "comment"
+    });
 
     let mut locals = Locals::default();
     let mut globals: HashSet<(Option<u32>, &str)> = HashSet::new();
-    for &(node, role) in &c.locals {
-        let scope = defs.innermost(node.start_byte());
-        let func = defs.function_of(scope);
+    for (node, role) in binders {
+        let func = defs.function_of(defs.innermost(node.start_byte()));
         if func.is_none() {
             continue;
         }
         match role {
-            Role::LocalParams => params(node, src, func, &mut locals),
-            Role::Local => {
-                let ty = node
-                    .parent()
-                    .filter(|p| p.kind() == "assignment" && node.kind() == "identifier")
-                    .and_then(|p| {
-                        p.child_by_field_name("type")
-                            .and_then(|t| type_name(t, src))
-                            .or_else(|| {
-                                p.child_by_field_name("right")
-                                    .and_then(|r| value_type(r, src))
-                            })
-                    });
-                bind(node, src, func, ty, &mut locals);
+            Role::Params => params(node, src, func, &mut locals),
+            Role::Assign => {
+                let Some(left) = node.child_by_field_name("left") else {
+                    continue;
+                };
+                let ty = if left.kind() == "identifier" {
+                    node.child_by_field_name("type")
+                        .and_then(|t| type_name(t, src))
+                        .or_else(|| {
+                            node.child_by_field_name("right")
+                                .and_then(|r| value_type(r, src))
+                        })
+                } else {
+                    None
+                };
+                bind(left, src, func, ty, &mut locals);
             }
-            Role::LocalGlobal => {
+            Role::Bind(field) => {
+                if let Some(target) = node.child_by_field_name(field) {
+                    bind(target, src, func, None, &mut locals);
+                }
+            }
+            Role::Global => {
                 let mut cursor = node.walk();
                 for n in node.named_children(&mut cursor) {
                     globals.insert((func, text(n, src)));
@@ -64,7 +89,7 @@ pub(super) fn build(src: &str, root: Node, c: &Captures) -> FileSymbols {
     };
     walk(root, |node, field, anc| cx.visit(node, field, anc));
     let mut imports = Vec::new();
-    for &node in &c.imports {
+    for node in import_nodes {
         cx.import(node, &mut imports);
     }
     let Cx { refs, fields, .. } = cx;
@@ -75,6 +100,20 @@ pub(super) fn build(src: &str, root: Node, c: &Captures) -> FileSymbols {
         }
     }
     finish(defs, refs, imports)
+}
+
+/// The name of a module-level variable: `x = …` or `x: T = …` as a
+/// statement of the module itself.
+fn module_variable<'t>(assignment: Node<'t>, anc: &[Frame]) -> Option<Node<'t>> {
+    let n = anc.len();
+    let statement = anc.get(n.checked_sub(1)?)?;
+    let module = anc.get(n.checked_sub(2)?)?;
+    if statement.node.kind() != "expression_statement" || module.node.kind() != "module" {
+        return None;
+    }
+    assignment
+        .child_by_field_name("left")
+        .filter(|l| l.kind() == "identifier")
 }
 
 fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {

@@ -6,61 +6,43 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{
-    Captures, Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk,
-};
-use crate::impact::lang::Role;
+use super::{Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
+use crate::impact::lang::{Grammar, Role};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
-pub(super) fn build(src: &str, root: Node, c: &Captures) -> FileSymbols {
-    let items = c
-        .defs
-        .iter()
-        .map(|&(node, kind, name)| def(src, node, kind, name))
-        .collect();
-    let mut defs = Defs::new(items);
-    inherit_visibility(&mut defs);
-
-    let mut type_params = HashSet::new();
-    let mut locals = Locals::default();
-    for &(node, role) in &c.locals {
-        match role {
-            Role::LocalType => {
-                type_params.insert(text(node, src));
-            }
-            Role::Local => {
-                let func = defs.function_of(defs.innermost(node.start_byte()));
-                let (pos, ty) = binding_site(node, src);
-                bind(node, src, func, pos, ty, &mut locals);
-            }
-            _ => {}
-        }
-    }
-
+pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
     let mut cx = Cx {
+        grammar,
         src,
-        defs: &defs,
-        locals: &locals,
-        type_params,
+        defs: Defs::default(),
+        locals: Locals::default(),
+        type_params: HashSet::new(),
         refs: Vec::new(),
+        imports: Vec::new(),
     };
     walk(root, |node, field, anc| cx.visit(node, field, anc));
-    let mut imports = Vec::new();
-    for &node in &c.imports {
-        cx.import(node, &mut imports);
-    }
-    let refs = cx.refs;
+    let Cx {
+        mut defs,
+        refs,
+        imports,
+        ..
+    } = cx;
+    inherit_visibility(&mut defs);
     finish(defs, refs, imports)
 }
 
-fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
+/// A definition from its item node, its kind, its name node and the item's
+/// ancestors (nearest last).
+fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (usize, usize)) {
     let mut kind = kind;
     let mut container = None;
     let mut trait_name = None;
-    if let Some(p) = node.parent() {
+    let parent = anc.last().map(|f| f.node);
+    let grandparent = anc.len().checked_sub(2).map(|i| anc[i].node);
+    if let Some(p) = parent {
         match p.kind() {
             "declaration_list" => {
-                if let Some(owner) = p.parent() {
+                if let Some(owner) = grandparent {
                     match owner.kind() {
                         "impl_item" => {
                             container = owner
@@ -83,8 +65,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
                 }
             }
             "enum_variant_list" => {
-                container = p
-                    .parent()
+                container = grandparent
                     .and_then(|e| e.child_by_field_name("name"))
                     .map(|n| text(n, src).to_string());
             }
@@ -304,9 +285,10 @@ fn value_type(node: Node, src: &str) -> Option<String> {
 }
 
 /// Where a pattern's bindings start to be visible, and the bound type when
-/// the pattern is a single name with an evident type.
-fn binding_site(pattern: Node, src: &str) -> (usize, Option<String>) {
-    let Some(p) = pattern.parent() else {
+/// the pattern is a single name with an evident type. `parent` is the node
+/// holding the pattern.
+fn binding_site(pattern: Node, parent: Option<Node>, src: &str) -> (usize, Option<String>) {
+    let Some(p) = parent else {
         return (pattern.start_byte(), None);
     };
     let single = matches!(pattern.kind(), "identifier" | "mut_pattern");
@@ -411,15 +393,20 @@ fn path_segments(node: Node, src: &str) -> Option<Vec<String>> {
     }
 }
 
+/// The state of the walk: what the file defines, binds and references so
+/// far. Rust names are visible from their binding on, so one walk in
+/// document order knows every local a reference could mean when it meets it.
 struct Cx<'a> {
+    grammar: &'a Grammar,
     src: &'a str,
-    defs: &'a Defs,
-    locals: &'a Locals,
+    defs: Defs,
+    locals: Locals,
     type_params: HashSet<&'a str>,
     refs: Vec<Ref>,
+    imports: Vec<Import>,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
     fn push(&mut self, name: &str, form: Form, path: Vec<String>, receiver: Receiver, node: Node) {
         self.refs.push(Ref {
             name: name.to_string(),
@@ -445,8 +432,50 @@ impl Cx<'_> {
         })
     }
 
+    /// Record what a node of the node table stands for.
+    fn capture(&mut self, node: Node, role: Role, anc: &[Frame]) {
+        match role {
+            Role::Def(kind) => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    let (def, range) = def(self.src, node, kind, name, anc);
+                    self.defs.push(def, range);
+                }
+            }
+            Role::Import => self.import(node),
+            Role::Bind(field) => {
+                if let Some(pattern) = node.child_by_field_name(field) {
+                    self.bind_pattern(pattern, Some(node));
+                }
+            }
+            Role::BindChildren => {
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    self.bind_pattern(child, Some(node));
+                }
+            }
+            Role::BindSelf => self.bind_pattern(node, anc.last().map(|f| f.node)),
+            Role::TypeParam => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    self.type_params.insert(text(name, self.src));
+                }
+            }
+            Role::Params | Role::Global | Role::Assign => {}
+        }
+    }
+
+    fn bind_pattern(&mut self, pattern: Node, parent: Option<Node>) {
+        let func = self
+            .defs
+            .function_of(self.defs.innermost(pattern.start_byte()));
+        let (pos, ty) = binding_site(pattern, parent, self.src);
+        bind(pattern, self.src, func, pos, ty, &mut self.locals);
+    }
+
     /// Dispatch one node of the walk; returns whether to descend.
     fn visit(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) -> bool {
+        if let Some(role) = self.grammar.role(node.kind_id()) {
+            self.capture(node, role, anc);
+        }
         match node.kind() {
             "identifier" => {
                 self.ident(node, field, anc);
@@ -806,7 +835,7 @@ impl Cx<'_> {
         self.push(name, form, Vec::new(), Receiver::None, tok);
     }
 
-    fn import(&mut self, node: Node, out: &mut Vec<Import>) {
+    fn import(&mut self, node: Node) {
         let scope = self.defs.innermost(node.start_byte());
         let mut cursor = node.walk();
         let public = node
@@ -821,7 +850,7 @@ impl Cx<'_> {
             let alias = node
                 .child_by_field_name("alias")
                 .map_or_else(|| name.clone(), |a| text(a, self.src).to_string());
-            out.push(Import {
+            self.imports.push(Import {
                 path: vec![name],
                 alias,
                 glob: false,
@@ -852,7 +881,7 @@ impl Cx<'_> {
                     }
                 }
             }
-            out.push(Import {
+            self.imports.push(Import {
                 path,
                 alias,
                 glob,
