@@ -410,6 +410,27 @@ fn generated_rust(seed: u64, modules: usize) -> Tree {
         files.push((format!("src/m{k}.rs"), s));
     }
     files.push(("src/lib.rs".to_string(), lib));
+    // A second crate with the same type and method names: lookups scoped to
+    // one crate must neither miss its own files nor need the other's.
+    let twins = modules.min(3);
+    let mut twin_lib = String::new();
+    for k in 0..twins {
+        let text = files
+            .iter()
+            .find(|(p, _)| *p == format!("src/m{k}.rs"))
+            .map(|(_, t)| t.clone())
+            .unwrap_or_default();
+        files.push((format!("twin/src/m{k}.rs"), text));
+        twin_lib.push_str(&format!(
+            "pub mod m{k};
+"
+        ));
+    }
+    files.push(("twin/src/lib.rs".to_string(), twin_lib));
+    files.push((
+        "twin/Cargo.toml".to_string(),
+        "[package]\nname = \"twin\"\n".to_string(),
+    ));
     // A prelude that only re-exports, used through a glob, and two types of
     // one name (their impls found through the module that names them).
     lib_extra(&mut files, rng.usize(..modules));

@@ -5,6 +5,7 @@
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -179,7 +180,7 @@ pub struct File {
     pub lang: Lang,
     pub unit: u32,
     pub module: ModId,
-    pub syms: FileSymbols,
+    pub syms: Arc<FileSymbols>,
     /// A test file by its path (`tests/`, `test_*.py`, `benches/`, …).
     pub test: bool,
     /// Holds only definitions the diff removed; its references are not
@@ -262,6 +263,9 @@ pub struct Probe {
     /// Pairs of names that only a file containing both can answer (a
     /// member `new` of type `Shelf` is declared in an `impl Shelf`).
     pub pairs: HashSet<(String, String)>,
+    /// Names looked up among the definitions of one unit (crate or
+    /// package): only that unit's files can answer.
+    pub unit: HashSet<(u32, String)>,
 }
 
 /// The pseudo-name of a module's glob imports in `Probe::local`.
@@ -277,7 +281,7 @@ pub struct Manifest {
 pub struct Source {
     pub path: String,
     pub lang: Lang,
-    pub syms: FileSymbols,
+    pub syms: Arc<FileSymbols>,
 }
 
 impl Index {
@@ -338,6 +342,16 @@ impl Index {
             let key = (m, name.to_string());
             if !p.local.contains(&key) {
                 p.local.insert(key);
+            }
+        }
+    }
+
+    fn note_unit(&self, unit: u32, name: &str) {
+        if let Some(p) = &self.probe {
+            let mut p = p.borrow_mut();
+            let key = (unit, name.to_string());
+            if !p.unit.contains(&key) {
+                p.unit.insert(key);
             }
         }
     }
@@ -651,7 +665,7 @@ impl Index {
         &mut self,
         path: &str,
         lang: Lang,
-        syms: FileSymbols,
+        syms: Arc<FileSymbols>,
         defs: &[u32],
         manifests: &[Manifest],
     ) -> u32 {
@@ -953,7 +967,7 @@ impl Index {
         // Python members are in the owner's own file; Rust ones in a file
         // naming both the member and the owner (`impl Owner`).
         if !python {
-            self.note_global(&od.name);
+            self.note_unit(unit, &od.name);
             self.note_pair(name, &od.name);
         }
         let homonyms = !python
@@ -1080,7 +1094,7 @@ impl Index {
     }
 
     fn type_in_unit(&self, unit: u32, name: &str) -> Option<DefId> {
-        self.note_global(name);
+        self.note_unit(unit, name);
         self.items
             .get(name)?
             .iter()
@@ -1104,7 +1118,7 @@ impl Index {
                     // not follow: same-unit types of that name.
                     let owner = &r.path[r.path.len() - 1];
                     if r.path.len() == 1 && owner.chars().next().is_some_and(char::is_uppercase) {
-                        self.note_global(owner);
+                        self.note_unit(f.unit, owner);
                         let owners: Vec<DefId> = self
                             .items
                             .get(owner.as_str())
@@ -1288,8 +1302,8 @@ impl Index {
         if !(has_glob || r.form == Form::Macro) || stop_listed(&r.name) {
             return Resolution::none();
         }
-        self.note_global(&r.name);
         let unit = f.unit;
+        self.note_unit(unit, &r.name);
         let candidates: Vec<DefId> = self
             .items
             .get(r.name.as_str())

@@ -17,6 +17,7 @@ mod symbols;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
@@ -267,8 +268,7 @@ pub fn analyze_with(
             _ => 0,
         })
         .sum();
-    let mut scanned: HashSet<String> = HashSet::new();
-    let mut scanned_pairs: HashSet<(String, String)> = HashSet::new();
+    let mut scanned = Scanned::default();
     loop {
         let t1 = Instant::now();
         let last = !slots.iter().any(|s| matches!(s, Slot::Text(_)));
@@ -277,22 +277,10 @@ pub fn analyze_with(
         // same order; only what the unparsed files declare is missing.
         let mut sources = Vec::with_capacity(head_jobs.len());
         let mut file_job = Vec::with_capacity(head_jobs.len());
-        // In the last round, move each extraction into the index unless
-        // another use still needs it (the base side of a diff, or a second
-        // path with the same blob).
-        let mut uses = vec![0usize; jobs.len()];
-        for (_, j) in &head_jobs {
-            uses[*j] += 1;
-        }
-        for j in base_job.values() {
-            uses[*j] += 1;
-        }
         for (path, j) in &head_jobs {
-            uses[*j] -= 1;
-            let syms = match &mut slots[*j] {
-                Slot::Parsed(s) if last && uses[*j] == 0 => std::mem::take(s),
-                Slot::Parsed(s) => s.clone(),
-                Slot::Text(_) => FileSymbols::default(),
+            let syms = match &slots[*j] {
+                Slot::Parsed(s) => Arc::clone(s),
+                Slot::Text(_) => Arc::default(),
                 Slot::Failed(_) => continue,
             };
             sources.push(Source {
@@ -314,14 +302,7 @@ pub fn analyze_with(
         let wanted = if last {
             Vec::new()
         } else {
-            wanted(
-                &index,
-                &file_job,
-                &jobs,
-                &slots,
-                &mut scanned,
-                &mut scanned_pairs,
-            )
+            wanted(&index, &file_job, &jobs, &slots, &mut scanned)
         };
         if wanted.is_empty() {
             finish(
@@ -413,11 +394,11 @@ fn assess(
             Some(Slot::Text(_)) | None => None,
         };
         let head_id = head_ids[i];
-        let head = head_id.map(|id| &index.file(id).syms);
+        let head = head_id.map(|id| &*index.file(id).syms);
         if base.is_none() && head.is_none() {
             continue;
         }
-        let touched = changes::touched(fd, base, head);
+        let touched = changes::touched(fd, base.map(|b| &**b), head);
         let mut removed = Vec::new();
         for t in touched {
             match (t.def, t.base_side, head_id) {
@@ -430,7 +411,7 @@ fn assess(
         if let (Some(base), false) = (base, removed.is_empty()) {
             let lang = Lang::of_path(old_path).unwrap_or(Lang::Rust);
             let defs: Vec<u32> = removed.iter().map(|r| r.0).collect();
-            let ghost = index.add_ghosts(old_path, lang, base.clone(), &defs, manifests);
+            let ghost = index.add_ghosts(old_path, lang, Arc::clone(base), &defs, manifests);
             targets.extend(removed.into_iter().map(|(d, c)| {
                 (
                     DefId {
@@ -528,24 +509,32 @@ struct Job {
 
 /// Where one job stands.
 enum Slot {
-    /// Extracted, or read from the cache.
-    Parsed(FileSymbols),
+    /// Extracted, or read from the cache; shared with every round's index.
+    Parsed(Arc<FileSymbols>),
     /// Read but not parsed: no name asked about so far occurs in it.
     Text(Vec<u8>),
     /// Unreadable or too large: listed in `Impact::skipped`.
     Failed(String),
 }
 
+/// What earlier rounds already scanned the unparsed text for: every file
+/// holding one of these was parsed then.
+#[derive(Default)]
+struct Scanned {
+    names: HashSet<String>,
+    pairs: HashSet<(String, String)>,
+    units: HashSet<(u32, String)>,
+}
+
 /// The jobs whose unparsed text could change an answer of `index`: those
-/// containing a name it was asked about, across the tree or in the module
-/// (or a module above it) that was asked.
+/// containing a name it was asked about, across the tree, in the unit, or
+/// in the module (or a module above it) that was asked.
 fn wanted(
     index: &Index,
     file_job: &[usize],
     jobs: &[Job],
     slots: &[Slot],
-    scanned: &mut HashSet<String>,
-    scanned_pairs: &mut HashSet<(String, String)>,
+    scanned: &mut Scanned,
 ) -> Vec<usize> {
     let probe = index.take_probe();
     let mut want: BTreeSet<usize> = BTreeSet::new();
@@ -558,7 +547,7 @@ fn wanted(
         .global
         .iter()
         .map(String::as_str)
-        .filter(|n| !n.is_empty() && !scanned.contains(*n))
+        .filter(|n| !n.is_empty() && !scanned.names.contains(*n))
         .collect();
     if !fresh.is_empty() {
         match aho_corasick::AhoCorasick::new(&fresh) {
@@ -576,14 +565,28 @@ fn wanted(
             // what the full index does anyway.
             Err(_) => want.extend((0..slots.len()).filter(|&j| text(j).is_some())),
         }
-        scanned.extend(fresh.iter().map(|n| n.to_string()));
+        scanned.names.extend(fresh.iter().map(|n| n.to_string()));
     }
     let mut by_module: HashMap<u32, Vec<usize>> = HashMap::new();
+    let mut by_unit: HashMap<u32, Vec<usize>> = HashMap::new();
     for (f, &j) in index.files.iter().zip(file_job) {
         if text(j).is_some() {
             by_module.entry(f.module).or_default().push(j);
+            by_unit.entry(f.unit).or_default().push(j);
         }
     }
+    for key in &probe.unit {
+        let (unit, name) = key;
+        if scanned.names.contains(name) || scanned.units.contains(key) {
+            continue;
+        }
+        for &j in by_unit.get(unit).into_iter().flatten() {
+            if !want.contains(&j) && text(j).is_some_and(|b| contains_word(b, name.as_bytes())) {
+                want.insert(j);
+            }
+        }
+    }
+    scanned.units.extend(probe.unit);
     if !by_module.is_empty() {
         for (m, name) in &probe.local {
             for a in index.ancestors(*m) {
@@ -607,7 +610,7 @@ fn wanted(
     // Pairs: files holding both names.
     let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
     for (name, anchor) in &probe.pairs {
-        if !probe.global.contains(name) && !scanned_pairs.contains(&(name.clone(), anchor.clone()))
+        if !probe.global.contains(name) && !scanned.pairs.contains(&(name.clone(), anchor.clone()))
         {
             by_name
                 .entry(name.as_str())
@@ -629,7 +632,7 @@ fn wanted(
         }
     }
     drop(by_name);
-    scanned_pairs.extend(probe.pairs);
+    scanned.pairs.extend(probe.pairs);
     want.into_iter().collect()
 }
 
@@ -678,7 +681,7 @@ fn first_pass(
             match c.get(grammar, &job.blob) {
                 Ok(syms) => {
                     hits.fetch_add(1, Ordering::Relaxed);
-                    return Ok(Slot::Parsed(syms));
+                    return Ok(Slot::Parsed(Arc::new(syms)));
                 }
                 Err(Miss::Absent | Miss::Corrupt) => {}
             }
@@ -721,7 +724,7 @@ fn parse_more(
             let j = wanted[i];
             match &slots[j] {
                 Slot::Text(bytes) => extract_one(&jobs[j], bytes, cache, extractor),
-                Slot::Parsed(s) => Ok(Slot::Parsed(s.clone())),
+                Slot::Parsed(s) => Ok(Slot::Parsed(Arc::clone(s))),
                 Slot::Failed(r) => Ok(Slot::Failed(r.clone())),
             }
         })?
@@ -748,7 +751,7 @@ fn extract_one(
     if let Some(c) = cache {
         c.put(grammar, &job.blob, &syms);
     }
-    Ok(Slot::Parsed(syms))
+    Ok(Slot::Parsed(Arc::new(syms)))
 }
 
 /// `work(0..count)` on all cores, each thread with its own extractor,
