@@ -4,7 +4,7 @@
 
 use super::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
-const MAGIC: &[u8; 4] = b"SPI1";
+const MAGIC: &[u8; 4] = b"SPI2";
 const NONE: u64 = 0;
 
 pub fn encode(syms: &FileSymbols) -> Vec<u8> {
@@ -31,6 +31,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
             w.string(name);
             w.string(ty);
         }
+        w.opt_string(d.returns.as_deref());
         w.uint(u64::from(d.start_line));
         w.uint(u64::from(d.end_line));
         w.out.extend_from_slice(&d.signature.to_le_bytes());
@@ -67,6 +68,13 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
             }
             Receiver::Unknown => w.out.push(5),
             Receiver::Super => w.out.push(6),
+            Receiver::Returned(path) => {
+                w.out.push(7);
+                w.uint(path.len() as u64);
+                for p in path {
+                    w.string(p);
+                }
+            }
         }
         w.uint(u64::from(r.line));
         w.opt_index(r.scope);
@@ -129,6 +137,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         for _ in 0..nf {
             fields.push((r.string()?, r.string()?));
         }
+        let returns = r.opt_string()?;
         let start_line = r.u32()?;
         let end_line = r.u32()?;
         let signature = u64::from_le_bytes(r.bytes(8)?.try_into().ok()?);
@@ -147,6 +156,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             trait_name,
             bases,
             fields,
+            returns,
             start_line,
             end_line,
             signature,
@@ -173,6 +183,14 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             4 => Receiver::Name(r.string()?),
             5 => Receiver::Unknown,
             6 => Receiver::Super,
+            7 => {
+                let n = r.len()?;
+                let mut path = Vec::with_capacity(n);
+                for _ in 0..n {
+                    path.push(r.string()?);
+                }
+                Receiver::Returned(path)
+            }
             _ => return None,
         };
         let line = r.u32()?;
@@ -392,7 +410,7 @@ mod tests {
     use crate::impact::{Extractor, Lang};
 
     fn sample() -> FileSymbols {
-        let src = "use crate::a::{B as C, *};\npub struct S { x: u32 }\nimpl S {\n    pub fn f(&self) -> u32 { helper(self.x) }\n}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() { let s = S { x: 1 }; assert_eq!(s.f(), 1); }\n}\n";
+        let src = "use crate::a::{B as C, *};\npub struct S { x: u32 }\nimpl S {\n    pub fn f(&self) -> u32 { helper(self.x) }\n}\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() { let s = S { x: 1 }; assert_eq!(s.f(), 1); }\n}\nfn make() -> Option<S> { None }\nfn g() -> u32 { let s = make().unwrap(); s.f() }\n";
         Extractor::new()
             .extract(Lang::Rust, src.as_bytes())
             .expect("extracts")
@@ -402,6 +420,12 @@ mod tests {
     fn round_trips_an_extraction() {
         let syms = sample();
         assert!(!syms.refs.is_empty() && !syms.defs.is_empty() && !syms.imports.is_empty());
+        assert!(syms.defs.iter().any(|d| d.returns.as_deref() == Some("S")));
+        assert!(
+            syms.refs
+                .iter()
+                .any(|r| r.receiver == Receiver::Returned(vec!["make".into()]))
+        );
         assert_eq!(decode(&encode(&syms)), Some(syms));
     }
 

@@ -875,6 +875,33 @@ impl Index {
     }
 
     /// Resolve a whole path (`crate::a::B`, `..mod.name`) seen from module `m`.
+    /// The types that the function at `path`, seen from module `m`, is
+    /// declared to return (each looked up from the function's own module).
+    fn returned_types(&self, m: ModId, path: &[String], lang: Lang) -> Vec<DefId> {
+        let PathOutcome::Found(functions) = self.resolve_path(m, path, lang, 0) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for f in functions {
+            let Target::Def(f) = f else { continue };
+            let Some(ret) = &self.def(f).returns else {
+                continue;
+            };
+            let segs: Vec<String> = ret
+                .split(lang.member_separator())
+                .map(str::to_string)
+                .collect();
+            if let PathOutcome::Found(types) = self.resolve_path(self.def_module(f), &segs, lang, 0)
+            {
+                out.extend(types.into_iter().filter_map(|t| match t {
+                    Target::Def(d) if self.def(d).kind.is_type() => Some(d),
+                    _ => None,
+                }));
+            }
+        }
+        out
+    }
+
     fn resolve_path(&self, m: ModId, segs: &[String], lang: Lang, depth: u8) -> PathOutcome {
         let Some(first) = segs.first() else {
             return PathOutcome::Unresolved;
@@ -1175,6 +1202,20 @@ impl Index {
                     }
                     PathOutcome::External => Resolution::none(),
                     PathOutcome::Unresolved => self.by_method_name(file, r),
+                }
+            }
+            Receiver::Returned(function) => {
+                let found: Vec<Target> = self
+                    .returned_types(m, function, lang)
+                    .into_iter()
+                    .flat_map(|t| self.members_of(t, &r.name, 0))
+                    .map(Target::Def)
+                    .collect();
+                if found.is_empty() {
+                    // Undeclared, external, or a method of a trait it implements.
+                    self.by_method_name(file, r)
+                } else {
+                    exact(found)
                 }
             }
             Receiver::Name(n) => {

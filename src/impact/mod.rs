@@ -982,6 +982,116 @@ mod tests {
         assert!(impact.skipped[0].reason.contains("unreadable"));
     }
 
+    /// `tree` at head; `path` changes from `base` to its head text.
+    fn tree_with_change(tree: &[(&str, &str)], path: &str, base: &str) -> Impact {
+        let mut blobs = HashMap::new();
+        let mut files = Vec::new();
+        for (i, (p, text)) in tree.iter().enumerate() {
+            let blob = format!("{i:040}");
+            blobs.insert(blob.clone(), text.as_bytes().to_vec());
+            files.push(FileEntry {
+                path: p.to_string(),
+                blob,
+            });
+        }
+        let head = tree
+            .iter()
+            .find(|(p, _)| *p == path)
+            .expect("changed file")
+            .1;
+        let base_blob = "f".repeat(40);
+        blobs.insert(base_blob.clone(), base.as_bytes().to_vec());
+        let mut fd = changes::tests::diff(path, base, head);
+        fd.old_blob = Some(base_blob);
+        fd.new_blob = files
+            .iter()
+            .find(|f| f.path == path)
+            .map(|f| f.blob.clone());
+        let diff = crate::git::Diff {
+            base_commit: "base".into(),
+            head_commit: "head".into(),
+            files: vec![fd],
+            sha256: String::new(),
+        };
+        let full = analyze_with(
+            &files,
+            &diff,
+            &Mem(blobs.clone()),
+            CacheUse::Off,
+            Parsing::All,
+        )
+        .expect("full analysis");
+        let needed = analyze(&files, &diff, &Mem(blobs), CacheUse::Off).expect("analysis");
+        assert_eq!(
+            needed.symbols, full.symbols,
+            "the prefilter changed the answer"
+        );
+        needed
+    }
+
+    fn sites_of(impact: &Impact, symbol: &str) -> Vec<(String, u32, Confidence)> {
+        impact
+            .symbols
+            .iter()
+            .find(|s| s.symbol == symbol)
+            .unwrap_or_else(|| panic!("{symbol} changed"))
+            .sites
+            .iter()
+            .map(|s| (s.file.clone(), s.line, s.confidence))
+            .collect()
+    }
+
+    #[test]
+    fn a_method_on_a_returned_value_resolves_through_the_declared_return_type() {
+        let lib = "pub mod shelf;\npub mod store;\n\npub fn open_shelf() -> Result<shelf::Shelf, String> {\n    Ok(shelf::Shelf)\n}\n\npub fn report() -> Result<u32, String> {\n    let s = open_shelf().unwrap();\n    let again = crate::open_shelf()?.tally();\n    let tally = |x: u32| x;\n    let t = tally(1);\n    Ok(s.tally() + again + t.tally())\n}\n";
+        let shelf = "pub struct Shelf;\n\nimpl Shelf {\n    pub fn tally(&self) -> u32 {\n        1\n    }\n}\n";
+        let store = "pub struct Store;\n\nimpl Store {\n    pub fn tally(&self) -> u32 {\n        2\n    }\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"demo\"\n"),
+            ("src/lib.rs", lib),
+            ("src/shelf.rs", shelf),
+            ("src/store.rs", store),
+        ];
+        let changed = tree_with_change(&tree, "src/shelf.rs", &shelf.replace('1', "0"));
+        let lib = "src/lib.rs".to_string();
+        let sites = sites_of(&changed, "Shelf::tally");
+        assert!(
+            sites.contains(&(lib.clone(), 10, Confidence::Exact)),
+            "{sites:?}"
+        );
+        assert!(
+            sites.contains(&(lib.clone(), 13, Confidence::Exact)),
+            "{sites:?}"
+        );
+        let other = tree_with_change(&tree, "src/store.rs", &store.replace('2', "0"));
+        let sites = sites_of(&other, "Store::tally");
+        assert!(
+            !sites
+                .iter()
+                .any(|s| s.0 == lib && s.2 != Confidence::Ambiguous),
+            "a Shelf is not a Store: {sites:?}"
+        );
+    }
+
+    #[test]
+    fn a_python_method_on_a_returned_value_resolves_through_the_annotation() {
+        let models = "class Shelf:\n    def tally(self):\n        return 1\n\n\nclass Store:\n    def tally(self):\n        return 2\n\n\ndef open_shelf() -> Shelf:\n    return Shelf()\n";
+        let app = "from pkg import models\nfrom pkg.models import open_shelf\n\n\ndef report():\n    s = open_shelf()\n    return s.tally() + models.open_shelf().tally()\n";
+        let tree = [
+            ("pkg/__init__.py", ""),
+            ("pkg/models.py", models),
+            ("pkg/app.py", app),
+        ];
+        let changed = tree_with_change(
+            &tree,
+            "pkg/models.py",
+            &models.replace("return 1", "return 0"),
+        );
+        let sites = sites_of(&changed, "Shelf.tally");
+        let site = ("pkg/app.py".to_string(), 7, Confidence::Exact);
+        assert_eq!(sites, vec![site.clone(), site], "both calls on line 7");
+    }
+
     #[test]
     fn a_diff_without_source_files_indexes_nothing() {
         let (files, mut diff, blobs) = scenario();

@@ -81,6 +81,10 @@ pub struct Def {
     /// Fields with an evident type, as (name, type path): Rust struct
     /// fields, Python `self.x = T(…)` and `x: T` in a class body.
     pub fields: Vec<(String, String)>,
+    /// The type a function is declared to return, as a path (`T`, `a::T`,
+    /// `mod.T`), with `Result`, `Option`, `Box`, `Rc` and `Arc` unwrapped to
+    /// their first argument: what `let x = f()?; x.m()` calls `m` on.
+    pub returns: Option<String>,
     /// 1-based inclusive lines, attributes, doc comments and decorators included.
     pub start_line: u32,
     pub end_line: u32,
@@ -145,6 +149,9 @@ pub enum Receiver {
     Field(String),
     /// A local whose type is evident (`let x: T`, `x = T(…)`): `T` or `a::T`.
     Type(String),
+    /// The value a call to the function at this path returns:
+    /// `let x = make(); x.f()`, `a::make()?.f()`, `x = mod.make(); x.f()`.
+    Returned(Vec<String>),
     /// A name that is not a local: a module alias, a class, a static (`m.f`, `a.b.f`).
     Name(String),
     /// Anything else: the target is known only by its name.

@@ -12,7 +12,7 @@ use tree_sitter::{Node, Parser};
 
 use super::Error;
 use super::lang::{Fnv, Lang};
-use super::symbols::{Def, FileSymbols, Kind, Ref};
+use super::symbols::{Def, FileSymbols, Kind, Receiver, Ref};
 
 /// Reusable parsing state for one thread.
 pub struct Extractor {
@@ -197,7 +197,9 @@ impl Defs {
 /// A name bound inside a function: a parameter, `let`, loop or match binding.
 struct Local {
     pos: usize,
-    ty: Option<String>,
+    /// What calling a method on it means, when evident: `Receiver::Type`
+    /// or `Receiver::Returned`.
+    ty: Option<Receiver>,
 }
 
 /// Locals by name, each with its function.
@@ -207,7 +209,7 @@ struct Locals {
 }
 
 impl Locals {
-    fn add(&mut self, func: Option<u32>, name: &str, pos: usize, ty: Option<String>) {
+    fn add(&mut self, func: Option<u32>, name: &str, pos: usize, ty: Option<Receiver>) {
         self.by_name
             .entry(name.to_string())
             .or_default()
@@ -329,7 +331,37 @@ mod tests {
         assert_eq!(recv("add"), Receiver::Type("Store".into()));
         assert_eq!(recv("label"), Receiver::Type("Book".into()));
         assert_eq!(recv("run"), Receiver::Field("inner".into()));
-        assert_eq!(recv("go"), Receiver::Unknown);
+        assert_eq!(recv("go"), Receiver::Returned(vec!["other".into()]));
+    }
+
+    #[test]
+    fn declared_return_types_unwrap_results_options_and_boxes() {
+        let s = extract(
+            Lang::Rust,
+            "fn a() -> std::io::Result<Box<Shelf>> { todo() }\nfn b() -> &'static store::Store { todo() }\nfn c() -> u32 { 1 }\nimpl Shelf {\n    fn new() -> Self { Shelf }\n    fn get(&self) -> Option<Vec<u8>> { None }\n}\n",
+        );
+        let returns: Vec<(&str, Option<&str>)> = s
+            .defs
+            .iter()
+            .filter(|d| matches!(d.kind, Kind::Function | Kind::Method))
+            .map(|d| (d.name.as_str(), d.returns.as_deref()))
+            .collect();
+        assert_eq!(
+            returns,
+            vec![
+                ("a", Some("Shelf")),
+                ("b", Some("store::Store")),
+                ("c", None),
+                ("new", Some("Shelf")),
+                ("get", Some("Vec")),
+            ]
+        );
+        let p = extract(
+            Lang::Python,
+            "def make() -> models.Shelf:\n    pass\n\ndef other():\n    pass\n",
+        );
+        let returns: Vec<Option<&str>> = p.defs.iter().map(|d| d.returns.as_deref()).collect();
+        assert_eq!(returns, vec![Some("models.Shelf"), None]);
     }
 
     #[test]

@@ -55,6 +55,7 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
                 let ty = if left.kind() == "identifier" {
                     node.child_by_field_name("type")
                         .and_then(|t| type_name(t, src))
+                        .map(Receiver::Type)
                         .or_else(|| {
                             node.child_by_field_name("right")
                                 .and_then(|r| value_type(r, src))
@@ -174,6 +175,12 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
             &[],
         ),
     };
+    let returns = match kind {
+        Kind::Function | Kind::Method => node
+            .child_by_field_name("return_type")
+            .and_then(|t| type_name(t, src)),
+        _ => None,
+    };
     let end = outer.end_position();
     let end_line = if end.column == 0 && end.row > 0 {
         end.row
@@ -188,6 +195,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
             trait_name: None,
             bases,
             fields: Vec::new(),
+            returns,
             start_line: outer.start_position().row as u32 + 1,
             end_line: end_line as u32,
             signature,
@@ -213,15 +221,43 @@ fn type_name(node: Node, src: &str) -> Option<String> {
     }
 }
 
-/// `Foo(…)` or `mod.Foo(…)`: an instance of the class.
-fn value_type(node: Node, src: &str) -> Option<String> {
+/// `Foo(…)` or `mod.Foo(…)`: an instance of the class; `make(…)` or
+/// `mod.make(…)`: whatever the function is declared to return.
+fn value_type(node: Node, src: &str) -> Option<Receiver> {
     if node.kind() != "call" {
         return None;
     }
     let f = node.child_by_field_name("function")?;
+    if !matches!(f.kind(), "identifier" | "attribute") {
+        return None;
+    }
     let t = text(f, src);
+    if !t
+        .bytes()
+        .all(|b| b == b'.' || b == b'_' || b.is_ascii_alphanumeric())
+    {
+        return None;
+    }
+    let mut segs = t.split('.');
+    let first = segs.next().unwrap_or("");
     let last = t.rsplit('.').next().unwrap_or(t);
-    (matches!(f.kind(), "identifier" | "attribute") && starts_upper(last)).then(|| t.to_string())
+    if starts_upper(last) {
+        Some(Receiver::Type(t.to_string()))
+    } else if matches!(first, "self" | "cls" | "super") {
+        None
+    } else {
+        Some(Receiver::Returned(
+            t.split('.').map(str::to_string).collect(),
+        ))
+    }
+}
+
+/// The class an assignment's value is an instance of, when evident.
+fn instance_type(node: Node, src: &str) -> Option<String> {
+    match value_type(node, src)? {
+        Receiver::Type(t) => Some(t),
+        _ => None,
+    }
 }
 
 fn params(node: Node, src: &str, func: Option<u32>, locals: &mut Locals) {
@@ -233,7 +269,8 @@ fn params(node: Node, src: &str, func: Option<u32>, locals: &mut Locals) {
             "typed_parameter" => {
                 let ty = p
                     .child_by_field_name("type")
-                    .and_then(|t| type_name(t, src));
+                    .and_then(|t| type_name(t, src))
+                    .map(Receiver::Type);
                 if let Some(n) = p.named_child(0) {
                     bind(n, src, func, ty, locals);
                 }
@@ -241,7 +278,8 @@ fn params(node: Node, src: &str, func: Option<u32>, locals: &mut Locals) {
             "default_parameter" | "typed_default_parameter" => {
                 let ty = p
                     .child_by_field_name("type")
-                    .and_then(|t| type_name(t, src));
+                    .and_then(|t| type_name(t, src))
+                    .map(Receiver::Type);
                 if let Some(n) = p.child_by_field_name("name") {
                     bind(n, src, func, ty, locals);
                 }
@@ -251,7 +289,7 @@ fn params(node: Node, src: &str, func: Option<u32>, locals: &mut Locals) {
     }
 }
 
-fn bind(node: Node, src: &str, func: Option<u32>, ty: Option<String>, locals: &mut Locals) {
+fn bind(node: Node, src: &str, func: Option<u32>, ty: Option<Receiver>, locals: &mut Locals) {
     match node.kind() {
         "identifier" => locals.add(func, text(node, src), node.start_byte(), ty),
         "attribute" | "subscript" => {}
@@ -400,7 +438,7 @@ impl Cx<'_> {
             .or_else(|| {
                 assignment
                     .child_by_field_name("right")
-                    .and_then(|r| value_type(r, self.src))
+                    .and_then(|r| instance_type(r, self.src))
             })
     }
 
@@ -440,6 +478,13 @@ impl Cx<'_> {
         self.push(name, form, Vec::new(), receiver, attr);
     }
 
+    /// `Returned` from a call through a local (a parameter, a closure),
+    /// not of a module-level function.
+    fn calls_local(&self, ty: &Receiver, pos: usize) -> bool {
+        matches!(ty, Receiver::Returned(path)
+            if path.first().is_some_and(|f| self.local(f, pos).is_some()))
+    }
+
     fn receiver(&self, obj: Node) -> Receiver {
         match obj.kind() {
             "identifier" => {
@@ -448,7 +493,11 @@ impl Cx<'_> {
                     return Receiver::SelfValue;
                 }
                 match self.local(name, obj.start_byte()) {
-                    Some(l) => l.ty.clone().map_or(Receiver::Unknown, Receiver::Type),
+                    Some(l) => {
+                        l.ty.clone()
+                            .filter(|t| !self.calls_local(t, obj.start_byte()))
+                            .unwrap_or(Receiver::Unknown)
+                    }
                     None => Receiver::Name(name.to_string()),
                 }
             }
@@ -482,7 +531,9 @@ impl Cx<'_> {
             {
                 Receiver::Super
             }
-            _ => value_type(obj, self.src).map_or(Receiver::Unknown, Receiver::Type),
+            _ => value_type(obj, self.src)
+                .filter(|t| !self.calls_local(t, obj.start_byte()))
+                .unwrap_or(Receiver::Unknown),
         }
     }
 

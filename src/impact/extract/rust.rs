@@ -145,6 +145,20 @@ fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (u
         _ => signature_hash(src, s, e, &[]),
     };
 
+    let returns = match kind {
+        Kind::Function | Kind::Method => node
+            .child_by_field_name("return_type")
+            .and_then(|t| returned_type(t, src))
+            .and_then(|t| {
+                if t == "Self" {
+                    container.clone()
+                } else {
+                    Some(t)
+                }
+            }),
+        _ => None,
+    };
+
     let end = node.end_position();
     let end_line = if end.column == 0 && end.row > 0 {
         end.row
@@ -163,6 +177,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (u
             } else {
                 Vec::new()
             },
+            returns,
             start_line: start as u32 + 1,
             end_line: end_line as u32,
             signature,
@@ -250,32 +265,63 @@ fn type_base(node: Node, src: &str) -> Option<String> {
     }
 }
 
-/// The type of the value of a `let` when it is evident: `T::new(..)`,
-/// `T { .. }`, `T(..)`, possibly behind `?`, `.await` or `&`.
-fn value_type(node: Node, src: &str) -> Option<String> {
+/// What a value is when it is evident: a `Type` for `T::new(..)`,
+/// `T { .. }`, `T(..)`; `Returned` for a call of a function by name or path
+/// (`make()`, `a::make()`), whose declared return type the index looks up.
+/// `?`, `.await`, `&` and `.unwrap()`-like calls keep the value's type.
+fn value_type(node: Node, src: &str) -> Option<Receiver> {
     match node.kind() {
         "try_expression"
         | "await_expression"
         | "reference_expression"
         | "parenthesized_expression" => value_type(node.named_child(0)?, src),
-        "struct_expression" => type_base(node.child_by_field_name("name")?, src),
+        "struct_expression" => {
+            type_base(node.child_by_field_name("name")?, src).map(Receiver::Type)
+        }
         // A unit struct used as a value: `Marker.method()`, `a::Marker.method()`.
         "identifier" | "scoped_identifier" => {
             let segs = path_segments(node, src)?;
             let last = segs.last()?;
-            (starts_upper(last) && last.chars().any(char::is_lowercase)).then(|| segs.join("::"))
+            (starts_upper(last) && last.chars().any(char::is_lowercase))
+                .then(|| Receiver::Type(segs.join("::")))
         }
         "call_expression" => {
             let f = node.child_by_field_name("function")?;
             match f.kind() {
                 "identifier" => {
                     let t = text(f, src);
-                    starts_upper(t).then(|| t.to_string())
+                    Some(if starts_upper(t) {
+                        Receiver::Type(t.to_string())
+                    } else {
+                        Receiver::Returned(vec![t.to_string()])
+                    })
                 }
                 "scoped_identifier" => {
                     let segs = path_segments(f, src)?;
                     let owner = segs.get(segs.len().checked_sub(2)?)?;
-                    (starts_upper(owner) && owner != "Self").then(|| owner.clone())
+                    if owner == "Self" {
+                        None
+                    } else if starts_upper(owner) {
+                        // `T::anything(..)`: most often a constructor.
+                        Some(Receiver::Type(owner.clone()))
+                    } else {
+                        Some(Receiver::Returned(segs))
+                    }
+                }
+                "field_expression" => {
+                    let method = text(f.child_by_field_name("field")?, src);
+                    matches!(
+                        method,
+                        "unwrap"
+                            | "expect"
+                            | "unwrap_or_default"
+                            | "unwrap_or_else"
+                            | "unwrap_or"
+                            | "clone"
+                            | "to_owned"
+                    )
+                    .then(|| value_type(f.child_by_field_name("value")?, src))
+                    .flatten()
                 }
                 _ => None,
             }
@@ -284,10 +330,28 @@ fn value_type(node: Node, src: &str) -> Option<String> {
     }
 }
 
+/// The type a function's value has once `?` or `.unwrap()` is applied:
+/// `T` for `T`, `&T`, `a::T`, `Result<T, E>`, `Option<T>`, `Box<T>`.
+fn returned_type(node: Node, src: &str) -> Option<String> {
+    match node.kind() {
+        "generic_type" => {
+            let base = type_base(node.child_by_field_name("type")?, src)?;
+            if matches!(base.as_str(), "Result" | "Option" | "Box" | "Rc" | "Arc") {
+                let args = node.child_by_field_name("type_arguments")?;
+                returned_type(args.named_child(0)?, src)
+            } else {
+                type_path(node, src)
+            }
+        }
+        "reference_type" | "pointer_type" => returned_type(node.child_by_field_name("type")?, src),
+        _ => type_path(node, src),
+    }
+}
+
 /// Where a pattern's bindings start to be visible, and the bound type when
 /// the pattern is a single name with an evident type. `parent` is the node
 /// holding the pattern.
-fn binding_site(pattern: Node, parent: Option<Node>, src: &str) -> (usize, Option<String>) {
+fn binding_site(pattern: Node, parent: Option<Node>, src: &str) -> (usize, Option<Receiver>) {
     let Some(p) = parent else {
         return (pattern.start_byte(), None);
     };
@@ -298,6 +362,7 @@ fn binding_site(pattern: Node, parent: Option<Node>, src: &str) -> (usize, Optio
             let ty = if single {
                 p.child_by_field_name("type")
                     .and_then(|t| type_base(t, src))
+                    .map(Receiver::Type)
                     .or_else(|| {
                         p.child_by_field_name("value")
                             .and_then(|v| value_type(v, src))
@@ -311,6 +376,7 @@ fn binding_site(pattern: Node, parent: Option<Node>, src: &str) -> (usize, Optio
             let ty = if single {
                 p.child_by_field_name("type")
                     .and_then(|t| type_base(t, src))
+                    .map(Receiver::Type)
             } else {
                 None
             };
@@ -327,7 +393,7 @@ fn bind(
     src: &str,
     func: Option<u32>,
     pos: usize,
-    ty: Option<String>,
+    ty: Option<Receiver>,
     locals: &mut Locals,
 ) {
     match node.kind() {
@@ -341,7 +407,8 @@ fn bind(
             if let Some(p) = node.child_by_field_name("pattern") {
                 let ty = node
                     .child_by_field_name("type")
-                    .and_then(|t| type_base(t, src));
+                    .and_then(|t| type_base(t, src))
+                    .map(Receiver::Type);
                 bind(p, src, func, pos, ty, locals);
             }
         }
@@ -468,7 +535,13 @@ impl<'a> Cx<'a> {
             .defs
             .function_of(self.defs.innermost(pattern.start_byte()));
         let (pos, ty) = binding_site(pattern, parent, self.src);
+        let ty = ty.filter(|t| !self.calls_local(t, pattern.start_byte()));
         bind(pattern, self.src, func, pos, ty, &mut self.locals);
+    }
+
+    /// `Returned` from a call of a local (a closure), not of a function.
+    fn calls_local(&self, ty: &Receiver, pos: usize) -> bool {
+        matches!(ty, Receiver::Returned(path) if path.len() == 1 && self.is_local(&path[0], pos))
     }
 
     /// Dispatch one node of the walk; returns whether to descend.
@@ -713,10 +786,7 @@ impl<'a> Cx<'a> {
                 let pos = value.start_byte();
                 let func = self.defs.function_of(self.defs.innermost(pos));
                 match self.locals.before(func, name, pos) {
-                    Some(local) => match &local.ty {
-                        Some(t) => Receiver::Type(t.clone()),
-                        None => Receiver::Unknown,
-                    },
+                    Some(local) => local.ty.clone().unwrap_or(Receiver::Unknown),
                     None if func.is_some() || starts_upper(name) => {
                         Receiver::Name(name.to_string())
                     }
@@ -733,7 +803,9 @@ impl<'a> Cx<'a> {
                     _ => Receiver::Unknown,
                 }
             }
-            _ => value_type(value, self.src).map_or(Receiver::Unknown, Receiver::Type),
+            _ => value_type(value, self.src)
+                .filter(|t| !self.calls_local(t, value.start_byte()))
+                .unwrap_or(Receiver::Unknown),
         }
     }
 
