@@ -17,6 +17,7 @@ use speed::impact::{self, Blobs, Extractor, FileEntry, Kind, Lang};
 
 const TARGET_BYTES: usize = 5_000_000;
 const CHANGED: usize = 20;
+const RUNS: usize = 5;
 
 struct Tree {
     files: Vec<FileEntry>,
@@ -203,6 +204,34 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// User plus system CPU time of this process so far: on a shared machine
+/// it moves less than wall time, and over wall time it shows how much of
+/// the second core a run used.
+fn cpu() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut u);
+        u
+    };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Wall and CPU time of `RUNS` runs of `f`: (median wall, fastest wall,
+/// median CPU), in milliseconds.
+fn measure(mut f: impl FnMut()) -> (f64, f64, f64) {
+    let (mut wall, mut used) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let (t, c) = (Instant::now(), cpu());
+        f();
+        wall.push(ms(t.elapsed()));
+        used.push(ms(cpu() - c));
+    }
+    let fastest = wall.iter().copied().fold(f64::INFINITY, f64::min);
+    (median(wall), fastest, median(used))
+}
+
 fn main() {
     let Some(root) = registry_dir() else {
         eprintln!("no corpus: set IMPACT_BENCH_DIR or populate ~/.cargo/registry/src");
@@ -252,12 +281,15 @@ fn main() {
         needed.stats.files_indexed
     );
 
+    // Cold: a fresh cache directory per run, created outside the timing.
     let cold = |parsing: impact::Parsing| {
-        let mut total = Vec::new();
+        let dirs: Vec<tempfile::TempDir> = (0..RUNS)
+            .map(|_| tempfile::tempdir().expect("temporary cache directory"))
+            .collect();
+        let mut next = dirs.iter();
         let mut extract = Vec::new();
-        for _ in 0..3 {
-            let dir = tempfile::tempdir().expect("temporary cache directory");
-            let t = Instant::now();
+        let timing = measure(|| {
+            let dir = next.next().expect("one directory per run");
             let result = impact::analyze_with(
                 &tree.files,
                 &diff,
@@ -266,25 +298,23 @@ fn main() {
                 parsing,
             )
             .expect("cold analysis");
-            total.push(ms(t.elapsed()));
             extract.push(result.stats.extract_ms as f64);
-        }
-        (median(total), median(extract))
+        });
+        (timing, median(extract))
     };
     let nocache = |parsing: impact::Parsing| {
-        let mut total = Vec::new();
-        for _ in 0..3 {
-            let t = Instant::now();
+        measure(|| {
             impact::analyze_with(&tree.files, &diff, &tree, impact::CacheUse::Off, parsing)
                 .expect("uncached analysis");
-            total.push(ms(t.elapsed()));
-        }
-        median(total)
+        })
     };
-    let (cold_ms, cold_extract) = cold(impact::Parsing::Needed);
-    let nocache_ms = nocache(impact::Parsing::Needed);
-    let (full_ms, full_extract) = cold(impact::Parsing::All);
-    let full_nocache_ms = nocache(impact::Parsing::All);
+    let (cold_t, cold_extract) = cold(impact::Parsing::Needed);
+    let nocache_t = nocache(impact::Parsing::Needed);
+    let (full_t, full_extract) = cold(impact::Parsing::All);
+    let full_nocache_t = nocache(impact::Parsing::All);
+    let show = |(median, fastest, cpu): (f64, f64, f64)| {
+        format!("median {median:.0} ms (fastest {fastest:.0} ms; CPU {cpu:.0} ms)")
+    };
 
     // Warm: a cache holding every file of the tree (a full index filled it).
     let cache = tempfile::tempdir().expect("temporary cache directory");
@@ -315,13 +345,21 @@ fn main() {
         impact_ms.push(result.stats.impact_ms as f64);
     }
     println!(
-        "cold analysis (empty cache, prefiltered, what a first review pays): median {cold_ms:.0} ms (reading and extraction {cold_extract:.0} ms)"
+        "cold analysis (empty cache, prefiltered, what a first review pays): {}; reading and extraction {cold_extract:.0} ms",
+        show(cold_t)
     );
-    println!("cold analysis without a cache directory: median {nocache_ms:.0} ms");
     println!(
-        "full cold index of the whole corpus (empty cache, every file parsed): median {full_ms:.0} ms (extraction {full_extract:.0} ms)"
+        "cold analysis without a cache directory: {}",
+        show(nocache_t)
     );
-    println!("full index without a cache directory: median {full_nocache_ms:.0} ms");
+    println!(
+        "full cold index of the whole corpus (empty cache, every file parsed): {}; extraction {full_extract:.0} ms",
+        show(full_t)
+    );
+    println!(
+        "full index without a cache directory: {}",
+        show(full_nocache_t)
+    );
 
     // A one-function change: what the prefilter does when few names are asked about.
     let one = diff_of(&tree, 1);
