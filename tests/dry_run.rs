@@ -103,6 +103,15 @@ fn dry_run_json_holds_prompt_tokens_and_sections() {
             .unwrap()
             .contains("SOURCE OF TRUTH")
     );
+    // The blast radius a review would carry, without asking a model.
+    let impact = review["impact"].as_array().unwrap();
+    assert!(
+        impact
+            .iter()
+            .all(|s| s["symbol"].is_string() && s["change"].is_string() && s["sites"].is_array()),
+        "{impact:?}"
+    );
+    assert!(!impact.is_empty(), "task 3 changes code");
     let sections = review["sections"].as_array().unwrap();
     assert!(
         sections

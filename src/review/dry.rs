@@ -24,6 +24,9 @@ pub struct DryPrompt {
     pub spec_hash: String,
     pub prompt_hash: String,
     pub notices: Vec<String>,
+    /// The changed symbols with their blast radius (None if it could not be
+    /// computed; the notices say why).
+    pub impact: Option<crate::impact::Impact>,
 }
 
 impl DryRun {
@@ -61,6 +64,7 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
             spec_hash: p.spec_hash,
             prompt_hash: p.prompt_hash,
             notices: p.notices,
+            impact: p.impact,
         })
         .map_err(|e| e.to_string());
     DryRun {
