@@ -484,19 +484,37 @@ fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Sectio
     out
 }
 
-/// Blob reads for the impact index. git2 handles are not `Sync`, so the
-/// index's threads share one behind a lock; reads are cheap next to parsing.
+/// Blob reads for the impact index, from several threads at once. git2
+/// handles are not `Sync`, so each read borrows a handle from a pool (one
+/// per thread in practice) instead of queueing behind a single one.
 struct GitBlobs {
-    repo: std::sync::Mutex<Repository>,
+    root: std::path::PathBuf,
+    pool: std::sync::Mutex<Vec<Repository>>,
+}
+
+impl GitBlobs {
+    fn handle(&self) -> Result<Repository, String> {
+        let spare = self
+            .pool
+            .lock()
+            .map_err(|_| "a blob reader thread panicked".to_string())?
+            .pop();
+        match spare {
+            Some(repo) => Ok(repo),
+            None => Repository::open(&self.root).map_err(|e| e.to_string()),
+        }
+    }
 }
 
 impl impact::Blobs for GitBlobs {
     fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
-        let repo = self
-            .repo
-            .lock()
-            .map_err(|_| "a blob reader thread panicked".to_string())?;
-        repo.read_blob(blob).map_err(|e| e.to_string())
+        let repo = self.handle()?;
+        let bytes = repo.read_blob(blob).map_err(|e| e.to_string());
+        // A poisoned pool only loses this handle: the next read opens one.
+        if let Ok(mut pool) = self.pool.lock() {
+            pool.push(repo);
+        }
+        bytes
     }
 }
 
@@ -515,7 +533,10 @@ fn compute_impact(
         })
         .collect();
     let blobs = GitBlobs {
-        repo: std::sync::Mutex::new(Repository::open(&shared.root).map_err(|e| e.to_string())?),
+        root: shared.root.clone(),
+        pool: std::sync::Mutex::new(vec![
+            Repository::open(&shared.root).map_err(|e| e.to_string())?,
+        ]),
     };
     let cache = shared.root.join(".speed/cache");
     // A dry run changes nothing, not even the cache; it may still read it.
