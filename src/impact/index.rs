@@ -119,6 +119,42 @@ const STOP_LIST: &[&str] = &[
     "tearDown",
     "name",
     "value",
+    // Standard-library methods that projects rarely define but often call
+    // on values of unknown type (`self.state.lock()`).
+    "lock",
+    "try_lock",
+    "take",
+    "replace",
+    "find",
+    "filter",
+    "first",
+    "last",
+    "sort",
+    "trim",
+    "lines",
+    "chars",
+    "bytes",
+    "as_str",
+    "as_bytes",
+    "as_slice",
+    "to_vec",
+    "entry",
+    "retain",
+    "truncate",
+    "wait",
+    "spawn",
+    "collect",
+    "is_some",
+    "is_none",
+    "is_ok",
+    "is_err",
+    "and_then",
+    "map_err",
+    "unwrap_or",
+    "unwrap_or_default",
+    "unwrap_or_else",
+    "write_all",
+    "read_to_string",
 ];
 
 pub fn stop_listed(name: &str) -> bool {
@@ -595,6 +631,16 @@ impl Index {
         let n = syms.defs.len();
         let mut def_mod = vec![module; n];
         let mut inner_mod = vec![None; n];
+        // `mod support;` at the top of `tests/a.rs` (a crate root of its
+        // own) names the file `tests/support.rs` or `tests/support/mod.rs`,
+        // which every such root shares: its module, not one nested in `a`.
+        let side_root = src.lang == Lang::Rust && is_side_target_root(&src.path);
+        let mut has_items = vec![false; n];
+        for d in &syms.defs {
+            if let Some(p) = d.parent {
+                has_items[p as usize] = true;
+            }
+        }
         // Parents come before children in document order.
         for i in 0..n {
             let d = &syms.defs[i];
@@ -604,13 +650,17 @@ impl Index {
             };
             def_mod[i] = m;
             if d.kind == Kind::Module {
+                let outer = match self.modules[m as usize].parent {
+                    Some(up) if side_root && d.parent.is_none() && !has_items[i] => up,
+                    _ => m,
+                };
                 let key = format!(
                     "{}{}{}",
-                    self.modules[m as usize].key,
+                    self.modules[outer as usize].key,
                     sep(src.lang),
                     d.name
                 );
-                inner_mod[i] = Some(self.ensure_module(&key, unit, Some(m), &d.name));
+                inner_mod[i] = Some(self.ensure_module(&key, unit, Some(outer), &d.name));
             }
         }
         for (i, imp) in syms.imports.iter().enumerate() {
@@ -1464,6 +1514,14 @@ fn sep(lang: Lang) -> &'static str {
         Lang::Rust => "::",
         Lang::Python => ".",
     }
+}
+
+/// A Rust file that is a crate root of its own next to `src/`:
+/// `tests/cli.rs`, `benches/speed.rs`, `examples/demo.rs`.
+fn is_side_target_root(path: &str) -> bool {
+    let mut parts = path.rsplit('/');
+    let file = parts.next().unwrap_or("");
+    file.ends_with(".rs") && matches!(parts.next(), Some("tests" | "benches" | "examples"))
 }
 
 /// `a/b/mod` → `[a, b]`; `/a/b` → `[a, b]`.

@@ -1074,6 +1074,37 @@ mod tests {
     }
 
     #[test]
+    fn integration_tests_share_their_support_module() {
+        let helpers = "pub fn make_repo() -> u32 {\n    1\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"demo\"\n"),
+            ("src/lib.rs", "pub fn x() {}\n"),
+            ("tests/support/mod.rs", "pub mod helpers;\n"),
+            ("tests/support/helpers.rs", helpers),
+            (
+                "tests/a.rs",
+                "mod support;\n\nuse support::helpers::make_repo;\n\n#[test]\nfn a() {\n    make_repo();\n}\n",
+            ),
+            (
+                "tests/b.rs",
+                "mod support;\n\n#[test]\nfn b() {\n    support::helpers::make_repo();\n}\n",
+            ),
+        ];
+        let changed = tree_with_change(
+            &tree,
+            "tests/support/helpers.rs",
+            &helpers.replace('1', "2"),
+        );
+        let sites = sites_of(&changed, "make_repo");
+        for site in [("tests/a.rs", 3), ("tests/a.rs", 7), ("tests/b.rs", 5)] {
+            assert!(
+                sites.contains(&(site.0.to_string(), site.1, Confidence::Exact)),
+                "{site:?} in {sites:?}"
+            );
+        }
+    }
+
+    #[test]
     fn a_python_method_on_a_returned_value_resolves_through_the_annotation() {
         let models = "class Shelf:\n    def tally(self):\n        return 1\n\n\nclass Store:\n    def tally(self):\n        return 2\n\n\ndef open_shelf() -> Shelf:\n    return Shelf()\n";
         let app = "from pkg import models\nfrom pkg.models import open_shelf\n\n\ndef report():\n    s = open_shelf()\n    return s.tally() + models.open_shelf().tally()\n";

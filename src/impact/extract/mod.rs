@@ -332,6 +332,14 @@ mod tests {
         assert_eq!(recv("label"), Receiver::Type("Book".into()));
         assert_eq!(recv("run"), Receiver::Field("inner".into()));
         assert_eq!(recv("go"), Receiver::Returned(vec!["other".into()]));
+        let t = extract(
+            Lang::Rust,
+            "impl W {\n    fn f(&self, e: &dyn Events, g: impl Sink) {\n        e.event();\n        g.pour();\n        let i = self.index;\n        i.file();\n    }\n}\n",
+        );
+        let recv = |n: &str| refs_named(&t, n)[0].receiver.clone();
+        assert_eq!(recv("event"), Receiver::Type("Events".into()));
+        assert_eq!(recv("pour"), Receiver::Type("Sink".into()));
+        assert_eq!(recv("file"), Receiver::Field("index".into()));
     }
 
     #[test]
@@ -368,7 +376,18 @@ mod tests {
     fn rust_use_trees() {
         let s = extract(
             Lang::Rust,
-            "pub use crate::a::{b::C as D, self, e::*};\nuse super::F;\n",
+            "pub use crate::a::{b::C as D, self, e::*};\nuse super::F;\nuse crate::{\n    g::H,\n    I as J,\n};\n",
+        );
+        // Each imported name is referenced on its own line of a `use` list.
+        let lines: Vec<(&str, u32)> = s
+            .refs
+            .iter()
+            .filter(|r| r.form == Form::Import)
+            .map(|r| (r.name.as_str(), r.line))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![("C", 1), ("a", 1), ("F", 2), ("H", 4), ("I", 5)]
         );
         let imports: Vec<(String, &str, bool, bool)> = s
             .imports
@@ -382,6 +401,8 @@ mod tests {
                 ("crate::a".to_string(), "a", false, true),
                 ("crate::a::e".to_string(), "", true, true),
                 ("super::F".to_string(), "F", false, false),
+                ("crate::g::H".to_string(), "H", false, false),
+                ("crate::I".to_string(), "J", false, false),
             ]
         );
     }

@@ -261,6 +261,8 @@ fn type_base(node: Node, src: &str) -> Option<String> {
                 Some(base)
             }
         }
+        // `&dyn Events`, `impl Events`: calls go to the trait's methods.
+        "dynamic_type" | "abstract_type" => type_base(node.child_by_field_name("trait")?, src),
         _ => None,
     }
 }
@@ -277,6 +279,13 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
         | "parenthesized_expression" => value_type(node.named_child(0)?, src),
         "struct_expression" => {
             type_base(node.child_by_field_name("name")?, src).map(Receiver::Type)
+        }
+        // `let index = self.index;`: the field's declared type.
+        "field_expression" => {
+            let base = node.child_by_field_name("value")?;
+            let field = node.child_by_field_name("field")?;
+            (base.kind() == "self" && field.kind() == "field_identifier")
+                .then(|| Receiver::Field(text(field, src).to_string()))
         }
         // A unit struct used as a value: `Marker.method()`, `a::Marker.method()`.
         "identifier" | "scoped_identifier" => {
@@ -938,7 +947,7 @@ impl<'a> Cx<'a> {
         };
         let mut found = Vec::new();
         use_tree(arg, self.src, &[], &mut found);
-        for (path, alias, glob) in found {
+        for (path, alias, glob, at) in found {
             if !glob {
                 if let Some((name, prefix)) = path.split_last() {
                     if !matches!(name.as_str(), "crate" | "self" | "super") {
@@ -947,7 +956,8 @@ impl<'a> Cx<'a> {
                             form: Form::Import,
                             path: prefix.to_vec(),
                             receiver: Receiver::None,
-                            line,
+                            // The name's own line: a `use` list spans several.
+                            line: at,
                             scope,
                         });
                     }
@@ -966,8 +976,11 @@ impl<'a> Cx<'a> {
     }
 }
 
-/// Flatten a `use` tree into (path, local name, glob).
-fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<(Vec<String>, String, bool)>) {
+/// A `use` tree flattened: (path, local name, glob, line of the name).
+type UseLeaf = (Vec<String>, String, bool, u32);
+
+/// Flatten a `use` tree into its leaves.
+fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
     let join = |tail: Option<Vec<String>>| -> Option<Vec<String>> {
         let mut p = prefix.to_vec();
         p.extend(tail?);
@@ -982,13 +995,13 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<(Vec<String>
                 path.pop();
             }
             let alias = path.last().cloned().unwrap_or_default();
-            out.push((path, alias, false));
+            out.push((path, alias, false, last_line(node)));
         }
         "use_as_clause" => {
-            let Some(mut path) = join(
-                node.child_by_field_name("path")
-                    .and_then(|p| path_segments(p, src)),
-            ) else {
+            let Some(p) = node.child_by_field_name("path") else {
+                return;
+            };
+            let Some(mut path) = join(path_segments(p, src)) else {
                 return;
             };
             if path.len() > 1 && path.last().is_some_and(|s| s == "self") {
@@ -998,7 +1011,7 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<(Vec<String>
                 .child_by_field_name("alias")
                 .map(|a| text(a, src).to_string())
                 .unwrap_or_default();
-            out.push((path, alias, false));
+            out.push((path, alias, false, last_line(p)));
         }
         "use_wildcard" => {
             let inner = node.named_child(0).and_then(|p| path_segments(p, src));
@@ -1006,7 +1019,7 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<(Vec<String>
                 Some(tail) => join(Some(tail)).unwrap_or_default(),
                 None => prefix.to_vec(),
             };
-            out.push((path, String::new(), true));
+            out.push((path, String::new(), true, line(node)));
         }
         "scoped_use_list" => {
             let base = match node.child_by_field_name("path") {
@@ -1028,6 +1041,12 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<(Vec<String>
         }
         _ => {}
     }
+}
+
+/// The line of a path's last segment (`a::\n    b` is on `b`'s line).
+fn last_line(path: Node) -> u32 {
+    path.child_by_field_name("name")
+        .map_or_else(|| line(path), line)
 }
 
 /// Inside token trees, contextual keywords (`default`, `union`) are tokens
