@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::changes::Change;
 use super::index::{Confidence, DefId, Index, Mention, ModId, ModuleMention, Resolution};
+use super::lang::Lang;
 use super::symbols::{Form, Kind};
 
 /// Dependent files at or above which a symbol is a hub.
@@ -223,11 +224,18 @@ pub fn symbols(
 }
 
 impl Blast<'_> {
-    /// A definition that opens a module is changed as that module: its
-    /// dependents are the places naming the module.
+    /// A definition that opens a module is changed as that module, and a
+    /// Python module's `__all__` (what `from m import *` binds) as its
+    /// module: their dependents are the places naming the module.
     fn target_of(&self, d: DefId) -> Target {
-        match self.index.opened_module(d) {
-            Some(m) if self.index.def(d).kind == Kind::Module => Target::Module(m, Some(d)),
+        let index = self.index;
+        let def = index.def(d);
+        let file = index.file(d.file);
+        match index.opened_module(d) {
+            Some(m) if def.kind == Kind::Module => Target::Module(m, Some(d)),
+            _ if file.lang == Lang::Python && def.name == "__all__" && def.parent.is_none() => {
+                Target::Module(file.module, Some(d))
+            }
             _ => Target::Def(d),
         }
     }

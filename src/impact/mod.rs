@@ -1536,6 +1536,29 @@ mod tests {
     }
 
     #[test]
+    fn an_edited_all_list_reaches_the_packages_importers() {
+        let init = "from .store import Shelf\n\n__all__ = [\"Shelf\"]\n";
+        let head = "from .store import Shelf\n\n__all__ = []\n";
+        let (files, blobs) = tree(
+            &[
+                ("pkg/__init__.py", head),
+                ("pkg/store.py", "class Shelf:\n    pass\n"),
+                ("app.py", "from pkg import *\nimport pkg\n"),
+            ],
+            &[init],
+        );
+        let diff = diff_of(vec![modified("pkg/__init__.py", init, head)]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let all = impact
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "__all__")
+            .expect("__all__ changed");
+        assert_eq!(site_list(all), vec!["app.py:1", "app.py:2"]);
+        assert_eq!(all.dependents.symbols, 1, "app.py's module code");
+    }
+
+    #[test]
     fn a_renamed_python_package_breaks_imports_of_its_old_path() {
         let init = "";
         let body = "def f():\n    return 1\n";
