@@ -1,9 +1,11 @@
 //! Accuracy of the impact index against hand-checked reference lists.
 //!
 //! Each fixture under `fixtures/impact/<name>/` holds a tree (`head/`) and
-//! `expected.json`: target definitions (`file:line`) with every line that
-//! references them. The test touches each target's line in a synthetic diff,
-//! runs `impact::analyze`, and compares the reported sites with the list.
+//! `expected.json`: targets (`file:line`, a definition or a file's
+//! module-level code) with every line that references them. The test
+//! touches each target's line in a synthetic diff, runs `impact::analyze`,
+//! and compares the reported sites with the list. Renaming a module's file
+//! must report the same lines: they still name the old path.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -304,10 +306,38 @@ fn every_definition(tree: &Tree) -> Vec<String> {
     out
 }
 
-/// Each definition touched alone, then all at once: the prefilter never
-/// changes a symbol, a site, a confidence, a stability or a radius.
+/// The first line of module-level code (outside every definition) of each
+/// source file that has one, as `file:line`.
+fn every_module_line(tree: &Tree) -> Vec<String> {
+    let mut extractor = impact::Extractor::new();
+    let mut out = Vec::new();
+    for f in &tree.files {
+        let Some(lang) = impact::Lang::of_path(&f.path) else {
+            continue;
+        };
+        let bytes = &tree.blobs[&f.blob];
+        let syms = extractor.extract(lang, bytes).unwrap();
+        let text = String::from_utf8_lossy(bytes);
+        let line = text.lines().zip(1u32..).find(|(t, n)| {
+            !t.trim().is_empty()
+                && !syms
+                    .defs
+                    .iter()
+                    .any(|d| d.start_line <= *n && *n <= d.end_line)
+        });
+        if let Some((_, n)) = line {
+            out.push(format!("{}:{n}", f.path));
+        }
+    }
+    out
+}
+
+/// Each definition and each file's module-level code touched alone, then
+/// all at once: the prefilter never changes a symbol, a site, a confidence,
+/// a stability or a radius.
 fn check_prefilter(tree: &Tree, name: &str) {
-    let all = every_definition(tree);
+    let mut all = every_definition(tree);
+    all.extend(every_module_line(tree));
     let (mut parsed, mut full) = (0, 0);
     for at in &all {
         let (p, f) = assert_same_as_full(tree, std::slice::from_ref(at), &format!("{name} {at}"));
@@ -320,6 +350,108 @@ fn check_prefilter(tree: &Tree, name: &str) {
         all.len()
     );
     assert!(parsed < full, "{name}: the prefilter never left a file out");
+}
+
+/// `tree` with the file at `from` moved to `to`, unchanged, and the diff
+/// of that rename.
+fn moved(tree: &Tree, from: &str, to: &str) -> (Tree, Diff) {
+    let mut files = tree.files.clone();
+    let entry = files.iter_mut().find(|f| f.path == from).unwrap();
+    entry.path = to.to_string();
+    let blob = entry.blob.clone();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let diff = Diff {
+        base_commit: "base".into(),
+        head_commit: "head".into(),
+        files: vec![FileDiff {
+            path: to.to_string(),
+            old_path: Some(from.to_string()),
+            similarity: Some(100),
+            status: FileStatus::Renamed,
+            binary: false,
+            old_mode: Some(0o100644),
+            new_mode: Some(0o100644),
+            old_blob: Some(blob.clone()),
+            new_blob: Some(blob),
+            hunks: Vec::new(),
+            additions: 0,
+            deletions: 0,
+        }],
+        sha256: String::new(),
+    };
+    let moved = Tree {
+        files,
+        blobs: tree.blobs.clone(),
+    };
+    (moved, diff)
+}
+
+/// The rename of `from` to `to`, checked against the full index: the
+/// module-path change it reports.
+fn rename(tree: &Tree, from: &str, to: &str) -> impact::ChangedSymbol {
+    let (moved, diff) = moved(tree, from, to);
+    let full = impact::analyze_with(
+        &moved.files,
+        &diff,
+        &moved,
+        impact::CacheUse::Off,
+        impact::Parsing::All,
+    )
+    .unwrap();
+    let needed = impact::analyze(&moved.files, &diff, &moved, impact::CacheUse::Off).unwrap();
+    assert_eq!(needed.symbols, full.symbols, "rename {from} → {to}");
+    let found = needed
+        .symbols
+        .iter()
+        .find(|s| s.symbol == "(module)" && s.file == from)
+        .unwrap_or_else(|| panic!("rename {from} → {to} not reported: {:#?}", needed.symbols));
+    assert_eq!(found.renamed_to.as_deref(), Some(to));
+    assert_eq!(found.change, impact::Change::Removed);
+    found.clone()
+}
+
+fn sites_of(s: &impact::ChangedSymbol) -> BTreeSet<String> {
+    s.sites
+        .iter()
+        .map(|x| format!("{}:{}", x.file, x.line))
+        .collect()
+}
+
+#[test]
+fn a_renamed_module_breaks_exactly_its_importers() {
+    for name in ["rust-workspace", "python-pkg"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/impact")
+            .join(name);
+        let expected: Expected =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap())
+                .unwrap();
+        let tree = load_tree(&dir.join("head"));
+        // Module targets of files that are not a crate or package root.
+        for t in expected.targets.iter().filter(|t| t.symbol == "(module)") {
+            let (file, _) = t.at.rsplit_once(':').unwrap();
+            let (dir, stem) = file.rsplit_once('/').unwrap();
+            if matches!(stem, "lib.rs" | "main.rs" | "__init__.py") {
+                continue;
+            }
+            let ext = stem.rsplit_once('.').unwrap().1;
+            let to = format!("{dir}/moved.{ext}");
+            let found = rename(&tree, file, &to);
+            let want: BTreeSet<String> = t.references.iter().cloned().collect();
+            assert_eq!(sites_of(&found), want, "{name}: {file} → {to}");
+            assert_eq!(found.breaking, !want.is_empty(), "{name}: {file}");
+        }
+    }
+}
+
+#[test]
+fn the_prefilter_matches_the_full_index_on_renames_in_generated_trees() {
+    for seed in 1..=3 {
+        let rust = rename(&generated_rust(seed, 12), "src/m0.rs", "src/moved.rs");
+        assert!(rust.breaking, "seed {seed}: `pub mod m0;` still names it");
+        let py = rename(&generated_python(seed, 8), "pkg/m0.py", "pkg/moved.py");
+        assert_eq!(py.qualified, "pkg.m0");
+    }
 }
 
 #[test]

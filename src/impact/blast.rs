@@ -1,13 +1,15 @@
 //! Blast radius: for each changed symbol, the sites that reference it, the
 //! symbols and files that depend on it, a stability tier, and the transitive
-//! radius to depth 2. Works on the index only; output is plain data.
+//! radius to depth 2. A changed module's sites are the places naming it: its
+//! importers. Works on the index only; output is plain data.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::Serialize;
 
 use super::changes::Change;
-use super::index::{Confidence, DefId, Index, Resolution};
+use super::index::{Confidence, DefId, Index, Mention, ModId, ModuleMention, Resolution};
+use super::lang::Lang;
 use super::symbols::{Form, Kind};
 
 /// Dependent files at or above which a symbol is a hub.
@@ -95,6 +97,10 @@ pub struct ChangedSymbol {
     pub dependents: Dependents,
     /// Dependent symbols within two hops over exact and unique references.
     pub radius: usize,
+    /// A renamed file's module: the head path it moved to. Its sites are
+    /// the places still naming the old path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed_to: Option<String>,
     pub sites: Vec<Site>,
     pub sites_omitted: usize,
     /// References that may name this symbol or another of the same name.
@@ -102,11 +108,33 @@ pub struct ChangedSymbol {
     pub ambiguous_omitted: usize,
 }
 
+/// A changed module: its module-level code edited, or its path gone (a
+/// deleted file, or a renamed one whose module path changed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleChange {
+    pub module: ModId,
+    /// Its file: the head path, or the base path when the path is gone.
+    pub file: String,
+    pub change: Change,
+    /// A renamed file's head path.
+    pub renamed_to: Option<String>,
+}
+
 /// A dependent: a definition, or a file's module-level code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Dep {
     Def(DefId),
     Module(u32),
+}
+
+/// What a blast radius is computed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// A definition, found through references that resolve to it.
+    Def(DefId),
+    /// A module, found through the places that name it, with the definition
+    /// declaring it when that is what changed (`mod b;`, an inline module).
+    Module(ModId, Option<DefId>),
 }
 
 pub struct Blast<'a> {
@@ -117,42 +145,101 @@ pub struct Blast<'a> {
     scanned: HashSet<String>,
     /// The names each definition is referenced by, per definition.
     names: HashMap<DefId, Vec<String>>,
+    /// The places naming each module asked about.
+    mentions: HashMap<ModId, Vec<ModuleMention>>,
 }
 
 struct RawSite {
     file: u32,
-    r: u32,
+    at: Mention,
     confidence: Confidence,
     candidates: usize,
-    /// Inside the target itself (recursion, `Self` in its own body).
+    /// Inside the target itself (recursion, `Self` in its own body, a
+    /// module's own code).
     inside: bool,
 }
 
-/// The changed symbols with their blast radius, in the order given.
-pub fn symbols(index: &Index, targets: &[(DefId, Change)]) -> Vec<ChangedSymbol> {
+/// What a changed symbol's entry says about the symbol itself.
+struct Header {
+    symbol: String,
+    qualified: String,
+    kind: Kind,
+    file: String,
+    line: u32,
+    change: Change,
+    unit: u32,
+    renamed_to: Option<String>,
+}
+
+/// The changed definitions and modules with their blast radius, in the
+/// order given (definitions first).
+pub fn symbols(
+    index: &Index,
+    defs: &[(DefId, Change)],
+    modules: &[ModuleChange],
+) -> Vec<ChangedSymbol> {
     let mut blast = Blast {
         index,
         memo: HashMap::new(),
         candidates: HashMap::new(),
         scanned: HashSet::new(),
         names: HashMap::new(),
+        mentions: HashMap::new(),
     };
+    let targets: Vec<Target> = defs
+        .iter()
+        .map(|&(d, _)| blast.target_of(d))
+        .chain(modules.iter().map(|m| Target::Module(m.module, None)))
+        .collect();
     // Two scans of all references: the targets' names, then the names of
     // their dependents (for the depth-2 radius).
-    blast.scan(targets.iter().map(|t| t.0));
-    let first: Vec<BTreeSet<Dep>> = targets.iter().map(|t| blast.dependents(t.0)).collect();
-    blast.scan(first.iter().flatten().filter_map(|d| match d {
-        Dep::Def(id) => Some(*id),
-        Dep::Module(_) => None,
+    blast.scan(targets.iter().filter_map(|t| match t {
+        Target::Def(d) => Some(*d),
+        Target::Module(..) => None,
     }));
+    let first: Vec<BTreeSet<Dep>> = targets.iter().map(|&t| blast.dependents(t)).collect();
+    let second: Vec<DefId> = first
+        .iter()
+        .flatten()
+        .filter_map(|d| match d {
+            Dep::Def(id) => match blast.target_of(*id) {
+                Target::Def(id) => Some(id),
+                Target::Module(..) => None,
+            },
+            Dep::Module(_) => None,
+        })
+        .collect();
+    blast.scan(second.into_iter());
+    let headers: Vec<Header> = defs
+        .iter()
+        .map(|&(d, c)| blast.def_header(d, c))
+        .chain(modules.iter().map(|m| blast.module_header(m)))
+        .collect();
     targets
         .iter()
         .zip(first)
-        .map(|(&(t, c), deps)| blast.symbol(t, c, deps))
+        .zip(headers)
+        .map(|((&t, deps), header)| blast.symbol(t, header, deps))
         .collect()
 }
 
 impl Blast<'_> {
+    /// A definition that opens a module is changed as that module, and a
+    /// Python module's `__all__` (what `from m import *` binds) as its
+    /// module: their dependents are the places naming the module.
+    fn target_of(&self, d: DefId) -> Target {
+        let index = self.index;
+        let def = index.def(d);
+        let file = index.file(d.file);
+        match index.opened_module(d) {
+            Some(m) if def.kind == Kind::Module => Target::Module(m, Some(d)),
+            _ if file.lang == Lang::Python && def.name == "__all__" && def.parent.is_none() => {
+                Target::Module(file.module, Some(d))
+            }
+            _ => Target::Def(d),
+        }
+    }
+
     /// Make the references to these definitions (by any alias) available.
     fn scan(&mut self, defs: impl Iterator<Item = DefId>) {
         let mut names: Vec<String> = Vec::new();
@@ -192,7 +279,14 @@ impl Blast<'_> {
         names
     }
 
-    fn sites(&mut self, target: DefId) -> Vec<RawSite> {
+    fn sites(&mut self, target: Target) -> Vec<RawSite> {
+        match target {
+            Target::Def(d) => self.def_sites(d),
+            Target::Module(m, decl) => self.module_sites(m, decl),
+        }
+    }
+
+    fn def_sites(&mut self, target: DefId) -> Vec<RawSite> {
         let index = self.index;
         let mut out = Vec::new();
         let names = self.names_of(target);
@@ -215,7 +309,7 @@ impl Blast<'_> {
             if res.targets.contains(&target) {
                 out.push(RawSite {
                     file: f,
-                    r,
+                    at: Mention::Ref(r),
                     confidence: res.confidence,
                     candidates: res.targets.len(),
                     inside,
@@ -225,9 +319,42 @@ impl Blast<'_> {
         out
     }
 
-    fn dep_of(&self, file: u32, r: u32) -> Dep {
+    /// The places naming module `m` from outside its own code, one per line.
+    /// The module's own file (its `use super::*` tests, `self::` paths) and
+    /// the changed declaration itself are not importers.
+    fn module_sites(&mut self, m: ModId, decl: Option<DefId>) -> Vec<RawSite> {
+        let index = self.index;
+        let mentions = self
+            .mentions
+            .entry(m)
+            .or_insert_with(|| index.module_mentions(m));
+        let mut seen: HashSet<(u32, u32)> = HashSet::new();
+        let mut out = Vec::new();
+        for mention in mentions.iter() {
+            let (line, _, scope) = place(index, mention.file, mention.at);
+            let own = index.file(mention.file).module == m
+                || decl.is_some_and(|d| {
+                    d.file == mention.file
+                        && (mention.at == Mention::Decl(d.def)
+                            || within(index, d.file, scope, d.def))
+                });
+            if own || !seen.insert((mention.file, line)) {
+                continue;
+            }
+            out.push(RawSite {
+                file: mention.file,
+                at: mention.at,
+                confidence: Confidence::Exact,
+                candidates: mention.candidates,
+                inside: false,
+            });
+        }
+        out
+    }
+
+    fn dep_of(&self, file: u32, scope: Option<u32>) -> Dep {
         let f = self.index.file(file);
-        let mut cur = f.syms.refs[r as usize].scope;
+        let mut cur = scope;
         while let Some(s) = cur {
             if f.syms.defs[s as usize].kind.is_scope() {
                 return Dep::Def(DefId { file, def: s });
@@ -241,14 +368,23 @@ impl Blast<'_> {
         matches!(c, Confidence::Exact | Confidence::Unique)
     }
 
+    /// Whether a site makes its enclosing symbol a dependent. Importing a
+    /// definition is not using it (the uses are sites of their own), but
+    /// importing a module is what depending on a module is.
+    fn depends(&self, target: Target, s: &RawSite) -> bool {
+        let form = place(self.index, s.file, s.at).1;
+        Self::is_certain(s.confidence)
+            && !s.inside
+            && (matches!(target, Target::Module(..)) || form != Form::Import)
+    }
+
     /// Dependents one hop away over exact and unique references.
-    fn dependents(&mut self, target: DefId) -> BTreeSet<Dep> {
+    fn dependents(&mut self, target: Target) -> BTreeSet<Dep> {
         let sites = self.sites(target);
         sites
             .iter()
-            .filter(|s| Self::is_certain(s.confidence) && !s.inside)
-            .filter(|s| self.index.file(s.file).syms.refs[s.r as usize].form != Form::Import)
-            .map(|s| self.dep_of(s.file, s.r))
+            .filter(|s| self.depends(target, s))
+            .map(|s| self.dep_of(s.file, place(self.index, s.file, s.at).2))
             .collect()
     }
 
@@ -270,12 +406,41 @@ impl Blast<'_> {
         }
     }
 
-    /// The full entry for a changed definition whose one-hop dependents
-    /// are `first`.
-    fn symbol(&mut self, target: DefId, change: Change, first: BTreeSet<Dep>) -> ChangedSymbol {
+    fn def_header(&self, d: DefId, change: Change) -> Header {
         let index = self.index;
-        let own = index.file(target.file);
-        let def = index.def(target);
+        let own = index.file(d.file);
+        let def = index.def(d);
+        Header {
+            symbol: own
+                .syms
+                .display_name(d.def as usize, own.lang.member_separator()),
+            qualified: index.qualified(d),
+            kind: def.kind,
+            file: own.path.clone(),
+            line: def.start_line,
+            change,
+            unit: own.unit,
+            renamed_to: None,
+        }
+    }
+
+    fn module_header(&self, m: &ModuleChange) -> Header {
+        Header {
+            symbol: "(module)".to_string(),
+            qualified: self.index.module_path(m.module),
+            kind: Kind::Module,
+            file: m.file.clone(),
+            line: 1,
+            change: m.change,
+            unit: self.index.module_unit(m.module),
+            renamed_to: m.renamed_to.clone(),
+        }
+    }
+
+    /// The full entry for a changed symbol whose one-hop dependents are
+    /// `first`.
+    fn symbol(&mut self, target: Target, header: Header, first: BTreeSet<Dep>) -> ChangedSymbol {
+        let index = self.index;
         let raw = self.sites(target);
         let mut sites = Vec::new();
         let mut ambiguous = Vec::new();
@@ -283,13 +448,13 @@ impl Blast<'_> {
         let mut files: BTreeSet<u32> = BTreeSet::new();
         for s in &raw {
             let f = index.file(s.file);
-            let rf = &f.syms.refs[s.r as usize];
-            let dep = self.dep_of(s.file, s.r);
-            let test = f.test || f.syms.in_test(rf.scope);
+            let (line, form, scope) = place(index, s.file, s.at);
+            let dep = self.dep_of(s.file, scope);
+            let test = f.test || f.syms.in_test(scope) || is_test_decl(index, s.file, s.at);
             let site = Site {
                 file: f.path.clone(),
-                line: rf.line,
-                form: rf.form,
+                line,
+                form,
                 confidence: s.confidence,
                 candidates: s.candidates,
                 dependent: self.dep_name(dep),
@@ -299,9 +464,9 @@ impl Blast<'_> {
             if Self::is_certain(s.confidence) {
                 if !s.inside {
                     files.insert(s.file);
-                    if rf.form != Form::Import {
-                        deps.insert(dep);
-                    }
+                }
+                if self.depends(target, s) {
+                    deps.insert(dep);
                 }
                 sites.push(site);
             } else {
@@ -313,7 +478,7 @@ impl Blast<'_> {
         let test = deps.len() - production;
         let other_files = files
             .iter()
-            .filter(|&&f| index.file(f).path != own.path)
+            .filter(|&&f| index.file(f).path != header.file)
             .count();
         let stability = if files.is_empty() {
             Stability::Leaf
@@ -321,7 +486,7 @@ impl Blast<'_> {
             Stability::Hub
         } else if files
             .iter()
-            .any(|&f| index.file(f).unit != own.unit && !index.file(f).test)
+            .any(|&f| index.file(f).unit != header.unit && !index.file(f).test)
         {
             Stability::Public
         } else if other_files > 0 {
@@ -331,18 +496,25 @@ impl Blast<'_> {
         };
 
         // Depth 2 over exact and unique edges.
+        let own_def = match target {
+            Target::Def(d) => Some(d),
+            Target::Module(_, decl) => decl,
+        };
         let mut reach: HashSet<Dep> = first.iter().copied().collect();
         for d in &first {
             if let Dep::Def(id) = *d {
-                if id != target {
-                    reach.extend(self.dependents(id));
+                if Some(id) != own_def {
+                    let next = self.target_of(id);
+                    reach.extend(self.dependents(next));
                 }
             }
         }
-        reach.remove(&Dep::Def(target));
+        if let Some(d) = own_def {
+            reach.remove(&Dep::Def(d));
+        }
 
         // Production before tests, other files before the symbol's own.
-        let own_path = own.path.clone();
+        let own_path = header.file.clone();
         let order = |s: &Site| (s.inside, s.test, s.file == own_path, s.file.clone(), s.line);
         sites.sort_by_key(order);
         ambiguous.sort_by_key(order);
@@ -352,15 +524,13 @@ impl Blast<'_> {
         ambiguous.truncate(MAX_SITES);
 
         ChangedSymbol {
-            symbol: own
-                .syms
-                .display_name(target.def as usize, own.lang.member_separator()),
-            qualified: index.qualified(target),
-            kind: def.kind,
-            file: own.path.clone(),
-            line: def.start_line,
-            change,
-            breaking: matches!(change, Change::Removed | Change::SignatureChanged)
+            symbol: header.symbol,
+            qualified: header.qualified,
+            kind: header.kind,
+            file: header.file,
+            line: header.line,
+            change: header.change,
+            breaking: matches!(header.change, Change::Removed | Change::SignatureChanged)
                 && references > 0,
             stability,
             references,
@@ -371,11 +541,41 @@ impl Blast<'_> {
                 files: files.iter().map(|&f| index.file(f).path.clone()).collect(),
             },
             radius: reach.len(),
+            renamed_to: header.renamed_to,
             sites,
             sites_omitted,
             ambiguous,
             ambiguous_omitted,
         }
+    }
+}
+
+/// Line, form and enclosing definition of a site. A declaration (`mod b;`)
+/// brings its module into the crate, so it reads as an import; it is
+/// enclosed by what encloses the declaration.
+fn place(index: &Index, file: u32, at: Mention) -> (u32, Form, Option<u32>) {
+    let syms = &index.file(file).syms;
+    match at {
+        Mention::Ref(r) => {
+            let r = &syms.refs[r as usize];
+            (r.line, r.form, r.scope)
+        }
+        Mention::Import(i) => {
+            let imp = &syms.imports[i as usize];
+            (imp.line, Form::Import, imp.scope)
+        }
+        Mention::Decl(d) => {
+            let d = &syms.defs[d as usize];
+            (d.start_line, Form::Import, d.parent)
+        }
+    }
+}
+
+/// A declaration marked as test code (`#[cfg(test)] mod tests;`).
+fn is_test_decl(index: &Index, file: u32, at: Mention) -> bool {
+    match at {
+        Mention::Decl(d) => index.file(file).syms.defs[d as usize].test,
+        _ => false,
     }
 }
 

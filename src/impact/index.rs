@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::lang::Lang;
-use super::symbols::{FileSymbols, Form, Import, Kind, Receiver, Ref};
+use super::symbols::{FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
 /// Names so common that matching them by name alone is noise: they never
 /// produce a by-name match (unique or ambiguous), only resolved ones.
@@ -222,6 +222,8 @@ pub struct File {
     /// Holds only definitions the diff removed; its references are not
     /// searched (they are the base side's).
     pub ghost: bool,
+    /// Not parsed yet (see `Source::pending`).
+    pending: bool,
     /// Module each definition is declared in.
     def_mod: Vec<ModId>,
     /// For inline modules: the module their body opens.
@@ -302,15 +304,90 @@ pub struct Probe {
     /// Names looked up among the definitions of one unit (crate or
     /// package): only that unit's files can answer.
     pub unit: HashSet<(u32, String)>,
+    /// Names looked up in a module's subtree: only the files of the module,
+    /// of the modules below it and of those above it (which may declare
+    /// some of them inline) can answer.
+    pub within: HashSet<(ModId, String)>,
+    /// Files read whole, whatever names they contain (by index in `files`):
+    /// a question whose answer must not rest on a file not yet read.
+    pub files: HashSet<u32>,
 }
 
 /// The pseudo-name of a module's glob imports in `Probe::local`.
 pub const GLOB: &str = "*";
 
+/// Where code names a module (see `Index::module_mentions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mention {
+    /// `mod b;` or an inline module: a definition index.
+    Decl(u32),
+    /// An import of the module, of an item from it or of all of it: an
+    /// import index.
+    Import(u32),
+    /// A reference through the module's path: a reference index.
+    Ref(u32),
+}
+
+/// One place naming a module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleMention {
+    pub file: u32,
+    pub at: Mention,
+    /// How many modules or items the path may lead to (1 unless a glob
+    /// import makes it ambiguous).
+    pub candidates: usize,
+}
+
+/// The part of the tree whose code can name a module.
+enum Reach {
+    /// Any file (a public Rust module, any Python module).
+    Anywhere,
+    /// Only code in this module's subtree (a private or `pub(crate)` Rust
+    /// module, a binary's root).
+    Within(ModId),
+    /// Not known until the declaring parent is parsed.
+    Pending,
+}
+
 /// A Rust package manifest: directory (relative, "" for the root) and name.
+#[derive(Debug, Clone)]
 pub struct Manifest {
     pub dir: String,
     pub name: String,
+}
+
+/// What module paths are computed from: the crates' manifests, the
+/// directories that are Python packages and those holding a `src/lib.rs`.
+/// The head tree has one layout and the base side of a diff another: a
+/// deleted or renamed file had its module path in the base layout.
+pub struct Layout {
+    /// Deepest directory first, so a file maps to its innermost crate.
+    manifests: Vec<Manifest>,
+    py_packages: HashSet<String>,
+    has_lib: HashSet<String>,
+}
+
+impl Layout {
+    /// The layout of a tree holding `paths`.
+    pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>, manifests: &[Manifest]) -> Layout {
+        let mut py_packages = HashSet::new();
+        let mut has_lib = HashSet::new();
+        for p in paths {
+            if let Some(dir) = p.strip_suffix("/__init__.py") {
+                py_packages.insert(dir.to_string());
+            }
+            if let Some(prefix) = p.strip_suffix("src/lib.rs") {
+                has_lib.insert(prefix.to_string());
+            }
+        }
+        let mut manifests = manifests.to_vec();
+        manifests.sort_by_key(|m| std::cmp::Reverse(m.dir.len()));
+        Layout {
+            manifests,
+            py_packages,
+            has_lib,
+        }
+    }
 }
 
 /// Input for one file.
@@ -318,11 +395,12 @@ pub struct Source {
     pub path: String,
     pub lang: Lang,
     pub syms: Arc<FileSymbols>,
+    /// Not parsed yet: `syms` is empty until a later round.
+    pub pending: bool,
 }
 
 impl Index {
-    /// Build the index over `sources`. `manifests` locate Rust crates;
-    /// `py_packages` are the directories holding an `__init__.py`.
+    /// Build the index over `sources`. `manifests` locate Rust crates.
     pub fn build(sources: Vec<Source>, manifests: &[Manifest]) -> Index {
         let mut index = Index {
             files: Vec::with_capacity(sources.len()),
@@ -336,19 +414,9 @@ impl Index {
             probe: None,
             field_words: OnceCell::new(),
         };
-        let py_packages: HashSet<String> = sources
-            .iter()
-            .filter_map(|s| s.path.strip_suffix("/__init__.py").map(str::to_string))
-            .collect();
-        let has_lib: HashSet<String> = sources
-            .iter()
-            .filter_map(|s| s.path.strip_suffix("src/lib.rs").map(str::to_string))
-            .collect();
-        let mut manifests: Vec<&Manifest> = manifests.iter().collect();
-        // Deepest directory first, so a file maps to its innermost crate.
-        manifests.sort_by_key(|m| std::cmp::Reverse(m.dir.len()));
+        let layout = Layout::new(sources.iter().map(|s| s.path.as_str()), manifests);
         for src in sources {
-            index.add_file(src, &manifests, &py_packages, &has_lib, false);
+            index.add_file(src, &layout, false);
         }
         index
     }
@@ -389,6 +457,22 @@ impl Index {
             if !p.unit.contains(&key) {
                 p.unit.insert(key);
             }
+        }
+    }
+
+    fn note_within(&self, m: ModId, name: &str) {
+        if let Some(p) = &self.probe {
+            let mut p = p.borrow_mut();
+            let key = (m, name.to_string());
+            if !p.within.contains(&key) {
+                p.within.insert(key);
+            }
+        }
+    }
+
+    fn note_file(&self, file: u32) {
+        if let Some(p) = &self.probe {
+            p.borrow_mut().files.insert(file);
         }
     }
 
@@ -502,13 +586,9 @@ impl Index {
     }
 
     /// Module path of a Rust file: (crate, target root key, module names).
-    fn rust_module(
-        &mut self,
-        path: &str,
-        manifests: &[&Manifest],
-        has_lib: &HashSet<String>,
-    ) -> ModId {
-        let manifest = manifests
+    fn rust_module(&mut self, path: &str, layout: &Layout) -> ModId {
+        let manifest = layout
+            .manifests
             .iter()
             .find(|m| m.dir.is_empty() || path.starts_with(&format!("{}/", m.dir)));
         let (dir, crate_name) = match manifest {
@@ -530,7 +610,7 @@ impl Index {
             if inside == "lib" {
                 ("lib".to_string(), Vec::new())
             } else if inside == "main" {
-                let t = if has_lib.contains(&prefix) {
+                let t = if layout.has_lib.contains(&prefix) {
                     "main"
                 } else {
                     "lib"
@@ -565,7 +645,8 @@ impl Index {
         cur
     }
 
-    fn python_module(&mut self, path: &str, packages: &HashSet<String>) -> ModId {
+    fn python_module(&mut self, path: &str, layout: &Layout) -> ModId {
+        let packages = &layout.py_packages;
         let stem = path.trim_end_matches(".pyi").trim_end_matches(".py");
         let (dir, file) = match stem.rsplit_once('/') {
             Some((d, f)) => (d, f),
@@ -613,18 +694,8 @@ impl Index {
         m
     }
 
-    fn add_file(
-        &mut self,
-        src: Source,
-        manifests: &[&Manifest],
-        py_packages: &HashSet<String>,
-        has_lib: &HashSet<String>,
-        ghost: bool,
-    ) -> u32 {
-        let module = match src.lang {
-            Lang::Rust => self.rust_module(&src.path, manifests, has_lib),
-            Lang::Python => self.python_module(&src.path, py_packages),
-        };
+    fn add_file(&mut self, src: Source, layout: &Layout, ghost: bool) -> u32 {
+        let module = self.module_at(&src.path, src.lang, layout);
         let unit = self.modules[module as usize].unit;
         let file_id = self.files.len() as u32;
         let syms = src.syms;
@@ -703,43 +774,51 @@ impl Index {
             syms,
             test,
             ghost,
+            pending: src.pending,
             def_mod,
             inner_mod,
         });
         file_id
     }
 
+    fn module_at(&mut self, path: &str, lang: Lang, layout: &Layout) -> ModId {
+        match lang {
+            Lang::Rust => self.rust_module(path, layout),
+            Lang::Python => self.python_module(path, layout),
+        }
+    }
+
+    /// The module a file at `path` had on the base side (`base` is the base
+    /// layout), created when no head file holds that module path any more,
+    /// so references still using the path resolve to it.
+    pub fn base_module(&mut self, path: &str, lang: Lang, base: &Layout) -> ModId {
+        self.module_at(path, lang, base)
+    }
+
+    /// Whether a file of the head tree has module `m` as its own.
+    pub fn module_has_file(&self, m: ModId) -> bool {
+        self.files.iter().any(|f| !f.ghost && f.module == m)
+    }
+
     /// Add definitions that the diff removed, from the base-side symbols of
-    /// `path`, so references that still name them resolve to them.
+    /// `path` (placed by the base layout), so references that still name
+    /// them resolve to them.
     pub fn add_ghosts(
         &mut self,
         path: &str,
         lang: Lang,
         syms: Arc<FileSymbols>,
         defs: &[u32],
-        manifests: &[Manifest],
+        base: &Layout,
     ) -> u32 {
-        let mut sorted: Vec<&Manifest> = manifests.iter().collect();
-        sorted.sort_by_key(|m| std::cmp::Reverse(m.dir.len()));
-        let py_packages: HashSet<String> = self
-            .files
-            .iter()
-            .filter_map(|f| f.path.strip_suffix("/__init__.py").map(str::to_string))
-            .collect();
-        let has_lib: HashSet<String> = self
-            .files
-            .iter()
-            .filter_map(|f| f.path.strip_suffix("src/lib.rs").map(str::to_string))
-            .collect();
         let file = self.add_file(
             Source {
                 path: path.to_string(),
                 lang,
                 syms,
+                pending: false,
             },
-            &sorted,
-            &py_packages,
-            &has_lib,
+            base,
             true,
         );
         for &i in defs {
@@ -805,10 +884,15 @@ impl Index {
     /// `name` and every name an import binds it to, transitively: the names
     /// under which a definition can be referenced.
     pub fn names_for(&self, name: &str) -> Vec<String> {
+        self.alias_closure(name, |n| self.note_global(n))
+    }
+
+    /// `names_for`, telling `note` each name it asks about.
+    fn alias_closure(&self, name: &str, note: impl Fn(&str)) -> Vec<String> {
         let mut out = vec![name.to_string()];
         let mut i = 0;
         while i < out.len() && out.len() < 64 {
-            self.note_global(&out[i]);
+            note(&out[i]);
             if let Some(list) = self.aliases.get(&out[i]) {
                 for a in list {
                     if !out.contains(a) {
@@ -819,6 +903,264 @@ impl Index {
             i += 1;
         }
         out
+    }
+
+    /// The module an inline module or `mod b;` definition opens.
+    pub fn opened_module(&self, id: DefId) -> Option<ModId> {
+        self.files[id.file as usize].inner_mod[id.def as usize]
+    }
+
+    /// A module's path for display: `krate::a::b`, `pkg.mod`.
+    pub fn module_path(&self, m: ModId) -> String {
+        display_module(&self.modules[m as usize].key)
+    }
+
+    /// The crate or package a module belongs to.
+    pub fn module_unit(&self, m: ModId) -> u32 {
+        self.modules[m as usize].unit
+    }
+
+    /// Whether module `m` is `within` or lies below it.
+    fn descends(&self, m: ModId, within: ModId) -> bool {
+        let mut cur = Some(m);
+        let mut steps = 0;
+        while let Some(c) = cur {
+            if c == within {
+                return true;
+            }
+            steps += 1;
+            if steps > self.modules.len() {
+                return false;
+            }
+            cur = self.modules[c as usize].parent;
+        }
+        false
+    }
+
+    /// Whether code of module `m` can hold something declared in the
+    /// subtree of `within`: `m` is in that subtree, or above it (an inline
+    /// module of an ancestor's file may lie inside it).
+    pub fn related(&self, m: ModId, within: ModId) -> bool {
+        self.descends(m, within) || self.descends(within, m)
+    }
+
+    /// The name other code uses for module `m`: its name in its parent, the
+    /// crate name of a library root, the name of a top-level Python module.
+    fn module_name(&self, m: ModId) -> Option<String> {
+        let module = &self.modules[m as usize];
+        let name = match module.parent {
+            Some(p) => self.modules[p as usize]
+                .children
+                .iter()
+                .find(|(_, c)| *c == m)
+                .map(|(n, _)| n.clone()),
+            None => match module.key.strip_prefix("py:") {
+                Some(top) => Some(top.to_string()),
+                None => self
+                    .crates
+                    .iter()
+                    .find(|&(_, &root)| root == m)
+                    .map(|(n, _)| n.clone()),
+            },
+        };
+        name.filter(|n| !n.is_empty())
+    }
+
+    /// The part of the tree whose code can name module `m`.
+    ///
+    /// The declaring parent's files are read whole first, so the answer
+    /// never rests on a declaration not yet parsed.
+    fn module_reach(&self, m: ModId) -> Reach {
+        if self.modules_lang(m) == Lang::Python {
+            return Reach::Anywhere;
+        }
+        let module = &self.modules[m as usize];
+        // A library is named by other crates; a binary, test or example
+        // target by nothing outside itself.
+        let target = if self.crates.values().any(|&root| root == module.root) {
+            Reach::Anywhere
+        } else {
+            Reach::Within(module.root)
+        };
+        let (Some(parent), Some(name)) = (module.parent, self.module_name(m)) else {
+            return target;
+        };
+        let mut pending = false;
+        for (i, f) in self.files.iter().enumerate() {
+            if f.module == parent && !f.ghost {
+                self.note_file(i as u32);
+                pending |= f.pending;
+            }
+        }
+        if pending {
+            return Reach::Pending;
+        }
+        // An inline module of an ancestor's file may declare it too.
+        self.note_local(parent, &name);
+        let widest = self
+            .items
+            .get(name.as_str())
+            .into_iter()
+            .flatten()
+            .filter(|&&d| self.def(d).kind == Kind::Module && self.opened_module(d) == Some(m))
+            .map(|&d| match self.def(d).visibility {
+                Visibility::Private => 0,
+                Visibility::Crate => 1,
+                Visibility::Public => 2,
+            })
+            .max();
+        match widest {
+            // Private: its parent and the parent's descendants.
+            Some(0) => Reach::Within(parent),
+            // `pub(crate)`, `pub(super)`, `pub(in …)`: at most its crate.
+            Some(1) => Reach::Within(module.root),
+            // Public, or a file no parsed module declares: its target's reach.
+            _ => target,
+        }
+    }
+
+    /// Every place of the head tree that names module `m`: its declaration
+    /// (`mod b;`), imports of it or from it (`use a::b`, `use a::b::X`,
+    /// `use super::b::*`, `import pkg.mod as m`, `from pkg import mod`,
+    /// `from .mod import *`), references through its path (`b::f()`,
+    /// `crate::a::b::T`, `m.f()`, `pkg.mod.f()`). Paths are resolved, so each
+    /// site is exact; a path that may lead to several modules counts them.
+    ///
+    /// Records what it depends on: the module's names and aliases (across
+    /// the tree, or in its reach when Rust privacy bounds it), and the
+    /// relative anchors (`super`, `crate`, Python's dots) below it.
+    pub fn module_mentions(&self, m: ModId) -> Vec<ModuleMention> {
+        let lang = self.modules_lang(m);
+        let reach = match self.module_reach(m) {
+            Reach::Anywhere => None,
+            Reach::Within(r) => Some(r),
+            // This round's answer is discarded: the declaring file is parsed
+            // first, and asking about names now would parse for nothing.
+            Reach::Pending => return Vec::new(),
+        };
+        let words: HashSet<String> = match (self.module_name(m), reach) {
+            (None, _) => HashSet::new(),
+            (Some(name), None) => self.names_for(&name).into_iter().collect(),
+            (Some(name), Some(r)) => self
+                .alias_closure(&name, |n| self.note_within(r, n))
+                .into_iter()
+                .collect(),
+        };
+        // Paths that name `m` without its name start from a module below it.
+        match lang {
+            Lang::Rust => {
+                self.note_within(m, "super");
+                if self.modules[m as usize].parent.is_none() {
+                    self.note_within(m, "crate");
+                }
+            }
+            Lang::Python => {
+                if self.modules[m as usize].package {
+                    self.note_within(m, "import");
+                }
+            }
+        }
+        let mut memo: HashMap<ModId, HashMap<Vec<String>, Option<usize>>> = HashMap::new();
+        let mut leads = |from: ModId, segs: &[String]| -> Option<usize> {
+            let seen = memo.entry(from).or_default();
+            if let Some(&hit) = seen.get(segs) {
+                return hit;
+            }
+            let hit = self.path_reaches(from, segs, lang, m);
+            seen.insert(segs.to_vec(), hit);
+            hit
+        };
+        let mut out = Vec::new();
+        for (fi, f) in self.files.iter().enumerate() {
+            if f.ghost || f.lang != lang || reach.is_some_and(|r| !self.related(f.module, r)) {
+                continue;
+            }
+            let file = fi as u32;
+            for (i, imp) in f.syms.imports.iter().enumerate() {
+                if !may_name(&imp.path, &words, lang) {
+                    continue;
+                }
+                let from = self.scope_mod(file, imp.scope);
+                let hit = if imp.glob {
+                    leads(from, &imp.path)
+                } else {
+                    match self.resolve_path(from, &imp.path, lang, 0) {
+                        PathOutcome::Found(ts) if ts.contains(&Target::Module(m)) => Some(ts.len()),
+                        // The import names another module, not an item of this one.
+                        PathOutcome::Found(ts)
+                            if ts.iter().all(|t| matches!(t, Target::Module(_))) =>
+                        {
+                            None
+                        }
+                        PathOutcome::External => None,
+                        _ => imp
+                            .path
+                            .split_last()
+                            .filter(|(_, q)| !q.is_empty())
+                            .and_then(|(_, q)| leads(from, q)),
+                    }
+                };
+                if let Some(candidates) = hit {
+                    out.push(ModuleMention {
+                        file,
+                        at: Mention::Import(i as u32),
+                        candidates,
+                    });
+                }
+            }
+            for (i, r) in f.syms.refs.iter().enumerate() {
+                // Imports were read above, whole.
+                if r.form == Form::Import {
+                    continue;
+                }
+                let split;
+                let qualifier: &[String] = match &r.receiver {
+                    _ if !r.path.is_empty() => &r.path,
+                    Receiver::Name(n) => {
+                        split = n.split(sep(lang)).map(str::to_string).collect::<Vec<_>>();
+                        &split
+                    }
+                    _ => continue,
+                };
+                if !may_name(qualifier, &words, lang) {
+                    continue;
+                }
+                if let Some(candidates) = leads(self.scope_mod(file, r.scope), qualifier) {
+                    out.push(ModuleMention {
+                        file,
+                        at: Mention::Ref(i as u32),
+                        candidates,
+                    });
+                }
+            }
+        }
+        // Declarations: `mod b;` (and inline modules of that path).
+        if let Some(name) = self.module_name(m) {
+            for &d in self.items.get(name.as_str()).into_iter().flatten() {
+                let f = &self.files[d.file as usize];
+                if !f.ghost
+                    && self.def(d).kind == Kind::Module
+                    && self.opened_module(d) == Some(m)
+                    && reach.is_none_or(|r| self.related(f.module, r))
+                {
+                    out.push(ModuleMention {
+                        file: d.file,
+                        at: Mention::Decl(d.def),
+                        candidates: 1,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// When `segs`, seen from module `from`, leads to module `m`: how many
+    /// targets the path has.
+    fn path_reaches(&self, from: ModId, segs: &[String], lang: Lang, m: ModId) -> Option<usize> {
+        match self.resolve_path(from, segs, lang, 0) {
+            PathOutcome::Found(ts) if ts.contains(&Target::Module(m)) => Some(ts.len()),
+            _ => None,
+        }
     }
 
     fn scope_mod(&self, file: u32, scope: Option<u32>) -> ModId {
@@ -1507,6 +1849,17 @@ fn push_unique(out: &mut Vec<Target>, t: Target) {
     if !out.contains(&t) {
         out.push(t);
     }
+}
+
+/// Whether a path may name a module called by one of `words`: it holds
+/// one of them, or starts from a relative anchor (`super::`, `crate::`,
+/// Python's dots) that can reach the module without naming it.
+fn may_name(segs: &[String], words: &HashSet<String>, lang: Lang) -> bool {
+    let anchored = segs.first().is_some_and(|s| match lang {
+        Lang::Rust => s == "super" || s == "crate",
+        Lang::Python => s.starts_with('.'),
+    });
+    anchored || segs.iter().any(|s| words.contains(s))
 }
 
 fn sep(lang: Lang) -> &'static str {

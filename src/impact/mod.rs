@@ -30,8 +30,9 @@ pub use index::Confidence;
 pub use lang::Lang;
 pub use symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
+use blast::ModuleChange;
 use cache::{Cache, Miss};
-use index::{DefId, Index, Manifest, Source};
+use index::{DefId, Index, Layout, Manifest, Source};
 
 /// Files larger than this are generated or vendored more often than not;
 /// they are listed as skipped rather than indexed.
@@ -111,7 +112,8 @@ impl Serialize for Impact {
 /// One line of the prompt's "Impact assessment" table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Row {
-    /// `Type::name` and its file, e.g. `Shelf::add (src/shelf.rs:12)`.
+    /// `Type::name` and its file, e.g. `Shelf::add (src/shelf.rs:12)`; a
+    /// renamed module as `(module) (src/old.rs → src/new.rs)`.
     pub symbol: String,
     pub kind: Kind,
     pub change: Change,
@@ -140,8 +142,12 @@ impl Impact {
                     .take(3)
                     .map(|site| format!("{}:{}", site.file, site.line))
                     .collect();
+                let symbol = match &s.renamed_to {
+                    Some(to) => format!("{} ({} → {})", s.symbol, s.file, to),
+                    None => format!("{} ({}:{})", s.symbol, s.file, s.line),
+                };
                 Row {
-                    symbol: format!("{} ({}:{})", s.symbol, s.file, s.line),
+                    symbol,
                     kind: s.kind,
                     change: s.change,
                     breaking: s.breaking,
@@ -260,6 +266,7 @@ pub fn analyze_with(
 
     let t1 = Instant::now();
     let manifests = manifests(head_files, blobs, &mut impact);
+    let base_layout = base_layout(head_files, diff, &manifests, blobs, &mut impact);
     impact.stats.index_ms = t1.elapsed().as_millis() as u64;
     let unparsed: usize = slots
         .iter()
@@ -278,15 +285,16 @@ pub fn analyze_with(
         let mut sources = Vec::with_capacity(head_jobs.len());
         let mut file_job = Vec::with_capacity(head_jobs.len());
         for (path, j) in &head_jobs {
-            let syms = match &slots[*j] {
-                Slot::Parsed(s) => Arc::clone(s),
-                Slot::Text(_) => Arc::default(),
+            let (syms, pending) = match &slots[*j] {
+                Slot::Parsed(s) => (Arc::clone(s), false),
+                Slot::Text(_) => (Arc::default(), true),
                 Slot::Failed(_) => continue,
             };
             sources.push(Source {
                 path: path.to_string(),
                 lang: jobs[*j].lang,
                 syms,
+                pending,
             });
             file_job.push(*j);
         }
@@ -297,7 +305,7 @@ pub fn analyze_with(
         impact.stats.index_ms += t1.elapsed().as_millis() as u64;
 
         let t2 = Instant::now();
-        let (symbols, base_skips) = assess(&mut index, &changed, &base_job, &slots, &manifests);
+        let (symbols, base_skips) = assess(&mut index, &changed, &base_job, &slots, &base_layout);
         impact.stats.impact_ms += t2.elapsed().as_millis() as u64;
         let wanted = if last {
             Vec::new()
@@ -360,7 +368,7 @@ fn assess(
     changed: &[&crate::git::FileDiff],
     base_job: &HashMap<usize, usize>,
     slots: &[Slot],
-    manifests: &[Manifest],
+    base_layout: &Layout,
 ) -> (Vec<ChangedSymbol>, Vec<Skipped>) {
     let mut skipped = Vec::new();
     let by_path: HashMap<&str, u32> = index
@@ -379,7 +387,7 @@ fn assess(
     }
     // (target, change) per changed definition; removals become ghosts.
     let mut targets: Vec<(DefId, Change)> = Vec::new();
-    let mut modules: Vec<(&crate::git::FileDiff, Change)> = Vec::new();
+    let mut modules: Vec<ModuleChange> = Vec::new();
     for (i, fd) in changed.iter().enumerate() {
         let old_path = fd.old_path.as_deref().unwrap_or(&fd.path);
         let base = match base_job.get(&i).map(|&j| &slots[j]) {
@@ -402,7 +410,16 @@ fn assess(
         let mut removed = Vec::new();
         for t in touched {
             match (t.def, t.base_side, head_id) {
-                (None, _, _) => modules.push((fd, t.change)),
+                (None, _, Some(h)) => modules.push(ModuleChange {
+                    module: index.file(h).module,
+                    file: fd.path.clone(),
+                    change: t.change,
+                    renamed_to: None,
+                }),
+                // Base-side module code of a file gone from the head tree:
+                // the module's path is gone, reported below with whoever
+                // still names it.
+                (None, _, None) => {}
                 (Some(d), true, _) => removed.push((d, t.change)),
                 (Some(d), false, Some(h)) => targets.push((DefId { file: h, def: d }, t.change)),
                 (Some(_), false, None) => {}
@@ -411,7 +428,7 @@ fn assess(
         if let (Some(base), false) = (base, removed.is_empty()) {
             let lang = Lang::of_path(old_path).unwrap_or(Lang::Rust);
             let defs: Vec<u32> = removed.iter().map(|r| r.0).collect();
-            let ghost = index.add_ghosts(old_path, lang, Arc::clone(base), &defs, manifests);
+            let ghost = index.add_ghosts(old_path, lang, Arc::clone(base), &defs, base_layout);
             targets.extend(removed.into_iter().map(|(d, c)| {
                 (
                     DefId {
@@ -423,15 +440,26 @@ fn assess(
             }));
         }
     }
-    let mut symbols = blast::symbols(index, &targets);
-    for (fd, change) in modules {
-        let path = if change == Change::Removed {
-            fd.old_path.as_deref().unwrap_or(&fd.path)
-        } else {
-            &fd.path
-        };
-        symbols.push(module_symbol(path, change));
+    // Module paths gone with their file, once every ghost is in the index
+    // (a removed `mod old;` declares the old path with its visibility).
+    for (fd, head_id) in changed.iter().zip(&head_ids) {
+        let head_path = head_id.map(|h| index.file(h).path.clone());
+        if let Some(gone) = gone_module(index, fd, head_path, base_layout) {
+            modules.push(gone);
+        }
     }
+    // A removed `mod old;` whose path is gone is that module's removal.
+    let gone: HashSet<index::ModId> = modules
+        .iter()
+        .filter(|m| m.change == Change::Removed)
+        .map(|m| m.module)
+        .collect();
+    targets.retain(|&(d, change)| {
+        change != Change::Removed
+            || index.def(d).kind != Kind::Module
+            || !index.opened_module(d).is_some_and(|m| gone.contains(&m))
+    });
+    let mut symbols = blast::symbols(index, &targets, &modules);
     symbols.sort_by(|a, b| {
         b.breaking
             .cmp(&a.breaking)
@@ -481,25 +509,32 @@ fn finish(
     impact.symbols = symbols;
 }
 
-/// Module-level code of a file (lines outside any definition).
-fn module_symbol(path: &str, change: Change) -> ChangedSymbol {
-    ChangedSymbol {
-        symbol: "(module)".to_string(),
-        qualified: path.to_string(),
-        kind: Kind::Module,
-        file: path.to_string(),
-        line: 1,
-        change,
-        breaking: false,
-        stability: Stability::Leaf,
-        references: 0,
-        dependents: Dependents::default(),
-        radius: 0,
-        sites: Vec::new(),
-        sites_omitted: 0,
-        ambiguous: Vec::new(),
-        ambiguous_omitted: 0,
+/// The module of a deleted or renamed file, when its base-side path is no
+/// longer any head file's module path (a move between `a.rs` and
+/// `a/mod.rs` keeps it): everything still naming it is broken, so it is a
+/// removal. A renamed file notes where it went.
+fn gone_module(
+    index: &mut Index,
+    fd: &crate::git::FileDiff,
+    head_path: Option<String>,
+    base_layout: &Layout,
+) -> Option<ModuleChange> {
+    let old_path = match fd.status {
+        crate::git::FileStatus::Renamed => fd.old_path.as_deref()?,
+        crate::git::FileStatus::Deleted => fd.path.as_str(),
+        _ => return None,
+    };
+    let lang = Lang::of_path(old_path)?;
+    let module = index.base_module(old_path, lang, base_layout);
+    if index.module_has_file(module) {
+        return None;
     }
+    Some(ModuleChange {
+        module,
+        file: old_path.to_string(),
+        change: Change::Removed,
+        renamed_to: head_path,
+    })
 }
 
 struct Job {
@@ -633,6 +668,34 @@ fn wanted(
     }
     drop(by_name);
     scanned.pairs.extend(probe.pairs);
+    // Files asked for whole.
+    for &f in &probe.files {
+        if let Some(&j) = file_job.get(f as usize) {
+            if text(j).is_some() {
+                want.insert(j);
+            }
+        }
+    }
+    // Names asked about in a module's subtree; a name already scanned
+    // across the tree had every file holding it parsed.
+    let within: Vec<&(index::ModId, String)> = probe
+        .within
+        .iter()
+        .filter(|(_, name)| !name.is_empty() && !scanned.names.contains(name))
+        .collect();
+    if !within.is_empty() {
+        for (f, &j) in index.files.iter().zip(file_job) {
+            if want.contains(&j) {
+                continue;
+            }
+            let Some(bytes) = text(j) else { continue };
+            if within.iter().any(|(m, name)| {
+                index.related(f.module, *m) && contains_word(bytes, name.as_bytes())
+            }) {
+                want.insert(j);
+            }
+        }
+    }
     want.into_iter().collect()
 }
 
@@ -801,28 +864,15 @@ fn parallel<T: Send>(
 fn manifests(head_files: &[FileEntry], blobs: &dyn Blobs, impact: &mut Impact) -> Vec<Manifest> {
     let mut out = Vec::new();
     for f in head_files {
-        let dir = match f.path.strip_suffix("Cargo.toml") {
-            Some("") => "",
-            Some(d) if d.ends_with('/') => d.trim_end_matches('/'),
-            _ => continue,
+        let Some(dir) = manifest_dir(&f.path) else {
+            continue;
         };
-        let name = blobs
-            .read(&f.blob)
-            .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
-            .and_then(|t| toml::from_str::<toml::Table>(&t).map_err(|e| e.to_string()));
-        match name {
-            Ok(table) => {
-                let name = table
-                    .get("package")
-                    .and_then(|p| p.get("name"))
-                    .and_then(|n| n.as_str());
-                if let Some(name) = name {
-                    out.push(Manifest {
-                        dir: dir.to_string(),
-                        name: name.to_string(),
-                    });
-                }
-            }
+        match package_name(blobs, &f.blob) {
+            Ok(Some(name)) => out.push(Manifest {
+                dir: dir.to_string(),
+                name,
+            }),
+            Ok(None) => {}
             Err(e) => impact.skipped.push(Skipped {
                 path: f.path.clone(),
                 reason: format!("manifest unreadable, crate boundaries guessed: {e}"),
@@ -830,6 +880,83 @@ fn manifests(head_files: &[FileEntry], blobs: &dyn Blobs, impact: &mut Impact) -
         }
     }
     out
+}
+
+/// The layout of the base side of `diff`, where deleted and renamed files
+/// had their module paths: the head tree's paths with the diff undone, and
+/// the manifests the diff touched read from their base blobs.
+fn base_layout(
+    head_files: &[FileEntry],
+    diff: &crate::git::Diff,
+    manifests: &[Manifest],
+    blobs: &dyn Blobs,
+    impact: &mut Impact,
+) -> Layout {
+    use crate::git::FileStatus;
+    let mut paths: HashSet<&str> = head_files.iter().map(|f| f.path.as_str()).collect();
+    let mut touched_dirs: HashSet<&str> = HashSet::new();
+    let mut base_manifests = Vec::new();
+    for fd in &diff.files {
+        let old_path = fd.old_path.as_deref().unwrap_or(&fd.path);
+        match fd.status {
+            FileStatus::Added | FileStatus::Copied => {
+                paths.remove(fd.path.as_str());
+            }
+            FileStatus::Renamed => {
+                paths.remove(fd.path.as_str());
+                paths.insert(old_path);
+            }
+            FileStatus::Deleted => {
+                paths.insert(fd.path.as_str());
+            }
+            FileStatus::Modified | FileStatus::TypeChange => {}
+        }
+        touched_dirs.extend(manifest_dir(&fd.path));
+        let (Some(dir), Some(blob)) = (manifest_dir(old_path), &fd.old_blob) else {
+            continue;
+        };
+        touched_dirs.insert(dir);
+        match package_name(blobs, blob) {
+            Ok(Some(name)) => base_manifests.push(Manifest {
+                dir: dir.to_string(),
+                name,
+            }),
+            Ok(None) => {}
+            Err(e) => impact.skipped.push(Skipped {
+                path: format!("{old_path} (base side)"),
+                reason: format!("manifest unreadable, crate boundaries guessed: {e}"),
+            }),
+        }
+    }
+    base_manifests.extend(
+        manifests
+            .iter()
+            .filter(|m| !touched_dirs.contains(m.dir.as_str()))
+            .cloned(),
+    );
+    Layout::new(paths, &base_manifests)
+}
+
+/// The directory of a `Cargo.toml` ("" at the root), or None for any other path.
+fn manifest_dir(path: &str) -> Option<&str> {
+    match path.strip_suffix("Cargo.toml") {
+        Some("") => Some(""),
+        Some(d) if d.ends_with('/') => Some(d.trim_end_matches('/')),
+        _ => None,
+    }
+}
+
+/// The `[package]` name of a manifest blob; None for a workspace manifest.
+fn package_name(blobs: &dyn Blobs, blob: &str) -> Result<Option<String>, String> {
+    let text = blobs
+        .read(blob)
+        .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))?;
+    let table = toml::from_str::<toml::Table>(&text).map_err(|e| e.to_string())?;
+    Ok(table
+        .get("package")
+        .and_then(|p| p.get("name"))
+        .and_then(|n| n.as_str())
+        .map(str::to_string))
 }
 
 #[cfg(test)]
@@ -1121,6 +1248,481 @@ mod tests {
         let sites = sites_of(&changed, "Shelf.tally");
         let site = ("pkg/app.py".to_string(), 7, Confidence::Exact);
         assert_eq!(sites, vec![site.clone(), site], "both calls on line 7");
+    }
+
+    /// A tree of `(path, text)` files, each text its own blob, plus the
+    /// blobs of `extra` texts (base sides).
+    fn tree(files: &[(&str, &str)], extra: &[&str]) -> (Vec<FileEntry>, Mem) {
+        let mut blobs = HashMap::new();
+        let mut entries = Vec::new();
+        for (path, text) in files {
+            blobs.insert(blob_of(text), text.as_bytes().to_vec());
+            entries.push(FileEntry {
+                path: path.to_string(),
+                blob: blob_of(text),
+            });
+        }
+        for text in extra {
+            blobs.insert(blob_of(text), text.as_bytes().to_vec());
+        }
+        (entries, Mem(blobs))
+    }
+
+    fn blob_of(text: &str) -> String {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut h);
+        format!("{:040x}", h.finish())
+    }
+
+    fn modified(path: &str, old: &str, new: &str) -> crate::git::FileDiff {
+        let mut fd = changes::tests::diff(path, old, new);
+        fd.old_blob = Some(blob_of(old));
+        fd.new_blob = Some(blob_of(new));
+        fd
+    }
+
+    fn renamed(old_path: &str, path: &str, old: &str, new: &str) -> crate::git::FileDiff {
+        let mut fd = modified(path, old, new);
+        if old == new {
+            fd.hunks.clear();
+        }
+        fd.old_path = Some(old_path.to_string());
+        fd.status = crate::git::FileStatus::Renamed;
+        fd.similarity = Some(100);
+        fd
+    }
+
+    fn deleted(path: &str, old: &str) -> crate::git::FileDiff {
+        let mut fd = modified(path, old, "");
+        fd.new_blob = None;
+        fd.status = crate::git::FileStatus::Deleted;
+        fd
+    }
+
+    fn diff_of(files: Vec<crate::git::FileDiff>) -> crate::git::Diff {
+        crate::git::Diff {
+            base_commit: "base".into(),
+            head_commit: "head".into(),
+            files,
+            sha256: String::new(),
+        }
+    }
+
+    /// The analysis, checked against the full index: the prefilter must
+    /// parse every file that names a module.
+    fn analyze_checked(files: &[FileEntry], diff: &crate::git::Diff, blobs: &Mem) -> Impact {
+        let full =
+            analyze_with(files, diff, blobs, CacheUse::Off, Parsing::All).expect("full analysis");
+        let needed = analyze(files, diff, blobs, CacheUse::Off).expect("analysis");
+        assert_eq!(needed.symbols, full.symbols, "prefiltered = full index");
+        assert_eq!(needed.skipped, full.skipped);
+        needed
+    }
+
+    fn module<'a>(impact: &'a Impact, file: &str) -> &'a ChangedSymbol {
+        impact
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "(module)" && s.file == file)
+            .unwrap_or_else(|| panic!("no (module) symbol for {file}: {:#?}", impact.symbols))
+    }
+
+    fn site_list(s: &ChangedSymbol) -> Vec<String> {
+        let mut out: Vec<String> = s
+            .sites
+            .iter()
+            .map(|x| format!("{}:{}", x.file, x.line))
+            .collect();
+        out.sort();
+        out
+    }
+
+    const CARGO: &str = "[package]\nname = \"demo\"\n";
+    const RS_LIB: &str = "pub mod shelf;\nmod util;\npub mod user;\n\npub use shelf::Shelf;\n";
+    const RS_SHELF: &str = "use crate::util::tidy;\n\npub struct Shelf;\n\npub fn stack() -> u32 {\n    tidy(1)\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n}\n";
+    const RS_UTIL: &str = "pub fn tidy(x: u32) -> u32 {\n    x\n}\n";
+    const RS_USER: &str = "use crate::shelf::{self, Shelf};\nuse super::shelf::*;\n\npub fn make() -> Shelf {\n    shelf::stack();\n    crate::shelf::Shelf\n}\n";
+    const RS_TEST: &str = "use demo::shelf::Shelf;\n\n#[test]\nfn works() {\n    let _ = Shelf;\n    demo::util::tidy(1);\n}\n";
+
+    fn rust_tree(shelf: &str) -> (Vec<FileEntry>, Mem) {
+        tree(
+            &[
+                ("Cargo.toml", CARGO),
+                ("src/lib.rs", RS_LIB),
+                ("src/shelf.rs", shelf),
+                ("src/util.rs", RS_UTIL),
+                ("src/user.rs", RS_USER),
+                ("tests/it.rs", RS_TEST),
+            ],
+            &[RS_SHELF],
+        )
+    }
+
+    #[test]
+    fn a_rust_module_level_edit_reaches_every_importer() {
+        let head = RS_SHELF.replace("use crate::util::tidy;", "use crate::util::{self, tidy};");
+        let (files, blobs) = rust_tree(&head);
+        let diff = diff_of(vec![modified("src/shelf.rs", RS_SHELF, &head)]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let m = module(&impact, "src/shelf.rs");
+        assert_eq!(m.qualified, "demo::shelf");
+        assert_eq!((m.change, m.breaking), (Change::BodyChanged, false));
+        // The declaration, a re-export, imports (`{self, ..}`, a glob through
+        // `super`), paths through the module, another target's import; not
+        // the module's own `use super::*`.
+        assert_eq!(
+            site_list(m),
+            vec![
+                "src/lib.rs:1",
+                "src/lib.rs:5",
+                "src/user.rs:1",
+                "src/user.rs:2",
+                "src/user.rs:5",
+                "src/user.rs:6",
+                "tests/it.rs:1"
+            ]
+        );
+        assert!(m.sites.iter().all(|s| s.confidence == Confidence::Exact));
+        assert_eq!(
+            m.dependents.symbols, 4,
+            "lib and user module code, make, the test file"
+        );
+        assert_eq!((m.dependents.production, m.dependents.test), (3, 1));
+        assert_eq!(
+            m.dependents.files,
+            vec!["src/lib.rs", "src/user.rs", "tests/it.rs"]
+        );
+        assert_eq!(m.stability, Stability::Module);
+        let make = m
+            .sites
+            .iter()
+            .find(|s| s.file == "src/user.rs" && s.line == 5)
+            .expect("call site");
+        assert_eq!((make.dependent.as_str(), make.form), ("make", Form::Path));
+        let decl = &m
+            .sites
+            .iter()
+            .find(|s| s.file == "src/lib.rs")
+            .expect("decl");
+        assert_eq!((decl.line, decl.form), (1, Form::Import));
+    }
+
+    #[test]
+    fn a_private_module_is_named_only_inside_its_parent() {
+        let head = "pub fn tidy(x: u32) -> u32 {\n    x\n}\n\nuse std::fmt;\n";
+        let (files, blobs) = tree(
+            &[
+                ("Cargo.toml", CARGO),
+                ("src/lib.rs", RS_LIB),
+                ("src/shelf.rs", RS_SHELF),
+                ("src/util.rs", head),
+                ("src/user.rs", RS_USER),
+                ("tests/it.rs", RS_TEST),
+            ],
+            &[RS_UTIL],
+        );
+        let diff = diff_of(vec![modified("src/util.rs", RS_UTIL, head)]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let m = module(&impact, "src/util.rs");
+        // `demo::util::tidy` in the integration test cannot name a private
+        // module of the library, and its file is not even parsed.
+        assert_eq!(site_list(m), vec!["src/lib.rs:2", "src/shelf.rs:1"]);
+        assert_eq!(m.stability, Stability::Module);
+        let all = analyze_with(&files, &diff, &blobs, CacheUse::Off, Parsing::All).expect("full");
+        assert!(impact.stats.files_parsed < all.stats.files_parsed);
+    }
+
+    #[test]
+    fn a_changed_mod_declaration_is_judged_by_the_modules_importers() {
+        let head = RS_LIB.replace("pub mod shelf;", "mod shelf;");
+        let (files, blobs) = tree(
+            &[
+                ("Cargo.toml", CARGO),
+                ("src/lib.rs", &head),
+                ("src/shelf.rs", RS_SHELF),
+                ("src/util.rs", RS_UTIL),
+                ("src/user.rs", RS_USER),
+                ("tests/it.rs", RS_TEST),
+            ],
+            &[RS_LIB],
+        );
+        let diff = diff_of(vec![modified("src/lib.rs", RS_LIB, &head)]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let shelf = impact
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "shelf")
+            .expect("the declaration");
+        assert_eq!(shelf.kind, Kind::Module);
+        assert_eq!(
+            (shelf.change, shelf.breaking),
+            (Change::SignatureChanged, true)
+        );
+        // Now private: the integration test's import is out of its reach
+        // (and broken, which the compiler reports).
+        assert_eq!(
+            site_list(shelf),
+            vec![
+                "src/lib.rs:5",
+                "src/user.rs:1",
+                "src/user.rs:2",
+                "src/user.rs:5",
+                "src/user.rs:6"
+            ]
+        );
+    }
+
+    const RS_OLD: &str = "pub struct Thing;\n";
+
+    fn rename_tree(lib: &str, user: &str) -> (Vec<FileEntry>, Mem) {
+        tree(
+            &[
+                ("Cargo.toml", CARGO),
+                ("src/lib.rs", lib),
+                ("src/new.rs", RS_OLD),
+                ("src/user.rs", user),
+            ],
+            &["pub mod old;\npub mod user;\n", "use crate::old::Thing;\n"],
+        )
+    }
+
+    #[test]
+    fn a_renamed_module_breaks_whoever_still_names_the_old_path() {
+        let base_lib = "pub mod old;\npub mod user;\n";
+        let head_lib = "pub mod new;\npub mod user;\n";
+        let user = "use crate::old::Thing;\n";
+        let (files, blobs) = rename_tree(head_lib, user);
+        let diff = diff_of(vec![
+            modified("src/lib.rs", base_lib, head_lib),
+            renamed("src/old.rs", "src/new.rs", RS_OLD, RS_OLD),
+        ]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let m = module(&impact, "src/old.rs");
+        assert_eq!(m.qualified, "demo::old");
+        assert_eq!(m.renamed_to.as_deref(), Some("src/new.rs"));
+        assert_eq!((m.change, m.breaking), (Change::Removed, true));
+        assert_eq!(site_list(m), vec!["src/user.rs:1"]);
+        assert_eq!(impact.symbols[0], *m, "the riskiest change ranks first");
+        // The removed `mod old;` is that same removal, not a second row.
+        assert!(!impact.symbols.iter().any(|s| s.symbol == "old"));
+        let rows = impact.rows();
+        assert_eq!(rows[0].symbol, "(module) (src/old.rs → src/new.rs)");
+        let json = serde_json::to_value(&impact).expect("serializes");
+        assert_eq!(json[0]["renamed_to"], "src/new.rs");
+        assert_eq!(json[0]["sites"][0]["form"], "import");
+    }
+
+    #[test]
+    fn a_rename_everyone_followed_breaks_nothing() {
+        let base_lib = "pub mod old;\npub mod user;\n";
+        let head_lib = "pub mod new;\npub mod user;\n";
+        let (base_user, head_user) = ("use crate::old::Thing;\n", "use crate::new::Thing;\n");
+        let (files, blobs) = rename_tree(head_lib, head_user);
+        let diff = diff_of(vec![
+            modified("src/lib.rs", base_lib, head_lib),
+            renamed("src/old.rs", "src/new.rs", RS_OLD, RS_OLD),
+            modified("src/user.rs", base_user, head_user),
+        ]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let m = module(&impact, "src/old.rs");
+        assert_eq!((m.change, m.breaking), (Change::Removed, false));
+        assert!(m.sites.is_empty());
+        assert_eq!(m.stability, Stability::Leaf);
+    }
+
+    #[test]
+    fn a_deleted_module_still_declared_is_breaking() {
+        let lib = "pub mod old;\npub mod user;\n";
+        let user = "use crate::old::Thing;\n";
+        let (files, blobs) = tree(
+            &[
+                ("Cargo.toml", CARGO),
+                ("src/lib.rs", lib),
+                ("src/user.rs", user),
+            ],
+            &[RS_OLD],
+        );
+        let diff = diff_of(vec![deleted("src/old.rs", RS_OLD)]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let m = module(&impact, "src/old.rs");
+        assert_eq!(
+            (m.change, m.breaking, m.renamed_to.as_deref()),
+            (Change::Removed, true, None)
+        );
+        assert_eq!(site_list(m), vec!["src/lib.rs:1", "src/user.rs:1"]);
+    }
+
+    #[test]
+    fn moving_a_module_between_a_rs_and_a_mod_rs_keeps_its_path() {
+        let lib = "pub mod old;\npub mod user;\n";
+        let user = "use crate::old::Thing;\n";
+        let (files, blobs) = tree(
+            &[
+                ("Cargo.toml", CARGO),
+                ("src/lib.rs", lib),
+                ("src/old/mod.rs", RS_OLD),
+                ("src/user.rs", user),
+            ],
+            &[],
+        );
+        let diff = diff_of(vec![renamed(
+            "src/old.rs",
+            "src/old/mod.rs",
+            RS_OLD,
+            RS_OLD,
+        )]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        assert!(impact.symbols.is_empty(), "{:#?}", impact.symbols);
+    }
+
+    #[test]
+    fn a_renamed_crate_directory_keeps_its_module_paths() {
+        let manifest = "[package]\nname = \"core\"\n";
+        let lib = "pub mod a;\n";
+        let a = "pub fn f() {}\n";
+        let (files, blobs) = tree(
+            &[
+                ("crates/kernel/Cargo.toml", manifest),
+                ("crates/kernel/src/lib.rs", lib),
+                ("crates/kernel/src/a.rs", a),
+            ],
+            &[],
+        );
+        let mut toml = renamed(
+            "crates/core/Cargo.toml",
+            "crates/kernel/Cargo.toml",
+            manifest,
+            manifest,
+        );
+        toml.hunks.clear();
+        let diff = diff_of(vec![
+            toml,
+            renamed(
+                "crates/core/src/lib.rs",
+                "crates/kernel/src/lib.rs",
+                lib,
+                lib,
+            ),
+            renamed("crates/core/src/a.rs", "crates/kernel/src/a.rs", a, a),
+        ]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        assert!(impact.symbols.is_empty(), "{:#?}", impact.symbols);
+    }
+
+    const PY_MODELS: &str = "import os\n\n\ndef slug(x):\n    return x\n";
+    const PY_STORE: &str = "from . import models\nfrom .models import slug\nfrom .models import *\nimport pkg.models as m\n\n\nclass Shelf:\n    def label(self):\n        return models.slug(m.slug(self))\n";
+    const PY_APP: &str = "import pkg.models\nfrom pkg import models as md\n\n\ndef run():\n    return pkg.models.slug(md.slug(1))\n";
+
+    #[test]
+    fn a_python_module_level_edit_reaches_every_importer() {
+        let head = PY_MODELS.replace("import os", "import os.path");
+        let (files, blobs) = tree(
+            &[
+                ("pkg/__init__.py", "from .store import Shelf\n"),
+                ("pkg/models.py", &head),
+                ("pkg/store.py", PY_STORE),
+                ("app.py", PY_APP),
+            ],
+            &[PY_MODELS],
+        );
+        let diff = diff_of(vec![modified("pkg/models.py", PY_MODELS, &head)]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let m = module(&impact, "pkg/models.py");
+        assert_eq!(m.qualified, "pkg.models");
+        // `import pkg.models` (app.py:1) reaches the index as `import pkg`:
+        // its uses through `pkg.models.` are what name the module.
+        assert_eq!(
+            site_list(m),
+            vec![
+                "app.py:2",
+                "app.py:6",
+                "pkg/store.py:1",
+                "pkg/store.py:2",
+                "pkg/store.py:3",
+                "pkg/store.py:4",
+                "pkg/store.py:9"
+            ]
+        );
+        assert_eq!(
+            m.dependents.symbols, 4,
+            "two files' module code, run, Shelf.label"
+        );
+        assert_eq!(
+            m.stability,
+            Stability::Public,
+            "app.py is a unit of its own"
+        );
+    }
+
+    #[test]
+    fn a_python_package_edit_reaches_its_relative_importers() {
+        let init = "from .store import Shelf\n";
+        let head = "import logging\nfrom .store import Shelf\n";
+        let sub = "from . import Shelf\nfrom .. import store\n";
+        let (files, blobs) = tree(
+            &[
+                ("pkg/__init__.py", head),
+                ("pkg/store.py", "class Shelf:\n    pass\n"),
+                ("pkg/sub/__init__.py", ""),
+                ("pkg/sub/leaf.py", sub),
+                ("pkg/views.py", "from . import Shelf\n"),
+            ],
+            &[init],
+        );
+        let diff = diff_of(vec![modified("pkg/__init__.py", init, head)]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let m = module(&impact, "pkg/__init__.py");
+        // `from .. import store` names the module `store`, not the package.
+        assert_eq!(site_list(m), vec!["pkg/views.py:1"]);
+    }
+
+    #[test]
+    fn an_edited_all_list_reaches_the_packages_importers() {
+        let init = "from .store import Shelf\n\n__all__ = [\"Shelf\"]\n";
+        let head = "from .store import Shelf\n\n__all__ = []\n";
+        let (files, blobs) = tree(
+            &[
+                ("pkg/__init__.py", head),
+                ("pkg/store.py", "class Shelf:\n    pass\n"),
+                ("app.py", "from pkg import *\nimport pkg\n"),
+            ],
+            &[init],
+        );
+        let diff = diff_of(vec![modified("pkg/__init__.py", init, head)]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let all = impact
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "__all__")
+            .expect("__all__ changed");
+        assert_eq!(site_list(all), vec!["app.py:1", "app.py:2"]);
+        assert_eq!(all.dependents.symbols, 1, "app.py's module code");
+    }
+
+    #[test]
+    fn a_renamed_python_package_breaks_imports_of_its_old_path() {
+        let init = "";
+        let body = "def f():\n    return 1\n";
+        let app = "from pkg_a.mod import f\n";
+        let (files, blobs) = tree(
+            &[
+                ("pkg_b/__init__.py", init),
+                ("pkg_b/mod.py", body),
+                ("app.py", app),
+            ],
+            &[],
+        );
+        let diff = diff_of(vec![
+            renamed("pkg_a/__init__.py", "pkg_b/__init__.py", init, init),
+            renamed("pkg_a/mod.py", "pkg_b/mod.py", body, body),
+        ]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let m = module(&impact, "pkg_a/mod.py");
+        assert_eq!(m.qualified, "pkg_a.mod");
+        assert_eq!(m.renamed_to.as_deref(), Some("pkg_b/mod.py"));
+        assert!(m.breaking);
+        assert_eq!(site_list(m), vec!["app.py:1"]);
     }
 
     #[test]
