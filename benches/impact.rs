@@ -64,7 +64,8 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Whole crates, largest-first among those under 2.5 MB, until 5 MB of `.rs`.
+/// Whole crates, largest-first among those under 2.5 MB, one version of
+/// each crate, until 5 MB of `.rs`.
 fn load_corpus(root: &Path) -> (Tree, Vec<String>, usize) {
     let mut crates: Vec<(usize, PathBuf, Vec<PathBuf>)> = Vec::new();
     if let Ok(entries) = std::fs::read_dir(root) {
@@ -85,9 +86,19 @@ fn load_corpus(root: &Path) -> (Tree, Vec<String>, usize) {
         blobs: HashMap::new(),
     };
     let mut names = Vec::new();
+    let mut taken = std::collections::HashSet::new();
     let mut total = 0;
     for (size, dir, files) in crates {
         if size > 2_500_000 || size == 0 || total + size > TARGET_BYTES + 500_000 {
+            continue;
+        }
+        // `syn-3.0.9` and `syn-3.0.4` are nearly the same text.
+        let dir_name = dir.file_name().map(|n| n.to_string_lossy().to_string());
+        let crate_name = dir_name
+            .as_deref()
+            .and_then(|n| n.rsplit_once('-').map(|(c, _)| c.to_string()))
+            .unwrap_or_default();
+        if !taken.insert(crate_name) {
             continue;
         }
         total += size;

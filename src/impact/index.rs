@@ -629,8 +629,22 @@ impl Index {
                 module_segments(stem.get(top.len()..).unwrap_or("")),
             )
         };
-        let unit = self.unit_id(&crate_name, Lang::Rust);
-        let root_key = format!("rs:{crate_name}:{target}");
+        // Two packages of one name (vendored copies, unrelated projects in
+        // one repository) are still two crates: merged, each would see the
+        // other's items and imports as its own.
+        let homonym = manifest.is_some_and(|m| {
+            layout
+                .manifests
+                .iter()
+                .any(|o| o.name == m.name && o.dir != m.dir)
+        });
+        let crate_key = if homonym {
+            format!("{crate_name}@{dir}")
+        } else {
+            crate_name.clone()
+        };
+        let unit = self.unit_id(&crate_key, Lang::Rust);
+        let root_key = format!("rs:{crate_key}:{target}");
         let root = self.ensure_module(&root_key, unit, None, "");
         if target == "lib" {
             self.crates.entry(crate_name).or_insert(root);
@@ -1199,6 +1213,21 @@ impl Index {
     /// The names a module binds to `name`: its items, submodules, imports,
     /// then glob imports.
     fn lookup(&self, m: ModId, name: &str, depth: u8, out: &mut Vec<Target>) {
+        let mut globbed = vec![m];
+        self.lookup_in(m, name, depth, out, &mut globbed);
+    }
+
+    /// `lookup`, following each module's glob imports at most once: glob
+    /// graphs have cycles and diamonds (`a` and `b` both `use c::*`), and
+    /// walking every path through them grows exponentially with depth.
+    fn lookup_in(
+        &self,
+        m: ModId,
+        name: &str,
+        depth: u8,
+        out: &mut Vec<Target>,
+        globbed: &mut Vec<ModId>,
+    ) {
         if depth > 8 {
             return;
         }
@@ -1239,7 +1268,10 @@ impl Index {
                 {
                     for t in ts {
                         match t {
-                            Target::Module(g) if g != m => self.lookup(g, name, depth + 1, out),
+                            Target::Module(g) if !globbed.contains(&g) => {
+                                globbed.push(g);
+                                self.lookup_in(g, name, depth + 1, out, globbed);
+                            }
                             Target::Def(d) => {
                                 for t in self.members_of(d, name, depth + 1) {
                                     push_unique(out, Target::Def(t));
@@ -1908,6 +1940,8 @@ fn display_module(key: &str) -> String {
     }
     let rest = key.strip_prefix("rs:").unwrap_or(key);
     let (krate, rest) = rest.split_once(':').unwrap_or((rest, ""));
+    // `name@dir` tells homonymous packages apart; people know them by name.
+    let krate = krate.split_once('@').map_or(krate, |(name, _)| name);
     let (target, path) = match rest.split_once("::") {
         Some((t, p)) => (t, Some(p)),
         None => (rest, None),

@@ -1201,6 +1201,29 @@ mod tests {
     }
 
     #[test]
+    fn two_packages_of_one_name_stay_two_crates() {
+        let m = "pub fn helper() -> u32 {\n    1\n}\n";
+        let lib = "pub mod m;\npub use m::*;\n\npub fn user() -> u32 {\n    crate::helper()\n}\n";
+        let tree = [
+            ("a/Cargo.toml", "[package]\nname = \"dup\"\n"),
+            ("a/src/lib.rs", lib),
+            ("a/src/m.rs", m),
+            ("b/Cargo.toml", "[package]\nname = \"dup\"\n"),
+            ("b/src/lib.rs", lib),
+            ("b/src/m.rs", "pub fn helper() -> u32 {\n    2\n}\n"),
+        ];
+        let changed = tree_with_change(&tree, "a/src/m.rs", &m.replace('1', "0"));
+        let symbol = &changed.symbols[0];
+        assert_eq!(symbol.qualified, "dup::m::helper");
+        let sites = sites_of(&changed, "helper");
+        assert_eq!(
+            sites,
+            vec![("a/src/lib.rs".to_string(), 5, Confidence::Exact)],
+            "b's identical code calls b's own helper"
+        );
+    }
+
+    #[test]
     fn integration_tests_share_their_support_module() {
         let helpers = "pub fn make_repo() -> u32 {\n    1\n}\n";
         let tree = [
