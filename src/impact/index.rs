@@ -441,32 +441,21 @@ impl Index {
     }
 
     fn note_local(&self, m: ModId, name: &str) {
-        if let Some(p) = &self.probe {
-            let mut p = p.borrow_mut();
-            let key = (m, name.to_string());
-            if !p.local.contains(&key) {
-                p.local.insert(key);
-            }
-        }
+        self.note_in(|p| &mut p.local, m, name);
     }
 
     fn note_unit(&self, unit: u32, name: &str) {
-        if let Some(p) = &self.probe {
-            let mut p = p.borrow_mut();
-            let key = (unit, name.to_string());
-            if !p.unit.contains(&key) {
-                p.unit.insert(key);
-            }
-        }
+        self.note_in(|p| &mut p.unit, unit, name);
     }
 
     fn note_within(&self, m: ModId, name: &str) {
+        self.note_in(|p| &mut p.within, m, name);
+    }
+
+    /// Record (module or unit id, name) in the probe's set `pick` chooses.
+    fn note_in(&self, pick: fn(&mut Probe) -> &mut HashSet<(u32, String)>, id: u32, name: &str) {
         if let Some(p) = &self.probe {
-            let mut p = p.borrow_mut();
-            let key = (m, name.to_string());
-            if !p.within.contains(&key) {
-                p.within.insert(key);
-            }
+            pick(&mut p.borrow_mut()).insert((id, name.to_string()));
         }
     }
 
