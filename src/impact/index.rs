@@ -1335,6 +1335,9 @@ impl Index {
                 _ => {
                     let mut out = Vec::new();
                     self.lookup(m, first, depth, &mut out);
+                    if segs.len() > 1 {
+                        out.retain(|t| self.can_prefix(t));
+                    }
                     if out.is_empty() {
                         if let Some(&root) = self.crates.get(first.as_str()) {
                             out.push(Target::Module(root));
@@ -1373,7 +1376,7 @@ impl Index {
                 }
             }
         };
-        for seg in &segs[i..] {
+        for (k, seg) in segs.iter().enumerate().skip(i) {
             let mut next = Vec::new();
             for t in &cur {
                 match *t {
@@ -1385,12 +1388,29 @@ impl Index {
                     }
                 }
             }
+            if lang == Lang::Rust && k + 1 < segs.len() {
+                next.retain(|t| self.can_prefix(t));
+            }
             if next.is_empty() {
                 return PathOutcome::Unresolved;
             }
             cur = next;
         }
         PathOutcome::Found(cur)
+    }
+
+    /// Whether a Rust path can go on through this target: modules and types
+    /// can (`a::b`, `Type::new`); a function or constant of the same name
+    /// cannot, as Rust keeps values and types in separate namespaces
+    /// (`use demo::X` in a binary that also defines `fn demo()`).
+    fn can_prefix(&self, t: &Target) -> bool {
+        match *t {
+            Target::Module(_) => true,
+            Target::Def(d) => {
+                let kind = self.def(d).kind;
+                kind.is_type() || kind == Kind::Module
+            }
+        }
     }
 
     /// Members named `name` of the type `owner` (and, for Python classes,

@@ -1201,6 +1201,29 @@ mod tests {
     }
 
     #[test]
+    fn a_function_named_like_the_crate_does_not_hide_it_from_paths() {
+        let parse = "pub struct Parser;\n\nimpl Parser {\n    pub fn new() -> Parser {\n        Parser\n    }\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"md-tool\"\n"),
+            ("src/lib.rs", "mod parse;\npub use crate::parse::Parser;\n"),
+            ("src/parse.rs", parse),
+            (
+                "src/main.rs",
+                "use md_tool::Parser;\n\nfn main() {\n    md_tool();\n}\n\npub fn md_tool() {\n    let _ = md_tool::Parser::new();\n}\n",
+            ),
+        ];
+        let base = parse.replace("pub struct", "pub(crate) struct");
+        let changed = tree_with_change(&tree, "src/parse.rs", &base);
+        let sites = sites_of(&changed, "Parser");
+        for line in [1, 8] {
+            assert!(
+                sites.contains(&("src/main.rs".to_string(), line, Confidence::Exact)),
+                "main.rs:{line} in {sites:?}"
+            );
+        }
+    }
+
+    #[test]
     fn two_packages_of_one_name_stay_two_crates() {
         let m = "pub fn helper() -> u32 {\n    1\n}\n";
         let lib = "pub mod m;\npub use m::*;\n\npub fn user() -> u32 {\n    crate::helper()\n}\n";
