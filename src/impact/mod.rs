@@ -1676,11 +1676,11 @@ mod tests {
         let impact = analyze_checked(&files, &diff, &blobs);
         let m = module(&impact, "pkg/models.py");
         assert_eq!(m.qualified, "pkg.models");
-        // `import pkg.models` (app.py:1) reaches the index as `import pkg`:
-        // its uses through `pkg.models.` are what name the module.
+        // `import pkg.models` (app.py:1) binds `pkg` but imports the module.
         assert_eq!(
             site_list(m),
             vec![
+                "app.py:1",
                 "app.py:2",
                 "app.py:6",
                 "pkg/store.py:1",

@@ -411,7 +411,7 @@ mod tests {
     fn python_imports_locals_and_receivers() {
         let s = extract(
             Lang::Python,
-            "import a.b as ab\nfrom ..pkg import mod as m, thing\nfrom . import *\n\nclass C(Base):\n    def go(self, helper, x: Shelf):\n        helper()\n        self.run()\n        x.count()\n        m.call()\n        super().go()\n        y = Book()\n        y.label()\n\ndef helper():\n    pass\n",
+            "import a.b as ab\nimport c.d\nfrom ..pkg import mod as m, thing\nfrom . import *\n\nclass C(Base):\n    def go(self, helper, x: Shelf):\n        helper()\n        self.run()\n        x.count()\n        m.call()\n        super().go()\n        y = Book()\n        y.label()\n\ndef helper():\n    pass\n",
         );
         let imports: Vec<(String, &str, bool, bool)> = s
             .imports
@@ -422,6 +422,8 @@ mod tests {
             imports,
             vec![
                 ("a.b".to_string(), "ab", false, true),
+                ("c.d".to_string(), "", false, true),
+                ("c".to_string(), "c", false, true),
                 ("...pkg.mod".to_string(), "m", false, false),
                 ("...pkg.thing".to_string(), "thing", false, false),
                 (".".to_string(), "", true, false),

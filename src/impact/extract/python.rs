@@ -547,6 +547,20 @@ impl Cx<'_> {
                     "dotted_name" => {
                         let segs = dotted(n, self.src);
                         let first = segs.first().cloned().unwrap_or_default();
+                        // `import a.b` binds only `a`, but it imports `a.b`
+                        // too: that module's importers must see this line.
+                        // An empty alias binds no name.
+                        if segs.len() > 1 {
+                            out.push(Import {
+                                path: segs,
+                                alias: String::new(),
+                                glob: false,
+                                public: true,
+                                module: true,
+                                line,
+                                scope,
+                            });
+                        }
                         (vec![first.clone()], first)
                     }
                     "aliased_import" => {
