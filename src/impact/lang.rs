@@ -8,10 +8,11 @@
 //! reference sites: looking each node's kind up in this table costs nothing
 //! extra.
 
+use std::num::NonZeroU16;
 use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
-use tree_sitter::Language;
+use tree_sitter::{Language, Node};
 
 use super::Error;
 use super::symbols::Kind;
@@ -68,6 +69,17 @@ impl Lang {
             Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
             Lang::Python => tree_sitter_python::LANGUAGE.into(),
         }
+    }
+
+    /// The grammar's node kind and field names by id, built once.
+    pub fn names(self) -> &'static Names {
+        static RUST: OnceLock<Names> = OnceLock::new();
+        static PYTHON: OnceLock<Names> = OnceLock::new();
+        let cell = match self {
+            Lang::Rust => &RUST,
+            Lang::Python => &PYTHON,
+        };
+        cell.get_or_init(|| Names::new(&self.language()))
     }
 
     /// The grammar with its node table resolved, built once.
@@ -154,6 +166,63 @@ const PYTHON_RULES: &[(&str, Role)] = &[
     ("global_statement", Role::Global),
     ("nonlocal_statement", Role::Global),
 ];
+
+/// A grammar's node kind and field names by id, so extraction never asks
+/// tree-sitter for them by string: `Node::kind` measures and UTF-8-checks a
+/// C string on every call, and `Node::child_by_field_name` compares the
+/// name with every field of the grammar (together a tenth of extraction).
+pub struct Names {
+    kinds: Vec<&'static str>,
+    /// By field id; id 0 is no field.
+    fields: Vec<&'static str>,
+    /// Field ids sorted by name.
+    by_name: Vec<(&'static str, NonZeroU16)>,
+}
+
+impl Names {
+    fn new(language: &Language) -> Names {
+        let kinds = (0..language.node_kind_count())
+            .map(|id| language.node_kind_for_id(id as u16).unwrap_or(""))
+            .collect();
+        let fields: Vec<&'static str> = (0..=language.field_count())
+            .map(|id| language.field_name_for_id(id as u16).unwrap_or(""))
+            .collect();
+        let mut by_name: Vec<(&'static str, NonZeroU16)> = fields
+            .iter()
+            .enumerate()
+            .filter_map(|(id, &name)| Some((name, NonZeroU16::new(id as u16)?)))
+            .filter(|(name, _)| !name.is_empty())
+            .collect();
+        by_name.sort_unstable();
+        Names {
+            kinds,
+            fields,
+            by_name,
+        }
+    }
+
+    /// `node.kind()`.
+    pub fn kind(&self, node: Node) -> &'static str {
+        self.kinds
+            .get(node.kind_id() as usize)
+            .copied()
+            .unwrap_or("")
+    }
+
+    /// The name of a field id, as a tree cursor gives it.
+    pub fn field(&self, id: Option<NonZeroU16>) -> Option<&'static str> {
+        self.fields.get(usize::from(id?.get())).copied()
+    }
+
+    /// `node.child_by_field_name(field)`.
+    pub fn child<'t>(&self, node: Node<'t>, field: &str) -> Option<Node<'t>> {
+        let i = self
+            .by_name
+            .binary_search_by(|(name, _)| (*name).cmp(field))
+            .ok()?;
+        node.child_by_field_id(self.by_name[i].1.get())
+    }
+}
 
 /// A language's grammar with its node table resolved to kind ids.
 pub struct Grammar {

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use tree_sitter::{Node, Parser};
 
 use super::Error;
-use super::lang::{Fnv, Lang};
+use super::lang::{Fnv, Lang, Names};
 use super::symbols::{Def, FileSymbols, Kind, Receiver, Ref};
 
 /// Reusable parsing state for one thread.
@@ -71,13 +71,14 @@ struct Frame<'t> {
 /// `Node::parent` walks down from the root each time.
 fn walk<'t>(
     root: Node<'t>,
+    names: &Names,
     mut visit: impl FnMut(Node<'t>, Option<&'static str>, &[Frame<'t>]) -> bool,
 ) {
     let mut cursor = root.walk();
     let mut stack: Vec<Frame<'t>> = Vec::new();
     loop {
         let node = cursor.node();
-        let field = cursor.field_name();
+        let field = names.field(cursor.field_id());
         if visit(node, field, &stack) && cursor.goto_first_child() {
             stack.push(Frame { node, field });
             continue;

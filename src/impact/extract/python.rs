@@ -7,8 +7,18 @@ use std::collections::HashSet;
 use tree_sitter::Node;
 
 use super::{Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
-use crate::impact::lang::{Grammar, Role};
+use crate::impact::lang::{Grammar, Lang, Role};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
+
+/// `node.kind()`, from the grammar's table.
+fn kind_of(node: Node) -> &'static str {
+    Lang::Python.names().kind(node)
+}
+
+/// `node.child_by_field_name(name)`, from the grammar's table.
+fn child<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
+    Lang::Python.names().child(node, name)
+}
 
 /// Python names are function-wide: a name assigned anywhere in a function
 /// is local in all of it. So a first walk gathers definitions, imports and
@@ -17,10 +27,10 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
     let mut defs = Defs::default();
     let mut import_nodes = Vec::new();
     let mut binders = Vec::new();
-    walk(root, |node, _, anc| {
+    walk(root, Lang::Python.names(), |node, _, anc| {
         match grammar.role(node.kind_id()) {
             Some(Role::Def(kind)) => {
-                if let Some(name) = node.child_by_field_name("name") {
+                if let Some(name) = child(node, "name") {
                     let (d, range) = def(src, node, kind, name);
                     defs.push(d, range);
                 }
@@ -36,7 +46,7 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
             Some(role) => binders.push((node, role)),
             None => {}
         }
-        node.kind() != "comment"
+        kind_of(node) != "comment"
     });
 
     let mut locals = Locals::default();
@@ -49,24 +59,21 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         match role {
             Role::Params => params(node, src, func, &mut locals),
             Role::Assign => {
-                let Some(left) = node.child_by_field_name("left") else {
+                let Some(left) = child(node, "left") else {
                     continue;
                 };
-                let ty = if left.kind() == "identifier" {
-                    node.child_by_field_name("type")
+                let ty = if kind_of(left) == "identifier" {
+                    child(node, "type")
                         .and_then(|t| type_name(t, src))
                         .map(Receiver::Type)
-                        .or_else(|| {
-                            node.child_by_field_name("right")
-                                .and_then(|r| value_type(r, src))
-                        })
+                        .or_else(|| child(node, "right").and_then(|r| value_type(r, src)))
                 } else {
                     None
                 };
                 bind(left, src, func, ty, &mut locals);
             }
             Role::Bind(field) => {
-                if let Some(target) = node.child_by_field_name(field) {
+                if let Some(target) = child(node, field) {
                     bind(target, src, func, None, &mut locals);
                 }
             }
@@ -88,7 +95,9 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         refs: Vec::new(),
         fields: Vec::new(),
     };
-    walk(root, |node, field, anc| cx.visit(node, field, anc));
+    walk(root, Lang::Python.names(), |node, field, anc| {
+        cx.visit(node, field, anc)
+    });
     let mut imports = Vec::new();
     for node in import_nodes {
         cx.import(node, &mut imports);
@@ -109,40 +118,36 @@ fn module_variable<'t>(assignment: Node<'t>, anc: &[Frame]) -> Option<Node<'t>> 
     let n = anc.len();
     let statement = anc.get(n.checked_sub(1)?)?;
     let module = anc.get(n.checked_sub(2)?)?;
-    if statement.node.kind() != "expression_statement" || module.node.kind() != "module" {
+    if kind_of(statement.node) != "expression_statement" || kind_of(module.node) != "module" {
         return None;
     }
-    assignment
-        .child_by_field_name("left")
-        .filter(|l| l.kind() == "identifier")
+    child(assignment, "left").filter(|l| kind_of(*l) == "identifier")
 }
 
 fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
     let name_text = text(name, src).to_string();
     let outer = node
         .parent()
-        .filter(|p| p.kind() == "decorated_definition")
+        .filter(|p| kind_of(*p) == "decorated_definition")
         .unwrap_or(node);
     let mut kind = kind;
     let mut container = None;
     if kind == Kind::Function {
         let owner = outer
             .parent()
-            .filter(|b| b.kind() == "block")
+            .filter(|b| kind_of(*b) == "block")
             .and_then(|b| b.parent());
-        if let Some(class) = owner.filter(|o| o.kind() == "class_definition") {
+        if let Some(class) = owner.filter(|o| kind_of(*o) == "class_definition") {
             kind = Kind::Method;
-            container = class
-                .child_by_field_name("name")
-                .map(|n| text(n, src).to_string());
+            container = child(class, "name").map(|n| text(n, src).to_string());
         }
     }
     let mut bases = Vec::new();
     if kind == Kind::Class {
-        if let Some(args) = node.child_by_field_name("superclasses") {
+        if let Some(args) = child(node, "superclasses") {
             let mut cursor = args.walk();
             for arg in args.named_children(&mut cursor) {
-                if matches!(arg.kind(), "identifier" | "attribute") {
+                if matches!(kind_of(arg), "identifier" | "attribute") {
                     bases.push(text(arg, src).to_string());
                 }
             }
@@ -161,24 +166,20 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
     let (s, e) = (outer.start_byte(), outer.end_byte());
     let signature = match kind {
         Kind::Variable => {
-            let end = node
-                .child_by_field_name("type")
-                .or_else(|| node.child_by_field_name("left"))
+            let end = child(node, "type")
+                .or_else(|| child(node, "left"))
                 .map_or(e, |n| n.end_byte());
             signature_hash(src, node.start_byte(), end, &[])
         }
         _ => signature_hash(
             src,
             s,
-            node.child_by_field_name("body")
-                .map_or(e, |b| b.start_byte()),
+            child(node, "body").map_or(e, |b| b.start_byte()),
             &[],
         ),
     };
     let returns = match kind {
-        Kind::Function | Kind::Method => node
-            .child_by_field_name("return_type")
-            .and_then(|t| type_name(t, src)),
+        Kind::Function | Kind::Method => child(node, "return_type").and_then(|t| type_name(t, src)),
         _ => None,
     };
     let end = outer.end_position();
@@ -210,12 +211,12 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
 /// `Foo`, `mod.Foo`, or `Foo` inside `"Foo"` / `Optional[Foo]` is not
 /// attempted: only plain annotations give a type.
 fn type_name(node: Node, src: &str) -> Option<String> {
-    let inner = if node.kind() == "type" {
+    let inner = if kind_of(node) == "type" {
         node.named_child(0)?
     } else {
         node
     };
-    match inner.kind() {
+    match kind_of(inner) {
         "identifier" | "attribute" => Some(text(inner, src).to_string()),
         _ => None,
     }
@@ -224,11 +225,11 @@ fn type_name(node: Node, src: &str) -> Option<String> {
 /// `Foo(…)` or `mod.Foo(…)`: an instance of the class; `make(…)` or
 /// `mod.make(…)`: whatever the function is declared to return.
 fn value_type(node: Node, src: &str) -> Option<Receiver> {
-    if node.kind() != "call" {
+    if kind_of(node) != "call" {
         return None;
     }
-    let f = node.child_by_field_name("function")?;
-    if !matches!(f.kind(), "identifier" | "attribute") {
+    let f = child(node, "function")?;
+    if !matches!(kind_of(f), "identifier" | "attribute") {
         return None;
     }
     let t = text(f, src);
@@ -264,11 +265,10 @@ fn params(node: Node, src: &str, func: Option<u32>, locals: &mut Locals) {
     let mut cursor = node.walk();
     for p in node.named_children(&mut cursor) {
         let pos = p.start_byte();
-        match p.kind() {
+        match kind_of(p) {
             "identifier" => locals.add(func, text(p, src), pos, None),
             "typed_parameter" => {
-                let ty = p
-                    .child_by_field_name("type")
+                let ty = child(p, "type")
                     .and_then(|t| type_name(t, src))
                     .map(Receiver::Type);
                 if let Some(n) = p.named_child(0) {
@@ -276,11 +276,10 @@ fn params(node: Node, src: &str, func: Option<u32>, locals: &mut Locals) {
                 }
             }
             "default_parameter" | "typed_default_parameter" => {
-                let ty = p
-                    .child_by_field_name("type")
+                let ty = child(p, "type")
                     .and_then(|t| type_name(t, src))
                     .map(Receiver::Type);
-                if let Some(n) = p.child_by_field_name("name") {
+                if let Some(n) = child(p, "name") {
                     bind(n, src, func, ty, locals);
                 }
             }
@@ -290,7 +289,7 @@ fn params(node: Node, src: &str, func: Option<u32>, locals: &mut Locals) {
 }
 
 fn bind(node: Node, src: &str, func: Option<u32>, ty: Option<Receiver>, locals: &mut Locals) {
-    match node.kind() {
+    match kind_of(node) {
         "identifier" => locals.add(func, text(node, src), node.start_byte(), ty),
         "attribute" | "subscript" => {}
         _ => {
@@ -342,7 +341,7 @@ impl Cx<'_> {
 
     /// Dispatch one node of the walk; returns whether to descend.
     fn visit(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) -> bool {
-        match node.kind() {
+        match kind_of(node) {
             "identifier" => {
                 self.ident(node, field, anc);
                 false
@@ -364,7 +363,7 @@ impl Cx<'_> {
     fn ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
         let name = text(node, self.src);
-        let form = match p.node.kind() {
+        let form = match kind_of(p.node) {
             "function_definition" | "class_definition" if field == Some("name") => return,
             "default_parameter"
             | "typed_default_parameter"
@@ -404,7 +403,7 @@ impl Cx<'_> {
             "call" if field == Some("function") => Form::Call,
             "decorator" => Form::Call,
             "argument_list"
-                if anc.len() >= 2 && anc[anc.len() - 2].node.kind() == "class_definition" =>
+                if anc.len() >= 2 && kind_of(anc[anc.len() - 2].node) == "class_definition" =>
             {
                 Form::Type
             }
@@ -432,21 +431,17 @@ impl Cx<'_> {
 
     /// `x: T` or `x = T(…)` assigned to `name` at `assignment`, typed.
     fn assigned_type(&self, assignment: Node) -> Option<String> {
-        assignment
-            .child_by_field_name("type")
+        child(assignment, "type")
             .and_then(|t| type_name(t, self.src))
-            .or_else(|| {
-                assignment
-                    .child_by_field_name("right")
-                    .and_then(|r| instance_type(r, self.src))
-            })
+            .or_else(|| child(assignment, "right").and_then(|r| instance_type(r, self.src)))
     }
 
     fn attr(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
-        if matches!(p.node.kind(), "assignment" | "augmented_assignment") && field == Some("left") {
-            let obj = node.child_by_field_name("object");
-            let attr = node.child_by_field_name("attribute");
+        if matches!(kind_of(p.node), "assignment" | "augmented_assignment") && field == Some("left")
+        {
+            let obj = child(node, "object");
+            let attr = child(node, "attribute");
             if let (Some(o), Some(a)) = (obj, attr) {
                 if text(o, self.src) == "self" {
                     let ty = self.assigned_type(p.node);
@@ -457,15 +452,12 @@ impl Cx<'_> {
             }
             return;
         }
-        let (Some(obj), Some(attr)) = (
-            node.child_by_field_name("object"),
-            node.child_by_field_name("attribute"),
-        ) else {
+        let (Some(obj), Some(attr)) = (child(node, "object"), child(node, "attribute")) else {
             return;
         };
         // `@group.command` applies the attribute to the function below.
-        let form = if (p.node.kind() == "call" && field == Some("function"))
-            || p.node.kind() == "decorator"
+        let form = if (kind_of(p.node) == "call" && field == Some("function"))
+            || kind_of(p.node) == "decorator"
         {
             Form::MethodCall
         } else if in_annotation(anc) {
@@ -486,7 +478,7 @@ impl Cx<'_> {
     }
 
     fn receiver(&self, obj: Node) -> Receiver {
-        match obj.kind() {
+        match kind_of(obj) {
             "identifier" => {
                 let name = text(obj, self.src);
                 if matches!(name, "self" | "cls") {
@@ -524,11 +516,7 @@ impl Cx<'_> {
                     Receiver::Name(t.to_string())
                 }
             }
-            "call"
-                if obj
-                    .child_by_field_name("function")
-                    .is_some_and(|f| text(f, self.src) == "super") =>
-            {
+            "call" if child(obj, "function").is_some_and(|f| text(f, self.src) == "super") => {
                 Receiver::Super
             }
             _ => value_type(obj, self.src)
@@ -541,9 +529,9 @@ impl Cx<'_> {
         let scope = self.defs.innermost(node.start_byte());
         let line = line(node);
         let mut cursor = node.walk();
-        if node.kind() == "import_statement" {
+        if kind_of(node) == "import_statement" {
             for n in node.children_by_field_name("name", &mut cursor) {
-                let (path, alias) = match n.kind() {
+                let (path, alias) = match kind_of(n) {
                     "dotted_name" => {
                         let segs = dotted(n, self.src);
                         let first = segs.first().cloned().unwrap_or_default();
@@ -564,12 +552,10 @@ impl Cx<'_> {
                         (vec![first.clone()], first)
                     }
                     "aliased_import" => {
-                        let segs = n
-                            .child_by_field_name("name")
+                        let segs = child(n, "name")
                             .map(|d| dotted(d, self.src))
                             .unwrap_or_default();
-                        let alias = n
-                            .child_by_field_name("alias")
+                        let alias = child(n, "alias")
                             .map(|a| text(a, self.src).to_string())
                             .unwrap_or_default();
                         (segs, alias)
@@ -590,16 +576,16 @@ impl Cx<'_> {
             }
             return;
         }
-        let Some(module) = node.child_by_field_name("module_name") else {
+        let Some(module) = child(node, "module_name") else {
             return;
         };
-        let base = match module.kind() {
+        let base = match kind_of(module) {
             "dotted_name" => dotted(module, self.src),
             "relative_import" => {
                 let mut segs = Vec::new();
                 let mut c2 = module.walk();
                 for part in module.named_children(&mut c2) {
-                    match part.kind() {
+                    match kind_of(part) {
                         "import_prefix" => segs.insert(0, text(part, self.src).trim().to_string()),
                         "dotted_name" => segs.extend(dotted(part, self.src)),
                         _ => {}
@@ -612,7 +598,7 @@ impl Cx<'_> {
         let mut c3 = node.walk();
         if node
             .named_children(&mut c3)
-            .any(|c| c.kind() == "wildcard_import")
+            .any(|c| kind_of(c) == "wildcard_import")
         {
             out.push(Import {
                 path: base,
@@ -626,18 +612,16 @@ impl Cx<'_> {
             return;
         }
         for n in node.children_by_field_name("name", &mut cursor) {
-            let (name, alias) = match n.kind() {
+            let (name, alias) = match kind_of(n) {
                 "dotted_name" => {
                     let t = text(n, self.src).to_string();
                     (t.clone(), t)
                 }
                 "aliased_import" => {
-                    let name = n
-                        .child_by_field_name("name")
+                    let name = child(n, "name")
                         .map(|d| text(d, self.src).to_string())
                         .unwrap_or_default();
-                    let alias = n
-                        .child_by_field_name("alias")
+                    let alias = child(n, "alias")
                         .map(|a| text(a, self.src).to_string())
                         .unwrap_or_default();
                     (name, alias)
@@ -676,5 +660,5 @@ fn dotted(node: Node, src: &str) -> Vec<String> {
 
 /// Inside a type annotation (parameter, return or variable type).
 fn in_annotation(anc: &[Frame]) -> bool {
-    anc.iter().rev().take(4).any(|f| f.node.kind() == "type")
+    anc.iter().rev().take(4).any(|f| kind_of(f.node) == "type")
 }

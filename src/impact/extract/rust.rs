@@ -7,8 +7,18 @@ use std::collections::HashSet;
 use tree_sitter::Node;
 
 use super::{Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
-use crate::impact::lang::{Grammar, Role};
+use crate::impact::lang::{Grammar, Lang, Role};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
+
+/// `node.kind()`, from the grammar's table.
+fn kind_of(node: Node) -> &'static str {
+    Lang::Rust.names().kind(node)
+}
+
+/// `node.child_by_field_name(name)`, from the grammar's table.
+fn child<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
+    Lang::Rust.names().child(node, name)
+}
 
 pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
     let mut cx = Cx {
@@ -19,8 +29,11 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         type_params: HashSet::new(),
         refs: Vec::new(),
         imports: Vec::new(),
+        leads: Vec::new(),
     };
-    walk(root, |node, field, anc| cx.visit(node, field, anc));
+    walk(root, Lang::Rust.names(), |node, field, anc| {
+        cx.visit(node, field, anc)
+    });
     let Cx {
         mut defs,
         refs,
@@ -33,29 +46,30 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
 
 /// A definition from its item node, its kind, its name node and the item's
 /// ancestors (nearest last).
-fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (usize, usize)) {
+fn def(
+    src: &str,
+    node: Node,
+    kind: Kind,
+    name: Node,
+    anc: &[Frame],
+    lead: Option<Lead>,
+) -> (Def, (usize, usize)) {
     let mut kind = kind;
     let mut container = None;
     let mut trait_name = None;
     let parent = anc.last().map(|f| f.node);
     let grandparent = anc.len().checked_sub(2).map(|i| anc[i].node);
     if let Some(p) = parent {
-        match p.kind() {
+        match kind_of(p) {
             "declaration_list" => {
                 if let Some(owner) = grandparent {
-                    match owner.kind() {
+                    match kind_of(owner) {
                         "impl_item" => {
-                            container = owner
-                                .child_by_field_name("type")
-                                .and_then(|t| type_base(t, src));
-                            trait_name = owner
-                                .child_by_field_name("trait")
-                                .and_then(|t| type_base(t, src));
+                            container = child(owner, "type").and_then(|t| type_base(t, src));
+                            trait_name = child(owner, "trait").and_then(|t| type_base(t, src));
                         }
                         "trait_item" => {
-                            container = owner
-                                .child_by_field_name("name")
-                                .map(|n| text(n, src).to_string());
+                            container = child(owner, "name").map(|n| text(n, src).to_string());
                         }
                         _ => {}
                     }
@@ -66,7 +80,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (u
             }
             "enum_variant_list" => {
                 container = grandparent
-                    .and_then(|e| e.child_by_field_name("name"))
+                    .and_then(|e| child(e, "name"))
                     .map(|n| text(n, src).to_string());
             }
             _ => {}
@@ -76,7 +90,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (u
     let mut visibility = Visibility::Private;
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
-        if child.kind() == "visibility_modifier" {
+        if kind_of(child) == "visibility_modifier" {
             let t = text(child, src);
             visibility = if t == "pub" {
                 Visibility::Public
@@ -90,37 +104,11 @@ fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (u
         visibility = Visibility::Public;
     }
 
-    // Attributes and doc comments are siblings before the item in the tree,
-    // but a reviewer sees them as part of it.
-    let mut start = node.start_position().row;
-    let mut test = false;
-    let mut sib = node.prev_sibling();
-    while let Some(s) = sib {
-        match s.kind() {
-            "attribute_item" => {
-                let attr = text(s, src);
-                let inner = attr.trim_start_matches("#[").trim_end_matches(']').trim();
-                test |= inner == "test"
-                    || inner.ends_with("::test")
-                    || (inner.starts_with("cfg(")
-                        && inner.contains("test")
-                        && !inner.contains("not("));
-            }
-            "line_comment" | "block_comment" => {
-                let t = text(s, src);
-                let doc = (t.starts_with("///") && !t.starts_with("////")) || t.starts_with("/**");
-                if !doc {
-                    break;
-                }
-            }
-            _ => break,
-        }
-        start = s.start_position().row;
-        sib = s.prev_sibling();
-    }
+    let start = lead.map_or(node.start_position().row, |l| l.row);
+    let test = lead.is_some_and(|l| l.test);
 
     let (s, e) = (node.start_byte(), node.end_byte());
-    let field_start = |f: &str| node.child_by_field_name(f).map(|b| b.start_byte());
+    let field_start = |f: &str| child(node, f).map(|b| b.start_byte());
     let signature = match kind {
         Kind::Function | Kind::Method => {
             signature_hash(src, s, field_start("body").unwrap_or(e), &[])
@@ -132,10 +120,10 @@ fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (u
         Kind::Macro => signature_hash(src, name.start_byte(), name.end_byte(), &[]),
         Kind::Trait => {
             let mut bodies = Vec::new();
-            if let Some(body) = node.child_by_field_name("body") {
+            if let Some(body) = child(node, "body") {
                 let mut cur = body.walk();
                 for item in body.named_children(&mut cur) {
-                    if let Some(b) = item.child_by_field_name("body") {
+                    if let Some(b) = child(item, "body") {
                         bodies.push((b.start_byte(), b.end_byte()));
                     }
                 }
@@ -146,8 +134,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (u
     };
 
     let returns = match kind {
-        Kind::Function | Kind::Method => node
-            .child_by_field_name("return_type")
+        Kind::Function | Kind::Method => child(node, "return_type")
             .and_then(|t| returned_type(t, src))
             .and_then(|t| {
                 if t == "Self" {
@@ -189,21 +176,40 @@ fn def(src: &str, node: Node, kind: Kind, name: Node, anc: &[Frame]) -> (Def, (u
     )
 }
 
+/// The attributes and doc comments right before an item: siblings of it
+/// in the tree, but part of it to a reviewer.
+#[derive(Debug, Clone, Copy)]
+struct Lead {
+    /// The row of the first of them.
+    row: usize,
+    /// One of them marks a test (`#[test]`, `#[cfg(test)]`, `#[tokio::test]`).
+    test: bool,
+}
+
+fn is_test_attribute(attr: &str) -> bool {
+    let inner = attr.trim_start_matches("#[").trim_end_matches(']').trim();
+    inner == "test"
+        || inner.ends_with("::test")
+        || (inner.starts_with("cfg(") && inner.contains("test") && !inner.contains("not("))
+}
+
+fn is_doc_comment(comment: &str) -> bool {
+    (comment.starts_with("///") && !comment.starts_with("////")) || comment.starts_with("/**")
+}
+
 /// Named fields whose type has a base name: `inner: Arc<Inner>` → `Inner`.
 fn struct_fields(node: Node, src: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let Some(body) = node.child_by_field_name("body") else {
+    let Some(body) = child(node, "body") else {
         return out;
     };
     let mut cursor = body.walk();
     for f in body.named_children(&mut cursor) {
-        if f.kind() != "field_declaration" {
+        if kind_of(f) != "field_declaration" {
             continue;
         }
-        let name = f.child_by_field_name("name").map(|n| text(n, src));
-        let ty = f
-            .child_by_field_name("type")
-            .and_then(|t| type_path(t, src));
+        let name = child(f, "name").map(|n| text(n, src));
+        let ty = child(f, "type").and_then(|t| type_path(t, src));
         if let (Some(name), Some(ty)) = (name, ty) {
             out.push((name.to_string(), ty));
         }
@@ -213,16 +219,16 @@ fn struct_fields(node: Node, src: &str) -> Vec<(String, String)> {
 
 /// Like `type_base`, keeping the path: `a::Foo<T>` → `a::Foo`.
 fn type_path(node: Node, src: &str) -> Option<String> {
-    match node.kind() {
+    match kind_of(node) {
         "scoped_type_identifier" => path_segments(node, src).map(|s| s.join("::")),
-        "reference_type" | "pointer_type" => type_path(node.child_by_field_name("type")?, src),
+        "reference_type" | "pointer_type" => type_path(child(node, "type")?, src),
         "generic_type" => {
-            let base = type_base(node.child_by_field_name("type")?, src)?;
+            let base = type_base(child(node, "type")?, src)?;
             if matches!(base.as_str(), "Box" | "Rc" | "Arc") {
-                let args = node.child_by_field_name("type_arguments")?;
+                let args = child(node, "type_arguments")?;
                 type_path(args.named_child(0)?, src)
             } else {
-                type_path(node.child_by_field_name("type")?, src)
+                type_path(child(node, "type")?, src)
             }
         }
         _ => type_base(node, src),
@@ -246,23 +252,21 @@ fn inherit_visibility(defs: &mut Defs) {
 /// The name of the type an `impl` or local is about: `Foo` for `Foo<T>`,
 /// `&mut Foo`, `a::Foo`, `Box<Foo>`.
 fn type_base(node: Node, src: &str) -> Option<String> {
-    match node.kind() {
+    match kind_of(node) {
         "type_identifier" => Some(text(node, src).to_string()),
-        "scoped_type_identifier" => node
-            .child_by_field_name("name")
-            .map(|n| text(n, src).to_string()),
-        "reference_type" | "pointer_type" => type_base(node.child_by_field_name("type")?, src),
+        "scoped_type_identifier" => child(node, "name").map(|n| text(n, src).to_string()),
+        "reference_type" | "pointer_type" => type_base(child(node, "type")?, src),
         "generic_type" => {
-            let base = type_base(node.child_by_field_name("type")?, src)?;
+            let base = type_base(child(node, "type")?, src)?;
             if matches!(base.as_str(), "Box" | "Rc" | "Arc") {
-                let args = node.child_by_field_name("type_arguments")?;
+                let args = child(node, "type_arguments")?;
                 type_base(args.named_child(0)?, src)
             } else {
                 Some(base)
             }
         }
         // `&dyn Events`, `impl Events`: calls go to the trait's methods.
-        "dynamic_type" | "abstract_type" => type_base(node.child_by_field_name("trait")?, src),
+        "dynamic_type" | "abstract_type" => type_base(child(node, "trait")?, src),
         _ => None,
     }
 }
@@ -272,19 +276,17 @@ fn type_base(node: Node, src: &str) -> Option<String> {
 /// (`make()`, `a::make()`), whose declared return type the index looks up.
 /// `?`, `.await`, `&` and `.unwrap()`-like calls keep the value's type.
 fn value_type(node: Node, src: &str) -> Option<Receiver> {
-    match node.kind() {
+    match kind_of(node) {
         "try_expression"
         | "await_expression"
         | "reference_expression"
         | "parenthesized_expression" => value_type(node.named_child(0)?, src),
-        "struct_expression" => {
-            type_base(node.child_by_field_name("name")?, src).map(Receiver::Type)
-        }
+        "struct_expression" => type_base(child(node, "name")?, src).map(Receiver::Type),
         // `let index = self.index;`: the field's declared type.
         "field_expression" => {
-            let base = node.child_by_field_name("value")?;
-            let field = node.child_by_field_name("field")?;
-            (base.kind() == "self" && field.kind() == "field_identifier")
+            let base = child(node, "value")?;
+            let field = child(node, "field")?;
+            (kind_of(base) == "self" && kind_of(field) == "field_identifier")
                 .then(|| Receiver::Field(text(field, src).to_string()))
         }
         // A unit struct used as a value: `Marker.method()`, `a::Marker.method()`.
@@ -295,8 +297,8 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
                 .then(|| Receiver::Type(segs.join("::")))
         }
         "call_expression" => {
-            let f = node.child_by_field_name("function")?;
-            match f.kind() {
+            let f = child(node, "function")?;
+            match kind_of(f) {
                 "identifier" => {
                     let t = text(f, src);
                     Some(if starts_upper(t) {
@@ -318,7 +320,7 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
                     }
                 }
                 "field_expression" => {
-                    let method = text(f.child_by_field_name("field")?, src);
+                    let method = text(child(f, "field")?, src);
                     matches!(
                         method,
                         "unwrap"
@@ -329,7 +331,7 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
                             | "clone"
                             | "to_owned"
                     )
-                    .then(|| value_type(f.child_by_field_name("value")?, src))
+                    .then(|| value_type(child(f, "value")?, src))
                     .flatten()
                 }
                 _ => None,
@@ -342,17 +344,17 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
 /// The type a function's value has once `?` or `.unwrap()` is applied:
 /// `T` for `T`, `&T`, `a::T`, `Result<T, E>`, `Option<T>`, `Box<T>`.
 fn returned_type(node: Node, src: &str) -> Option<String> {
-    match node.kind() {
+    match kind_of(node) {
         "generic_type" => {
-            let base = type_base(node.child_by_field_name("type")?, src)?;
+            let base = type_base(child(node, "type")?, src)?;
             if matches!(base.as_str(), "Result" | "Option" | "Box" | "Rc" | "Arc") {
-                let args = node.child_by_field_name("type_arguments")?;
+                let args = child(node, "type_arguments")?;
                 returned_type(args.named_child(0)?, src)
             } else {
                 type_path(node, src)
             }
         }
-        "reference_type" | "pointer_type" => returned_type(node.child_by_field_name("type")?, src),
+        "reference_type" | "pointer_type" => returned_type(child(node, "type")?, src),
         _ => type_path(node, src),
     }
 }
@@ -364,18 +366,15 @@ fn binding_site(pattern: Node, parent: Option<Node>, src: &str) -> (usize, Optio
     let Some(p) = parent else {
         return (pattern.start_byte(), None);
     };
-    let single = matches!(pattern.kind(), "identifier" | "mut_pattern");
-    match p.kind() {
+    let single = matches!(kind_of(pattern), "identifier" | "mut_pattern");
+    match kind_of(p) {
         // `let foo = foo();` calls the function: the binding starts after.
         "let_declaration" => {
             let ty = if single {
-                p.child_by_field_name("type")
+                child(p, "type")
                     .and_then(|t| type_base(t, src))
                     .map(Receiver::Type)
-                    .or_else(|| {
-                        p.child_by_field_name("value")
-                            .and_then(|v| value_type(v, src))
-                    })
+                    .or_else(|| child(p, "value").and_then(|v| value_type(v, src)))
             } else {
                 None
             };
@@ -383,7 +382,7 @@ fn binding_site(pattern: Node, parent: Option<Node>, src: &str) -> (usize, Optio
         }
         "parameter" => {
             let ty = if single {
-                p.child_by_field_name("type")
+                child(p, "type")
                     .and_then(|t| type_base(t, src))
                     .map(Receiver::Type)
             } else {
@@ -405,7 +404,7 @@ fn bind(
     ty: Option<Receiver>,
     locals: &mut Locals,
 ) {
-    match node.kind() {
+    match kind_of(node) {
         "identifier" | "shorthand_field_identifier" => {
             let name = text(node, src);
             if !starts_upper(name) {
@@ -413,9 +412,8 @@ fn bind(
             }
         }
         "parameter" => {
-            if let Some(p) = node.child_by_field_name("pattern") {
-                let ty = node
-                    .child_by_field_name("type")
+            if let Some(p) = child(node, "pattern") {
+                let ty = child(node, "type")
                     .and_then(|t| type_base(t, src))
                     .map(Receiver::Type);
                 bind(p, src, func, pos, ty, locals);
@@ -434,9 +432,7 @@ fn bind(
         | "generic_type"
         | "scoped_type_identifier" => {}
         _ => {
-            let skip = node
-                .child_by_field_name("type")
-                .or_else(|| node.child_by_field_name("condition"));
+            let skip = child(node, "type").or_else(|| child(node, "condition"));
             let mut cursor = node.walk();
             for child in node.named_children(&mut cursor) {
                 if Some(child) != skip {
@@ -449,20 +445,20 @@ fn bind(
 
 /// `a::b::C` → `["a", "b", "C"]`; None for paths built from macro variables.
 fn path_segments(node: Node, src: &str) -> Option<Vec<String>> {
-    match node.kind() {
+    match kind_of(node) {
         "identifier" | "type_identifier" | "self" | "super" | "crate" => {
             Some(vec![text(node, src).to_string()])
         }
         "scoped_identifier" | "scoped_type_identifier" => {
-            let mut segs = match node.child_by_field_name("path") {
+            let mut segs = match child(node, "path") {
                 Some(p) => path_segments(p, src)?,
                 None => Vec::new(),
             };
-            segs.push(text(node.child_by_field_name("name")?, src).to_string());
+            segs.push(text(child(node, "name")?, src).to_string());
             Some(segs)
         }
         "generic_type" | "qualified_type" | "generic_type_with_turbofish" => {
-            path_segments(node.child_by_field_name("type")?, src)
+            path_segments(child(node, "type")?, src)
         }
         "bracketed_type" => path_segments(node.named_child(0)?, src),
         _ => None,
@@ -480,6 +476,10 @@ struct Cx<'a> {
     type_params: HashSet<&'a str>,
     refs: Vec<Ref>,
     imports: Vec<Import>,
+    /// Per depth of the walk, the attributes and doc comments met since
+    /// the last other sibling: gathered as the walk passes them, since
+    /// `Node::prev_sibling` rescans the parent's children on every call.
+    leads: Vec<Option<Lead>>,
 }
 
 impl<'a> Cx<'a> {
@@ -501,25 +501,50 @@ impl<'a> Cx<'a> {
 
     /// The type that `Self` stands for under these ancestors.
     fn self_type(&self, anc: &[Frame]) -> Option<String> {
-        anc.iter().rev().find_map(|f| match f.node.kind() {
-            "impl_item" => type_base(f.node.child_by_field_name("type")?, self.src),
-            "trait_item" => Some(text(f.node.child_by_field_name("name")?, self.src).to_string()),
+        anc.iter().rev().find_map(|f| match kind_of(f.node) {
+            "impl_item" => type_base(child(f.node, "type")?, self.src),
+            "trait_item" => Some(text(child(f.node, "name")?, self.src).to_string()),
             _ => None,
         })
     }
 
+    /// The lead of the item `node`, when it is one, after noting whether
+    /// `node` itself continues or ends a run of attributes and doc comments.
+    fn lead(&mut self, node: Node, depth: usize) -> Option<Lead> {
+        self.leads.truncate(depth + 1);
+        self.leads.resize(depth + 1, None);
+        let slot = &mut self.leads[depth];
+        let row = node.start_position().row;
+        match kind_of(node) {
+            "attribute_item" => {
+                let lead = slot.get_or_insert(Lead { row, test: false });
+                lead.test |= is_test_attribute(text(node, self.src));
+                None
+            }
+            "line_comment" | "block_comment" => {
+                if is_doc_comment(text(node, self.src)) {
+                    slot.get_or_insert(Lead { row, test: false });
+                } else {
+                    *slot = None;
+                }
+                None
+            }
+            _ => slot.take(),
+        }
+    }
+
     /// Record what a node of the node table stands for.
-    fn capture(&mut self, node: Node, role: Role, anc: &[Frame]) {
+    fn capture(&mut self, node: Node, role: Role, anc: &[Frame], lead: Option<Lead>) {
         match role {
             Role::Def(kind) => {
-                if let Some(name) = node.child_by_field_name("name") {
-                    let (def, range) = def(self.src, node, kind, name, anc);
+                if let Some(name) = child(node, "name") {
+                    let (def, range) = def(self.src, node, kind, name, anc, lead);
                     self.defs.push(def, range);
                 }
             }
             Role::Import => self.import(node),
             Role::Bind(field) => {
-                if let Some(pattern) = node.child_by_field_name(field) {
+                if let Some(pattern) = child(node, field) {
                     self.bind_pattern(pattern, Some(node));
                 }
             }
@@ -531,7 +556,7 @@ impl<'a> Cx<'a> {
             }
             Role::BindSelf => self.bind_pattern(node, anc.last().map(|f| f.node)),
             Role::TypeParam => {
-                if let Some(name) = node.child_by_field_name("name") {
+                if let Some(name) = child(node, "name") {
                     self.type_params.insert(text(name, self.src));
                 }
             }
@@ -555,10 +580,11 @@ impl<'a> Cx<'a> {
 
     /// Dispatch one node of the walk; returns whether to descend.
     fn visit(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) -> bool {
+        let lead = self.lead(node, anc.len());
         if let Some(role) = self.grammar.role(node.kind_id()) {
-            self.capture(node, role, anc);
+            self.capture(node, role, anc, lead);
         }
-        match node.kind() {
+        match kind_of(node) {
             "identifier" => {
                 self.ident(node, field, anc);
                 false
@@ -577,10 +603,12 @@ impl<'a> Cx<'a> {
                     n.checked_sub(1).map(|i| anc[i]),
                     n.checked_sub(2).map(|i| anc[i]),
                 ) {
-                    (Some(p), _) if p.node.kind() == "call_expression" => field == Some("function"),
-                    (Some(p), Some(g)) if p.node.kind() == "generic_function" => {
+                    (Some(p), _) if kind_of(p.node) == "call_expression" => {
                         field == Some("function")
-                            && g.node.kind() == "call_expression"
+                    }
+                    (Some(p), Some(g)) if kind_of(p.node) == "generic_function" => {
+                        field == Some("function")
+                            && kind_of(g.node) == "call_expression"
                             && p.field == Some("function")
                     }
                     _ => false,
@@ -593,7 +621,7 @@ impl<'a> Cx<'a> {
             "token_tree" => {
                 if anc
                     .last()
-                    .is_some_and(|p| p.node.kind() == "macro_invocation")
+                    .is_some_and(|p| kind_of(p.node) == "macro_invocation")
                 {
                     self.macro_body(node, anc);
                 }
@@ -619,11 +647,11 @@ impl<'a> Cx<'a> {
     fn ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
         let name = text(node, self.src);
-        let form = match p.node.kind() {
+        let form = match kind_of(p.node) {
             "call_expression" if field == Some("function") => Form::Call,
             "generic_function" if field == Some("function") => {
                 let called = anc.len() >= 2
-                    && anc[anc.len() - 2].node.kind() == "call_expression"
+                    && kind_of(anc[anc.len() - 2].node) == "call_expression"
                     && p.field == Some("function");
                 if called { Form::Call } else { Form::Value }
             }
@@ -691,7 +719,7 @@ impl<'a> Cx<'a> {
 
     fn type_ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
-        match p.node.kind() {
+        match kind_of(p.node) {
             "struct_item" | "enum_item" | "union_item" | "trait_item" | "type_item"
             | "associated_type" | "type_parameter"
                 if field == Some("name") =>
@@ -717,14 +745,14 @@ impl<'a> Cx<'a> {
 
     fn path(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
-        let pk = p.node.kind();
+        let pk = kind_of(p.node);
         if matches!(pk, "scoped_identifier" | "scoped_type_identifier") && field == Some("path") {
             return;
         }
         if matches!(pk, "generic_type" | "bracketed_type" | "qualified_type")
             && anc.len() >= 2
             && matches!(
-                anc[anc.len() - 2].node.kind(),
+                kind_of(anc[anc.len() - 2].node),
                 "scoped_identifier" | "scoped_type_identifier" | "bracketed_type"
             )
         {
@@ -741,7 +769,7 @@ impl<'a> Cx<'a> {
         }
         let form = match pk {
             "macro_invocation" => Form::Macro,
-            _ if node.kind() == "scoped_type_identifier" => Form::Type,
+            _ if kind_of(node) == "scoped_type_identifier" => Form::Type,
             _ => Form::Path,
         };
         self.push_path(segs, form, node);
@@ -773,13 +801,13 @@ impl<'a> Cx<'a> {
     }
 
     fn method(&mut self, node: Node) {
-        let Some(field) = node.child_by_field_name("field") else {
+        let Some(field) = child(node, "field") else {
             return;
         };
-        if field.kind() != "field_identifier" {
+        if kind_of(field) != "field_identifier" {
             return;
         }
-        let receiver = match node.child_by_field_name("value") {
+        let receiver = match child(node, "value") {
             Some(v) => self.receiver(v),
             None => Receiver::Unknown,
         };
@@ -788,7 +816,7 @@ impl<'a> Cx<'a> {
     }
 
     fn receiver(&self, value: Node) -> Receiver {
-        match value.kind() {
+        match kind_of(value) {
             "self" => Receiver::SelfValue,
             "identifier" => {
                 let name = text(value, self.src);
@@ -803,10 +831,12 @@ impl<'a> Cx<'a> {
                 }
             }
             "field_expression" => {
-                let base = value.child_by_field_name("value");
-                let field = value.child_by_field_name("field");
+                let base = child(value, "value");
+                let field = child(value, "field");
                 match (base, field) {
-                    (Some(b), Some(f)) if b.kind() == "self" && f.kind() == "field_identifier" => {
+                    (Some(b), Some(f))
+                        if kind_of(b) == "self" && kind_of(f) == "field_identifier" =>
+                    {
                         Receiver::Field(text(f, self.src).to_string())
                     }
                     _ => Receiver::Unknown,
@@ -827,7 +857,7 @@ impl<'a> Cx<'a> {
         let mut i = 0;
         while i < tokens.len() {
             let tok = tokens[i];
-            match tok.kind() {
+            match kind_of(tok) {
                 "token_tree" => {
                     self.macro_body(tok, anc);
                     i += 1;
@@ -836,18 +866,18 @@ impl<'a> Cx<'a> {
                     let mut segs = vec![text(tok, self.src).to_string()];
                     let mut j = i + 1;
                     while j + 1 < tokens.len()
-                        && tokens[j].kind() == "::"
+                        && kind_of(tokens[j]) == "::"
                         && is_word(tokens[j + 1], self.src)
                     {
                         segs.push(text(tokens[j + 1], self.src).to_string());
                         j += 2;
                     }
-                    let prev = i.checked_sub(1).map(|k| tokens[k].kind());
+                    let prev = i.checked_sub(1).map(|k| kind_of(tokens[k]));
                     let next = tokens.get(j);
                     let called = next.is_some_and(|n| {
-                        n.kind() == "token_tree" && text(*n, self.src).starts_with('(')
+                        kind_of(*n) == "token_tree" && text(*n, self.src).starts_with('(')
                     });
-                    let next_kind = next.map(|n| n.kind());
+                    let next_kind = next.map(|n| kind_of(*n));
                     self.macro_site(&tokens, i, segs, (prev, next_kind, called), anc);
                     i = j;
                 }
@@ -872,17 +902,17 @@ impl<'a> Cx<'a> {
             if !called || segs.len() != 1 {
                 return;
             }
-            let before = |back: usize| i.checked_sub(back).map(|k| tokens[k].kind());
+            let before = |back: usize| i.checked_sub(back).map(|k| kind_of(tokens[k]));
             let receiver = match i.checked_sub(2).map(|k| tokens[k]) {
-                Some(r) if r.kind() == "self" => Receiver::SelfValue,
+                Some(r) if kind_of(r) == "self" => Receiver::SelfValue,
                 Some(r)
-                    if r.kind() == "identifier"
+                    if kind_of(r) == "identifier"
                         && before(3) == Some(".")
                         && before(4) == Some("self") =>
                 {
                     Receiver::Field(text(r, self.src).to_string())
                 }
-                Some(r) if r.kind() == "identifier" => self.receiver(r),
+                Some(r) if kind_of(r) == "identifier" => self.receiver(r),
                 _ => Receiver::Unknown,
             };
             self.push(&segs[0], Form::MethodCall, Vec::new(), receiver, tok);
@@ -921,15 +951,14 @@ impl<'a> Cx<'a> {
         let mut cursor = node.walk();
         let public = node
             .named_children(&mut cursor)
-            .any(|c| c.kind() == "visibility_modifier");
+            .any(|c| kind_of(c) == "visibility_modifier");
         let line = line(node);
-        if node.kind() == "extern_crate_declaration" {
-            let Some(name) = node.child_by_field_name("name") else {
+        if kind_of(node) == "extern_crate_declaration" {
+            let Some(name) = child(node, "name") else {
                 return;
             };
             let name = text(name, self.src).to_string();
-            let alias = node
-                .child_by_field_name("alias")
+            let alias = child(node, "alias")
                 .map_or_else(|| name.clone(), |a| text(a, self.src).to_string());
             self.imports.push(Import {
                 path: vec![name],
@@ -942,7 +971,7 @@ impl<'a> Cx<'a> {
             });
             return;
         }
-        let Some(arg) = node.child_by_field_name("argument") else {
+        let Some(arg) = child(node, "argument") else {
             return;
         };
         let mut found = Vec::new();
@@ -986,7 +1015,7 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
         p.extend(tail?);
         Some(p)
     };
-    match node.kind() {
+    match kind_of(node) {
         "identifier" | "crate" | "super" | "self" | "scoped_identifier" => {
             let Some(mut path) = join(path_segments(node, src)) else {
                 return;
@@ -998,7 +1027,7 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
             out.push((path, alias, false, last_line(node)));
         }
         "use_as_clause" => {
-            let Some(p) = node.child_by_field_name("path") else {
+            let Some(p) = child(node, "path") else {
                 return;
             };
             let Some(mut path) = join(path_segments(p, src)) else {
@@ -1007,8 +1036,7 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
             if path.len() > 1 && path.last().is_some_and(|s| s == "self") {
                 path.pop();
             }
-            let alias = node
-                .child_by_field_name("alias")
+            let alias = child(node, "alias")
                 .map(|a| text(a, src).to_string())
                 .unwrap_or_default();
             out.push((path, alias, false, last_line(p)));
@@ -1022,14 +1050,14 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
             out.push((path, String::new(), true, line(node)));
         }
         "scoped_use_list" => {
-            let base = match node.child_by_field_name("path") {
+            let base = match child(node, "path") {
                 Some(p) => match join(path_segments(p, src)) {
                     Some(b) => b,
                     None => return,
                 },
                 None => prefix.to_vec(),
             };
-            if let Some(list) = node.child_by_field_name("list") {
+            if let Some(list) = child(node, "list") {
                 use_tree(list, src, &base, out);
             }
         }
@@ -1045,14 +1073,13 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
 
 /// The line of a path's last segment (`a::\n    b` is on `b`'s line).
 fn last_line(path: Node) -> u32 {
-    path.child_by_field_name("name")
-        .map_or_else(|| line(path), line)
+    child(path, "name").map_or_else(|| line(path), line)
 }
 
 /// Inside token trees, contextual keywords (`default`, `union`) are tokens
 /// of their own kind; after `::` they are names all the same.
 fn is_word(node: Node, src: &str) -> bool {
-    node.kind() == "identifier"
+    kind_of(node) == "identifier"
         || (!node.is_named() && {
             let t = text(node, src);
             t.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric()) && !t.is_empty()
