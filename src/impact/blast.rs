@@ -14,8 +14,6 @@ use super::symbols::{Form, Kind};
 
 /// Dependent files at or above which a symbol is a hub.
 const HUB_FILES: usize = 10;
-/// Sites kept per symbol in the report; the rest are counted.
-const MAX_SITES: usize = 100;
 
 /// How far a symbol's dependents reach, from no one to much of the project.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -101,11 +99,11 @@ pub struct ChangedSymbol {
     /// the places still naming the old path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub renamed_to: Option<String>,
+    /// Every exact and unique reference site: the report carries them all
+    /// (the prompt's table shows a few).
     pub sites: Vec<Site>,
-    pub sites_omitted: usize,
     /// References that may name this symbol or another of the same name.
     pub ambiguous: Vec<Site>,
-    pub ambiguous_omitted: usize,
 }
 
 /// A changed module: its module-level code edited, or its path gone (a
@@ -518,10 +516,6 @@ impl Blast<'_> {
         let order = |s: &Site| (s.inside, s.test, s.file == own_path, s.file.clone(), s.line);
         sites.sort_by_key(order);
         ambiguous.sort_by_key(order);
-        let sites_omitted = sites.len().saturating_sub(MAX_SITES);
-        sites.truncate(MAX_SITES);
-        let ambiguous_omitted = ambiguous.len().saturating_sub(MAX_SITES);
-        ambiguous.truncate(MAX_SITES);
 
         ChangedSymbol {
             symbol: header.symbol,
@@ -543,9 +537,7 @@ impl Blast<'_> {
             radius: reach.len(),
             renamed_to: header.renamed_to,
             sites,
-            sites_omitted,
             ambiguous,
-            ambiguous_omitted,
         }
     }
 }
