@@ -18,6 +18,8 @@ const PACK_MAGIC: &[u8; 4] = b"SPP1";
 const MAX_PACKS: usize = 8;
 
 pub struct Cache {
+    /// `.speed/cache`.
+    root: PathBuf,
     dir: PathBuf,
     /// A dry run reads entries but never writes any.
     writable: bool,
@@ -51,6 +53,7 @@ impl Cache {
     /// `root` is the `.speed/cache` directory.
     pub fn new(root: &Path, writable: bool) -> Cache {
         Cache {
+            root: root.to_path_buf(),
             dir: root.join("impact"),
             writable,
             loaded: std::array::from_fn(|_| OnceLock::new()),
@@ -120,6 +123,7 @@ impl Cache {
             let merge = old.files.len() >= MAX_PACKS;
             let dir = self.folder(lang, grammar.version);
             std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            self.ignore_in_git()?;
             let mut out = Vec::with_capacity(1 << 20);
             out.extend_from_slice(PACK_MAGIC);
             let mut written = std::collections::HashSet::new();
@@ -157,6 +161,20 @@ impl Cache {
             }
         }
         Ok(())
+    }
+
+    /// A `.gitignore` of `*` in the cache root, as cargo and pytest do, so
+    /// the cache never shows in `git status` or lands in a commit.
+    fn ignore_in_git(&self) -> Result<(), String> {
+        let path = self.root.join(".gitignore");
+        if path.exists() {
+            return Ok(());
+        }
+        std::fs::write(
+            &path,
+            "# Written by speed: this folder is a cache, safe to delete.\n*\n",
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))
     }
 }
 
