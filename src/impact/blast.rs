@@ -75,6 +75,18 @@ pub struct Dependents {
     pub test: usize,
     /// Distinct files holding a reference, own file included.
     pub files: Vec<String>,
+    /// The dependent symbols, production first.
+    pub list: Vec<Dependent>,
+}
+
+/// A symbol holding a reference to a changed one: a definition, or a
+/// file's module-level code (`(module)`, line 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Dependent {
+    pub symbol: String,
+    pub file: String,
+    pub line: u32,
+    pub test: bool,
 }
 
 /// A changed symbol with its blast radius.
@@ -397,6 +409,19 @@ impl Blast<'_> {
         }
     }
 
+    fn dependent(&self, d: Dep) -> Dependent {
+        let (file, line) = match d {
+            Dep::Def(id) => (id.file, self.index.def(id).start_line),
+            Dep::Module(f) => (f, 1),
+        };
+        Dependent {
+            symbol: self.dep_name(d),
+            file: self.index.file(file).path.clone(),
+            line,
+            test: self.dep_is_test(d),
+        }
+    }
+
     fn dep_is_test(&self, d: Dep) -> bool {
         match d {
             Dep::Def(id) => self.index.file(id.file).test || self.index.def(id).test,
@@ -472,8 +497,10 @@ impl Blast<'_> {
             }
         }
         let references = sites.iter().filter(|s| !s.inside).count();
-        let production = deps.iter().filter(|d| !self.dep_is_test(**d)).count();
-        let test = deps.len() - production;
+        let mut list: Vec<Dependent> = deps.iter().map(|&d| self.dependent(d)).collect();
+        list.sort_by(|a, b| (a.test, &a.file, a.line).cmp(&(b.test, &b.file, b.line)));
+        let production = list.iter().filter(|d| !d.test).count();
+        let test = list.len() - production;
         let other_files = files
             .iter()
             .filter(|&&f| index.file(f).path != header.file)
@@ -533,6 +560,7 @@ impl Blast<'_> {
                 production,
                 test,
                 files: files.iter().map(|&f| index.file(f).path.clone()).collect(),
+                list,
             },
             radius: reach.len(),
             renamed_to: header.renamed_to,

@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-pub use blast::{ChangedSymbol, Dependents, Site, Stability};
+pub use blast::{ChangedSymbol, Dependent, Dependents, Site, Stability};
 pub use changes::Change;
 pub use extract::Extractor;
 pub use index::Confidence;
@@ -1063,7 +1063,7 @@ mod tests {
                 let p = e.expect("entry").path();
                 if p.is_dir() {
                     stack.push(p);
-                } else {
+                } else if p.extension().is_some_and(|x| x == "pack") {
                     std::fs::write(&p, b"SPI1\x05garbage").expect("overwrite");
                     damaged += 1;
                 }
