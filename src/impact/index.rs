@@ -1609,6 +1609,11 @@ impl Index {
                     if !found.is_empty() {
                         return exact(found.into_iter().map(Target::Def).collect());
                     }
+                    // `self.x = f` then `self.x()`: an attribute holding a
+                    // callable, not a method of some other class.
+                    if self.field_type(t, &r.name, 0).is_some() {
+                        return Resolution::none();
+                    }
                 }
                 self.by_method_name(file, r)
             }
@@ -1699,7 +1704,8 @@ impl Index {
                 let Some(owner) = self.self_type(file, r.scope) else {
                     return self.by_method_name(file, r);
                 };
-                let Some((home, ty)) = self.field_type(owner, f, 0) else {
+                let Some((home, ty)) = self.field_type(owner, f, 0).filter(|(_, t)| !t.is_empty())
+                else {
                     return self.by_method_name(file, r);
                 };
                 let segs: Vec<String> = ty

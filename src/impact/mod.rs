@@ -1296,6 +1296,47 @@ mod tests {
         assert_eq!(sites, vec![site.clone(), site], "both calls on line 7");
     }
 
+    #[test]
+    fn python_forward_references_nested_classes_and_callable_attributes() {
+        let models = "class Tree:\n    class Leaf:\n        pass\n\n    def grow(self):\n        return 1\n\n\nclass Finder:\n    def report(self, msg):\n        return msg\n";
+        let app = "from pkg import models\nfrom pkg.models import Tree\n\n\nclass Context:\n    def __init__(self, report):\n        self.report = report\n\n    def fail(self) -> \"models.Tree\":\n        self.report(\"x\")\n        return Tree.Leaf()\n";
+        let tree = [
+            ("pkg/__init__.py", ""),
+            ("pkg/models.py", models),
+            ("pkg/app.py", app),
+        ];
+        let changed = tree_with_change(
+            &tree,
+            "pkg/models.py",
+            &models
+                .replace("class Tree:", "class Tree:  # a tree")
+                .replace("pass", "x = 1")
+                .replace("return 1", "return 0")
+                .replace("return msg", "return None"),
+        );
+        let lines = |symbol: &str| -> Vec<u32> {
+            sites_of(&changed, symbol)
+                .into_iter()
+                .filter(|s| s.0 == "pkg/app.py")
+                .map(|s| s.1)
+                .collect()
+        };
+        assert_eq!(
+            lines("Tree.Leaf"),
+            vec![11],
+            "Tree.Leaf() names the nested class"
+        );
+        assert!(
+            lines("Tree").contains(&9),
+            "a string annotation names its type"
+        );
+        assert_eq!(
+            lines("Finder.report"),
+            Vec::<u32>::new(),
+            "self.report holds a callable: not Finder's method"
+        );
+    }
+
     /// A tree of `(path, text)` files, each text its own blob, plus the
     /// blobs of `extra` texts (base sides).
     fn tree(files: &[(&str, &str)], extra: &[&str]) -> (Vec<FileEntry>, Mem) {

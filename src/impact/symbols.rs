@@ -78,8 +78,9 @@ pub struct Def {
     pub trait_name: Option<String>,
     /// Python class bases as written (`Base`, `mod.Base`).
     pub bases: Vec<String>,
-    /// Fields with an evident type, as (name, type path): Rust struct
-    /// fields, Python `self.x = T(…)` and `x: T` in a class body.
+    /// Fields as (name, type path): Rust struct fields with a named type,
+    /// Python `x: T` in a class body and every `self.x = …` (an empty type
+    /// when the value's type is not evident).
     pub fields: Vec<(String, String)>,
     /// The type a function is declared to return, as a path (`T`, `a::T`,
     /// `mod.T`), with `Result`, `Option`, `Box`, `Rc` and `Arc` unwrapped to

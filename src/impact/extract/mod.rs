@@ -448,4 +448,49 @@ mod tests {
             (Kind::Method, Some("C"))
         );
     }
+
+    #[test]
+    fn python_forward_references_except_aliases_nested_and_generic_classes() {
+        let s = extract(
+            Lang::Python,
+            "class Tree(Generic[T], Base[int]):\n    class Leaf:\n        pass\n\n    def kids(self) -> \"list[Tree] | None\":\n        self.hook = make()\n        self.size = Size()\n        try:\n            pass\n        except Broken as e:\n            raise e\n\n    def other(self, x: 'mod.Node', y: \"Literal['Tree']\"):\n        pass\n",
+        );
+        let tree = s.defs.iter().find(|d| d.name == "Tree").expect("class");
+        assert_eq!(tree.bases, vec!["Generic".to_string(), "Base".to_string()]);
+        let leaf = s
+            .defs
+            .iter()
+            .find(|d| d.name == "Leaf")
+            .expect("nested class");
+        assert_eq!(
+            (leaf.kind, leaf.container.as_deref()),
+            (Kind::Class, Some("Tree"))
+        );
+        // Untyped attributes are fields of unknown type; typed ones keep it.
+        assert_eq!(
+            tree.fields,
+            vec![
+                ("hook".to_string(), String::new()),
+                ("size".to_string(), "Size".to_string())
+            ]
+        );
+        let at = |n: &str| -> Vec<(u32, Form, Receiver)> {
+            refs_named(&s, n)
+                .iter()
+                .map(|r| (r.line, r.form, r.receiver.clone()))
+                .collect()
+        };
+        assert_eq!(
+            at("Tree"),
+            vec![(5, Form::Type, Receiver::None)],
+            "not inside Literal['Tree']"
+        );
+        assert_eq!(at("Broken"), vec![(10, Form::Value, Receiver::None)]);
+        assert_eq!(at("mod"), vec![(13, Form::Type, Receiver::None)]);
+        assert_eq!(
+            at("Node"),
+            vec![(13, Form::Type, Receiver::Name("mod".into()))]
+        );
+        assert!(at("None").is_empty() && at("e").is_empty());
+    }
 }

@@ -103,10 +103,13 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         cx.import(node, &mut imports);
     }
     let Cx { refs, fields, .. } = cx;
+    // One entry per field: the first typed assignment, else untyped.
     for (class, name, ty) in fields {
         let d = &mut defs.defs[class as usize];
-        if !d.fields.iter().any(|(n, _)| *n == name) {
-            d.fields.push((name, ty));
+        match d.fields.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, known)) if known.is_empty() => *known = ty,
+            Some(_) => {}
+            None => d.fields.push((name, ty)),
         }
     }
     finish(defs, refs, imports)
@@ -132,13 +135,16 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
         .unwrap_or(node);
     let mut kind = kind;
     let mut container = None;
-    if kind == Kind::Function {
+    if matches!(kind, Kind::Function | Kind::Class) {
         let owner = outer
             .parent()
             .filter(|b| kind_of(*b) == "block")
             .and_then(|b| b.parent());
+        // A method, or a class nested in a class (`Outer.Inner`).
         if let Some(class) = owner.filter(|o| kind_of(*o) == "class_definition") {
-            kind = Kind::Method;
+            if kind == Kind::Function {
+                kind = Kind::Method;
+            }
             container = child(class, "name").map(|n| text(n, src).to_string());
         }
     }
@@ -147,8 +153,14 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
         if let Some(args) = child(node, "superclasses") {
             let mut cursor = args.walk();
             for arg in args.named_children(&mut cursor) {
-                if matches!(kind_of(arg), "identifier" | "attribute") {
-                    bases.push(text(arg, src).to_string());
+                // `Base[T]` derives from `Base`.
+                let base = match kind_of(arg) {
+                    "subscript" => child(arg, "value"),
+                    _ => Some(arg),
+                };
+                if let Some(b) = base.filter(|b| matches!(kind_of(*b), "identifier" | "attribute"))
+                {
+                    bases.push(text(b, src).to_string());
                 }
             }
         }
@@ -323,6 +335,42 @@ impl Cx<'_> {
         });
     }
 
+    /// An annotation written as a string (a forward reference: `-> "Tree"`,
+    /// `Optional["Node"]`, `"mod.Leaf | None"`) names its types all the
+    /// same: each dotted name in it is a type reference.
+    fn string_annotation(&mut self, string: Node) {
+        let mut cursor = string.walk();
+        for part in string.named_children(&mut cursor) {
+            if kind_of(part) != "string_content" {
+                continue;
+            }
+            let body = text(part, self.src);
+            let first_line = line(part);
+            let scope = self.defs.innermost(part.start_byte());
+            for (at, name) in annotation_names(body) {
+                let row = first_line + body[..at].matches('\n').count() as u32;
+                let segs: Vec<&str> = name.split('.').collect();
+                if self.local(segs[0], part.start_byte()).is_some() {
+                    continue;
+                }
+                for (i, seg) in segs.iter().enumerate() {
+                    let receiver = match i {
+                        0 => Receiver::None,
+                        _ => Receiver::Name(segs[..i].join(".")),
+                    };
+                    self.refs.push(Ref {
+                        name: seg.to_string(),
+                        form: Form::Type,
+                        path: Vec::new(),
+                        receiver,
+                        line: row,
+                        scope,
+                    });
+                }
+            }
+        }
+    }
+
     /// A local of the enclosing function or of a function enclosing it
     /// (closures see their parents' locals).
     fn local(&self, name: &str, pos: usize) -> Option<&super::Local> {
@@ -349,6 +397,10 @@ impl Cx<'_> {
             "attribute" => {
                 self.attr(node, field, anc);
                 true
+            }
+            "string" if anc.iter().any(|f| kind_of(f.node) == "type") => {
+                self.string_annotation(node);
+                false
             }
             "comment"
             | "import_statement"
@@ -399,6 +451,8 @@ impl Cx<'_> {
             | "tuple_pattern"
             | "list_pattern"
             | "as_pattern_target" => return,
+            // `except Error as e`, `with lock as held`: the value is used.
+            "as_pattern" => Form::Value,
             k if k.contains("pattern") => return,
             "call" if field == Some("function") => Form::Call,
             "decorator" => Form::Call,
@@ -444,8 +498,10 @@ impl Cx<'_> {
             let attr = child(node, "attribute");
             if let (Some(o), Some(a)) = (obj, attr) {
                 if text(o, self.src) == "self" {
-                    let ty = self.assigned_type(p.node);
-                    if let (Some(ty), Some(class)) = (ty, self.enclosing_class(node.start_byte())) {
+                    // Recorded untyped too (empty type): `self.x()` then
+                    // calls an attribute, not some other class's method `x`.
+                    let ty = self.assigned_type(p.node).unwrap_or_default();
+                    if let Some(class) = self.enclosing_class(node.start_byte()) {
                         self.fields.push((class, text(a, self.src).to_string(), ty));
                     }
                 }
@@ -656,6 +712,49 @@ fn dotted(node: Node, src: &str) -> Vec<String> {
         .split('.')
         .map(|s| s.trim().to_string())
         .collect()
+}
+
+/// The dotted names of an annotation's text with their byte offsets,
+/// leaving out quoted literals (`Literal['a']`) and Python's constants.
+fn annotation_names(body: &str) -> Vec<(usize, &str)> {
+    let bytes = body.as_bytes();
+    let word = |b: u8| b == b'_' || b.is_ascii_alphanumeric();
+    let mut out = Vec::new();
+    let mut quote = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(q) => {
+                if b == q {
+                    quote = None;
+                }
+                i += 1;
+            }
+            None if b == b'\'' || b == b'"' => {
+                quote = Some(b);
+                i += 1;
+            }
+            None if word(b) && !b.is_ascii_digit() => {
+                let start = i;
+                while i < bytes.len()
+                    && (word(bytes[i])
+                        || (bytes[i] == b'.' && i + 1 < bytes.len() && word(bytes[i + 1])))
+                {
+                    i += 1;
+                }
+                let name = &body[start..i];
+                if !matches!(
+                    name,
+                    "None" | "True" | "False" | "not" | "and" | "or" | "in" | "is"
+                ) {
+                    out.push((start, name));
+                }
+            }
+            None => i += 1,
+        }
+    }
+    out
 }
 
 /// Inside a type annotation (parameter, return or variable type).
