@@ -283,6 +283,8 @@ pub struct Index {
     probe: Option<RefCell<Probe>>,
     /// Each word of a field's declared type → the names of such fields.
     field_words: OnceCell<HashMap<String, Vec<String>>>,
+    /// Python attribute names some class assigns (`self.x = …`, `x: T`).
+    data_attributes: OnceCell<HashSet<String>>,
 }
 
 /// The questions resolution asked of an index: what it depends on. An
@@ -413,6 +415,7 @@ impl Index {
             aliases: HashMap::new(),
             probe: None,
             field_words: OnceCell::new(),
+            data_attributes: OnceCell::new(),
         };
         let layout = Layout::new(sources.iter().map(|s| s.path.as_str()), manifests);
         for src in sources {
@@ -1832,13 +1835,24 @@ impl Index {
     }
 
     /// A method or attribute on a receiver of unknown type: every method of
-    /// that name in the same language.
+    /// that name in the same language. A Python attribute read (`x.size`,
+    /// a property or a method passed as a value) counts only when no class
+    /// of the project assigns an attribute of that name: reading data
+    /// attributes is far more common than reading properties.
     fn by_method_name(&self, file: u32, r: &Ref) -> Resolution {
-        if stop_listed(&r.name) || r.form != Form::MethodCall {
+        let lang = self.files[file as usize].lang;
+        let matched = match r.form {
+            Form::MethodCall => true,
+            Form::Attribute => lang == Lang::Python,
+            _ => false,
+        };
+        if stop_listed(&r.name) || !matched {
             return Resolution::none();
         }
-        let lang = self.files[file as usize].lang;
         self.note_global(&r.name);
+        if r.form == Form::Attribute && self.is_data_attribute(&r.name) {
+            return Resolution::none();
+        }
         let targets: Vec<DefId> = self
             .members
             .get(r.name.as_str())
@@ -1850,6 +1864,19 @@ impl Index {
             })
             .collect();
         self.by_name_filtered(&r.name, targets)
+    }
+
+    fn is_data_attribute(&self, name: &str) -> bool {
+        self.data_attributes
+            .get_or_init(|| {
+                self.files
+                    .iter()
+                    .filter(|f| f.lang == Lang::Python)
+                    .flat_map(|f| f.syms.defs.iter())
+                    .flat_map(|d| d.fields.iter().map(|(n, _)| n.clone()))
+                    .collect()
+            })
+            .contains(name)
     }
 }
 

@@ -1337,6 +1337,40 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_python_property_is_read_through_receivers_of_unknown_type() {
+        let models = "class Node:\n    def __init__(self):\n        self.kind = 1\n\n    @property\n    def depth(self):\n        return 0\n\n    @property\n    def kind_name(self):\n        return 'x'\n\n\nclass Other:\n    def kind(self):\n        return 2\n";
+        let app = "def show(node, other):\n    print(node.depth)\n    print(node.kind)\n    return other.kind\n";
+        let tree = [
+            ("pkg/__init__.py", ""),
+            ("pkg/models.py", models),
+            ("pkg/app.py", app),
+        ];
+        let changed = tree_with_change(
+            &tree,
+            "pkg/models.py",
+            &models
+                .replace("return 0", "return 1")
+                .replace("return 2", "return 3"),
+        );
+        let lines = |symbol: &str| -> Vec<u32> {
+            sites_of(&changed, symbol)
+                .into_iter()
+                .map(|s| s.1)
+                .collect()
+        };
+        assert_eq!(
+            lines("Node.depth"),
+            vec![2],
+            "a property read on an untyped value"
+        );
+        assert_eq!(
+            lines("Other.kind"),
+            Vec::<u32>::new(),
+            "`kind` is also a data attribute: `x.kind` is not matched by name"
+        );
+    }
+
     /// A tree of `(path, text)` files, each text its own blob, plus the
     /// blobs of `extra` texts (base sides).
     fn tree(files: &[(&str, &str)], extra: &[&str]) -> (Vec<FileEntry>, Mem) {
