@@ -1341,6 +1341,11 @@ impl Index {
                     if segs.len() > 1 {
                         out.retain(|t| self.can_prefix(t));
                     }
+                    // `use serde::de;` then `de::Error`: serde's, even
+                    // when the crate has a `de` module of its own.
+                    if out.is_empty() && self.imported(m, first) {
+                        return PathOutcome::External;
+                    }
                     if out.is_empty() {
                         if let Some(&root) = self.crates.get(first.as_str()) {
                             out.push(Target::Module(root));

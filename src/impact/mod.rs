@@ -1224,6 +1224,65 @@ mod tests {
     }
 
     #[test]
+    fn an_imported_external_module_is_not_the_crates_module_of_that_name() {
+        let error = "pub struct Error;\n\nimpl Error {\n    pub fn custom() -> Error {\n        Error\n    }\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"wire\"\n"),
+            ("src/lib.rs", "pub mod de;\npub mod error;\n"),
+            ("src/error.rs", error),
+            (
+                "src/de.rs",
+                "use serde::de;\nuse crate::error::Error;\n\npub fn read() -> Error {\n    let _ = de::Error::custom();\n    Error::custom()\n}\n",
+            ),
+            ("src/de/error.rs", ""),
+        ];
+        let changed = tree_with_change(
+            &tree,
+            "src/error.rs",
+            &error.replace("Error\n    }", "Error {}\n    }"),
+        );
+        let lines: Vec<u32> = sites_of(&changed, "Error::custom")
+            .into_iter()
+            .map(|s| s.1)
+            .collect();
+        assert_eq!(lines, vec![6], "de::Error is serde's, not this crate's");
+    }
+
+    #[test]
+    fn self_in_a_trait_body_is_the_implementor_not_the_trait() {
+        let shape = "pub trait Shape {\n    const SIDES: u32;\n    fn area(&self) -> f64;\n    fn unit() -> Self;\n    fn double(&self) -> f64 {\n        Self::scale() * self.area()\n    }\n    fn scale() -> f64;\n}\n\npub struct Square;\n\nimpl Shape for Square {\n    const SIDES: u32 = 4;\n    fn area(&self) -> f64 {\n        1.0\n    }\n    fn unit() -> Self {\n        Square\n    }\n    fn scale() -> f64 {\n        2.0\n    }\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"geo\"\n"),
+            ("src/lib.rs", shape),
+        ];
+        let changed = tree_with_change(
+            &tree,
+            "src/lib.rs",
+            &shape
+                .replace("pub trait Shape {", "pub trait Shape:  Sized {")
+                .replace("fn scale() -> f64;", "fn scale() -> f64 ;"),
+        );
+        let lines: Vec<u32> = sites_of(&changed, "Shape")
+            .into_iter()
+            .map(|s| s.1)
+            .collect();
+        assert_eq!(
+            lines,
+            vec![13],
+            "only `impl Shape for Square` names the trait"
+        );
+        let scale: Vec<u32> = sites_of(&changed, "Shape::scale")
+            .into_iter()
+            .map(|s| s.1)
+            .collect();
+        assert_eq!(
+            scale,
+            vec![6],
+            "Self::scale() still reaches the trait's item"
+        );
+    }
+
+    #[test]
     fn two_packages_of_one_name_stay_two_crates() {
         let m = "pub fn helper() -> u32 {\n    1\n}\n";
         let lib = "pub mod m;\npub use m::*;\n\npub fn user() -> u32 {\n    crate::helper()\n}\n";

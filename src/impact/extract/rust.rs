@@ -508,6 +508,31 @@ impl<'a> Cx<'a> {
         })
     }
 
+    /// Whether `Self` here is a trait's implementor (inside a trait body),
+    /// which is not a use of the trait itself.
+    fn self_is_implementor(anc: &[Frame]) -> bool {
+        anc.iter()
+            .rev()
+            .find_map(|f| match kind_of(f.node) {
+                "impl_item" => Some(false),
+                "trait_item" => Some(true),
+                _ => None,
+            })
+            .unwrap_or(false)
+    }
+
+    /// `Self::item`: the path with `Self` replaced by the type it stands
+    /// for, and from which segment on the path's types are uses (1 inside
+    /// a trait, where `Self` is not the trait). None outside impls and traits.
+    fn self_path(&self, mut segs: Vec<String>, anc: &[Frame]) -> Option<(Vec<String>, usize)> {
+        if segs.first().is_none_or(|s| s != "Self") {
+            return Some((segs, 0));
+        }
+        segs[0] = self.self_type(anc)?;
+        let from = usize::from(Self::self_is_implementor(anc));
+        Some((segs, from))
+    }
+
     /// The lead of the item `node`, when it is one, after noting whether
     /// `node` itself continues or ends a run of attributes and doc comments.
     fn lead(&mut self, node: Node, depth: usize) -> Option<Lead> {
@@ -735,6 +760,9 @@ impl<'a> Cx<'a> {
             return;
         }
         if name == "Self" {
+            if Self::self_is_implementor(anc) {
+                return;
+            }
             if let Some(t) = self.self_type(anc) {
                 self.push(&t, Form::Type, Vec::new(), Receiver::None, node);
             }
@@ -758,27 +786,24 @@ impl<'a> Cx<'a> {
         {
             return;
         }
-        let Some(mut segs) = path_segments(node, self.src) else {
+        let Some(segs) = path_segments(node, self.src) else {
             return;
         };
-        if segs.first().is_some_and(|s| s == "Self") {
-            match self.self_type(anc) {
-                Some(t) => segs[0] = t,
-                None => return,
-            }
-        }
+        let Some((segs, from)) = self.self_path(segs, anc) else {
+            return;
+        };
         let form = match pk {
             "macro_invocation" => Form::Macro,
             _ if kind_of(node) == "scoped_type_identifier" => Form::Type,
             _ => Form::Path,
         };
-        self.push_path(segs, form, node);
+        self.push_path(segs, form, node, from);
     }
 
     /// A path reference names its last segment and, for `Type::item`, the
-    /// type too (`Foo::new()` is a use of `Foo`).
-    fn push_path(&mut self, segs: Vec<String>, form: Form, node: Node) {
-        for k in 0..segs.len().saturating_sub(1) {
+    /// type too (`Foo::new()` is a use of `Foo`), from segment `from` on.
+    fn push_path(&mut self, segs: Vec<String>, form: Form, node: Node, from: usize) {
+        for k in from..segs.len().saturating_sub(1) {
             if starts_upper(&segs[k]) && !self.type_params.contains(segs[k].as_str()) {
                 self.push(
                     &segs[k],
@@ -890,7 +915,7 @@ impl<'a> Cx<'a> {
         &mut self,
         tokens: &[Node],
         i: usize,
-        mut segs: Vec<String>,
+        segs: Vec<String>,
         (prev, next, called): (Option<&str>, Option<&str>, bool),
         anc: &[Frame],
     ) {
@@ -929,13 +954,9 @@ impl<'a> Cx<'a> {
             return;
         }
         if segs.len() > 1 {
-            if segs[0] == "Self" {
-                match self.self_type(anc) {
-                    Some(t) => segs[0] = t,
-                    None => return,
-                }
+            if let Some((segs, from)) = self.self_path(segs, anc) {
+                self.push_path(segs, Form::Path, tok, from);
             }
-            self.push_path(segs, Form::Path, tok);
             return;
         }
         let name = &segs[0];
