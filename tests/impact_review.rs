@@ -216,11 +216,11 @@ fn each_changed_symbol_is_reported_with_every_site_that_depends_on_it() {
     assert_eq!(count["breaking"], false);
     assert_eq!(sites(count), set(&["crates/app/tests/cli.rs:7"]));
     assert_eq!(count["dependents"]["production"], 0);
-    // The test function, from its attribute on.
+    // The test function, at its name (its attribute is on line 3).
     assert_eq!(
         count["dependents"]["list"],
         json!([{"symbol": "counts_what_was_added", "file": "crates/app/tests/cli.rs",
-                "line": 3, "test": true}])
+                "line": 4, "test": true}])
     );
 
     // Python: through a relative import, an `as` alias and a package re-export.

@@ -296,9 +296,24 @@ impl Blast<'_> {
         }
     }
 
+    /// References resolving to `target`, and for a trait's item its
+    /// implementations and the references resolving to them (a call on a
+    /// value of the implementing type).
     fn def_sites(&mut self, target: DefId) -> Vec<RawSite> {
         let index = self.index;
         let mut out = Vec::new();
+        let impls = index.trait_impls(target);
+        for &imp in &impls {
+            // Registers the impl's own anchors with the probe.
+            self.names_of(imp);
+            out.push(RawSite {
+                file: imp.file,
+                at: Mention::Impl(imp.def),
+                confidence: Confidence::Exact,
+                candidates: 1,
+                inside: false,
+            });
+        }
         let names = self.names_of(target);
         let mut list: Vec<(u32, u32)> = Vec::new();
         for n in &names {
@@ -316,7 +331,7 @@ impl Blast<'_> {
                 .memo
                 .entry((f, r))
                 .or_insert_with(|| index.resolve(f, rf));
-            if res.targets.contains(&target) {
+            if res.targets.contains(&target) || res.targets.iter().any(|t| impls.contains(t)) {
                 out.push(RawSite {
                     file: f,
                     at: Mention::Ref(r),
@@ -411,7 +426,7 @@ impl Blast<'_> {
 
     fn dependent(&self, d: Dep) -> Dependent {
         let (file, line) = match d {
-            Dep::Def(id) => (id.file, self.index.def(id).start_line),
+            Dep::Def(id) => (id.file, self.index.def(id).line),
             Dep::Module(f) => (f, 1),
         };
         Dependent {
@@ -440,7 +455,7 @@ impl Blast<'_> {
             qualified: index.qualified(d),
             kind: def.kind,
             file: own.path.clone(),
-            line: def.start_line,
+            line: def.line,
             change,
             unit: own.unit,
             renamed_to: None,
@@ -586,8 +601,10 @@ fn place(index: &Index, file: u32, at: Mention) -> (u32, Form, Option<u32>) {
         }
         Mention::Decl(d) => {
             let d = &syms.defs[d as usize];
-            (d.start_line, Form::Import, d.parent)
+            (d.line, Form::Import, d.parent)
         }
+        // The implementing item itself depends on the trait's.
+        Mention::Impl(d) => (syms.defs[d as usize].line, Form::Impl, Some(d)),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
-const MAGIC: &[u8; 4] = b"SPI2";
+const MAGIC: &[u8; 4] = b"SPI3";
 const NONE: u64 = 0;
 
 pub fn encode(syms: &FileSymbols) -> Vec<u8> {
@@ -33,6 +33,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         }
         w.opt_string(d.returns.as_deref());
         w.uint(u64::from(d.start_line));
+        w.uint(u64::from(d.line));
         w.uint(u64::from(d.end_line));
         w.out.extend_from_slice(&d.signature.to_le_bytes());
         w.out.push(match d.visibility {
@@ -139,6 +140,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         }
         let returns = r.opt_string()?;
         let start_line = r.u32()?;
+        let line = r.u32()?;
         let end_line = r.u32()?;
         let signature = u64::from_le_bytes(r.bytes(8)?.try_into().ok()?);
         let visibility = match r.byte()? {
@@ -158,6 +160,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             fields,
             returns,
             start_line,
+            line,
             end_line,
             signature,
             visibility,
@@ -377,7 +380,7 @@ const KINDS: [Kind; 13] = [
     Kind::Variable,
 ];
 
-const FORMS: [Form; 8] = [
+const FORMS: [Form; 9] = [
     Form::Call,
     Form::MethodCall,
     Form::Path,
@@ -386,6 +389,7 @@ const FORMS: [Form; 8] = [
     Form::Attribute,
     Form::Import,
     Form::Value,
+    Form::Impl,
 ];
 
 fn kind_code(k: Kind) -> u8 {

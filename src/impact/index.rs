@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::lang::Lang;
+use super::lang::{Lang, is_rust_primitive};
 use super::symbols::{FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
 /// Names so common that matching them by name alone is noise: they never
@@ -328,6 +328,8 @@ pub enum Mention {
     Import(u32),
     /// A reference through the module's path: a reference index.
     Ref(u32),
+    /// An implementation of a trait's item: a definition index.
+    Impl(u32),
 }
 
 /// One place naming a module.
@@ -1202,6 +1204,58 @@ impl Index {
         }
     }
 
+    /// The implementations of a Rust trait's item (`fn f` in `impl Trait
+    /// for T`): they change with it. Empty for anything but a trait item.
+    pub fn trait_impls(&self, item: DefId) -> Vec<DefId> {
+        let d = self.def(item);
+        let Some(trait_def) = d.parent.map(|p| DefId {
+            file: item.file,
+            def: p,
+        }) else {
+            return Vec::new();
+        };
+        let tr = self.def(trait_def);
+        if tr.kind != Kind::Trait || self.files[item.file as usize].lang != Lang::Rust {
+            return Vec::new();
+        }
+        // Files holding an impl name both the item and the trait.
+        self.note_pair(&d.name, &tr.name);
+        self.members
+            .get(d.name.as_str())
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&m| {
+                self.def(m).trait_name.as_deref() == Some(tr.name.as_str())
+                    && self.implements(m, trait_def)
+            })
+            .collect()
+    }
+
+    /// Whether the impl holding item `m` is of `trait_def`: the trait's name
+    /// resolves to it in the impl's module, or, when it cannot be resolved
+    /// there (a path like `crate::a::Trait`), no other trait has that name.
+    fn implements(&self, m: DefId, trait_def: DefId) -> bool {
+        let name = &self.def(trait_def).name;
+        match self.resolve_path(
+            self.def_module(m),
+            std::slice::from_ref(name),
+            Lang::Rust,
+            0,
+        ) {
+            PathOutcome::Found(ts) => ts.contains(&Target::Def(trait_def)),
+            PathOutcome::External => false,
+            PathOutcome::Unresolved => {
+                self.note_global(name);
+                self.items
+                    .get(name.as_str())
+                    .into_iter()
+                    .flatten()
+                    .all(|&t| t == trait_def || self.def(t).kind != Kind::Trait)
+            }
+        }
+    }
+
     /// The names a module binds to `name`: its items, submodules, imports,
     /// then glob imports.
     fn lookup(&self, m: ModId, name: &str, depth: u8, out: &mut Vec<Target>) {
@@ -1476,6 +1530,11 @@ impl Index {
                 found.is_empty() || found.contains(&Target::Def(owner))
             })
             .collect();
+        // Rust looks in inherent impls before trait impls: `x.len()` on a
+        // type with both calls the inherent one.
+        if !python && out.iter().any(|&d| self.def(d).trait_name.is_none()) {
+            out.retain(|&d| self.def(d).trait_name.is_none());
+        }
         if out.is_empty() {
             out = self.base_members(owner, name, depth);
         }
@@ -1646,6 +1705,9 @@ impl Index {
                             self.by_method_name(file, r)
                         }
                     }
+                    PathOutcome::External if lang == Lang::Rust && is_rust_primitive(t) => {
+                        self.primitive_member(r, t)
+                    }
                     PathOutcome::External => Resolution::none(),
                     PathOutcome::Unresolved => self.by_method_name(file, r),
                 }
@@ -1743,6 +1805,27 @@ impl Index {
             }
             Receiver::Unknown => self.by_method_name(file, r),
         }
+    }
+
+    /// A method on a primitive value (`x.low_u16()`, `x: u32`): the item of
+    /// a project trait implemented for that type, if any; else std's.
+    fn primitive_member(&self, r: &Ref, ty: &str) -> Resolution {
+        self.note_pair(&r.name, ty);
+        let found: Vec<Target> = self
+            .members
+            .get(r.name.as_str())
+            .into_iter()
+            .flatten()
+            .copied()
+            .filter(|&d| {
+                let md = self.def(d);
+                md.container.as_deref() == Some(ty)
+                    && md.trait_name.is_some()
+                    && self.files[d.file as usize].lang == Lang::Rust
+            })
+            .map(Target::Def)
+            .collect();
+        exact(found)
     }
 
     /// A name without qualifier: enclosing functions' nested items, the

@@ -19,7 +19,7 @@ use super::symbols::Kind;
 
 /// Bump when extraction changes what it produces for the same input: it is
 /// part of the cache key, so stale entries are never read.
-const EXTRACTOR_VERSION: u32 = 10;
+const EXTRACTOR_VERSION: u32 = 12;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -97,6 +97,30 @@ impl Lang {
                 message: message.clone(),
             })
     }
+}
+
+/// Rust's primitive types: values of them have std's methods, and those of
+/// the project's traits implemented for them (`impl Float for f64`).
+pub fn is_rust_primitive(name: &str) -> bool {
+    matches!(
+        name,
+        "u8" | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
+            | "f32"
+            | "f64"
+            | "bool"
+            | "char"
+            | "str"
+    )
 }
 
 /// What a node of a given kind stands for to the extractor.

@@ -1277,8 +1277,45 @@ mod tests {
             .collect();
         assert_eq!(
             scale,
-            vec![6],
-            "Self::scale() still reaches the trait's item"
+            vec![6, 21],
+            "Self::scale() still reaches the trait's item; Square's implementation changes with it"
+        );
+    }
+
+    #[test]
+    fn trait_items_reach_their_impls_primitive_receivers_and_bounded_parameters() {
+        let num = "pub trait Float {\n    fn halve(self) -> Self;\n}\n\nimpl Float for f64 {\n    fn halve(self) -> f64 {\n        self / 2.0\n    }\n}\n\nimpl Float for f32 {\n    #[inline]\n    fn halve(self) -> f32 {\n        self / 2.0\n    }\n}\n";
+        let user = "use crate::num::Float;\n\npub fn quarter<F: Float>(x: F) -> F {\n    x.halve().halve()\n}\n\npub fn third<G>(g: G) -> G\nwhere\n    G: Clone + Float,\n{\n    g.halve()\n}\n\npub fn literal() -> f64 {\n    let y: f32 = 1.0;\n    let _ = y.halve();\n    4.0f64.halve()\n}\n\npub fn std_only(n: u8) -> u32 {\n    n.count_ones()\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"num\"\n"),
+            ("src/lib.rs", "pub mod num;\npub mod user;\n"),
+            ("src/num.rs", num),
+            ("src/user.rs", user),
+        ];
+        let changed = tree_with_change(
+            &tree,
+            "src/num.rs",
+            &num.replace("fn halve(self) -> Self;", "fn halve(self) -> Self ;"),
+        );
+        let lines: Vec<(String, u32)> = sites_of(&changed, "Float::halve")
+            .into_iter()
+            .map(|s| (s.0, s.1))
+            .collect();
+        let at = |file: &str, line: u32| (file.to_string(), line);
+        assert_eq!(
+            lines,
+            vec![
+                // Calls through the bound (the chained second call's
+                // receiver type is not evident: ambiguous), then on f32
+                // and f64 values.
+                at("src/user.rs", 4),
+                at("src/user.rs", 11),
+                at("src/user.rs", 16),
+                at("src/user.rs", 17),
+                // The implementations, at their names.
+                at("src/num.rs", 6),
+                at("src/num.rs", 13),
+            ]
         );
     }
 

@@ -88,6 +88,8 @@ pub struct Def {
     pub returns: Option<String>,
     /// 1-based inclusive lines, attributes, doc comments and decorators included.
     pub start_line: u32,
+    /// The line of its name (`start_line` counts attributes and doc comments).
+    pub line: u32,
     pub end_line: u32,
     /// Hash of the declaration without its body: a change here is a
     /// signature change, a change elsewhere inside the span a body change.
@@ -119,6 +121,9 @@ pub enum Form {
     Import,
     /// A name used as a value: `map(f)`, `CONST`, `isinstance(x, Class)`.
     Value,
+    /// An implementation of a trait's item: `fn f` in `impl Trait for T`.
+    /// Only in reports: it is a definition, not a reference of the file.
+    Impl,
 }
 
 impl Form {
@@ -132,6 +137,7 @@ impl Form {
             Form::Attribute => "attribute",
             Form::Import => "import",
             Form::Value => "value",
+            Form::Impl => "impl",
         }
     }
 }

@@ -360,7 +360,7 @@ mod tests {
             vec![
                 ("a", Some("Shelf")),
                 ("b", Some("store::Store")),
-                ("c", None),
+                ("c", Some("u32")),
                 ("new", Some("Shelf")),
                 ("get", Some("Vec")),
             ]

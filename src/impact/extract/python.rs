@@ -210,6 +210,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
             fields: Vec::new(),
             returns,
             start_line: outer.start_position().row as u32 + 1,
+            line: super::line(name),
             end_line: end_line as u32,
             signature,
             visibility,

@@ -2,12 +2,12 @@
 //! local that shadows a function is not taken for it), reference sites, and
 //! the identifiers inside macro calls.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
 use super::{Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
-use crate::impact::lang::{Grammar, Lang, Role};
+use crate::impact::lang::{Grammar, Lang, Role, is_rust_primitive};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
 /// `node.kind()`, from the grammar's table.
@@ -27,6 +27,7 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         defs: Defs::default(),
         locals: Locals::default(),
         type_params: HashSet::new(),
+        bounds: HashMap::new(),
         refs: Vec::new(),
         imports: Vec::new(),
         leads: Vec::new(),
@@ -166,6 +167,7 @@ fn def(
             },
             returns,
             start_line: start as u32 + 1,
+            line: super::line(name),
             end_line: end_line as u32,
             signature,
             visibility,
@@ -267,8 +269,60 @@ fn type_base(node: Node, src: &str) -> Option<String> {
         }
         // `&dyn Events`, `impl Events`: calls go to the trait's methods.
         "dynamic_type" | "abstract_type" => type_base(child(node, "trait")?, src),
+        // `impl Float for f64`, `x: u32`: methods of the project's traits.
+        "primitive_type" => Some(text(node, src).to_string()),
         _ => None,
     }
+}
+
+/// The type of a literal: its suffix (`1u8`, `0.5f32`) or Rust's default.
+fn literal_type(node: Node, src: &str) -> Option<&'static str> {
+    const SUFFIXES: [&str; 14] = [
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+        "f32", "f64",
+    ];
+    let suffixed = |default: &'static str| {
+        let t = text(node, src);
+        SUFFIXES
+            .into_iter()
+            .find(|s| t.ends_with(s))
+            .unwrap_or(default)
+    };
+    match kind_of(node) {
+        "integer_literal" => Some(suffixed("i32")),
+        "float_literal" => Some(suffixed("f64")),
+        "string_literal" | "raw_string_literal" => Some("str"),
+        "char_literal" => Some("char"),
+        "boolean_literal" => Some("bool"),
+        _ => None,
+    }
+}
+
+/// Traits so common as bounds that they say nothing of a value's methods.
+const MARKER_BOUNDS: [&str; 14] = [
+    "Sized",
+    "Send",
+    "Sync",
+    "Copy",
+    "Clone",
+    "Debug",
+    "Default",
+    "PartialEq",
+    "Eq",
+    "Hash",
+    "PartialOrd",
+    "Ord",
+    "Display",
+    "Unpin",
+];
+
+/// The first trait of a `T: A + B` bound that tells what `T` can do.
+fn telling_bound(bounds: Node, src: &str) -> Option<String> {
+    let mut cursor = bounds.walk();
+    bounds
+        .named_children(&mut cursor)
+        .filter_map(|b| type_base(b, src))
+        .find(|b| !MARKER_BOUNDS.contains(&b.as_str()))
 }
 
 /// What a value is when it is evident: a `Type` for `T::new(..)`,
@@ -276,6 +330,9 @@ fn type_base(node: Node, src: &str) -> Option<String> {
 /// (`make()`, `a::make()`), whose declared return type the index looks up.
 /// `?`, `.await`, `&` and `.unwrap()`-like calls keep the value's type.
 fn value_type(node: Node, src: &str) -> Option<Receiver> {
+    if let Some(t) = literal_type(node, src) {
+        return Some(Receiver::Type(t.to_string()));
+    }
     match kind_of(node) {
         "try_expression"
         | "await_expression"
@@ -293,6 +350,12 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
         "identifier" | "scoped_identifier" => {
             let segs = path_segments(node, src)?;
             let last = segs.last()?;
+            // `f64::MAX.to_bits()`: a constant of a primitive type.
+            if let [ty, _] = segs.as_slice() {
+                if is_rust_primitive(ty) {
+                    return Some(Receiver::Type(ty.clone()));
+                }
+            }
             (starts_upper(last) && last.chars().any(char::is_lowercase))
                 .then(|| Receiver::Type(segs.join("::")))
         }
@@ -474,6 +537,9 @@ struct Cx<'a> {
     defs: Defs,
     locals: Locals,
     type_params: HashSet<&'a str>,
+    /// Type parameters with a telling trait bound (`R: Read`, `where R:
+    /// Read`): a value of type `R` has `Read`'s methods.
+    bounds: HashMap<&'a str, String>,
     refs: Vec<Ref>,
     imports: Vec<Import>,
     /// Per depth of the walk, the attributes and doc comments met since
@@ -582,10 +648,35 @@ impl<'a> Cx<'a> {
             Role::BindSelf => self.bind_pattern(node, anc.last().map(|f| f.node)),
             Role::TypeParam => {
                 if let Some(name) = child(node, "name") {
-                    self.type_params.insert(text(name, self.src));
+                    let name = text(name, self.src);
+                    self.type_params.insert(name);
+                    self.bound(name, child(node, "bounds"));
                 }
             }
             Role::Params | Role::Global | Role::Assign => {}
+        }
+    }
+
+    /// Note what a type parameter is bound by, or that it is not.
+    fn bound(&mut self, param: &'a str, bounds: Option<Node>) {
+        match bounds.and_then(|b| telling_bound(b, self.src)) {
+            Some(t) => {
+                self.bounds.insert(param, t);
+            }
+            None => {
+                self.bounds.remove(param);
+            }
+        }
+    }
+
+    /// A value of a bounded type parameter has its bound's methods.
+    fn through_bound(&self, r: Receiver) -> Receiver {
+        match r {
+            Receiver::Type(t) => match self.bounds.get(t.as_str()) {
+                Some(b) => Receiver::Type(b.clone()),
+                None => Receiver::Type(t),
+            },
+            other => other,
         }
     }
 
@@ -640,6 +731,16 @@ impl<'a> Cx<'a> {
                 };
                 if called {
                     self.method(node);
+                }
+                true
+            }
+            "where_predicate" => {
+                if let Some(left) = child(node, "left").filter(|l| kind_of(*l) == "type_identifier")
+                {
+                    let param = text(left, self.src);
+                    if self.type_params.contains(param) {
+                        self.bound(param, child(node, "bounds"));
+                    }
                 }
                 true
             }
@@ -848,7 +949,10 @@ impl<'a> Cx<'a> {
                 let pos = value.start_byte();
                 let func = self.defs.function_of(self.defs.innermost(pos));
                 match self.locals.before(func, name, pos) {
-                    Some(local) => local.ty.clone().unwrap_or(Receiver::Unknown),
+                    Some(local) => local
+                        .ty
+                        .clone()
+                        .map_or(Receiver::Unknown, |t| self.through_bound(t)),
                     None if func.is_some() || starts_upper(name) => {
                         Receiver::Name(name.to_string())
                     }
