@@ -289,6 +289,37 @@ mod tests {
     }
 
     #[test]
+    fn rust_names_bound_inside_macro_arguments_are_locals() {
+        let s = extract(
+            Lang::Rust,
+            "fn t() {\n    check!(data, |stream| {\n        assert_eq!(stream.offset(), 1);\n    });\n    vec![{ let total = sum(); total.max(1) }];\n}\n",
+        );
+        let recv = |n: &str| {
+            refs_named(&s, n)
+                .iter()
+                .map(|r| r.receiver.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            recv("offset"),
+            vec![Receiver::Unknown],
+            "a closure parameter, not a path"
+        );
+        assert_eq!(
+            recv("max"),
+            vec![Receiver::Unknown],
+            "a let binding, not a path"
+        );
+        assert!(refs_named(&s, "total").is_empty());
+        assert_eq!(refs_named(&s, "sum").len(), 1);
+        assert_eq!(
+            refs_named(&s, "data").len(),
+            1,
+            "names before the closure still count"
+        );
+    }
+
+    #[test]
     fn rust_methods_know_their_impl_type_and_trait() {
         let s = extract(
             Lang::Rust,

@@ -991,6 +991,7 @@ impl<'a> Cx<'a> {
                     self.macro_body(tok, anc);
                     i += 1;
                 }
+                "|" | "let" => i = self.macro_bindings(&tokens, i),
                 "identifier" | "self" | "crate" | "super" => {
                     let mut segs = vec![text(tok, self.src).to_string()];
                     let mut j = i + 1;
@@ -1013,6 +1014,47 @@ impl<'a> Cx<'a> {
                 _ => i += 1,
             }
         }
+    }
+
+    /// Names a macro's tokens bind at `i`: closure parameters (`|a, b: T|`
+    /// after `(`, `,`, `=` or `move`) and `let` names. They are locals from
+    /// there on, so `|stream| stream.offset()` is not taken for a module
+    /// `stream`. Returns where to go on scanning.
+    fn macro_bindings(&mut self, tokens: &[Node], i: usize) -> usize {
+        let kind = |k: usize| tokens.get(k).map(|t| kind_of(*t));
+        let func = self
+            .defs
+            .function_of(self.defs.innermost(tokens[i].start_byte()));
+        if kind(i) == Some("let") {
+            let mut j = i + 1;
+            while kind(j) == Some("mut") {
+                j += 1;
+            }
+            if kind(j) == Some("identifier") {
+                let name = text(tokens[j], self.src);
+                self.locals.add(func, name, tokens[j].end_byte(), None);
+                return j + 1;
+            }
+            return i + 1;
+        }
+        let opens = i == 0 || matches!(kind(i - 1), Some("(" | "," | "=" | "move" | "=>"));
+        if !opens {
+            return i + 1;
+        }
+        let Some(close) = (i + 1..tokens.len().min(i + 24)).find(|&k| kind(k) == Some("|")) else {
+            return i + 1;
+        };
+        for k in i + 1..close {
+            let before = kind(k - 1);
+            let named = kind(k) == Some("identifier")
+                && matches!(before, Some("|" | "," | "mut" | "&"))
+                && matches!(kind(k + 1), Some("," | ":" | "|"));
+            if named {
+                let name = text(tokens[k], self.src);
+                self.locals.add(func, name, tokens[close].end_byte(), None);
+            }
+        }
+        close + 1
     }
 
     fn macro_site(
@@ -1102,7 +1144,10 @@ impl<'a> Cx<'a> {
         let mut found = Vec::new();
         use_tree(arg, self.src, &[], &mut found);
         for (path, alias, glob, at) in found {
-            if !glob {
+            // `use Kind::*` uses the enum; `use super::*` names a module,
+            // which module mentions cover.
+            let glob_of_type = glob && path.last().is_some_and(|n| starts_upper(n));
+            if !glob || glob_of_type {
                 if let Some((name, prefix)) = path.split_last() {
                     if !matches!(name.as_str(), "crate" | "self" | "super") {
                         self.refs.push(Ref {
