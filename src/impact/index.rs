@@ -285,6 +285,9 @@ pub struct Index {
     field_words: OnceCell<HashMap<String, Vec<String>>>,
     /// Python attribute names some class assigns (`self.x = …`, `x: T`).
     data_attributes: OnceCell<HashSet<String>>,
+    /// See `crate_roots`: for each module right under a test, bench or
+    /// example target's shared root, the crates it belongs to.
+    side_crates: OnceCell<HashMap<ModId, Vec<ModId>>>,
 }
 
 /// The questions resolution asked of an index: what it depends on. An
@@ -418,6 +421,7 @@ impl Index {
             probe: None,
             field_words: OnceCell::new(),
             data_attributes: OnceCell::new(),
+            side_crates: OnceCell::new(),
         };
         let layout = Layout::new(sources.iter().map(|s| s.path.as_str()), manifests);
         for src in sources {
@@ -618,10 +622,13 @@ impl Index {
             }
         } else {
             let top = rel.split('/').next().unwrap_or("");
-            (
-                top.to_string(),
-                module_segments(stem.get(top.len()..).unwrap_or("")),
-            )
+            let mut segs = module_segments(stem.get(top.len()..).unwrap_or(""));
+            // `tests/it/main.rs` is the root of test crate `it`: its `mod x;`
+            // is `tests/it/x.rs`, as `mod.rs` would have it.
+            if segs.len() == 2 && segs[1] == "main" {
+                segs.pop();
+            }
+            (top.to_string(), segs)
         };
         // Two packages of one name (vendored copies, unrelated projects in
         // one repository) are still two crates: merged, each would see the
@@ -1379,7 +1386,11 @@ impl Index {
         let mut i = 1;
         let mut cur: Vec<Target> = match lang {
             Lang::Rust => match first.as_str() {
-                "crate" => vec![Target::Module(self.modules[m as usize].root)],
+                "crate" => self
+                    .crate_roots(m)
+                    .into_iter()
+                    .map(Target::Module)
+                    .collect(),
                 "self" => vec![Target::Module(m)],
                 "super" => {
                     let mut c = self.modules[m as usize].parent.unwrap_or(m);
@@ -1387,7 +1398,15 @@ impl Index {
                         c = self.modules[c as usize].parent.unwrap_or(c);
                         i += 1;
                     }
-                    vec![Target::Module(c)]
+                    // Up to a test target's shared root: the crate root.
+                    if c == self.modules[m as usize].root {
+                        self.crate_roots(m)
+                            .into_iter()
+                            .map(Target::Module)
+                            .collect()
+                    } else {
+                        vec![Target::Module(c)]
+                    }
                 }
                 _ => {
                     let mut out = Vec::new();
@@ -1459,6 +1478,74 @@ impl Index {
             cur = next;
         }
         PathOutcome::Found(cur)
+    }
+
+    /// The crate roots that `crate` names from module `m`. Each test, bench
+    /// or example file (`tests/a.rs`, `tests/it/main.rs`) is a crate of its
+    /// own, modelled as a module under its target's shared root; a folder
+    /// module they declare (`mod common;` for `tests/common/mod.rs`) belongs
+    /// to each crate declaring it. Elsewhere, the target's root.
+    fn crate_roots(&self, m: ModId) -> Vec<ModId> {
+        let root = self.modules[m as usize].root;
+        let mut top = m;
+        while let Some(p) = self.modules[top as usize].parent {
+            if p == root {
+                break;
+            }
+            top = p;
+        }
+        if top == root {
+            return vec![root];
+        }
+        let crates = self.side_crates.get_or_init(|| self.side_crates_map());
+        match crates.get(&top) {
+            Some(own) if own == &[top] => own.clone(),
+            found => {
+                // Which crates declare `top` depends on every crate file
+                // of this target.
+                for (i, f) in self.files.iter().enumerate() {
+                    if self.modules[f.module as usize].parent == Some(root)
+                        && is_side_crate_file(&f.path)
+                    {
+                        self.note_file(i as u32);
+                    }
+                }
+                match found {
+                    Some(declaring) if !declaring.is_empty() => declaring.clone(),
+                    _ => vec![root],
+                }
+            }
+        }
+    }
+
+    fn side_crates_map(&self) -> HashMap<ModId, Vec<ModId>> {
+        let mut map: HashMap<ModId, Vec<ModId>> = HashMap::new();
+        let side: Vec<&File> = self
+            .files
+            .iter()
+            .filter(|f| f.lang == Lang::Rust && is_side_crate_file(&f.path))
+            .collect();
+        for f in &side {
+            map.insert(f.module, vec![f.module]);
+        }
+        for f in &side {
+            let root = self.modules[f.module as usize].root;
+            for (d, def) in f.syms.defs.iter().enumerate() {
+                let Some(declared) = f.inner_mod[d] else {
+                    continue;
+                };
+                if def.kind == Kind::Module
+                    && def.parent.is_none()
+                    && self.modules[declared as usize].parent == Some(root)
+                {
+                    let list = map.entry(declared).or_default();
+                    if list != &[declared] && !list.contains(&f.module) {
+                        list.push(f.module);
+                    }
+                }
+            }
+        }
+        map
     }
 
     /// Whether a Rust path can go on through this target: modules and types
@@ -2037,6 +2124,18 @@ fn is_side_target_root(path: &str) -> bool {
     let mut parts = path.rsplit('/');
     let file = parts.next().unwrap_or("");
     file.ends_with(".rs") && matches!(parts.next(), Some("tests" | "benches" | "examples"))
+}
+
+/// A crate root outside `src/`: `tests/a.rs` or `tests/it/main.rs` (and
+/// the same under `benches/` and `examples/`).
+fn is_side_crate_file(path: &str) -> bool {
+    if is_side_target_root(path) {
+        return true;
+    }
+    let mut parts = path.rsplit('/');
+    parts.next() == Some("main.rs")
+        && parts.next().is_some()
+        && matches!(parts.next(), Some("tests" | "benches" | "examples"))
 }
 
 /// `a/b/mod` → `[a, b]`; `/a/b` → `[a, b]`.

@@ -1320,6 +1320,61 @@ mod tests {
     }
 
     #[test]
+    fn test_files_are_crate_roots_of_their_own() {
+        let lib = "mod dfa;\n\npub fn suite() -> u32 {\n    1\n}\n";
+        let helpers = "pub fn make() -> u32 {\n    2\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"re\"\n"),
+            ("src/lib.rs", "pub fn suite() -> u32 {\n    0\n}\n"),
+            ("tests/lib.rs", lib),
+            ("tests/dfa/mod.rs", "mod onepass;\n"),
+            (
+                "tests/dfa/onepass.rs",
+                "use crate::suite;\n\nfn run() -> u32 {\n    suite() + crate::suite() + super::super::suite()\n}\n",
+            ),
+            (
+                "tests/it/main.rs",
+                "mod helpers;\n\nfn go() -> u32 {\n    helpers::make()\n}\n",
+            ),
+            ("tests/it/helpers.rs", helpers),
+            (
+                "tests/it/other.rs",
+                "fn more() -> u32 {\n    crate::helpers::make()\n}\n",
+            ),
+            ("tests/a.rs", "fn own() -> u32 {\n    crate::own() + 1\n}\n"),
+        ];
+        let changed = tree_with_change(&tree, "tests/lib.rs", &lib.replace("1\n", "10\n"));
+        let lines: Vec<(String, u32)> = sites_of(&changed, "suite")
+            .into_iter()
+            .map(|s| (s.0, s.1))
+            .collect();
+        let at = |f: &str, l: u32| (f.to_string(), l);
+        assert_eq!(
+            lines,
+            vec![
+                at("tests/dfa/onepass.rs", 1),
+                at("tests/dfa/onepass.rs", 4),
+                at("tests/dfa/onepass.rs", 4),
+                at("tests/dfa/onepass.rs", 4),
+            ],
+            "tests/lib.rs is the crate root of tests/dfa/onepass.rs, not src/lib.rs"
+        );
+        let changed = tree_with_change(
+            &tree,
+            "tests/it/helpers.rs",
+            &helpers.replace("2\n", "20\n"),
+        );
+        let lines: Vec<(String, u32)> = sites_of(&changed, "make")
+            .into_iter()
+            .map(|s| (s.0, s.1))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![at("tests/it/main.rs", 4), at("tests/it/other.rs", 2)]
+        );
+    }
+
+    #[test]
     fn two_packages_of_one_name_stay_two_crates() {
         let m = "pub fn helper() -> u32 {\n    1\n}\n";
         let lib = "pub mod m;\npub use m::*;\n\npub fn user() -> u32 {\n    crate::helper()\n}\n";
