@@ -243,6 +243,10 @@ fn measure(mut f: impl FnMut()) -> (f64, f64, f64) {
     (median(wall), fastest, median(used))
 }
 
+/// The allocator the `speed` binary uses.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let Some(root) = registry_dir() else {
         eprintln!("no corpus: set IMPACT_BENCH_DIR or populate ~/.cargo/registry/src");
