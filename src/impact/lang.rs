@@ -19,7 +19,7 @@ use super::symbols::Kind;
 
 /// Bump when extraction changes what it produces for the same input: it is
 /// part of the cache key, so stale entries are never read.
-const EXTRACTOR_VERSION: u32 = 13;
+const EXTRACTOR_VERSION: u32 = 14;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

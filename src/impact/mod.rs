@@ -1522,6 +1522,36 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_python_attribute_write_is_a_reference() {
+        let config = "DEBUG = False\n\n\nclass Node:\n    @property\n    def pos(self):\n        return self._pos\n\n    @pos.setter\n    def pos(self, value):\n        self._pos = value\n\n    def move(self):\n        self.pos = 1\n";
+        let app = "from pkg import config\n\n\ndef enable():\n    config.DEBUG = True\n";
+        let tree = [
+            ("pkg/__init__.py", ""),
+            ("pkg/config.py", config),
+            ("pkg/app.py", app),
+        ];
+        let changed = tree_with_change(
+            &tree,
+            "pkg/config.py",
+            &config
+                .replace("DEBUG = False", "DEBUG = None")
+                .replace("return self._pos", "return 0"),
+        );
+        let lines = |symbol: &str| -> Vec<(String, u32)> {
+            sites_of(&changed, symbol)
+                .into_iter()
+                .map(|s| (s.0, s.1))
+                .collect()
+        };
+        assert_eq!(lines("DEBUG"), vec![("pkg/app.py".to_string(), 5)]);
+        assert!(
+            lines("Node.pos").contains(&("pkg/config.py".to_string(), 14)),
+            "self.pos = 1 calls the setter: {:?}",
+            lines("Node.pos")
+        );
+    }
+
     /// A tree of `(path, text)` files, each text its own blob, plus the
     /// blobs of `extra` texts (base sides).
     fn tree(files: &[(&str, &str)], extra: &[&str]) -> (Vec<FileEntry>, Mem) {

@@ -507,7 +507,8 @@ impl Cx<'_> {
                     }
                 }
             }
-            return;
+            // A write is a reference too: to a module's variable
+            // (`config.debug = True`) or a property's setter.
         }
         let (Some(obj), Some(attr)) = (child(node, "object"), child(node, "attribute")) else {
             return;
