@@ -150,6 +150,10 @@ pub fn report(report: &Report, style: &Style) -> String {
         }
     }
 
+    if let Some(block) = blast_radius(&report.impact, style) {
+        out.push_str(&block);
+    }
+
     let _ = writeln!(out);
     let _ = writeln!(out, "{}", verdict_line(report, style));
     if let Some(line) = guardian_line(report, style) {
@@ -159,6 +163,65 @@ pub fn report(report: &Report, style: &Style) -> String {
         let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}")));
     }
     out
+}
+
+/// Changed symbols shown in the terminal; the report file lists them all.
+const IMPACT_ROWS: usize = 5;
+
+/// The riskiest changed symbols that something depends on, breaking ones
+/// marked: the report's `impact` is already ranked by risk.
+fn blast_radius(impact: &serde_json::Value, style: &Style) -> Option<String> {
+    let symbols = impact.as_array().filter(|s| !s.is_empty())?;
+    let breaking = symbols.iter().filter(|s| s["breaking"] == true).count();
+    let reached: Vec<&serde_json::Value> = symbols
+        .iter()
+        .filter(|s| s["breaking"] == true || s["dependents"]["symbols"].as_u64() > Some(0))
+        .collect();
+    let mut out = format!(
+        "\n  Blast radius: {} changed symbol{}, {}",
+        symbols.len(),
+        if symbols.len() == 1 { "" } else { "s" },
+        match (breaking, reached.len()) {
+            (0, 0) => "none used elsewhere".to_string(),
+            (0, _) => "none breaking".to_string(),
+            (n, _) => style.red(&format!("{n} breaking")),
+        }
+    );
+    out.push('\n');
+    for s in reached.iter().take(IMPACT_ROWS) {
+        let text = |key: &str| s[key].as_str().unwrap_or_default().to_string();
+        let place = match s["renamed_to"].as_str() {
+            Some(to) => format!("{} → {to}", text("file")),
+            None => format!("{}:{}", text("file"), s["line"]),
+        };
+        let files = s["dependents"]["files"].as_array().map_or(0, Vec::len);
+        let dependents = s["dependents"]["symbols"].as_u64().unwrap_or(0);
+        let mark = if s["breaking"] == true {
+            style.red("!")
+        } else {
+            " ".to_string()
+        };
+        let _ = writeln!(
+            out,
+            "    {mark} {} ({place}) {}: {dependents} dependent{} in {files} file{} ({})",
+            text("symbol"),
+            text("change").replace('_', " "),
+            if dependents == 1 { "" } else { "s" },
+            if files == 1 { "" } else { "s" },
+            text("stability"),
+        );
+    }
+    if reached.len() > IMPACT_ROWS {
+        let _ = writeln!(
+            out,
+            "      {}",
+            style.dim(&format!(
+                "…and {} more in the report",
+                reached.len() - IMPACT_ROWS
+            ))
+        );
+    }
+    Some(out)
 }
 
 fn verdict_line(report: &Report, style: &Style) -> String {
