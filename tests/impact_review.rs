@@ -335,3 +335,65 @@ fn the_cache_is_written_by_reviews_only_ignored_by_git_and_harmless_when_damaged
     let again = impact_of(&review(&repo, &["--dry-run"]));
     assert_eq!(again, cold);
 }
+
+#[test]
+fn files_the_index_could_not_read_are_named_not_dropped() {
+    let (tmp, root) = repo::empty();
+    let mut b = RepoBuilder::init(&root).unwrap();
+    let big = format!("pub const TABLE: &[u8] = &[{}];\n", "0, ".repeat(400_000));
+    b.commit(
+        "main",
+        None,
+        &[
+            ("specs/product/shelf.md", SPEC),
+            ("Cargo.toml", "[package]\nname = \"shelf\"\n"),
+            (
+                "src/lib.rs",
+                "pub mod table;\npub mod broken;\n\npub fn count() -> usize {\n    0\n}\n",
+            ),
+            ("src/table.rs", &big),
+            (
+                "src/broken.rs",
+                "pub fn half( -> usize {\n    crate::count()\n}\n",
+            ),
+        ],
+        &[],
+        "main",
+    )
+    .unwrap();
+    b.commit(
+        "feature/rework",
+        Some("main"),
+        &[(
+            "src/lib.rs",
+            "pub mod table;\npub mod broken;\n\npub fn count() -> usize {\n    1\n}\n",
+        )],
+        &[],
+        "count one",
+    )
+    .unwrap();
+    let repo = repo::adopt(tmp, root);
+    let run = review(&repo, &["--dry-run"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    let notices: Vec<&str> = json["reviews"][0]["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notices.iter().any(|n| n.contains("1 file not indexed")
+            && n.contains("src/table.rs (")
+            && n.contains("byte limit")),
+        "{notices:#?}"
+    );
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("syntax errors") && n.contains("src/broken.rs")),
+        "{notices:#?}"
+    );
+    let prompt = json["reviews"][0]["prompt"].as_str().unwrap();
+    assert!(prompt.contains("src/table.rs ("), "the model is told too");
+}

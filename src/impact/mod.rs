@@ -97,8 +97,9 @@ pub struct Impact {
     /// Files not indexed (unreadable, too large), so no reader mistakes
     /// them for files without dependents.
     pub skipped: Vec<Skipped>,
-    /// Problems that cost time or completeness, not correctness of what is
-    /// shown (a cache that cannot be written, syntax errors in a file).
+    /// Indexed files with syntax errors: references in them may be missing.
+    pub syntax_errors: Vec<String>,
+    /// Problems that cost time only (a cache that cannot be written).
     pub warnings: Vec<String>,
     pub stats: Stats,
 }
@@ -497,10 +498,7 @@ fn finish(
         if let Slot::Parsed(_) = slots[*j] {
             parsed += 1;
             if f.syms.syntax_errors {
-                impact.warnings.push(format!(
-                    "{}: syntax errors; some references may be missing",
-                    f.path
-                ));
+                impact.syntax_errors.push(f.path.clone());
             }
         }
     }

@@ -210,7 +210,13 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         .collect();
 
     let (impact, impact_error) = match compute_impact(&repo, shared, &diff) {
-        Ok(impact) => (Some(impact), None),
+        Ok(impact) => {
+            notices.extend(impact_notices(&impact));
+            for w in &impact.warnings {
+                tracing::warn!("impact: {w}");
+            }
+            (Some(impact), None)
+        }
         Err(err) => {
             notices.push(format!("Impact assessment unavailable: {err}"));
             (None, Some(err))
@@ -627,6 +633,49 @@ fn prompt_criteria(subject: &Subject) -> Vec<prompt::Criterion> {
             verify_by: c.verify_by.clone().unwrap_or_default(),
         })
         .collect()
+}
+
+/// What the blast radius could not see, so no one reads a file it skipped
+/// as a file without dependents.
+fn impact_notices(impact: &impact::Impact) -> Vec<String> {
+    const LISTED: usize = 3;
+    let some = |items: Vec<String>| -> String {
+        let more = items.len().saturating_sub(LISTED);
+        let mut s = items
+            .into_iter()
+            .take(LISTED)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if more > 0 {
+            s.push_str(&format!(" and {more} more"));
+        }
+        s
+    };
+    let mut out = Vec::new();
+    if !impact.skipped.is_empty() {
+        let n = impact.skipped.len();
+        out.push(format!(
+            "Impact assessment: {n} file{} not indexed, so references in {} are not counted: {}",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" },
+            some(
+                impact
+                    .skipped
+                    .iter()
+                    .map(|s| format!("{} ({})", s.path, s.reason))
+                    .collect()
+            )
+        ));
+    }
+    if !impact.syntax_errors.is_empty() {
+        let n = impact.syntax_errors.len();
+        out.push(format!(
+            "Impact assessment: {n} file{} with syntax errors, where references may be missing: {}",
+            if n == 1 { "" } else { "s" },
+            some(impact.syntax_errors.clone())
+        ));
+    }
+    out
 }
 
 fn impact_rows(impact: &impact::Impact) -> Vec<prompt::ImpactRow> {
