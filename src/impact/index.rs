@@ -1227,11 +1227,7 @@ impl Index {
         }
         // Files holding an impl name both the item and the trait.
         self.note_pair(&d.name, &tr.name);
-        self.members
-            .get(d.name.as_str())
-            .into_iter()
-            .flatten()
-            .copied()
+        self.members_named(d.name.as_str())
             .filter(|&m| {
                 self.def(m).trait_name.as_deref() == Some(tr.name.as_str())
                     && self.implements(m, trait_def)
@@ -1562,6 +1558,12 @@ impl Index {
         }
     }
 
+    /// Every definition with a container (a method, variant, associated
+    /// item) named `name`.
+    fn members_named<'s>(&'s self, name: &str) -> impl Iterator<Item = DefId> + 's {
+        self.members.get(name).into_iter().flatten().copied()
+    }
+
     /// Members named `name` of the type `owner` (and, for Python classes,
     /// of its bases).
     fn members_of(&self, owner: DefId, name: &str, depth: u8) -> Vec<DefId> {
@@ -1593,11 +1595,7 @@ impl Index {
                 .count()
                 > 0;
         let mut out: Vec<DefId> = self
-            .members
-            .get(name)
-            .into_iter()
-            .flatten()
-            .copied()
+            .members_named(name)
             .filter(|&d| {
                 let md = self.def(d);
                 if python {
@@ -1899,11 +1897,7 @@ impl Index {
     fn primitive_member(&self, r: &Ref, ty: &str) -> Resolution {
         self.note_pair(&r.name, ty);
         let found: Vec<Target> = self
-            .members
-            .get(r.name.as_str())
-            .into_iter()
-            .flatten()
-            .copied()
+            .members_named(r.name.as_str())
             .filter(|&d| {
                 let md = self.def(d);
                 md.container.as_deref() == Some(ty)
@@ -2029,11 +2023,7 @@ impl Index {
             return Resolution::none();
         }
         let targets: Vec<DefId> = self
-            .members
-            .get(r.name.as_str())
-            .into_iter()
-            .flatten()
-            .copied()
+            .members_named(r.name.as_str())
             .filter(|&d| {
                 self.files[d.file as usize].lang == lang && self.def(d).kind == Kind::Method
             })

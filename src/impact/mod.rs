@@ -1166,6 +1166,25 @@ mod tests {
             .collect()
     }
 
+    /// `file:line` of each site of `symbol`, in report order.
+    fn site_places(impact: &Impact, symbol: &str) -> Vec<String> {
+        sites_of(impact, symbol)
+            .into_iter()
+            .map(|(file, line, _)| format!("{file}:{line}"))
+            .collect()
+    }
+
+    /// Package `pkg` of `models.py` and `app.py`, `models.py` changed from
+    /// `base`.
+    fn pkg_with_change(models: &str, app: &str, base: &str) -> Impact {
+        let tree = [
+            ("pkg/__init__.py", ""),
+            ("pkg/models.py", models),
+            ("pkg/app.py", app),
+        ];
+        tree_with_change(&tree, "pkg/models.py", base)
+    }
+
     #[test]
     fn a_method_on_a_returned_value_resolves_through_the_declared_return_type() {
         let lib = "pub mod shelf;\npub mod store;\n\npub fn open_shelf() -> Result<shelf::Shelf, String> {\n    Ok(shelf::Shelf)\n}\n\npub fn report() -> Result<u32, String> {\n    let s = open_shelf().unwrap();\n    let again = crate::open_shelf()?.tally();\n    let tally = |x: u32| x;\n    let t = tally(1);\n    Ok(s.tally() + again + t.tally())\n}\n";
@@ -1234,16 +1253,13 @@ mod tests {
             ),
             ("src/de/error.rs", ""),
         ];
-        let changed = tree_with_change(
-            &tree,
-            "src/error.rs",
-            &error.replace("Error\n    }", "Error {}\n    }"),
+        let base = error.replace("Error\n    }", "Error {}\n    }");
+        let changed = tree_with_change(&tree, "src/error.rs", &base);
+        assert_eq!(
+            site_places(&changed, "Error::custom"),
+            ["src/de.rs:6"],
+            "de::Error is serde's, not this crate's"
         );
-        let lines: Vec<u32> = sites_of(&changed, "Error::custom")
-            .into_iter()
-            .map(|s| s.1)
-            .collect();
-        assert_eq!(lines, vec![6], "de::Error is serde's, not this crate's");
     }
 
     #[test]
@@ -1253,29 +1269,18 @@ mod tests {
             ("Cargo.toml", "[package]\nname = \"geo\"\n"),
             ("src/lib.rs", shape),
         ];
-        let changed = tree_with_change(
-            &tree,
-            "src/lib.rs",
-            &shape
-                .replace("pub trait Shape {", "pub trait Shape:  Sized {")
-                .replace("fn scale() -> f64;", "fn scale() -> f64 ;"),
-        );
-        let lines: Vec<u32> = sites_of(&changed, "Shape")
-            .into_iter()
-            .map(|s| s.1)
-            .collect();
+        let base = shape
+            .replace("pub trait Shape {", "pub trait Shape:  Sized {")
+            .replace("fn scale() -> f64;", "fn scale() -> f64 ;");
+        let changed = tree_with_change(&tree, "src/lib.rs", &base);
         assert_eq!(
-            lines,
-            vec![13],
+            site_places(&changed, "Shape"),
+            ["src/lib.rs:13"],
             "only `impl Shape for Square` names the trait"
         );
-        let scale: Vec<u32> = sites_of(&changed, "Shape::scale")
-            .into_iter()
-            .map(|s| s.1)
-            .collect();
         assert_eq!(
-            scale,
-            vec![6, 21],
+            site_places(&changed, "Shape::scale"),
+            ["src/lib.rs:6", "src/lib.rs:21"],
             "Self::scale() still reaches the trait's item; Square's implementation changes with it"
         );
     }
@@ -1290,29 +1295,21 @@ mod tests {
             ("src/num.rs", num),
             ("src/user.rs", user),
         ];
-        let changed = tree_with_change(
-            &tree,
-            "src/num.rs",
-            &num.replace("fn halve(self) -> Self;", "fn halve(self) -> Self ;"),
-        );
-        let lines: Vec<(String, u32)> = sites_of(&changed, "Float::halve")
-            .into_iter()
-            .map(|s| (s.0, s.1))
-            .collect();
-        let at = |file: &str, line: u32| (file.to_string(), line);
+        let base = num.replace("fn halve(self) -> Self;", "fn halve(self) -> Self ;");
+        let changed = tree_with_change(&tree, "src/num.rs", &base);
         assert_eq!(
-            lines,
-            vec![
+            site_places(&changed, "Float::halve"),
+            [
                 // Calls through the bound (the chained second call's
                 // receiver type is not evident: ambiguous), then on f32
                 // and f64 values.
-                at("src/user.rs", 4),
-                at("src/user.rs", 11),
-                at("src/user.rs", 16),
-                at("src/user.rs", 17),
+                "src/user.rs:4",
+                "src/user.rs:11",
+                "src/user.rs:16",
+                "src/user.rs:17",
                 // The implementations, at their names.
-                at("src/num.rs", 6),
-                at("src/num.rs", 13),
+                "src/num.rs:6",
+                "src/num.rs:13",
             ]
         );
     }
@@ -1342,33 +1339,21 @@ mod tests {
             ("tests/a.rs", "fn own() -> u32 {\n    crate::own() + 1\n}\n"),
         ];
         let changed = tree_with_change(&tree, "tests/lib.rs", &lib.replace("1\n", "10\n"));
-        let lines: Vec<(String, u32)> = sites_of(&changed, "suite")
-            .into_iter()
-            .map(|s| (s.0, s.1))
-            .collect();
-        let at = |f: &str, l: u32| (f.to_string(), l);
         assert_eq!(
-            lines,
-            vec![
-                at("tests/dfa/onepass.rs", 1),
-                at("tests/dfa/onepass.rs", 4),
-                at("tests/dfa/onepass.rs", 4),
-                at("tests/dfa/onepass.rs", 4),
+            site_places(&changed, "suite"),
+            [
+                "tests/dfa/onepass.rs:1",
+                "tests/dfa/onepass.rs:4",
+                "tests/dfa/onepass.rs:4",
+                "tests/dfa/onepass.rs:4",
             ],
             "tests/lib.rs is the crate root of tests/dfa/onepass.rs, not src/lib.rs"
         );
-        let changed = tree_with_change(
-            &tree,
-            "tests/it/helpers.rs",
-            &helpers.replace("2\n", "20\n"),
-        );
-        let lines: Vec<(String, u32)> = sites_of(&changed, "make")
-            .into_iter()
-            .map(|s| (s.0, s.1))
-            .collect();
+        let base = helpers.replace("2\n", "20\n");
+        let changed = tree_with_change(&tree, "tests/it/helpers.rs", &base);
         assert_eq!(
-            lines,
-            vec![at("tests/it/main.rs", 4), at("tests/it/other.rs", 2)]
+            site_places(&changed, "make"),
+            ["tests/it/main.rs:4", "tests/it/other.rs:2"]
         );
     }
 
@@ -1449,39 +1434,23 @@ mod tests {
     fn python_forward_references_nested_classes_and_callable_attributes() {
         let models = "class Tree:\n    class Leaf:\n        pass\n\n    def grow(self):\n        return 1\n\n\nclass Finder:\n    def report(self, msg):\n        return msg\n";
         let app = "from pkg import models\nfrom pkg.models import Tree\n\n\nclass Context:\n    def __init__(self, report):\n        self.report = report\n\n    def fail(self) -> \"models.Tree\":\n        self.report(\"x\")\n        return Tree.Leaf()\n";
-        let tree = [
-            ("pkg/__init__.py", ""),
-            ("pkg/models.py", models),
-            ("pkg/app.py", app),
-        ];
-        let changed = tree_with_change(
-            &tree,
-            "pkg/models.py",
-            &models
-                .replace("class Tree:", "class Tree:  # a tree")
-                .replace("pass", "x = 1")
-                .replace("return 1", "return 0")
-                .replace("return msg", "return None"),
-        );
-        let lines = |symbol: &str| -> Vec<u32> {
-            sites_of(&changed, symbol)
-                .into_iter()
-                .filter(|s| s.0 == "pkg/app.py")
-                .map(|s| s.1)
-                .collect()
-        };
+        let base = models
+            .replace("class Tree:", "class Tree:  # a tree")
+            .replace("pass", "x = 1")
+            .replace("return 1", "return 0")
+            .replace("return msg", "return None");
+        let changed = pkg_with_change(models, app, &base);
         assert_eq!(
-            lines("Tree.Leaf"),
-            vec![11],
+            site_places(&changed, "Tree.Leaf"),
+            ["pkg/app.py:11"],
             "Tree.Leaf() names the nested class"
         );
         assert!(
-            lines("Tree").contains(&9),
+            site_places(&changed, "Tree").contains(&"pkg/app.py:9".to_string()),
             "a string annotation names its type"
         );
-        assert_eq!(
-            lines("Finder.report"),
-            Vec::<u32>::new(),
+        assert!(
+            site_places(&changed, "Finder.report").is_empty(),
             "self.report holds a callable: not Finder's method"
         );
     }
@@ -1490,63 +1459,33 @@ mod tests {
     fn a_python_property_is_read_through_receivers_of_unknown_type() {
         let models = "class Node:\n    def __init__(self):\n        self.kind = 1\n\n    @property\n    def depth(self):\n        return 0\n\n    @property\n    def kind_name(self):\n        return 'x'\n\n\nclass Other:\n    def kind(self):\n        return 2\n";
         let app = "def show(node, other):\n    print(node.depth)\n    print(node.kind)\n    return other.kind\n";
-        let tree = [
-            ("pkg/__init__.py", ""),
-            ("pkg/models.py", models),
-            ("pkg/app.py", app),
-        ];
-        let changed = tree_with_change(
-            &tree,
-            "pkg/models.py",
-            &models
-                .replace("return 0", "return 1")
-                .replace("return 2", "return 3"),
-        );
-        let lines = |symbol: &str| -> Vec<u32> {
-            sites_of(&changed, symbol)
-                .into_iter()
-                .map(|s| s.1)
-                .collect()
-        };
+        let base = models
+            .replace("return 0", "return 1")
+            .replace("return 2", "return 3");
+        let changed = pkg_with_change(models, app, &base);
         assert_eq!(
-            lines("Node.depth"),
-            vec![2],
+            site_places(&changed, "Node.depth"),
+            ["pkg/app.py:2"],
             "a property read on an untyped value"
         );
-        assert_eq!(
-            lines("Other.kind"),
-            Vec::<u32>::new(),
+        assert!(
+            site_places(&changed, "Other.kind").is_empty(),
             "`kind` is also a data attribute: `x.kind` is not matched by name"
         );
     }
 
     #[test]
     fn a_python_attribute_write_is_a_reference() {
-        let config = "DEBUG = False\n\n\nclass Node:\n    @property\n    def pos(self):\n        return self._pos\n\n    @pos.setter\n    def pos(self, value):\n        self._pos = value\n\n    def move(self):\n        self.pos = 1\n";
-        let app = "from pkg import config\n\n\ndef enable():\n    config.DEBUG = True\n";
-        let tree = [
-            ("pkg/__init__.py", ""),
-            ("pkg/config.py", config),
-            ("pkg/app.py", app),
-        ];
-        let changed = tree_with_change(
-            &tree,
-            "pkg/config.py",
-            &config
-                .replace("DEBUG = False", "DEBUG = None")
-                .replace("return self._pos", "return 0"),
-        );
-        let lines = |symbol: &str| -> Vec<(String, u32)> {
-            sites_of(&changed, symbol)
-                .into_iter()
-                .map(|s| (s.0, s.1))
-                .collect()
-        };
-        assert_eq!(lines("DEBUG"), vec![("pkg/app.py".to_string(), 5)]);
+        let models = "DEBUG = False\n\n\nclass Node:\n    @property\n    def pos(self):\n        return self._pos\n\n    @pos.setter\n    def pos(self, value):\n        self._pos = value\n\n    def move(self):\n        self.pos = 1\n";
+        let app = "from pkg import models\n\n\ndef enable():\n    models.DEBUG = True\n";
+        let base = models
+            .replace("DEBUG = False", "DEBUG = None")
+            .replace("return self._pos", "return 0");
+        let changed = pkg_with_change(models, app, &base);
+        assert_eq!(site_places(&changed, "DEBUG"), ["pkg/app.py:5"]);
         assert!(
-            lines("Node.pos").contains(&("pkg/config.py".to_string(), 14)),
-            "self.pos = 1 calls the setter: {:?}",
-            lines("Node.pos")
+            site_places(&changed, "Node.pos").contains(&"pkg/models.py:14".to_string()),
+            "self.pos = 1 calls the setter"
         );
     }
 
