@@ -2,8 +2,9 @@
 //! id, language, and the grammar + node table + extractor version, stored in pack
 //! files (one per run that extracted something) rather than one file per
 //! blob: on a cold run, creating hundreds of small files cost more than
-//! parsing them. A missing or unreadable entry is a miss; deleting the cache
-//! costs time only.
+//! parsing them. Each entry carries a checksum, so a damaged byte makes the
+//! entry a miss instead of a wrong answer. A missing, unreadable or damaged
+//! entry is a miss; deleting the cache costs time only.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -13,7 +14,7 @@ use std::sync::{Mutex, OnceLock};
 use super::lang::{Grammar, Lang};
 use super::symbols::FileSymbols;
 
-const PACK_MAGIC: &[u8; 4] = b"SPP1";
+const PACK_MAGIC: &[u8; 4] = b"SPP2";
 /// More packs than this in a folder are merged into one by the next writer.
 const MAX_PACKS: usize = 8;
 
@@ -178,37 +179,66 @@ impl Cache {
     }
 }
 
+/// One record: blob id length, blob id, entry length, checksum of blob id
+/// and entry, entry.
 fn write_entry(out: &mut Vec<u8>, blob: &str, bytes: &[u8]) {
     // `put` keeps blob ids under 256 bytes.
     out.push(blob.len() as u8);
     out.extend_from_slice(blob.as_bytes());
     out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(&checksum(blob.as_bytes(), bytes).to_le_bytes());
     out.extend_from_slice(bytes);
 }
 
-/// The entries of a pack, up to the first damaged record.
+/// The entries of a pack whose checksum holds, up to the first record whose
+/// framing is damaged (past it, where records start is unknown).
 fn read_pack(bytes: &[u8], into: &mut HashMap<String, Vec<u8>>) {
     let Some(mut rest) = bytes.strip_prefix(PACK_MAGIC) else {
         return;
     };
     while let Some((&n, tail)) = rest.split_first() {
         let n = n as usize;
-        let (Some(blob), Some(len)) = (tail.get(..n), tail.get(n..n + 4)) else {
+        let (Some(blob), Some(len), Some(sum)) =
+            (tail.get(..n), tail.get(n..n + 4), tail.get(n + 4..n + 12))
+        else {
             return;
         };
-        let mut len4 = [0u8; 4];
-        len4.copy_from_slice(len);
-        let len = u32::from_le_bytes(len4) as usize;
-        let Some(entry) = tail.get(n + 4..n + 4 + len) else {
+        let len = u32::from_le_bytes(len.try_into().unwrap_or_default()) as usize;
+        let sum = u64::from_le_bytes(sum.try_into().unwrap_or_default());
+        let Some(entry) = tail.get(n + 12..n + 12 + len) else {
             return;
         };
+        rest = &tail[n + 12 + len..];
+        if checksum(blob, entry) != sum {
+            continue;
+        }
         let Ok(blob) = std::str::from_utf8(blob) else {
-            return;
+            continue;
         };
         into.entry(blob.to_string())
             .or_insert_with(|| entry.to_vec());
-        rest = &tail[n + 4 + len..];
     }
+}
+
+/// A 64-bit checksum of a record, eight bytes at a time: it catches damage,
+/// it is no defence against someone forging entries (nor need it be: whoever
+/// can write `.speed/cache` can write the code under review).
+fn checksum(blob: &[u8], entry: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h = (blob.len() as u64) << 32 ^ entry.len() as u64;
+    for part in [blob, entry] {
+        let mut words = part.chunks_exact(8);
+        for w in &mut words {
+            let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+            h = (h ^ w).wrapping_mul(K).rotate_left(29);
+        }
+        let mut tail = [0u8; 8];
+        tail[..words.remainder().len()].copy_from_slice(words.remainder());
+        h = (h ^ u64::from_le_bytes(tail))
+            .wrapping_mul(K)
+            .rotate_left(29);
+    }
+    h ^ (h >> 32)
 }
 
 #[cfg(test)]
@@ -244,5 +274,32 @@ mod tests {
         read_pack(&out[..out.len() - 2], &mut entries);
         assert_eq!(entries.len(), 1);
         assert_eq!(entries["aa"], b"first");
+    }
+
+    #[test]
+    fn a_flipped_byte_loses_its_entry_only() {
+        let mut out = PACK_MAGIC.to_vec();
+        write_entry(&mut out, "aa", b"first entry");
+        let second = out.len();
+        write_entry(&mut out, "bb", b"second entry");
+        write_entry(&mut out, "cc", b"third entry");
+        // The second record: id length (1), id (2), entry length (4),
+        // checksum (8), entry (12). Damage to its id, checksum or entry
+        // loses that entry and no other.
+        let id = second + 1..second + 3;
+        let sum_and_entry = second + 7..second + 27;
+        for at in id.chain(sum_and_entry) {
+            let mut damaged = out.clone();
+            damaged[at] ^= 0x10;
+            let mut entries = HashMap::new();
+            read_pack(&damaged, &mut entries);
+            let keys: Vec<&str> = {
+                let mut k: Vec<&str> = entries.keys().map(String::as_str).collect();
+                k.sort_unstable();
+                k
+            };
+            assert_eq!(keys, ["aa", "cc"], "byte {at}");
+            assert_eq!(entries["cc"], b"third entry");
+        }
     }
 }
