@@ -551,7 +551,21 @@ fn compute_impact(
     } else {
         impact::CacheUse::ReadWrite(&cache)
     };
-    impact::analyze(&files, diff, &blobs, cache_use).map_err(|e| e.to_string())
+    let started = std::time::Instant::now();
+    let impact = impact::analyze(&files, diff, &blobs, cache_use).map_err(|e| e.to_string())?;
+    let s = &impact.stats;
+    tracing::info!(
+        "impact: {} ms; {} files indexed, {} parsed or read from the cache ({} hits); \
+         extraction {} ms, index {} ms, dependents {} ms",
+        started.elapsed().as_millis(),
+        s.files_indexed,
+        s.files_parsed,
+        s.cache_hits,
+        s.extract_ms,
+        s.index_ms,
+        s.impact_ms
+    );
+    Ok(impact)
 }
 
 /// The owned inputs of a prompt, kept so the guardian's prompt is built from
