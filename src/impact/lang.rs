@@ -227,10 +227,12 @@ impl Names {
 
     /// `node.kind()`.
     pub fn kind(&self, node: Node) -> &'static str {
-        self.kinds
-            .get(node.kind_id() as usize)
-            .copied()
-            .unwrap_or("")
+        self.kind_of_id(node.kind_id())
+    }
+
+    /// The name of a node kind id.
+    pub fn kind_of_id(&self, id: u16) -> &'static str {
+        self.kinds.get(id as usize).copied().unwrap_or("")
     }
 
     /// The name of a field id, as a tree cursor gives it.

@@ -601,19 +601,20 @@ impl<'a> Cx<'a> {
 
     /// The lead of the item `node`, when it is one, after noting whether
     /// `node` itself continues or ends a run of attributes and doc comments.
-    fn lead(&mut self, node: Node, depth: usize) -> Option<Lead> {
+    fn lead(&mut self, node: Node, kind: &str, depth: usize) -> Option<Lead> {
         self.leads.truncate(depth + 1);
         self.leads.resize(depth + 1, None);
         let slot = &mut self.leads[depth];
-        let row = node.start_position().row;
-        match kind_of(node) {
+        match kind {
             "attribute_item" => {
+                let row = node.start_position().row;
                 let lead = slot.get_or_insert(Lead { row, test: false });
                 lead.test |= is_test_attribute(text(node, self.src));
                 None
             }
             "line_comment" | "block_comment" => {
                 if is_doc_comment(text(node, self.src)) {
+                    let row = node.start_position().row;
                     slot.get_or_insert(Lead { row, test: false });
                 } else {
                     *slot = None;
@@ -696,11 +697,14 @@ impl<'a> Cx<'a> {
 
     /// Dispatch one node of the walk; returns whether to descend.
     fn visit(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) -> bool {
-        let lead = self.lead(node, anc.len());
-        if let Some(role) = self.grammar.role(node.kind_id()) {
+        // One kind lookup per node: this runs for every node of every file.
+        let id = node.kind_id();
+        let kind = Lang::Rust.names().kind_of_id(id);
+        let lead = self.lead(node, kind, anc.len());
+        if let Some(role) = self.grammar.role(id) {
             self.capture(node, role, anc, lead);
         }
-        match kind_of(node) {
+        match kind {
             "identifier" => {
                 self.ident(node, field, anc);
                 false
