@@ -135,14 +135,7 @@ impl Impact {
         self.symbols
             .iter()
             .map(|s| {
-                let mut seen = std::collections::HashSet::new();
-                let top = s
-                    .sites
-                    .iter()
-                    .filter(|site| !site.inside && seen.insert(site.file.as_str()))
-                    .take(3)
-                    .map(|site| format!("{}:{}", site.file, site.line))
-                    .collect();
+                let top = top_sites(&s.sites);
                 let symbol = match &s.renamed_to {
                     Some(to) => format!("{} ({} → {})", s.symbol, s.file, to),
                     None => format!("{} ({}:{})", s.symbol, s.file, s.line),
@@ -160,6 +153,28 @@ impl Impact {
             })
             .collect()
     }
+}
+
+/// Up to three dependents as `file:line`, one per file in the sites' order
+/// (production first): in each file its first use, or its import when the
+/// file only imports the symbol, since a use is what a reviewer opens.
+fn top_sites(sites: &[Site]) -> Vec<String> {
+    let mut files: Vec<&str> = Vec::new();
+    let mut best: HashMap<&str, &Site> = HashMap::new();
+    for site in sites.iter().filter(|s| !s.inside) {
+        let chosen = best.entry(site.file.as_str()).or_insert_with(|| {
+            files.push(site.file.as_str());
+            site
+        });
+        if chosen.form == Form::Import && site.form != Form::Import {
+            *chosen = site;
+        }
+    }
+    files
+        .iter()
+        .take(3)
+        .map(|f| format!("{f}:{}", best[f].line))
+        .collect()
 }
 
 /// How `analyze` may use the extraction cache (the `.speed/cache` folder).
@@ -1037,11 +1052,43 @@ mod tests {
             (0, 1)
         );
         let rows = impact.rows();
-        assert_eq!(rows[0].top, vec!["src/shelf.rs:1".to_string()]);
+        assert_eq!(
+            rows[0].top,
+            vec!["src/shelf.rs:7".to_string()],
+            "the call, not the use"
+        );
         assert_eq!(rows[1].symbol, "unused (src/lib.rs:7)");
         let json = serde_json::to_value(&impact).expect("serializes");
         assert_eq!(json[0]["change"], "signature_changed");
         assert_eq!(json[1]["sites"][0]["line"], 16);
+    }
+
+    #[test]
+    fn top_dependents_show_a_use_rather_than_an_import_one_per_file() {
+        let site = |file: &str, line: u32, form: Form, inside: bool| Site {
+            file: file.into(),
+            line,
+            form,
+            confidence: Confidence::Exact,
+            candidates: 1,
+            dependent: "(module)".into(),
+            test: false,
+            inside,
+        };
+        let sites = [
+            site("src/own.rs", 3, Form::Call, true),
+            site("src/a.rs", 2, Form::Import, false),
+            site("src/a.rs", 40, Form::Call, false),
+            site("src/a.rs", 50, Form::Call, false),
+            site("src/b.rs", 1, Form::Import, false),
+            site("src/c.rs", 9, Form::Path, false),
+            site("src/d.rs", 4, Form::Call, false),
+        ];
+        assert_eq!(
+            top_sites(&sites),
+            ["src/a.rs:40", "src/b.rs:1", "src/c.rs:9"],
+            "the own file's recursion is not a dependent; b.rs only imports"
+        );
     }
 
     #[test]
