@@ -277,7 +277,11 @@ pub fn analyze_with(
     for j in base_job.values() {
         must[*j] = true;
     }
-    let mut slots = first_pass(&jobs, &must, blobs, cache.as_ref(), &mut impact)?;
+    let mut slots = first_pass(&jobs, blobs, cache.as_ref(), &mut impact)?;
+    let must: Vec<usize> = (0..jobs.len())
+        .filter(|&j| must[j] && matches!(slots[j], Slot::Text(_)))
+        .collect();
+    parse_largest_first(&jobs, must, &mut slots, cache.as_ref())?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();
@@ -359,14 +363,8 @@ pub fn analyze_with(
         } else {
             wanted
         };
-        // Largest first, so one big file does not finish alone at the end.
-        let mut wanted = wanted;
-        wanted.sort_by_key(|&j| match &slots[j] {
-            Slot::Text(b) => std::cmp::Reverse(b.len()),
-            _ => std::cmp::Reverse(0),
-        });
         let t0 = Instant::now();
-        parse_more(&jobs, &wanted, &mut slots, cache.as_ref())?;
+        parse_largest_first(&jobs, wanted, &mut slots, cache.as_ref())?;
         impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
     }
     if let Some(c) = &cache {
@@ -737,11 +735,10 @@ fn may_glob_import(lang: Lang, bytes: &[u8]) -> bool {
     })
 }
 
-/// Read every job, from the cache when possible, on all cores. Jobs in
-/// `must` that miss the cache are extracted; the others are kept as text.
+/// Read every job, from the cache when possible, on all cores. What the
+/// cache does not hold is kept as text for `parse_largest_first`.
 fn first_pass(
     jobs: &[Job],
-    must: &[bool],
     blobs: &dyn Blobs,
     cache: Option<&Cache>,
     impact: &mut Impact,
@@ -750,7 +747,7 @@ fn first_pass(
         lang.grammar()?;
     }
     let hits = AtomicUsize::new(0);
-    let slots = parallel(jobs.len(), 16, |i, extractor| {
+    let slots = parallel(jobs.len(), 16, |i, _| {
         let job = &jobs[i];
         let grammar = job.lang.grammar()?;
         if let Some(c) = cache {
@@ -775,15 +772,28 @@ fn first_pass(
                 MAX_FILE_BYTES
             )));
         }
-        if !must[i] {
-            return Ok(Slot::Text(bytes));
-        }
-        extract_one(job, &bytes, cache, extractor)
+        Ok(Slot::Text(bytes))
     })?;
     let hits = hits.load(Ordering::Relaxed);
     impact.stats.cache_hits = hits;
     impact.stats.cache_misses = jobs.len() - hits;
     Ok(slots)
+}
+
+/// `parse_more`, largest file first: with the work handed out a file at a
+/// time, a big file started last would finish alone while the other cores
+/// wait.
+fn parse_largest_first(
+    jobs: &[Job],
+    mut wanted: Vec<usize>,
+    slots: &mut [Slot],
+    cache: Option<&Cache>,
+) -> Result<(), Error> {
+    wanted.sort_by_key(|&j| match &slots[j] {
+        Slot::Text(b) => std::cmp::Reverse(b.len()),
+        _ => std::cmp::Reverse(0),
+    });
+    parse_more(jobs, &wanted, slots, cache)
 }
 
 /// Extract the `wanted` jobs (all held as text) on all cores.
