@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use git2::{Repository as Git, Signature, Time};
 use speed::git::Repository;
-use speed::prompt::{Counter, Templates};
+use speed::prompt::{PendingCounter, Templates};
 use speed::review::{Shared, Subject};
 use speed::settings::{GuardianSettings, LlmSettings, ReviewSettings, Target};
 
@@ -20,7 +20,9 @@ const CHANGED: usize = 200;
 
 fn main() {
     let counter_started = Instant::now();
-    let counter = std::sync::Arc::new(Counter::new("o200k_base").expect("o200k_base is built in"));
+    let counter =
+        std::sync::Arc::new(PendingCounter::start("o200k_base").expect("o200k_base is built in"));
+    counter.get().expect("o200k_base builds");
     eprintln!("tokenizer load: {:?}", counter_started.elapsed());
 
     let dir = tempfile::tempdir().expect("temp dir");
@@ -54,7 +56,7 @@ fn main() {
     }
 }
 
-fn measure(name: &str, root: &Path, subject: Subject, counter: &std::sync::Arc<Counter>) {
+fn measure(name: &str, root: &Path, subject: Subject, counter: &std::sync::Arc<PendingCounter>) {
     // A dry run never writes the symbol cache; a review reads and fills it.
     for dry_run in [true, false] {
         let label = if dry_run {
@@ -70,7 +72,7 @@ fn measure_one(
     name: &str,
     root: &Path,
     subject: Subject,
-    counter: &std::sync::Arc<Counter>,
+    counter: &std::sync::Arc<PendingCounter>,
     dry_run: bool,
 ) {
     let repo = Repository::discover(root).expect("repository");

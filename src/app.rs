@@ -19,7 +19,7 @@ use crate::cli::Cli;
 use crate::exit::Outcome;
 use crate::git::Repository;
 use crate::llm;
-use crate::prompt::{Counter, Templates};
+use crate::prompt::{PendingCounter, Templates};
 use crate::render::{self, Style};
 use crate::review::{self, Event, Events, Shared, Subject, batch, dry, nits};
 use crate::settings::{CommandSettings, LlmSettings, ReviewSettings, Settings, Target};
@@ -109,11 +109,16 @@ struct Gathered {
 }
 
 fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outcome> {
+    // First, so the tokenizer is built while git is read. It lives as long
+    // as the process: freeing its hundreds of thousands of entries on the
+    // way out would only delay the exit (tens of ms), so it is never freed.
+    let counter = Arc::new(PendingCounter::start(&settings.tokenizer)?);
+    std::mem::forget(Arc::clone(&counter));
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
     let shared = Shared {
         main: repo.resolve_main(settings.main_branch.as_deref())?,
-        counter: Arc::new(Counter::new(&settings.tokenizer)?),
+        counter,
         templates: Templates::load(Some(&root.join(".speed/prompts")))?,
         settings: settings.clone(),
         root,

@@ -22,7 +22,7 @@ use crate::git::diff::Diff;
 pub use assemble::assemble;
 pub use files::Class;
 pub use template::Templates;
-pub use tokens::Counter;
+pub use tokens::{Counter, PendingCounter};
 
 /// The budget used when neither the command line nor the configuration sets one.
 pub const DEFAULT_BUDGET: usize = 60_000;

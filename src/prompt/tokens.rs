@@ -3,6 +3,8 @@
 //! reference; it must not be rebuilt per count.
 
 use std::fmt;
+use std::sync::{Mutex, OnceLock};
+use std::thread::JoinHandle;
 
 use tiktoken_rs::CoreBPE;
 
@@ -53,6 +55,61 @@ impl Counter {
             return 0;
         }
         self.bpe.encode_ordinary(text).len()
+    }
+}
+
+/// A `Counter` built on a thread of its own from the moment a command
+/// starts, so the 100 ms or more it takes overlaps reading git, the specs
+/// and the impact analysis instead of coming before them. An unknown name
+/// is still an error at once.
+pub struct PendingCounter {
+    name: &'static str,
+    building: Mutex<Option<JoinHandle<Result<Counter, Error>>>>,
+    built: OnceLock<Result<Counter, String>>,
+}
+
+impl PendingCounter {
+    pub fn start(name: &str) -> Result<PendingCounter, Error> {
+        let Some(&name) = Counter::KNOWN.iter().find(|k| **k == name) else {
+            return Err(Error::UnknownEncoding {
+                name: name.to_string(),
+                known: Counter::KNOWN.join(", "),
+            });
+        };
+        Ok(PendingCounter {
+            name,
+            building: Mutex::new(Some(std::thread::spawn(move || Counter::new(name)))),
+            built: OnceLock::new(),
+        })
+    }
+
+    /// The counter, waiting for it if it is still being built.
+    pub fn get(&self) -> Result<&Counter, Error> {
+        let built = self.built.get_or_init(|| {
+            let handle = self
+                .building
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            match handle.map(JoinHandle::join) {
+                Some(Ok(built)) => built.map_err(|e| e.to_string()),
+                Some(Err(_)) => Err("the thread building it panicked".to_string()),
+                // `get_or_init` runs this once, and only this takes the handle.
+                None => Err("it was never started".to_string()),
+            }
+        });
+        built.as_ref().map_err(|message| Error::Encoding {
+            name: self.name.to_string(),
+            message: message.clone(),
+        })
+    }
+}
+
+impl fmt::Debug for PendingCounter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PendingCounter")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -110,5 +167,34 @@ pub(crate) mod tests {
     fn counter_can_be_shared_across_threads() {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Counter>();
+        assert_send_sync::<PendingCounter>();
+    }
+
+    #[test]
+    fn a_pending_counter_refuses_unknown_names_at_once_and_builds_once() {
+        let err = PendingCounter::start("o300k").expect_err("unknown");
+        assert!(err.to_string().contains("o200k_base"), "{err}");
+        let pending = PendingCounter::start("cl100k_base").expect("known");
+        // (tokens counted, address of the counter) from three threads at once.
+        let counts: Vec<(usize, usize)> = std::thread::scope(|s| {
+            let waiters: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| {
+                        let c = pending.get().expect("builds");
+                        (c.count("hello world"), c as *const Counter as usize)
+                    })
+                })
+                .collect();
+            waiters
+                .into_iter()
+                .map(|w| w.join().expect("waiter"))
+                .collect()
+        });
+        assert!(
+            counts.iter().all(|c| *c == counts[0]),
+            "one counter, one answer"
+        );
+        assert_eq!(counts[0].0, 2);
+        assert_eq!(pending.get().expect("built").name(), "cl100k_base");
     }
 }

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use crate::git::{self, Diff, MainBranch, Repository};
 use crate::impact;
-use crate::prompt::{self, Counter, Prompt, Templates};
+use crate::prompt::{self, PendingCounter, Prompt, Templates};
 use crate::settings::ReviewSettings;
 use crate::specs::{self, Document, Section};
 use crate::tasks::{Criterion, Feature, Task};
@@ -22,7 +22,8 @@ pub struct Shared {
     pub root: PathBuf,
     pub settings: ReviewSettings,
     pub main: MainBranch,
-    pub counter: std::sync::Arc<Counter>,
+    /// Built on its own thread; taken when the first prompt is assembled.
+    pub counter: std::sync::Arc<PendingCounter>,
     pub templates: Templates,
 }
 
@@ -266,7 +267,7 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
             None,
             &schema,
         ),
-        &shared.counter,
+        shared.counter.get()?,
         shared.settings.budget,
         &shared.templates,
     )?;
@@ -756,7 +757,7 @@ pub fn guardian_prompt(shared: &Shared, prepared: &Prepared) -> Result<Prompt, E
     );
     Ok(prompt::assemble(
         &input,
-        &shared.counter,
+        shared.counter.get()?,
         shared.settings.guardian.budget,
         &shared.templates,
     )?)
