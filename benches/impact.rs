@@ -3,9 +3,12 @@
 //! Indexes about 5 MB of real Rust source (crates from the local cargo
 //! registry, or `IMPACT_BENCH_DIR`), with a diff touching 20 functions, and
 //! prints: the cold run (empty cache; only the files that can change the
-//! answer are parsed), the full cold index of every file, the warm run
-//! (every file a cache hit), and the impact computation alone once indexed.
-//! It first checks that the prefiltered analysis equals the full index.
+//! answer are parsed), the full cold index of every file, the floor under
+//! both (tree-sitter alone parsing every file, nothing extracted: on a
+//! shared machine whose speed drifts, the ratio to it is the steadier
+//! figure), the warm run (every file a cache hit), and the impact
+//! computation alone once indexed. It first checks that the prefiltered
+//! analysis equals the full index.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -243,6 +246,35 @@ fn measure(mut f: impl FnMut()) -> (f64, f64, f64) {
     (median(wall), fastest, median(used))
 }
 
+/// Parse every Rust file of the corpus and drop the tree, on all cores,
+/// largest first, as the index does: what tree-sitter alone costs, the
+/// floor under any cold index built on it.
+fn parse_only(tree: &Tree) {
+    let mut texts: Vec<&[u8]> = tree
+        .files
+        .iter()
+        .filter(|f| f.path.ends_with(".rs"))
+        .map(|f| tree.blobs[&f.blob].as_slice())
+        .collect();
+    texts.sort_by_key(|t| std::cmp::Reverse(t.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let language: tree_sitter::Language = tree_sitter_rust::LANGUAGE.into();
+    std::thread::scope(|scope| {
+        for _ in 0..cores {
+            scope.spawn(|| {
+                let mut parser = tree_sitter::Parser::new();
+                parser.set_language(&language).expect("Rust grammar");
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(text) = texts.get(i) else { break };
+                    drop(parser.parse(text, None));
+                }
+            });
+        }
+    });
+}
+
 /// The allocator the `speed` binary uses.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -327,6 +359,7 @@ fn main() {
     let nocache_t = nocache(impact::Parsing::Needed);
     let (full_t, full_extract) = cold(impact::Parsing::All);
     let full_nocache_t = nocache(impact::Parsing::All);
+    let floor_t = measure(|| parse_only(&tree));
     let show = |(median, fastest, cpu): (f64, f64, f64)| {
         format!("median {median:.0} ms (fastest {fastest:.0} ms; CPU {cpu:.0} ms)")
     };
@@ -374,6 +407,10 @@ fn main() {
     println!(
         "full index without a cache directory: {}",
         show(full_nocache_t)
+    );
+    println!(
+        "floor: tree-sitter alone parsing and freeing every file on all cores, nothing extracted: {}",
+        show(floor_t)
     );
 
     // A one-function change: what the prefilter does when few names are asked about.
