@@ -278,10 +278,10 @@ pub fn analyze_with(
         must[*j] = true;
     }
     let mut slots = first_pass(&jobs, blobs, cache.as_ref(), &mut impact)?;
-    let must: Vec<usize> = (0..jobs.len())
+    let first: Vec<usize> = (0..jobs.len())
         .filter(|&j| must[j] && matches!(slots[j], Slot::Text(_)))
         .collect();
-    parse_largest_first(&jobs, must, &mut slots, cache.as_ref())?;
+    parse_largest_first(&jobs, first, &mut slots, cache.as_ref())?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();
@@ -1111,20 +1111,9 @@ mod tests {
         assert_eq!((second.stats.cache_hits, second.stats.cache_misses), (3, 0));
         assert_eq!(second.symbols, first.symbols);
         // Damage every entry: the next run re-extracts and gives the same answer.
-        let mut stack = vec![dir.path().to_path_buf()];
-        let mut damaged = 0;
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).expect("cache dir") {
-                let p = e.expect("entry").path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "pack") {
-                    std::fs::write(&p, b"SPI1\x05garbage").expect("overwrite");
-                    damaged += 1;
-                }
-            }
-        }
-        assert_eq!(damaged, 1, "one pack holds the run's three entries");
+        let packs = packs(dir.path());
+        assert_eq!(packs.len(), 1, "one pack holds the run's three entries");
+        std::fs::write(&packs[0], b"SPI1\x05garbage").expect("overwrite");
         let third =
             analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("after damage");
         assert_eq!(third.stats.cache_hits, 0);
@@ -1140,7 +1129,7 @@ mod tests {
         let fresh = analyze(&files, &diff, &blobs, CacheUse::Off).expect("uncached");
         let dir = tempfile::tempdir().expect("temporary directory");
         analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("fill");
-        let pack = find_pack(dir.path());
+        let pack = packs(dir.path()).pop().expect("a pack");
         let bytes = std::fs::read(&pack).expect("pack");
         // Every byte once would be slow in a debug build; a stride that is
         // not a multiple of the word size still visits every field kind.
@@ -1154,7 +1143,9 @@ mod tests {
         }
     }
 
-    fn find_pack(dir: &Path) -> std::path::PathBuf {
+    /// Every pack file under a cache folder.
+    fn packs(dir: &Path) -> Vec<std::path::PathBuf> {
+        let mut found = Vec::new();
         let mut stack = vec![dir.to_path_buf()];
         while let Some(d) = stack.pop() {
             for e in std::fs::read_dir(&d).expect("cache dir") {
@@ -1162,11 +1153,11 @@ mod tests {
                 if p.is_dir() {
                     stack.push(p);
                 } else if p.extension().is_some_and(|x| x == "pack") {
-                    return p;
+                    found.push(p);
                 }
             }
         }
-        panic!("no pack under {}", dir.display());
+        found
     }
 
     #[test]
