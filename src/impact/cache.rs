@@ -13,6 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 use super::lang::{Grammar, Lang};
 use super::symbols::FileSymbols;
+use super::words::Words;
 
 const PACK_MAGIC: &[u8; 4] = b"SPP2";
 /// More packs than this in a folder are merged into one by the next writer.
@@ -30,8 +31,15 @@ pub struct Cache {
     fresh: [Mutex<Vec<Entry>>; Lang::ALL.len()],
 }
 
-/// A blob id and its encoded symbols.
+/// A key and its encoded value: a blob id and its symbols, or `words_key`
+/// of a blob id and its words.
 type Entry = (String, Vec<u8>);
+
+/// Where a blob's words are kept: blob ids are hex, so no symbols entry
+/// has this key.
+fn words_key(blob: &str) -> String {
+    format!("words:{blob}")
+}
 
 #[derive(Default)]
 struct Packs {
@@ -97,13 +105,37 @@ impl Cache {
 
     /// Keep an entry for `flush`.
     pub fn put(&self, grammar: &Grammar, blob: &str, syms: &FileSymbols) {
-        if !self.writable || blob.is_empty() || blob.len() > 255 {
+        self.keep(grammar, blob.to_string(), || super::codec::encode(syms));
+    }
+
+    /// The words of a blob no run has parsed yet.
+    pub fn get_words(&self, grammar: &Grammar, blob: &str) -> Option<Words> {
+        let bytes = self.packs(grammar).entries.get(&words_key(blob))?;
+        Words::decode(bytes)
+    }
+
+    /// Keep a blob's words for `flush`.
+    pub fn put_words(&self, grammar: &Grammar, blob: &str, words: &Words) {
+        if blob.is_empty() {
+            return;
+        }
+        self.keep(grammar, words_key(blob), || words.encode());
+    }
+
+    fn keep(&self, grammar: &Grammar, key: String, encode: impl FnOnce() -> Vec<u8>) {
+        if !self.writable || key.is_empty() || key.len() > 255 {
             return;
         }
         self.fresh[slot(grammar.lang)]
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push((blob.to_string(), super::codec::encode(syms)));
+            .push((key, encode()));
+    }
+
+    /// Whether `flush` would write anything: a dry run computes nothing
+    /// it cannot keep.
+    pub fn writable(&self) -> bool {
+        self.writable
     }
 
     /// Write this run's entries as one pack per language (temporary file,

@@ -14,6 +14,7 @@ mod extract;
 mod index;
 mod lang;
 mod symbols;
+mod words;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
@@ -33,6 +34,7 @@ pub use symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibilit
 use blast::ModuleChange;
 use cache::{Cache, Miss};
 use index::{DefId, Index, Layout, Manifest, Source};
+use words::{Unparsed, Words};
 
 /// Files larger than this are generated or vendored more often than not;
 /// they are listed as skipped rather than indexed.
@@ -84,6 +86,9 @@ pub struct Stats {
     pub files_parsed: usize,
     pub cache_hits: usize,
     pub cache_misses: usize,
+    /// Unparsed files whose words came from the cache, so their blobs
+    /// were not read.
+    pub words_cached: usize,
     pub extract_ms: u64,
     pub index_ms: u64,
     pub impact_ms: u64,
@@ -279,9 +284,9 @@ pub fn analyze_with(
     }
     let mut slots = first_pass(&jobs, blobs, cache.as_ref(), &mut impact)?;
     let first: Vec<usize> = (0..jobs.len())
-        .filter(|&j| must[j] && matches!(slots[j], Slot::Text(_)))
+        .filter(|&j| must[j] && matches!(slots[j], Slot::Unparsed(_)))
         .collect();
-    parse_largest_first(&jobs, first, &mut slots, cache.as_ref())?;
+    parse_largest_first(&jobs, first, &mut slots, blobs, cache.as_ref())?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();
@@ -291,14 +296,14 @@ pub fn analyze_with(
     let unparsed: usize = slots
         .iter()
         .map(|s| match s {
-            Slot::Text(b) => b.len(),
+            Slot::Unparsed(u) => u.len(),
             _ => 0,
         })
         .sum();
     let mut scanned = Scanned::default();
     loop {
         let t1 = Instant::now();
-        let last = !slots.iter().any(|s| matches!(s, Slot::Text(_)));
+        let last = !slots.iter().any(|s| matches!(s, Slot::Unparsed(_)));
         // Every readable file takes part (unparsed ones without symbols),
         // so files, crates and module paths are the full index's, in the
         // same order; only what the unparsed files declare is missing.
@@ -307,7 +312,7 @@ pub fn analyze_with(
         for (path, j) in &head_jobs {
             let (syms, pending) = match &slots[*j] {
                 Slot::Parsed(s) => (Arc::clone(s), false),
-                Slot::Text(_) => (Arc::default(), true),
+                Slot::Unparsed(_) => (Arc::default(), true),
                 Slot::Failed(_) => continue,
             };
             sources.push(Source {
@@ -349,7 +354,7 @@ pub fn analyze_with(
         // changes the answer.
         let text_bytes = |js: &mut dyn Iterator<Item = usize>| -> usize {
             js.map(|j| match &slots[j] {
-                Slot::Text(b) => b.len(),
+                Slot::Unparsed(u) => u.len(),
                 _ => 0,
             })
             .sum()
@@ -358,16 +363,17 @@ pub fn analyze_with(
         let reached = unparsed - pending + text_bytes(&mut wanted.iter().copied());
         let wanted = if unparsed > BATCH_ALL_BYTES && 2 * reached > unparsed {
             (0..slots.len())
-                .filter(|&j| matches!(slots[j], Slot::Text(_)))
+                .filter(|&j| matches!(slots[j], Slot::Unparsed(_)))
                 .collect()
         } else {
             wanted
         };
         let t0 = Instant::now();
-        parse_largest_first(&jobs, wanted, &mut slots, cache.as_ref())?;
+        parse_largest_first(&jobs, wanted, &mut slots, blobs, cache.as_ref())?;
         impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
     }
-    if let Some(c) = &cache {
+    if let Some(c) = cache.as_ref().filter(|c| c.writable()) {
+        keep_words(&jobs, &slots, c)?;
         if let Err(e) = c.flush() {
             impact.warnings.push(format!("cache not written: {e}"));
         }
@@ -413,7 +419,7 @@ fn assess(
                 });
                 None
             }
-            Some(Slot::Text(_)) | None => None,
+            Some(Slot::Unparsed(_)) | None => None,
         };
         let head_id = head_ids[i];
         let head = head_id.map(|id| &*index.file(id).syms);
@@ -557,8 +563,8 @@ struct Job {
 enum Slot {
     /// Extracted, or read from the cache; shared with every round's index.
     Parsed(Arc<FileSymbols>),
-    /// Read but not parsed: no name asked about so far occurs in it.
-    Text(Vec<u8>),
+    /// Not parsed: no name asked about so far occurs in it.
+    Unparsed(Unparsed),
     /// Unreadable or too large: listed in `Impact::skipped`.
     Failed(String),
 }
@@ -585,7 +591,7 @@ fn wanted(
     let probe = index.take_probe();
     let mut want: BTreeSet<usize> = BTreeSet::new();
     let text = |j: usize| match &slots[j] {
-        Slot::Text(b) => Some(b.as_slice()),
+        Slot::Unparsed(u) => Some(u),
         _ => None,
     };
     // A name scanned in an earlier round already had every file holding it parsed.
@@ -599,10 +605,14 @@ fn wanted(
         match aho_corasick::AhoCorasick::new(&fresh) {
             Ok(ac) => {
                 for (j, _) in slots.iter().enumerate() {
-                    if text(j).is_some_and(|b| {
-                        ac.find_overlapping_iter(b)
-                            .any(|m| is_word(b, m.start(), m.end()))
-                    }) {
+                    let hit = match text(j) {
+                        Some(Unparsed::Text(b)) => ac
+                            .find_overlapping_iter(b)
+                            .any(|m| words::is_word(b, m.start(), m.end())),
+                        Some(Unparsed::Words(w)) => fresh.iter().any(|n| w.contains(n)),
+                        None => false,
+                    };
+                    if hit {
                         want.insert(j);
                     }
                 }
@@ -627,7 +637,7 @@ fn wanted(
             continue;
         }
         for &j in by_unit.get(unit).into_iter().flatten() {
-            if !want.contains(&j) && text(j).is_some_and(|b| contains_word(b, name.as_bytes())) {
+            if !want.contains(&j) && text(j).is_some_and(|u| u.contains_word(name)) {
                 want.insert(j);
             }
         }
@@ -640,11 +650,11 @@ fn wanted(
                     if want.contains(&j) {
                         continue;
                     }
-                    let Some(bytes) = text(j) else { continue };
+                    let Some(file) = text(j) else { continue };
                     let hit = if name == index::GLOB {
-                        may_glob_import(jobs[j].lang, bytes)
+                        file.may_glob_import(jobs[j].lang)
                     } else {
-                        contains_word(bytes, name.as_bytes())
+                        file.contains_word(name)
                     };
                     if hit {
                         want.insert(j);
@@ -669,10 +679,8 @@ fn wanted(
             if want.contains(&j) {
                 continue;
             }
-            let Some(bytes) = text(j) else { continue };
-            if contains_word(bytes, name.as_bytes())
-                && anchors.iter().any(|a| contains_word(bytes, a.as_bytes()))
-            {
+            let Some(file) = text(j) else { continue };
+            if file.contains_word(name) && anchors.iter().any(|a| file.contains_word(a)) {
                 want.insert(j);
             }
         }
@@ -699,40 +707,16 @@ fn wanted(
             if want.contains(&j) {
                 continue;
             }
-            let Some(bytes) = text(j) else { continue };
-            if within.iter().any(|(m, name)| {
-                index.related(f.module, *m) && contains_word(bytes, name.as_bytes())
-            }) {
+            let Some(file) = text(j) else { continue };
+            if within
+                .iter()
+                .any(|(m, name)| index.related(f.module, *m) && file.contains_word(name))
+            {
                 want.insert(j);
             }
         }
     }
     want.into_iter().collect()
-}
-
-/// Whether `text[start..end]` is a whole word: names are identifiers, so a
-/// file holds name `I` only where no identifier character touches it.
-/// Non-ASCII bytes count as separators, which errs towards a match.
-fn is_word(text: &[u8], start: usize, end: usize) -> bool {
-    let ident = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
-    let before = start.checked_sub(1).and_then(|i| text.get(i));
-    !before.is_some_and(ident) && !text.get(end).is_some_and(ident)
-}
-
-fn contains_word(text: &[u8], word: &[u8]) -> bool {
-    memchr::memmem::find_iter(text, word).any(|i| is_word(text, i, i + word.len()))
-}
-
-/// Whether a file may hold a glob import (`use a::*;`, `use a::{b, *}`,
-/// `from a import *`). Errs towards yes: a false yes costs one parse.
-fn may_glob_import(lang: Lang, bytes: &[u8]) -> bool {
-    memchr::memchr_iter(b'*', bytes).any(|i| {
-        let before = bytes[..i].trim_ascii_end();
-        match lang {
-            Lang::Rust => matches!(before.last(), Some(b':' | b'{' | b',')),
-            Lang::Python => before.ends_with(b"import"),
-        }
-    })
 }
 
 /// Read every job, from the cache when possible, on all cores. What the
@@ -747,6 +731,7 @@ fn first_pass(
         lang.grammar()?;
     }
     let hits = AtomicUsize::new(0);
+    let word_hits = AtomicUsize::new(0);
     let slots = parallel(jobs.len(), 16, |i, _| {
         let job = &jobs[i];
         let grammar = job.lang.grammar()?;
@@ -758,26 +743,35 @@ fn first_pass(
                 }
                 Err(Miss::Absent | Miss::Corrupt) => {}
             }
-        }
-        let bytes = match blobs.read(&job.blob) {
-            Ok(b) => b,
-            Err(e) => {
-                return Ok(Slot::Failed(format!("blob {} unreadable: {e}", job.blob)));
+            // Unparsed by an earlier run: its words answer for it until
+            // a round wants it parsed.
+            if let Some(words) = c.get_words(grammar, &job.blob) {
+                word_hits.fetch_add(1, Ordering::Relaxed);
+                return Ok(Slot::Unparsed(Unparsed::Words(words)));
             }
-        };
-        if bytes.len() > MAX_FILE_BYTES {
-            return Ok(Slot::Failed(format!(
-                "{} bytes, over the {} byte limit for indexing",
-                bytes.len(),
-                MAX_FILE_BYTES
-            )));
         }
-        Ok(Slot::Text(bytes))
+        Ok(read(job, blobs).map_or_else(Slot::Failed, |b| Slot::Unparsed(Unparsed::Text(b))))
     })?;
     let hits = hits.load(Ordering::Relaxed);
     impact.stats.cache_hits = hits;
+    impact.stats.words_cached = word_hits.load(Ordering::Relaxed);
     impact.stats.cache_misses = jobs.len() - hits;
     Ok(slots)
+}
+
+/// A job's blob, or why it is left out of the index.
+fn read(job: &Job, blobs: &dyn Blobs) -> Result<Vec<u8>, String> {
+    let bytes = blobs
+        .read(&job.blob)
+        .map_err(|e| format!("blob {} unreadable: {e}", job.blob))?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "{} bytes, over the {} byte limit for indexing",
+            bytes.len(),
+            MAX_FILE_BYTES
+        ));
+    }
+    Ok(bytes)
 }
 
 /// `parse_more`, largest file first: with the work handed out a file at a
@@ -787,13 +781,14 @@ fn parse_largest_first(
     jobs: &[Job],
     mut wanted: Vec<usize>,
     slots: &mut [Slot],
+    blobs: &dyn Blobs,
     cache: Option<&Cache>,
 ) -> Result<(), Error> {
     wanted.sort_by_key(|&j| match &slots[j] {
-        Slot::Text(b) => std::cmp::Reverse(b.len()),
+        Slot::Unparsed(u) => std::cmp::Reverse(u.len()),
         _ => std::cmp::Reverse(0),
     });
-    parse_more(jobs, &wanted, slots, cache)
+    parse_more(jobs, &wanted, slots, blobs, cache)
 }
 
 /// Extract the `wanted` jobs (all held as text) on all cores.
@@ -801,6 +796,7 @@ fn parse_more(
     jobs: &[Job],
     wanted: &[usize],
     slots: &mut [Slot],
+    blobs: &dyn Blobs,
     cache: Option<&Cache>,
 ) -> Result<(), Error> {
     let done = {
@@ -809,7 +805,14 @@ fn parse_more(
         parallel(wanted.len(), 1, |i, extractor| {
             let j = wanted[i];
             match &slots[j] {
-                Slot::Text(bytes) => extract_one(&jobs[j], bytes, cache, extractor),
+                Slot::Unparsed(Unparsed::Text(bytes)) => {
+                    extract_one(&jobs[j], bytes, cache, extractor)
+                }
+                // Known by its words only: read it now.
+                Slot::Unparsed(Unparsed::Words(_)) => match read(&jobs[j], blobs) {
+                    Ok(bytes) => extract_one(&jobs[j], &bytes, cache, extractor),
+                    Err(reason) => Ok(Slot::Failed(reason)),
+                },
                 Slot::Parsed(s) => Ok(Slot::Parsed(Arc::clone(s))),
                 Slot::Failed(r) => Ok(Slot::Failed(r.clone())),
             }
@@ -818,6 +821,22 @@ fn parse_more(
     for (&j, slot) in wanted.iter().zip(done) {
         slots[j] = slot;
     }
+    Ok(())
+}
+
+/// Cache the words of every file read but left unparsed, so the next run
+/// can answer the prefilter without reading them.
+fn keep_words(jobs: &[Job], slots: &[Slot], cache: &Cache) -> Result<(), Error> {
+    let texts: Vec<usize> = (0..slots.len())
+        .filter(|&j| matches!(slots[j], Slot::Unparsed(Unparsed::Text(_))))
+        .collect();
+    parallel(texts.len(), 64, |i, _| {
+        let job = &jobs[texts[i]];
+        if let Slot::Unparsed(Unparsed::Text(bytes)) = &slots[texts[i]] {
+            cache.put_words(job.lang.grammar()?, &job.blob, &Words::of(job.lang, bytes));
+        }
+        Ok(())
+    })?;
     Ok(())
 }
 
@@ -1121,6 +1140,73 @@ mod tests {
         let fourth =
             analyze(&files, &diff, &blobs, CacheUse::ReadWrite(dir.path())).expect("rewritten");
         assert_eq!((fourth.stats.cache_hits, fourth.stats.cache_misses), (3, 0));
+    }
+
+    /// `Mem`, noting every blob read.
+    struct Counting<'a>(&'a Mem, std::sync::Mutex<Vec<String>>);
+
+    impl Blobs for Counting<'_> {
+        fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
+            self.1.lock().expect("reads").push(blob.to_string());
+            self.0.read(blob)
+        }
+    }
+
+    #[test]
+    fn files_left_unparsed_are_answered_from_cached_words_until_one_is_wanted() {
+        let (mut files, helper_diff, mut blobs) = scenario();
+        // Names `Shelf`, never `helper` or `unused`: the first diff's
+        // questions do not reach it.
+        let other = "d4".repeat(20);
+        blobs.0.insert(
+            other.clone(),
+            b"use crate::shelf::Shelf;\n\npub fn count(_s: &Shelf) -> usize {\n    0\n}\n".to_vec(),
+        );
+        files.push(FileEntry {
+            path: "src/other.rs".into(),
+            blob: other.clone(),
+        });
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let cache = CacheUse::ReadWrite(dir.path());
+        let first = analyze(&files, &helper_diff, &blobs, cache).expect("first");
+        assert_eq!(first.stats.files_parsed, first.stats.files_indexed - 1);
+
+        // Same diff again: the unparsed file is answered by its words.
+        let counting = Counting(&blobs, Default::default());
+        let again = analyze(&files, &helper_diff, &counting, cache).expect("again");
+        assert_eq!(again.symbols, first.symbols);
+        assert_eq!(again.stats.words_cached, 1);
+        assert!(!counting.1.lock().expect("reads").contains(&other));
+
+        // A diff whose questions reach it: read then, parsed, same answer
+        // as without any cache.
+        let shelf_base = SHELF.replace("pub struct Shelf;", "pub struct Shelf {}");
+        let base_blob = "e5".repeat(20);
+        blobs
+            .0
+            .insert(base_blob.clone(), shelf_base.as_bytes().to_vec());
+        let mut fd = changes::tests::diff("src/shelf.rs", &shelf_base, SHELF);
+        fd.old_blob = Some(base_blob);
+        fd.new_blob = Some("b2".repeat(20));
+        let shelf_diff = crate::git::Diff {
+            base_commit: "base".into(),
+            head_commit: "head".into(),
+            files: vec![fd],
+            sha256: String::new(),
+        };
+        let fresh = analyze(&files, &shelf_diff, &blobs, CacheUse::Off).expect("uncached");
+        assert!(
+            fresh.symbols[0]
+                .sites
+                .iter()
+                .any(|site| site.file == "src/other.rs"),
+            "{:?}",
+            fresh.symbols
+        );
+        let counting = Counting(&blobs, Default::default());
+        let cached = analyze(&files, &shelf_diff, &counting, cache).expect("cached words");
+        assert_eq!(cached.symbols, fresh.symbols);
+        assert!(counting.1.lock().expect("reads").contains(&other));
     }
 
     #[test]

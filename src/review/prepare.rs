@@ -556,12 +556,13 @@ fn compute_impact(
     let impact = impact::analyze(&files, diff, &blobs, cache_use).map_err(|e| e.to_string())?;
     let s = &impact.stats;
     tracing::info!(
-        "impact: {} ms; {} files indexed, {} parsed or read from the cache ({} hits); \
-         extraction {} ms, index {} ms, dependents {} ms",
+        "impact: {} ms; {} files indexed, {} parsed or read from the cache ({} hits), \
+         {} known by their cached words; extraction {} ms, index {} ms, dependents {} ms",
         started.elapsed().as_millis(),
         s.files_indexed,
         s.files_parsed,
         s.cache_hits,
+        s.words_cached,
         s.extract_ms,
         s.index_ms,
         s.impact_ms
