@@ -590,7 +590,7 @@ fn wanted(
 ) -> Vec<usize> {
     let probe = index.take_probe();
     let mut want: BTreeSet<usize> = BTreeSet::new();
-    let text = |j: usize| match &slots[j] {
+    let unparsed = |j: usize| match &slots[j] {
         Slot::Unparsed(u) => Some(u),
         _ => None,
     };
@@ -605,7 +605,7 @@ fn wanted(
         match aho_corasick::AhoCorasick::new(&fresh) {
             Ok(ac) => {
                 for (j, _) in slots.iter().enumerate() {
-                    let hit = match text(j) {
+                    let hit = match unparsed(j) {
                         Some(Unparsed::Text(b)) => ac
                             .find_overlapping_iter(b)
                             .any(|m| words::is_word(b, m.start(), m.end())),
@@ -619,14 +619,14 @@ fn wanted(
             }
             // Too many names for an automaton: parse everything, which is
             // what the full index does anyway.
-            Err(_) => want.extend((0..slots.len()).filter(|&j| text(j).is_some())),
+            Err(_) => want.extend((0..slots.len()).filter(|&j| unparsed(j).is_some())),
         }
         scanned.names.extend(fresh.iter().map(|n| n.to_string()));
     }
     let mut by_module: HashMap<u32, Vec<usize>> = HashMap::new();
     let mut by_unit: HashMap<u32, Vec<usize>> = HashMap::new();
     for (f, &j) in index.files.iter().zip(file_job) {
-        if text(j).is_some() {
+        if unparsed(j).is_some() {
             by_module.entry(f.module).or_default().push(j);
             by_unit.entry(f.unit).or_default().push(j);
         }
@@ -637,7 +637,7 @@ fn wanted(
             continue;
         }
         for &j in by_unit.get(unit).into_iter().flatten() {
-            if !want.contains(&j) && text(j).is_some_and(|u| u.contains_word(name)) {
+            if !want.contains(&j) && unparsed(j).is_some_and(|u| u.contains_word(name)) {
                 want.insert(j);
             }
         }
@@ -650,7 +650,7 @@ fn wanted(
                     if want.contains(&j) {
                         continue;
                     }
-                    let Some(file) = text(j) else { continue };
+                    let Some(file) = unparsed(j) else { continue };
                     let hit = if name == index::GLOB {
                         file.may_glob_import(jobs[j].lang)
                     } else {
@@ -679,7 +679,7 @@ fn wanted(
             if want.contains(&j) {
                 continue;
             }
-            let Some(file) = text(j) else { continue };
+            let Some(file) = unparsed(j) else { continue };
             if file.contains_word(name) && anchors.iter().any(|a| file.contains_word(a)) {
                 want.insert(j);
             }
@@ -690,7 +690,7 @@ fn wanted(
     // Files asked for whole.
     for &f in &probe.files {
         if let Some(&j) = file_job.get(f as usize) {
-            if text(j).is_some() {
+            if unparsed(j).is_some() {
                 want.insert(j);
             }
         }
@@ -707,7 +707,7 @@ fn wanted(
             if want.contains(&j) {
                 continue;
             }
-            let Some(file) = text(j) else { continue };
+            let Some(file) = unparsed(j) else { continue };
             if within
                 .iter()
                 .any(|(m, name)| index.related(f.module, *m) && file.contains_word(name))
@@ -719,8 +719,9 @@ fn wanted(
     want.into_iter().collect()
 }
 
-/// Read every job, from the cache when possible, on all cores. What the
-/// cache does not hold is kept as text for `parse_largest_first`.
+/// Read every job, from the cache when possible, on all cores. A file the
+/// cache holds no symbols for is kept unparsed, as its text or as its
+/// cached words, for `parse_largest_first` or the rounds.
 fn first_pass(
     jobs: &[Job],
     blobs: &dyn Blobs,

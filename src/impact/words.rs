@@ -137,7 +137,8 @@ fn hash(word: &[u8]) -> u32 {
 }
 
 /// Whether `text[start..end]` is a whole word: names are identifiers, so a
-/// match inside a longer identifier is not one.
+/// match inside a longer identifier is not one. Non-ASCII bytes count as
+/// separators, which errs towards a match.
 pub fn is_word(text: &[u8], start: usize, end: usize) -> bool {
     let before = start.checked_sub(1).and_then(|i| text.get(i));
     !before.copied().is_some_and(is_word_byte) && !text.get(end).copied().is_some_and(is_word_byte)
