@@ -1022,6 +1022,20 @@ mod tests {
     const LIB_HEAD: &str = "pub mod shelf;\n\npub fn helper(x: u64) -> u64 {\n    x + 1\n}\n";
     const SHELF: &str = "use crate::helper;\n\npub struct Shelf;\n\nimpl Shelf {\n    pub fn shelve(&self) -> u32 {\n        helper(1)\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::Shelf.shelve(), 2);\n        crate::unused();\n    }\n}\n";
 
+    /// A diff changing one file from `base` to `head`, each given as
+    /// (text, blob id byte repeated to a full id).
+    fn one_file_diff(path: &str, base: (&str, &str), head: (&str, &str)) -> crate::git::Diff {
+        let mut fd = changes::tests::diff(path, base.0, head.0);
+        fd.old_blob = Some(base.1.repeat(20));
+        fd.new_blob = Some(head.1.repeat(20));
+        crate::git::Diff {
+            base_commit: "base".into(),
+            head_commit: "head".into(),
+            files: vec![fd],
+            sha256: String::new(),
+        }
+    }
+
     /// A two-file crate where `helper` changes signature and `unused`
     /// (still called from a test) is removed.
     fn scenario() -> (Vec<FileEntry>, crate::git::Diff, Mem) {
@@ -1040,15 +1054,7 @@ mod tests {
             });
         }
         blobs.insert("a1".repeat(20), LIB_BASE.as_bytes().to_vec());
-        let mut fd = changes::tests::diff("src/lib.rs", LIB_BASE, LIB_HEAD);
-        fd.old_blob = Some("a1".repeat(20));
-        fd.new_blob = Some("b1".repeat(20));
-        let diff = crate::git::Diff {
-            base_commit: "base".into(),
-            head_commit: "head".into(),
-            files: vec![fd],
-            sha256: String::new(),
-        };
+        let diff = one_file_diff("src/lib.rs", (LIB_BASE, "a1"), (LIB_HEAD, "b1"));
         (files, diff, Mem(blobs))
     }
 
@@ -1182,19 +1188,10 @@ mod tests {
         // A diff whose questions reach it: read then, parsed, same answer
         // as without any cache.
         let shelf_base = SHELF.replace("pub struct Shelf;", "pub struct Shelf {}");
-        let base_blob = "e5".repeat(20);
         blobs
             .0
-            .insert(base_blob.clone(), shelf_base.as_bytes().to_vec());
-        let mut fd = changes::tests::diff("src/shelf.rs", &shelf_base, SHELF);
-        fd.old_blob = Some(base_blob);
-        fd.new_blob = Some("b2".repeat(20));
-        let shelf_diff = crate::git::Diff {
-            base_commit: "base".into(),
-            head_commit: "head".into(),
-            files: vec![fd],
-            sha256: String::new(),
-        };
+            .insert("e5".repeat(20), shelf_base.as_bytes().to_vec());
+        let shelf_diff = one_file_diff("src/shelf.rs", (&shelf_base, "e5"), (SHELF, "b2"));
         let fresh = analyze(&files, &shelf_diff, &blobs, CacheUse::Off).expect("uncached");
         assert!(
             fresh.symbols[0]
