@@ -280,6 +280,8 @@ fn parse_only(tree: &Tree) {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    // As the binary does.
+    speed::memory::prefer_small_pages();
     let Some(root) = registry_dir() else {
         eprintln!("no corpus: set IMPACT_BENCH_DIR or populate ~/.cargo/registry/src");
         return;

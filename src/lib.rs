@@ -13,6 +13,7 @@ pub mod exit;
 pub mod git;
 pub mod impact;
 pub mod llm;
+pub mod memory;
 pub mod prompt;
 pub mod render;
 pub mod review;

@@ -6,5 +6,7 @@
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
+    // Before much is allocated: see `memory`.
+    speed::memory::prefer_small_pages();
     std::process::ExitCode::from(speed::app::entry(std::env::args_os()))
 }

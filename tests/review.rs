@@ -403,6 +403,45 @@ fn command_provider_reads_stdin_and_answers_on_stdout() {
     assert!(repo.read("stdin.txt").contains("SOURCE OF TRUTH"));
 }
 
+/// speed turns transparent huge pages off for itself (see `memory`); the
+/// model command it starts keeps the user's setting.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_model_command_keeps_the_users_huge_page_setting() {
+    let thp = |status: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with("THP_enabled:"))
+            .map(|l| l.split_whitespace().last().unwrap_or("").to_string())
+    };
+    let ours = std::fs::read_to_string("/proc/self/status").unwrap();
+    let Some(users) = thp(&ours) else {
+        eprintln!("skipped: this kernel does not show THP_enabled in /proc/self/status");
+        return;
+    };
+    let repo = repo::example();
+    let answer = repo.path().join("answer.json");
+    std::fs::write(&answer, text(&verdicts::approve_task_1())).unwrap();
+    let script = repo.path().join("model.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\ncp /proc/self/status \"{dir}/child.txt\"\ncp /proc/$PPID/status \"{dir}/speed.txt\"\ncat \"{answer}\"\n",
+            dir = repo.path().display(),
+            answer = answer.display()
+        ),
+    )
+    .unwrap();
+    repo.config(&format!(
+        "[llm]\nprovider = \"command\"\ncommand = [\"sh\", \"{}\"]\n[guardian]\nenabled = false\n",
+        script.display()
+    ));
+    let run = review(&repo, "1", &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(thp(&repo.read("speed.txt")).as_deref(), Some("0"));
+    assert_eq!(thp(&repo.read("child.txt")), Some(users));
+}
+
 #[test]
 fn a_failing_command_is_unreachable_with_its_stderr() {
     let repo = repo::example();

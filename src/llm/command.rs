@@ -81,6 +81,7 @@ impl Provider for Command {
         // running and keep our pipes open).
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        crate::memory::restore_for_child(&mut command);
         let mut child = command.spawn().map_err(|err| Error::Spawn {
             command: self.shown.clone(),
             reason: err.to_string(),
