@@ -379,25 +379,30 @@ fn anthropic_provider_end_to_end() {
     );
 }
 
-#[test]
-fn command_provider_reads_stdin_and_answers_on_stdout() {
-    let repo = repo::example();
+/// Configure a command provider: a shell script that runs `first` (with
+/// the prompt on its stdin), then approves task 1.
+fn approving_command(repo: &TempRepo, first: &str) {
     let answer = repo.path().join("answer.json");
     std::fs::write(&answer, text(&verdicts::approve_task_1())).unwrap();
     let script = repo.path().join("model.sh");
     std::fs::write(
         &script,
-        format!(
-            "#!/bin/sh\ncat > \"{dir}/stdin.txt\"\ncat \"{answer}\"\n",
-            dir = repo.path().display(),
-            answer = answer.display()
-        ),
+        format!("#!/bin/sh\n{first}\ncat \"{}\"\n", answer.display()),
     )
     .unwrap();
     repo.config(&format!(
         "[llm]\nprovider = \"command\"\ncommand = [\"sh\", \"{}\"]\n[guardian]\nenabled = false\n",
         script.display()
     ));
+}
+
+#[test]
+fn command_provider_reads_stdin_and_answers_on_stdout() {
+    let repo = repo::example();
+    approving_command(
+        &repo,
+        &format!("cat > \"{}/stdin.txt\"", repo.path().display()),
+    );
     let run = review(&repo, "1", &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(repo.read("stdin.txt").contains("SOURCE OF TRUTH"));
@@ -420,22 +425,13 @@ fn the_model_command_keeps_the_users_huge_page_setting() {
         return;
     };
     let repo = repo::example();
-    let answer = repo.path().join("answer.json");
-    std::fs::write(&answer, text(&verdicts::approve_task_1())).unwrap();
-    let script = repo.path().join("model.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\ncat > /dev/null\ncp /proc/self/status \"{dir}/child.txt\"\ncp /proc/$PPID/status \"{dir}/speed.txt\"\ncat \"{answer}\"\n",
-            dir = repo.path().display(),
-            answer = answer.display()
+    approving_command(
+        &repo,
+        &format!(
+            "cat > /dev/null\ncp /proc/self/status \"{dir}/child.txt\"\ncp /proc/$PPID/status \"{dir}/speed.txt\"",
+            dir = repo.path().display()
         ),
-    )
-    .unwrap();
-    repo.config(&format!(
-        "[llm]\nprovider = \"command\"\ncommand = [\"sh\", \"{}\"]\n[guardian]\nenabled = false\n",
-        script.display()
-    ));
+    );
     let run = review(&repo, "1", &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert_eq!(thp(&repo.read("speed.txt")).as_deref(), Some("0"));
