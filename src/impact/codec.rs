@@ -250,10 +250,8 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         return None;
     }
     Some(FileSymbols {
-        defs,
-        refs,
-        imports,
         syntax_errors,
+        ..FileSymbols::new(defs, refs, imports)
     })
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::lang::{Lang, is_rust_primitive};
-use super::symbols::{FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
+use super::symbols::{FileSymbols, Form, Import, Kind, NameFilter, Receiver, Ref, Visibility};
 
 /// Names so common that matching them by name alone is noise: they never
 /// produce a by-name match (unique or ambiguous), only resolved ones.
@@ -878,17 +878,17 @@ impl Index {
         if names.is_empty() {
             return out;
         }
+        let filter = NameFilter::new(names);
         for (fi, f) in self.files.iter().enumerate() {
             if f.ghost {
                 continue;
             }
-            for (ri, r) in f.syms.refs.iter().enumerate() {
-                if names.contains(r.name.as_str()) {
-                    match out.get_mut(r.name.as_str()) {
-                        Some(list) => list.push((fi as u32, ri as u32)),
-                        None => {
-                            out.insert(r.name.clone(), vec![(fi as u32, ri as u32)]);
-                        }
+            for ri in f.syms.refs_named(&filter) {
+                let name = &f.syms.refs[ri].name;
+                match out.get_mut(name.as_str()) {
+                    Some(list) => list.push((fi as u32, ri as u32)),
+                    None => {
+                        out.insert(name.clone(), vec![(fi as u32, ri as u32)]);
                     }
                 }
             }
@@ -1498,12 +1498,15 @@ impl Index {
             Some(own) if own == &[top] => own.clone(),
             found => {
                 // Which crates declare `top` depends on every crate file
-                // of this target.
-                for (i, f) in self.files.iter().enumerate() {
-                    if self.modules[f.module as usize].parent == Some(root)
-                        && is_side_crate_file(&f.path)
-                    {
-                        self.note_file(i as u32);
+                // of this target. Noting them walks the tree: only when
+                // recording.
+                if self.probe.is_some() {
+                    for (i, f) in self.files.iter().enumerate() {
+                        if self.modules[f.module as usize].parent == Some(root)
+                            && is_side_crate_file(&f.path)
+                        {
+                            self.note_file(i as u32);
+                        }
                     }
                 }
                 match found {

@@ -18,8 +18,10 @@ use super::Error;
 use super::symbols::Kind;
 
 /// Bump when extraction changes what it produces for the same input: it is
-/// part of the cache key, so stale entries are never read.
-const EXTRACTOR_VERSION: u32 = 14;
+/// part of the cache key, so stale entries are never read. Upgrading the
+/// tree-sitter runtime counts (15: 0.25 to 0.27), as its error recovery
+/// decides the tree of a file with syntax errors.
+const EXTRACTOR_VERSION: u32 = 15;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -64,10 +66,14 @@ impl Lang {
         }
     }
 
-    fn language(self) -> Language {
+    /// The tree-sitter language, made once: the names it hands out live
+    /// as long as it does.
+    fn language(self) -> &'static Language {
+        static RUST: OnceLock<Language> = OnceLock::new();
+        static PYTHON: OnceLock<Language> = OnceLock::new();
         match self {
-            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-            Lang::Python => tree_sitter_python::LANGUAGE.into(),
+            Lang::Rust => RUST.get_or_init(|| tree_sitter_rust::LANGUAGE.into()),
+            Lang::Python => PYTHON.get_or_init(|| tree_sitter_python::LANGUAGE.into()),
         }
     }
 
@@ -79,7 +85,7 @@ impl Lang {
             Lang::Rust => &RUST,
             Lang::Python => &PYTHON,
         };
-        cell.get_or_init(|| Names::new(&self.language()))
+        cell.get_or_init(|| Names::new(self.language()))
     }
 
     /// The grammar with its node table resolved, built once.
@@ -204,7 +210,7 @@ pub struct Names {
 }
 
 impl Names {
-    fn new(language: &Language) -> Names {
+    fn new(language: &'static Language) -> Names {
         let kinds = (0..language.node_kind_count())
             .map(|id| language.node_kind_for_id(id as u16).unwrap_or(""))
             .collect();
@@ -253,7 +259,7 @@ impl Names {
 /// A language's grammar with its node table resolved to kind ids.
 pub struct Grammar {
     pub lang: Lang,
-    pub language: Language,
+    pub language: &'static Language,
     /// Role of each node kind, by kind id.
     roles: Vec<Option<Role>>,
     /// Identifies grammar + node table + extractor for the cache key.

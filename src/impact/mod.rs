@@ -378,7 +378,18 @@ pub fn analyze_with(
             impact.warnings.push(format!("cache not written: {e}"));
         }
     }
+    free_in_background(slots);
     Ok(impact)
+}
+
+/// Drop `value` on a thread of its own. Every file's symbols are many
+/// small allocations made by the worker threads; freeing those of 5.5 MB
+/// of Rust took 8 to 13 ms, which the review need not wait for.
+fn free_in_background<T: Send + 'static>(value: T) {
+    // If no thread can be started, the value is dropped here instead.
+    let _ = std::thread::Builder::new()
+        .name("speed-free".into())
+        .spawn(move || drop(value));
 }
 
 /// The changed symbols with their blast radius, riskiest first, and the

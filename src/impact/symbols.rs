@@ -2,6 +2,8 @@
 //! Plain data, cached per blob: it never refers to other files, so it can be
 //! computed in parallel and reused across commits that share the blob.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 
 /// The kind of a definition.
@@ -206,9 +208,69 @@ pub struct FileSymbols {
     pub imports: Vec<Import>,
     /// The parser recovered from syntax errors: some sites may be missing.
     pub syntax_errors: bool,
+    /// `name_hash` of each reference's name, in `refs` order (see
+    /// `refs_named`). Derived from `refs`, never stored.
+    #[serde(skip)]
+    pub ref_hashes: Vec<u32>,
+}
+
+/// A 32-bit FNV-1a hash of a name.
+pub fn name_hash(name: &str) -> u32 {
+    name.bytes().fold(0x811c_9dc5, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// A set of names that rejects most other names by their hash alone.
+pub struct NameFilter<'a> {
+    names: &'a HashSet<&'a str>,
+    /// Bit `h % 4096` is set for the hash `h` of every name.
+    bits: Box<[u64; 64]>,
+}
+
+impl<'a> NameFilter<'a> {
+    pub fn new(names: &'a HashSet<&'a str>) -> NameFilter<'a> {
+        let mut bits = Box::new([0u64; 64]);
+        for n in names {
+            let h = name_hash(n) as usize % 4096;
+            bits[h / 64] |= 1 << (h % 64);
+        }
+        NameFilter { names, bits }
+    }
+
+    fn may_hold(&self, hash: u32) -> bool {
+        let h = hash as usize % 4096;
+        self.bits[h / 64] & (1 << (h % 64)) != 0
+    }
+
+    fn holds(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
 }
 
 impl FileSymbols {
+    pub fn new(defs: Vec<Def>, refs: Vec<Ref>, imports: Vec<Import>) -> FileSymbols {
+        let ref_hashes = refs.iter().map(|r| name_hash(&r.name)).collect();
+        FileSymbols {
+            defs,
+            refs,
+            imports,
+            syntax_errors: false,
+            ref_hashes,
+        }
+    }
+
+    /// The indexes of the references named one of `filter`'s names. A
+    /// whole-tree scan asks this of every file for a handful of names:
+    /// reading a hash per reference instead of each reference's name cuts
+    /// the memory it walks through twentyfold.
+    pub fn refs_named<'s>(&'s self, filter: &'s NameFilter) -> impl Iterator<Item = usize> + 's {
+        let hashed = self.ref_hashes.len() == self.refs.len();
+        (0..self.refs.len()).filter(move |&i| {
+            (!hashed || filter.may_hold(self.ref_hashes[i])) && filter.holds(&self.refs[i].name)
+        })
+    }
+
     /// Name of `def` qualified within its file: inline modules, container
     /// (`<Type as Trait>` for trait impls), name. Unique enough to pair a
     /// definition on the base side with the same one on the head side.
@@ -267,5 +329,39 @@ impl FileSymbols {
     /// Whether `scope` or one of its parents is marked as test code.
     pub fn in_test(&self, scope: Option<u32>) -> bool {
         scope.is_some_and(|s| self.defs[s as usize].test)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impact::{Extractor, Lang};
+
+    fn named(syms: &FileSymbols, names: &[&str]) -> Vec<usize> {
+        let set: HashSet<&str> = names.iter().copied().collect();
+        syms.refs_named(&NameFilter::new(&set)).collect()
+    }
+
+    #[test]
+    fn refs_named_finds_every_reference_of_the_names_and_no_other() {
+        let src = "fn f() {\n    open();\n    shelf::open(1);\n    close(open_all());\n    x.open();\n    opened();\n}\n";
+        let mut syms = Extractor::new()
+            .extract(Lang::Rust, src.as_bytes())
+            .expect("extracts");
+        assert_eq!(syms.ref_hashes.len(), syms.refs.len());
+        let by_name = |names: &[&str]| -> Vec<usize> {
+            (0..syms.refs.len())
+                .filter(|&i| names.contains(&syms.refs[i].name.as_str()))
+                .collect()
+        };
+        for names in [&["open"][..], &["open", "close"], &["missing"], &[]] {
+            let expected = by_name(names);
+            assert_eq!(named(&syms, names), expected, "{names:?}");
+        }
+        assert_eq!(named(&syms, &["open"]).len(), 3);
+        // Symbols without hashes (deserialized from JSON) are scanned by name.
+        let expected = named(&syms, &["open", "close"]);
+        syms.ref_hashes.clear();
+        assert_eq!(named(&syms, &["open", "close"]), expected);
     }
 }

@@ -39,7 +39,7 @@ impl Extractor {
         let grammar = lang.grammar()?;
         let src = String::from_utf8_lossy(bytes);
         self.parser
-            .set_language(&grammar.language)
+            .set_language(grammar.language)
             .map_err(|e| Error::Grammar {
                 lang: lang.name(),
                 message: e.to_string(),
@@ -69,12 +69,12 @@ fn use_fast_allocator() {
         // exists: every parser is an `Extractor`'s, and a language (the
         // only other tree-sitter object here) is static data, never freed.
         unsafe {
-            tree_sitter::set_allocator(
-                Some(libmimalloc_sys::mi_malloc),
-                Some(libmimalloc_sys::mi_calloc),
-                Some(libmimalloc_sys::mi_realloc),
-                Some(libmimalloc_sys::mi_free),
-            );
+            tree_sitter::set_allocator(Some(tree_sitter::Allocator {
+                malloc: libmimalloc_sys::mi_malloc,
+                calloc: libmimalloc_sys::mi_calloc,
+                realloc: libmimalloc_sys::mi_realloc,
+                free: libmimalloc_sys::mi_free,
+            }));
         }
     });
 }
@@ -258,12 +258,7 @@ impl Locals {
 /// Finished references, sorted by line for stable output.
 fn finish(defs: Defs, mut refs: Vec<Ref>, imports: Vec<super::symbols::Import>) -> FileSymbols {
     refs.sort_by_key(|r| r.line);
-    FileSymbols {
-        defs: defs.defs,
-        refs,
-        imports,
-        syntax_errors: false,
-    }
+    FileSymbols::new(defs.defs, refs, imports)
 }
 
 fn starts_upper(s: &str) -> bool {

@@ -483,7 +483,9 @@ fn bind(
             }
         }
         "mut_pattern" => {
-            if let Some(inner) = node.named_child(node.named_child_count().saturating_sub(1)) {
+            if let Some(inner) =
+                node.named_child((node.named_child_count() as u32).saturating_sub(1))
+            {
                 bind(inner, src, func, pos, ty, locals);
             }
         }
