@@ -205,8 +205,20 @@ pub struct Names {
     kinds: Vec<&'static str>,
     /// By field id; id 0 is no field.
     fields: Vec<&'static str>,
-    /// Field ids sorted by name.
-    by_name: Vec<(&'static str, NonZeroU16)>,
+    /// Field ids by `field_slot` of their name, 0 where none; a name whose
+    /// slot another took is found by scanning `fields`. Extraction asks
+    /// for a child by field name hundreds of thousands of times per
+    /// megabyte, and a binary search over the names cost as much as
+    /// tree-sitter's own lookup of the child.
+    by_slot: Box<[u16; FIELD_SLOTS]>,
+}
+
+const FIELD_SLOTS: usize = 1024;
+
+fn field_slot(name: &str) -> usize {
+    let mut h = Fnv::new();
+    h.write(name.as_bytes());
+    h.finish() as usize % FIELD_SLOTS
 }
 
 impl Names {
@@ -217,17 +229,17 @@ impl Names {
         let fields: Vec<&'static str> = (0..=language.field_count())
             .map(|id| language.field_name_for_id(id as u16).unwrap_or(""))
             .collect();
-        let mut by_name: Vec<(&'static str, NonZeroU16)> = fields
-            .iter()
-            .enumerate()
-            .filter_map(|(id, &name)| Some((name, NonZeroU16::new(id as u16)?)))
-            .filter(|(name, _)| !name.is_empty())
-            .collect();
-        by_name.sort_unstable();
+        let mut by_slot = Box::new([0u16; FIELD_SLOTS]);
+        for (id, name) in fields.iter().enumerate().skip(1) {
+            let slot = &mut by_slot[field_slot(name)];
+            if *slot == 0 {
+                *slot = id as u16;
+            }
+        }
         Names {
             kinds,
             fields,
-            by_name,
+            by_slot,
         }
     }
 
@@ -248,11 +260,18 @@ impl Names {
 
     /// `node.child_by_field_name(field)`.
     pub fn child<'t>(&self, node: Node<'t>, field: &str) -> Option<Node<'t>> {
-        let i = self
-            .by_name
-            .binary_search_by(|(name, _)| (*name).cmp(field))
-            .ok()?;
-        node.child_by_field_id(self.by_name[i].1.get())
+        node.child_by_field_id(self.field_id(field)?.get())
+    }
+
+    /// The id of a field name.
+    fn field_id(&self, field: &str) -> Option<NonZeroU16> {
+        let id = self.by_slot[field_slot(field)];
+        let id = if self.fields[usize::from(id)] == field {
+            usize::from(id)
+        } else {
+            self.fields.iter().skip(1).position(|&f| f == field)? + 1
+        };
+        NonZeroU16::new(id as u16)
     }
 }
 
@@ -364,6 +383,28 @@ mod tests {
                     .iter()
                     .any(|r| matches!(r, Role::Bind(_) | Role::Params))
             );
+        }
+    }
+
+    #[test]
+    fn every_field_name_finds_its_id_and_no_other_name_does() {
+        for lang in Lang::ALL {
+            let language = lang.language();
+            let names = lang.names();
+            let mut by_slot = 0;
+            for id in 1..=language.field_count() as u16 {
+                let name = language.field_name_for_id(id).expect("named field");
+                assert_eq!(
+                    names.field_id(name).map(NonZeroU16::get),
+                    Some(id),
+                    "{name}"
+                );
+                by_slot += usize::from(names.by_slot[field_slot(name)] == id);
+            }
+            // The slots, not the fallback scan, answer for nearly every name.
+            assert!(by_slot + 3 >= language.field_count(), "{by_slot}");
+            assert_eq!(names.field_id("no_such_field"), None);
+            assert_eq!(names.field_id(""), None);
         }
     }
 

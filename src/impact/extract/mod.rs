@@ -101,7 +101,9 @@ fn walk<'t>(
     loop {
         let node = cursor.node();
         let field = names.field(cursor.field_id());
-        if visit(node, field, &stack) && cursor.goto_first_child() {
+        // Most nodes are leaves, and asking a node for its child count
+        // costs a tenth of a cursor's failed step down.
+        if visit(node, field, &stack) && node.child_count() > 0 && cursor.goto_first_child() {
             stack.push(Frame { node, field });
             continue;
         }
