@@ -335,7 +335,7 @@ pub fn analyze_with(
         let wanted = if last {
             Vec::new()
         } else {
-            wanted(&index, &file_job, &jobs, &slots, &mut scanned)
+            wanted(&index, &file_job, &jobs, &slots, &mut scanned)?
         };
         if wanted.is_empty() {
             finish(
@@ -598,7 +598,7 @@ fn wanted(
     jobs: &[Job],
     slots: &[Slot],
     scanned: &mut Scanned,
-) -> Vec<usize> {
+) -> Result<Vec<usize>, Error> {
     let probe = index.take_probe();
     let mut want: BTreeSet<usize> = BTreeSet::new();
     let unparsed = |j: usize| match &slots[j] {
@@ -614,19 +614,18 @@ fn wanted(
         .collect();
     if !fresh.is_empty() {
         match aho_corasick::AhoCorasick::new(&fresh) {
+            // Every unparsed byte of the tree is searched: on all cores.
             Ok(ac) => {
-                for (j, _) in slots.iter().enumerate() {
-                    let hit = match unparsed(j) {
+                let hits = parallel(slots.len(), 32, |j, _| {
+                    Ok(match unparsed(j) {
                         Some(Unparsed::Text(b)) => ac
                             .find_overlapping_iter(b)
                             .any(|m| words::is_word(b, m.start(), m.end())),
                         Some(Unparsed::Words(w)) => fresh.iter().any(|n| w.contains(n)),
                         None => false,
-                    };
-                    if hit {
-                        want.insert(j);
-                    }
-                }
+                    })
+                })?;
+                want.extend((0..slots.len()).filter(|&j| hits[j]));
             }
             // Too many names for an automaton: parse everything, which is
             // what the full index does anyway.
@@ -727,7 +726,7 @@ fn wanted(
             }
         }
     }
-    want.into_iter().collect()
+    Ok(want.into_iter().collect())
 }
 
 /// Read every job, from the cache when possible, on all cores. A file the
