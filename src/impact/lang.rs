@@ -208,8 +208,8 @@ pub struct Names {
     /// Field ids by `field_slot` of their name, 0 where none; a name whose
     /// slot another took is found by scanning `fields`. Extraction asks
     /// for a child by field name hundreds of thousands of times per
-    /// megabyte, and a binary search over the names cost as much as
-    /// tree-sitter's own lookup of the child.
+    /// megabyte, and a binary search over the names cost nearly as much
+    /// as tree-sitter's own lookup of the child.
     by_slot: Box<[u16; FIELD_SLOTS]>,
 }
 

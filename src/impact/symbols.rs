@@ -249,6 +249,7 @@ impl<'a> NameFilter<'a> {
 }
 
 impl FileSymbols {
+    /// A file's symbols, its references' names hashed for `refs_named`.
     pub fn new(defs: Vec<Def>, refs: Vec<Ref>, imports: Vec<Import>) -> FileSymbols {
         let ref_hashes = refs.iter().map(|r| name_hash(&r.name)).collect();
         FileSymbols {
