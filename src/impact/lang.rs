@@ -203,6 +203,8 @@ const PYTHON_RULES: &[(&str, Role)] = &[
 /// name with every field of the grammar (together a tenth of extraction).
 pub struct Names {
     kinds: Vec<&'static str>,
+    /// By kind id: whether nodes of the kind are named (not tokens like `;`).
+    named: Vec<bool>,
     /// By field id; id 0 is no field.
     fields: Vec<&'static str>,
     /// Field ids by `field_slot` of their name, 0 where none; a name whose
@@ -226,6 +228,9 @@ impl Names {
         let kinds = (0..language.node_kind_count())
             .map(|id| language.node_kind_for_id(id as u16).unwrap_or(""))
             .collect();
+        let named = (0..language.node_kind_count())
+            .map(|id| language.node_kind_is_named(id as u16))
+            .collect();
         let fields: Vec<&'static str> = (0..=language.field_count())
             .map(|id| language.field_name_for_id(id as u16).unwrap_or(""))
             .collect();
@@ -238,6 +243,7 @@ impl Names {
         }
         Names {
             kinds,
+            named,
             fields,
             by_slot,
         }
@@ -251,6 +257,11 @@ impl Names {
     /// The name of a node kind id.
     pub fn kind_of_id(&self, id: u16) -> &'static str {
         self.kinds.get(id as usize).copied().unwrap_or("")
+    }
+
+    /// Whether nodes of a kind id are named.
+    pub fn is_named(&self, id: u16) -> bool {
+        self.named.get(usize::from(id)).copied().unwrap_or(false)
     }
 
     /// The name of a field id, as a tree cursor gives it.

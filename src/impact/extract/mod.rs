@@ -86,24 +86,32 @@ struct Frame<'t> {
     field: Option<&'static str>,
 }
 
-/// Visit the nodes under `root` in document order, each with the field it
-/// fills and its ancestors (nearest last); `visit` says whether to descend.
+/// Visit the nodes under `root` in document order, each with its kind id,
+/// the field it fills and its ancestors (nearest last); `visit` says
+/// whether to descend.
 /// Everything is read in this one pass: reference sites need every
 /// identifier's parent and field, which a cursor knows for free while
 /// `Node::parent` walks down from the root each time.
 fn walk<'t>(
     root: Node<'t>,
     names: &Names,
-    mut visit: impl FnMut(Node<'t>, Option<&'static str>, &[Frame<'t>]) -> bool,
+    mut visit: impl FnMut(Node<'t>, u16, Option<&'static str>, &[Frame<'t>]) -> bool,
 ) {
     let mut cursor = root.walk();
     let mut stack: Vec<Frame<'t>> = Vec::new();
     loop {
         let node = cursor.node();
-        let field = names.field(cursor.field_id());
+        let id = node.kind_id();
+        // Finding a node's field walks the cursor's stack, and no extractor
+        // reads an anonymous token's (such as a binary operator's).
+        let field = if names.is_named(id) {
+            names.field(cursor.field_id())
+        } else {
+            None
+        };
         // Most nodes are leaves, and asking a node for its child count
         // costs a tenth of a cursor's failed step down.
-        if visit(node, field, &stack) && node.child_count() > 0 && cursor.goto_first_child() {
+        if visit(node, id, field, &stack) && node.child_count() > 0 && cursor.goto_first_child() {
             stack.push(Frame { node, field });
             continue;
         }

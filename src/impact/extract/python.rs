@@ -27,8 +27,8 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
     let mut defs = Defs::default();
     let mut import_nodes = Vec::new();
     let mut binders = Vec::new();
-    walk(root, Lang::Python.names(), |node, _, anc| {
-        match grammar.role(node.kind_id()) {
+    walk(root, Lang::Python.names(), |node, id, _, anc| {
+        match grammar.role(id) {
             Some(Role::Def(kind)) => {
                 if let Some(name) = child(node, "name") {
                     let (d, range) = def(src, node, kind, name);
@@ -95,8 +95,8 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         refs: Vec::new(),
         fields: Vec::new(),
     };
-    walk(root, Lang::Python.names(), |node, field, anc| {
-        cx.visit(node, field, anc)
+    walk(root, Lang::Python.names(), |node, id, field, anc| {
+        cx.visit(node, id, field, anc)
     });
     let mut imports = Vec::new();
     for node in import_nodes {
@@ -389,8 +389,8 @@ impl Cx<'_> {
     }
 
     /// Dispatch one node of the walk; returns whether to descend.
-    fn visit(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) -> bool {
-        match kind_of(node) {
+    fn visit(&mut self, node: Node, id: u16, field: Option<&'static str>, anc: &[Frame]) -> bool {
+        match Lang::Python.names().kind_of_id(id) {
             "identifier" => {
                 self.ident(node, field, anc);
                 false

@@ -32,8 +32,8 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         imports: Vec::new(),
         leads: Vec::new(),
     };
-    walk(root, Lang::Rust.names(), |node, field, anc| {
-        cx.visit(node, field, anc)
+    walk(root, Lang::Rust.names(), |node, id, field, anc| {
+        cx.visit(node, id, field, anc)
     });
     let Cx {
         mut defs,
@@ -698,9 +698,8 @@ impl<'a> Cx<'a> {
     }
 
     /// Dispatch one node of the walk; returns whether to descend.
-    fn visit(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) -> bool {
+    fn visit(&mut self, node: Node, id: u16, field: Option<&'static str>, anc: &[Frame]) -> bool {
         // One kind lookup per node: this runs for every node of every file.
-        let id = node.kind_id();
         let kind = Lang::Rust.names().kind_of_id(id);
         let lead = self.lead(node, kind, anc.len());
         if let Some(role) = self.grammar.role(id) {
