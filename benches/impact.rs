@@ -276,6 +276,23 @@ fn parse_only(tree: &Tree) {
     });
 }
 
+/// Analyze `diff` on `tree` with its cache in `dir`.
+fn analyze_cached(
+    tree: &Tree,
+    diff: &Diff,
+    dir: &Path,
+    parsing: impact::Parsing,
+) -> impact::Impact {
+    impact::analyze_with(
+        &tree.files,
+        diff,
+        tree,
+        impact::CacheUse::ReadWrite(dir),
+        parsing,
+    )
+    .expect("analysis with a cache")
+}
+
 /// The allocator the `speed` binary uses.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -340,14 +357,7 @@ fn main() {
         let mut extract = Vec::new();
         let timing = measure(|| {
             let dir = next.next().expect("one directory per run");
-            let result = impact::analyze_with(
-                &tree.files,
-                &diff,
-                &tree,
-                impact::CacheUse::ReadWrite(dir.path()),
-                parsing,
-            )
-            .expect("cold analysis");
+            let result = analyze_cached(&tree, &diff, dir.path(), parsing);
             extract.push(result.stats.extract_ms as f64);
         });
         (timing, median(extract))
@@ -369,14 +379,7 @@ fn main() {
 
     // Warm: a cache holding every file of the tree (a full index filled it).
     let cache = tempfile::tempdir().expect("temporary cache directory");
-    impact::analyze_with(
-        &tree.files,
-        &diff,
-        &tree,
-        impact::CacheUse::ReadWrite(cache.path()),
-        impact::Parsing::All,
-    )
-    .expect("priming analysis");
+    analyze_cached(&tree, &diff, cache.path(), impact::Parsing::All);
     let mut warm = Vec::new();
     let mut warm_extract = Vec::new();
     let mut impact_ms = Vec::new();
@@ -421,14 +424,7 @@ fn main() {
     for _ in 0..PAIRS {
         let dir = tempfile::tempdir().expect("temporary cache directory");
         let t = Instant::now();
-        impact::analyze_with(
-            &tree.files,
-            &diff,
-            &tree,
-            impact::CacheUse::ReadWrite(dir.path()),
-            impact::Parsing::All,
-        )
-        .expect("cold analysis");
+        analyze_cached(&tree, &diff, dir.path(), impact::Parsing::All);
         let full = ms(t.elapsed());
         let t = Instant::now();
         parse_only(&tree);

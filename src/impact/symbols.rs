@@ -211,7 +211,7 @@ pub struct FileSymbols {
     /// `name_hash` of each reference's name, in `refs` order (see
     /// `refs_named`). Derived from `refs`, never stored.
     #[serde(skip)]
-    pub ref_hashes: Vec<u32>,
+    pub(crate) ref_hashes: Vec<u32>,
 }
 
 /// A 32-bit FNV-1a hash of a name.
