@@ -254,6 +254,11 @@ impl Names {
         self.kind_of_id(node.kind_id())
     }
 
+    /// How many node kinds the grammar has; ids run from 0 below it.
+    pub fn kind_count(&self) -> usize {
+        self.kinds.len()
+    }
+
     /// The name of a node kind id.
     pub fn kind_of_id(&self, id: u16) -> &'static str {
         self.kinds.get(id as usize).copied().unwrap_or("")

@@ -37,7 +37,12 @@ impl Extractor {
     /// are replaced, so a stray byte costs a name, not the file.
     pub fn extract(&mut self, lang: Lang, bytes: &[u8]) -> Result<FileSymbols, Error> {
         let grammar = lang.grammar()?;
-        let src = String::from_utf8_lossy(bytes);
+        // The strict check runs a word at a time over ASCII; the lossy one
+        // goes byte by byte, so it only runs on text that needs it.
+        let src = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(bytes),
+        };
         self.parser
             .set_language(grammar.language)
             .map_err(|e| Error::Grammar {
@@ -79,11 +84,13 @@ fn use_fast_allocator() {
     });
 }
 
-/// An ancestor during a walk: the node and the field it fills in its parent.
+/// An ancestor during a walk: the node, the field it fills in its parent,
+/// and how many of its children come after the one being visited.
 #[derive(Clone, Copy)]
 struct Frame<'t> {
     node: Node<'t>,
     field: Option<&'static str>,
+    after: u32,
 }
 
 /// Visit the nodes under `root` in document order, each with its kind id,
@@ -109,19 +116,33 @@ fn walk<'t>(
         } else {
             None
         };
-        // Most nodes are leaves, and asking a node for its child count
-        // costs a tenth of a cursor's failed step down.
-        if visit(node, id, field, &stack) && node.child_count() > 0 && cursor.goto_first_child() {
-            stack.push(Frame { node, field });
-            continue;
+        if visit(node, id, field, &stack) {
+            // Most nodes are leaves, and asking a node for its child count
+            // costs a tenth of a cursor's failed step down.
+            let count = node.child_count();
+            if count > 0 && cursor.goto_first_child() {
+                stack.push(Frame {
+                    node,
+                    field,
+                    after: count - 1,
+                });
+                continue;
+            }
         }
+        // Up from the last child without trying its next sibling: a failed
+        // step climbs through the hidden nodes above it, as costly as one
+        // that succeeds.
         loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
+            let Some(parent) = stack.last_mut() else {
                 return;
+            };
+            if parent.after > 0 {
+                parent.after -= 1;
+                if cursor.goto_next_sibling() {
+                    break;
+                }
             }
+            cursor.goto_parent();
             stack.pop();
         }
     }
@@ -288,6 +309,99 @@ mod tests {
 
     fn refs_named<'a>(s: &'a FileSymbols, name: &str) -> Vec<&'a Ref> {
         s.refs.iter().filter(|r| r.name == name).collect()
+    }
+
+    /// The plain cursor walk `walk` must match: every node in document
+    /// order, with its field and depth, skipping what the visitor declines.
+    fn plain_walk(
+        root: Node,
+        names: &Names,
+        out: &mut Vec<(u16, Option<&'static str>, usize, usize)>,
+    ) {
+        let mut cursor = root.walk();
+        let mut depth = 0;
+        loop {
+            let node = cursor.node();
+            let id = node.kind_id();
+            let field = if names.is_named(id) {
+                names.field(cursor.field_id())
+            } else {
+                None
+            };
+            out.push((id, field, depth, node.start_byte()));
+            if declined(id, depth) || !cursor.goto_first_child() {
+                loop {
+                    if cursor.goto_next_sibling() {
+                        break;
+                    }
+                    if !cursor.goto_parent() {
+                        return;
+                    }
+                    depth -= 1;
+                }
+            } else {
+                depth += 1;
+            }
+        }
+    }
+
+    /// Kinds the test visitor does not descend into: a spread of them, so
+    /// the walk climbs out of subtrees of every shape.
+    fn declined(id: u16, depth: usize) -> bool {
+        depth > 0 && id % 7 == 3
+    }
+
+    #[test]
+    fn walk_visits_every_node_a_plain_cursor_walk_does() {
+        let sources = [
+            (Lang::Rust, include_str!("rust.rs")),
+            (Lang::Rust, include_str!("../index.rs")),
+            // Syntax errors: ERROR and MISSING nodes.
+            (
+                Lang::Rust,
+                "fn f( { let x = ; vec![1, 2 /* c */ ,];\n impl T for {}\n",
+            ),
+            (Lang::Rust, ""),
+            (
+                Lang::Python,
+                include_str!("../../../fixtures/impact/python-pkg/head/library/store.py"),
+            ),
+            (
+                Lang::Python,
+                "def f(:\n    return [x for x in y if\nclass C(B, metaclass=M):\n    pass\n",
+            ),
+        ];
+        for (lang, src) in sources {
+            let mut parser = Parser::new();
+            parser
+                .set_language(lang.grammar().expect("grammar").language)
+                .expect("language");
+            let tree = parser.parse(src, None).expect("parses");
+            let names = lang.names();
+            let mut expected = Vec::new();
+            plain_walk(tree.root_node(), names, &mut expected);
+            let mut seen = Vec::new();
+            walk(tree.root_node(), names, |node, id, field, anc| {
+                seen.push((id, field, anc.len(), node.start_byte()));
+                !declined(id, anc.len())
+            });
+            assert!(
+                expected.len() > 1 || src.is_empty(),
+                "{lang:?}: too few nodes"
+            );
+            assert_eq!(seen, expected, "{lang:?} source of {} bytes", src.len());
+        }
+    }
+
+    #[test]
+    fn a_stray_byte_that_is_not_utf8_costs_nothing_around_it() {
+        let src = b"// caf\xe9 latin-1\nfn helper() {}\nfn f() {\n    let s = \"\xff\";\n    helper();\n}\n";
+        let s = Extractor::new().extract(Lang::Rust, src).expect("extracts");
+        let defs: Vec<&str> = s.defs.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(defs, ["helper", "f"]);
+        let calls = refs_named(&s, "helper");
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert_eq!((calls[0].form, calls[0].line), (Form::Call, 5));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! the identifiers inside macro calls.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use tree_sitter::Node;
 
@@ -18,6 +19,64 @@ fn kind_of(node: Node) -> &'static str {
 /// `node.child_by_field_name(name)`, from the grammar's table.
 fn child<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
     Lang::Rust.names().child(node, name)
+}
+
+/// What `Cx::visit` does with a node, by its kind. Looked up by kind id:
+/// matching the kind's name against a dozen names on each of a million
+/// nodes costs more than the dispatch itself.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Identifier,
+    TypeIdentifier,
+    /// `a::b`, `a::B`.
+    Path,
+    FieldExpression,
+    WherePredicate,
+    TokenTree,
+    /// `#[…]`: part of the lead of the item after it.
+    Attribute,
+    /// Doc comments are part of the lead of the item after them.
+    Comment,
+    /// Nothing inside is a reference the walk should see: literals, `use`
+    /// (read as an import), macro definitions, labels and the like.
+    Opaque,
+    Other,
+}
+
+fn shape(kind: &str) -> Shape {
+    match kind {
+        "identifier" => Shape::Identifier,
+        "type_identifier" => Shape::TypeIdentifier,
+        "scoped_identifier" | "scoped_type_identifier" => Shape::Path,
+        "field_expression" => Shape::FieldExpression,
+        "where_predicate" => Shape::WherePredicate,
+        "token_tree" => Shape::TokenTree,
+        "attribute_item" => Shape::Attribute,
+        "line_comment" | "block_comment" => Shape::Comment,
+        "string_literal"
+        | "raw_string_literal"
+        | "char_literal"
+        | "use_declaration"
+        | "extern_crate_declaration"
+        | "inner_attribute_item"
+        | "macro_definition"
+        | "visibility_modifier"
+        | "lifetime"
+        | "label" => Shape::Opaque,
+        _ => Shape::Other,
+    }
+}
+
+/// `shape(kind_of(node))` for a node of kind `id`.
+fn shape_of_id(id: u16) -> Shape {
+    static SHAPES: OnceLock<Vec<Shape>> = OnceLock::new();
+    let shapes = SHAPES.get_or_init(|| {
+        let names = Lang::Rust.names();
+        (0..names.kind_count())
+            .map(|id| shape(names.kind_of_id(id as u16)))
+            .collect()
+    });
+    shapes.get(usize::from(id)).copied().unwrap_or(Shape::Other)
 }
 
 pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
@@ -603,18 +662,18 @@ impl<'a> Cx<'a> {
 
     /// The lead of the item `node`, when it is one, after noting whether
     /// `node` itself continues or ends a run of attributes and doc comments.
-    fn lead(&mut self, node: Node, kind: &str, depth: usize) -> Option<Lead> {
+    fn lead(&mut self, node: Node, shape: Shape, depth: usize) -> Option<Lead> {
         self.leads.truncate(depth + 1);
         self.leads.resize(depth + 1, None);
         let slot = &mut self.leads[depth];
-        match kind {
-            "attribute_item" => {
+        match shape {
+            Shape::Attribute => {
                 let row = node.start_position().row;
                 let lead = slot.get_or_insert(Lead { row, test: false });
                 lead.test |= is_test_attribute(text(node, self.src));
                 None
             }
-            "line_comment" | "block_comment" => {
+            Shape::Comment => {
                 if is_doc_comment(text(node, self.src)) {
                     let row = node.start_position().row;
                     slot.get_or_insert(Lead { row, test: false });
@@ -699,26 +758,25 @@ impl<'a> Cx<'a> {
 
     /// Dispatch one node of the walk; returns whether to descend.
     fn visit(&mut self, node: Node, id: u16, field: Option<&'static str>, anc: &[Frame]) -> bool {
-        // One kind lookup per node: this runs for every node of every file.
-        let kind = Lang::Rust.names().kind_of_id(id);
-        let lead = self.lead(node, kind, anc.len());
+        let shape = shape_of_id(id);
+        let lead = self.lead(node, shape, anc.len());
         if let Some(role) = self.grammar.role(id) {
             self.capture(node, role, anc, lead);
         }
-        match kind {
-            "identifier" => {
+        match shape {
+            Shape::Identifier => {
                 self.ident(node, field, anc);
                 false
             }
-            "type_identifier" => {
+            Shape::TypeIdentifier => {
                 self.type_ident(node, field, anc);
                 false
             }
-            "scoped_identifier" | "scoped_type_identifier" => {
+            Shape::Path => {
                 self.path(node, field, anc);
                 true
             }
-            "field_expression" => {
+            Shape::FieldExpression => {
                 let n = anc.len();
                 let called = match (
                     n.checked_sub(1).map(|i| anc[i]),
@@ -739,7 +797,7 @@ impl<'a> Cx<'a> {
                 }
                 true
             }
-            "where_predicate" => {
+            Shape::WherePredicate => {
                 if let Some(left) = child(node, "left").filter(|l| kind_of(*l) == "type_identifier")
                 {
                     let param = text(left, self.src);
@@ -749,7 +807,7 @@ impl<'a> Cx<'a> {
                 }
                 true
             }
-            "token_tree" => {
+            Shape::TokenTree => {
                 if anc
                     .last()
                     .is_some_and(|p| kind_of(p.node) == "macro_invocation")
@@ -758,20 +816,8 @@ impl<'a> Cx<'a> {
                 }
                 false
             }
-            "line_comment"
-            | "block_comment"
-            | "string_literal"
-            | "raw_string_literal"
-            | "char_literal"
-            | "use_declaration"
-            | "extern_crate_declaration"
-            | "attribute_item"
-            | "inner_attribute_item"
-            | "macro_definition"
-            | "visibility_modifier"
-            | "lifetime"
-            | "label" => false,
-            _ => true,
+            Shape::Attribute | Shape::Comment | Shape::Opaque => false,
+            Shape::Other => true,
         }
     }
 
