@@ -20,8 +20,9 @@ use super::symbols::Kind;
 /// Bump when extraction changes what it produces for the same input: it is
 /// part of the cache key, so stale entries are never read. Upgrading the
 /// tree-sitter runtime counts (15: 0.25 to 0.27), as its error recovery
-/// decides the tree of a file with syntax errors.
-const EXTRACTOR_VERSION: u32 = 15;
+/// decides the tree of a file with syntax errors. 16: `let mut x` and
+/// `move |x|` inside macro calls bind `x`.
+const EXTRACTOR_VERSION: u32 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -5,6 +5,7 @@
 
 mod python;
 mod rust;
+mod tokens;
 
 use std::collections::HashMap;
 
@@ -458,6 +459,23 @@ mod tests {
             1,
             "names before the closure still count"
         );
+    }
+
+    #[test]
+    fn rust_mut_and_move_bindings_inside_macro_arguments_are_locals() {
+        // `mut` once hid the name after it, and `move` the closure after it.
+        let s = extract(
+            Lang::Rust,
+            "fn t() {\n    check!({ let mut count = 0; count += step(); count });\n    spawn!(move |job, mut acc| job.run(acc));\n    fold!(items, |mut total: u32, item| total + item);\n}\n",
+        );
+        for local in ["count", "job", "acc", "total", "item"] {
+            assert!(refs_named(&s, local).is_empty(), "{local}: {:?}", s.refs);
+        }
+        assert_eq!(refs_named(&s, "step").len(), 1);
+        assert_eq!(refs_named(&s, "items").len(), 1);
+        let run = refs_named(&s, "run");
+        assert_eq!(run.len(), 1);
+        assert_eq!(run[0].receiver, Receiver::Unknown, "a closure parameter");
     }
 
     #[test]

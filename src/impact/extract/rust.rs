@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use tree_sitter::Node;
 
+use super::tokens::{self, Tok, Token};
 use super::{Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
 use crate::impact::lang::{Grammar, Lang, Role, is_rust_primitive};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
@@ -592,6 +593,23 @@ fn path_segments(node: Node, src: &str) -> Option<Vec<String>> {
 /// The state of the walk: what the file defines, binds and references so
 /// far. Rust names are visible from their binding on, so one walk in
 /// document order knows every local a reference could mean when it meets it.
+/// Where a reference is: its line, and the byte that places it in its
+/// enclosing definition.
+#[derive(Clone, Copy)]
+struct Site {
+    line: u32,
+    pos: usize,
+}
+
+impl Site {
+    fn of(node: Node) -> Site {
+        Site {
+            line: line(node),
+            pos: node.start_byte(),
+        }
+    }
+}
+
 struct Cx<'a> {
     grammar: &'a Grammar,
     src: &'a str,
@@ -610,14 +628,14 @@ struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
-    fn push(&mut self, name: &str, form: Form, path: Vec<String>, receiver: Receiver, node: Node) {
+    fn push(&mut self, name: &str, form: Form, path: Vec<String>, receiver: Receiver, at: Site) {
         self.refs.push(Ref {
             name: name.to_string(),
             form,
             path,
             receiver,
-            line: line(node),
-            scope: self.defs.innermost(node.start_byte()),
+            line: at.line,
+            scope: self.defs.innermost(at.pos),
         });
     }
 
@@ -891,7 +909,7 @@ impl<'a> Cx<'a> {
         if form != Form::Macro && self.is_local(name, node.start_byte()) {
             return;
         }
-        self.push(name, form, Vec::new(), Receiver::None, node);
+        self.push(name, form, Vec::new(), Receiver::None, Site::of(node));
     }
 
     fn type_ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
@@ -916,11 +934,11 @@ impl<'a> Cx<'a> {
                 return;
             }
             if let Some(t) = self.self_type(anc) {
-                self.push(&t, Form::Type, Vec::new(), Receiver::None, node);
+                self.push(&t, Form::Type, Vec::new(), Receiver::None, Site::of(node));
             }
             return;
         }
-        self.push(name, Form::Type, Vec::new(), Receiver::None, node);
+        self.push(name, Form::Type, Vec::new(), Receiver::None, Site::of(node));
     }
 
     fn path(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
@@ -949,21 +967,15 @@ impl<'a> Cx<'a> {
             _ if kind_of(node) == "scoped_type_identifier" => Form::Type,
             _ => Form::Path,
         };
-        self.push_path(segs, form, node, from);
+        self.push_path(segs, form, Site::of(node), from);
     }
 
     /// A path reference names its last segment and, for `Type::item`, the
     /// type too (`Foo::new()` is a use of `Foo`), from segment `from` on.
-    fn push_path(&mut self, segs: Vec<String>, form: Form, node: Node, from: usize) {
+    fn push_path(&mut self, segs: Vec<String>, form: Form, at: Site, from: usize) {
         for k in from..segs.len().saturating_sub(1) {
             if starts_upper(&segs[k]) && !self.type_params.contains(segs[k].as_str()) {
-                self.push(
-                    &segs[k],
-                    Form::Type,
-                    segs[..k].to_vec(),
-                    Receiver::None,
-                    node,
-                );
+                self.push(&segs[k], Form::Type, segs[..k].to_vec(), Receiver::None, at);
             }
         }
         if let Some((name, path)) = segs.split_last() {
@@ -973,7 +985,7 @@ impl<'a> Cx<'a> {
             {
                 return;
             }
-            self.push(name, form, path.to_vec(), Receiver::None, node);
+            self.push(name, form, path.to_vec(), Receiver::None, at);
         }
     }
 
@@ -989,27 +1001,33 @@ impl<'a> Cx<'a> {
             None => Receiver::Unknown,
         };
         let name = text(field, self.src);
-        self.push(name, Form::MethodCall, Vec::new(), receiver, field);
+        self.push(
+            name,
+            Form::MethodCall,
+            Vec::new(),
+            receiver,
+            Site::of(field),
+        );
+    }
+
+    /// The receiver `name` at `pos`: a local's type if it has one, else
+    /// the name itself (a module or type, as in `Store::open` written `store.open`).
+    fn named_receiver(&self, name: &str, pos: usize) -> Receiver {
+        let func = self.defs.function_of(self.defs.innermost(pos));
+        match self.locals.before(func, name, pos) {
+            Some(local) => local
+                .ty
+                .clone()
+                .map_or(Receiver::Unknown, |t| self.through_bound(t)),
+            None if func.is_some() || starts_upper(name) => Receiver::Name(name.to_string()),
+            None => Receiver::Unknown,
+        }
     }
 
     fn receiver(&self, value: Node) -> Receiver {
         match kind_of(value) {
             "self" => Receiver::SelfValue,
-            "identifier" => {
-                let name = text(value, self.src);
-                let pos = value.start_byte();
-                let func = self.defs.function_of(self.defs.innermost(pos));
-                match self.locals.before(func, name, pos) {
-                    Some(local) => local
-                        .ty
-                        .clone()
-                        .map_or(Receiver::Unknown, |t| self.through_bound(t)),
-                    None if func.is_some() || starts_upper(name) => {
-                        Receiver::Name(name.to_string())
-                    }
-                    None => Receiver::Unknown,
-                }
-            }
+            "identifier" => self.named_receiver(text(value, self.src), value.start_byte()),
             "field_expression" => {
                 let base = child(value, "value");
                 let field = child(value, "field");
@@ -1032,33 +1050,37 @@ impl<'a> Cx<'a> {
     /// `.m(…)` a method call, `m!` a macro, other names values unless they are
     /// locals of the enclosing function.
     fn macro_body(&mut self, tt: Node, anc: &[Frame]) {
-        let mut cursor = tt.walk();
-        let tokens: Vec<Node> = tt.children(&mut cursor).collect();
+        let all = tokens::of_tree(tt, self.src);
+        self.macro_tree(&all, &all[0], anc);
+    }
+
+    fn macro_tree(&mut self, all: &[Token], tree: &Token, anc: &[Frame]) {
+        let tokens = tokens::children(all, tree);
         let mut i = 0;
         while i < tokens.len() {
             let tok = tokens[i];
-            match kind_of(tok) {
-                "token_tree" => {
-                    self.macro_body(tok, anc);
+            match tok.kind {
+                Tok::Tree => {
+                    self.macro_tree(all, &tok, anc);
                     i += 1;
                 }
-                "|" | "let" => i = self.macro_bindings(&tokens, i),
-                "identifier" | "self" | "crate" | "super" => {
-                    let mut segs = vec![text(tok, self.src).to_string()];
+                Tok::Pipe | Tok::Let => i = self.macro_bindings(&tokens, i),
+                Tok::Ident | Tok::SelfValue | Tok::Crate | Tok::Super => {
+                    let mut segs = vec![self.token_text(tok).to_string()];
                     let mut j = i + 1;
                     while j + 1 < tokens.len()
-                        && kind_of(tokens[j]) == "::"
-                        && is_word(tokens[j + 1], self.src)
+                        && tokens[j].kind == Tok::PathSep
+                        && tokens[j + 1].kind.is_word()
                     {
-                        segs.push(text(tokens[j + 1], self.src).to_string());
+                        segs.push(self.token_text(tokens[j + 1]).to_string());
                         j += 2;
                     }
-                    let prev = i.checked_sub(1).map(|k| kind_of(tokens[k]));
+                    let prev = i.checked_sub(1).map(|k| tokens[k].kind);
                     let next = tokens.get(j);
                     let called = next.is_some_and(|n| {
-                        kind_of(*n) == "token_tree" && text(*n, self.src).starts_with('(')
+                        n.kind == Tok::Tree && self.src.as_bytes().get(n.start) == Some(&b'(')
                     });
-                    let next_kind = next.map(|n| kind_of(*n));
+                    let next_kind = next.map(|n| n.kind);
                     self.macro_site(&tokens, i, segs, (prev, next_kind, called), anc);
                     i = j;
                 }
@@ -1067,42 +1089,52 @@ impl<'a> Cx<'a> {
         }
     }
 
+    fn token_text(&self, token: Token) -> &'a str {
+        self.src.get(token.start..token.end).unwrap_or("")
+    }
+
     /// Names a macro's tokens bind at `i`: closure parameters (`|a, b: T|`
-    /// after `(`, `,`, `=` or `move`) and `let` names. They are locals from
-    /// there on, so `|stream| stream.offset()` is not taken for a module
+    /// after `(`, `,`, `=`, `=>` or `move`) and `let` names. They are locals
+    /// from there on, so `|stream| stream.offset()` is not taken for a module
     /// `stream`. Returns where to go on scanning.
-    fn macro_bindings(&mut self, tokens: &[Node], i: usize) -> usize {
-        let kind = |k: usize| tokens.get(k).map(|t| kind_of(*t));
-        let func = self
-            .defs
-            .function_of(self.defs.innermost(tokens[i].start_byte()));
-        if kind(i) == Some("let") {
+    fn macro_bindings(&mut self, tokens: &[Token], i: usize) -> usize {
+        let kind = |k: usize| tokens.get(k).map(|t| t.kind);
+        let func = self.defs.function_of(self.defs.innermost(tokens[i].start));
+        if kind(i) == Some(Tok::Let) {
             let mut j = i + 1;
-            while kind(j) == Some("mut") {
+            while kind(j) == Some(Tok::Mut) {
                 j += 1;
             }
-            if kind(j) == Some("identifier") {
-                let name = text(tokens[j], self.src);
-                self.locals.add(func, name, tokens[j].end_byte(), None);
+            if kind(j) == Some(Tok::Ident) {
+                let name = self.token_text(tokens[j]);
+                self.locals.add(func, name, tokens[j].end, None);
                 return j + 1;
             }
             return i + 1;
         }
-        let opens = i == 0 || matches!(kind(i - 1), Some("(" | "," | "=" | "move" | "=>"));
+        let opens = i == 0
+            || matches!(
+                kind(i - 1),
+                Some(Tok::OpenParen | Tok::Comma | Tok::Eq | Tok::FatArrow)
+            )
+            || (kind(i - 1) == Some(Tok::Ident) && self.token_text(tokens[i - 1]) == "move");
         if !opens {
             return i + 1;
         }
-        let Some(close) = (i + 1..tokens.len().min(i + 24)).find(|&k| kind(k) == Some("|")) else {
+        let Some(close) = (i + 1..tokens.len().min(i + 24)).find(|&k| kind(k) == Some(Tok::Pipe))
+        else {
             return i + 1;
         };
         for k in i + 1..close {
-            let before = kind(k - 1);
-            let named = kind(k) == Some("identifier")
-                && matches!(before, Some("|" | "," | "mut" | "&"))
-                && matches!(kind(k + 1), Some("," | ":" | "|"));
+            let named = kind(k) == Some(Tok::Ident)
+                && matches!(
+                    kind(k - 1),
+                    Some(Tok::Pipe | Tok::Comma | Tok::Mut | Tok::Amp)
+                )
+                && matches!(kind(k + 1), Some(Tok::Comma | Tok::Colon | Tok::Pipe));
             if named {
-                let name = text(tokens[k], self.src);
-                self.locals.add(func, name, tokens[close].end_byte(), None);
+                let name = self.token_text(tokens[k]);
+                self.locals.add(func, name, tokens[close].end, None);
             }
         }
         close + 1
@@ -1110,58 +1142,62 @@ impl<'a> Cx<'a> {
 
     fn macro_site(
         &mut self,
-        tokens: &[Node],
+        tokens: &[Token],
         i: usize,
         segs: Vec<String>,
-        (prev, next, called): (Option<&str>, Option<&str>, bool),
+        (prev, next, called): (Option<Tok>, Option<Tok>, bool),
         anc: &[Frame],
     ) {
         let tok = tokens[i];
+        let at = Site {
+            line: tok.line,
+            pos: tok.start,
+        };
         if matches!(segs[0].as_str(), "self" | "crate" | "super") && segs.len() == 1 {
             return;
         }
-        if prev == Some(".") {
+        if prev == Some(Tok::Dot) {
             if !called || segs.len() != 1 {
                 return;
             }
-            let before = |back: usize| i.checked_sub(back).map(|k| kind_of(tokens[k]));
+            let before = |back: usize| i.checked_sub(back).map(|k| tokens[k].kind);
             let receiver = match i.checked_sub(2).map(|k| tokens[k]) {
-                Some(r) if kind_of(r) == "self" => Receiver::SelfValue,
+                Some(r) if r.kind == Tok::SelfValue => Receiver::SelfValue,
                 Some(r)
-                    if kind_of(r) == "identifier"
-                        && before(3) == Some(".")
-                        && before(4) == Some("self") =>
+                    if r.kind == Tok::Ident
+                        && before(3) == Some(Tok::Dot)
+                        && before(4) == Some(Tok::SelfValue) =>
                 {
-                    Receiver::Field(text(r, self.src).to_string())
+                    Receiver::Field(self.token_text(r).to_string())
                 }
-                Some(r) if kind_of(r) == "identifier" => self.receiver(r),
+                Some(r) if r.kind == Tok::Ident => self.named_receiver(self.token_text(r), r.start),
                 _ => Receiver::Unknown,
             };
-            self.push(&segs[0], Form::MethodCall, Vec::new(), receiver, tok);
+            self.push(&segs[0], Form::MethodCall, Vec::new(), receiver, at);
             return;
         }
-        if next == Some("!") {
+        if next == Some(Tok::Bang) {
             if let Some((name, path)) = segs.split_last() {
-                self.push(name, Form::Macro, path.to_vec(), Receiver::None, tok);
+                self.push(name, Form::Macro, path.to_vec(), Receiver::None, at);
             }
             return;
         }
         // `name: value` inside a macro is a field or argument label.
-        if next == Some(":") {
+        if next == Some(Tok::Colon) {
             return;
         }
         if segs.len() > 1 {
             if let Some((segs, from)) = self.self_path(segs, anc) {
-                self.push_path(segs, Form::Path, tok, from);
+                self.push_path(segs, Form::Path, at, from);
             }
             return;
         }
         let name = &segs[0];
-        if self.type_params.contains(name.as_str()) || self.is_local(name, tok.start_byte()) {
+        if self.type_params.contains(name.as_str()) || self.is_local(name, tok.start) {
             return;
         }
         let form = if called { Form::Call } else { Form::Value };
-        self.push(name, form, Vec::new(), Receiver::None, tok);
+        self.push(name, form, Vec::new(), Receiver::None, at);
     }
 
     fn import(&mut self, node: Node) {
@@ -1295,14 +1331,4 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
 /// The line of a path's last segment (`a::\n    b` is on `b`'s line).
 fn last_line(path: Node) -> u32 {
     child(path, "name").map_or_else(|| line(path), line)
-}
-
-/// Inside token trees, contextual keywords (`default`, `union`) are tokens
-/// of their own kind; after `::` they are names all the same.
-fn is_word(node: Node, src: &str) -> bool {
-    kind_of(node) == "identifier"
-        || (!node.is_named() && {
-            let t = text(node, src);
-            t.bytes().all(|b| b == b'_' || b.is_ascii_alphanumeric()) && !t.is_empty()
-        })
 }
