@@ -143,6 +143,10 @@ fn walk<'t>(
                     break;
                 }
             }
+            debug_assert!(
+                !cursor.clone().goto_next_sibling(),
+                "a node's child count is the number of children its cursor visits"
+            );
             cursor.goto_parent();
             stack.pop();
         }

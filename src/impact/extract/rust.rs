@@ -590,9 +590,6 @@ fn path_segments(node: Node, src: &str) -> Option<Vec<String>> {
     }
 }
 
-/// The state of the walk: what the file defines, binds and references so
-/// far. Rust names are visible from their binding on, so one walk in
-/// document order knows every local a reference could mean when it meets it.
 /// Where a reference is: its line, and the byte that places it in its
 /// enclosing definition.
 #[derive(Clone, Copy)]
@@ -610,6 +607,9 @@ impl Site {
     }
 }
 
+/// The state of the walk: what the file defines, binds and references so
+/// far. Rust names are visible from their binding on, so one walk in
+/// document order knows every local a reference could mean when it meets it.
 struct Cx<'a> {
     grammar: &'a Grammar,
     src: &'a str,
@@ -1010,8 +1010,8 @@ impl<'a> Cx<'a> {
         );
     }
 
-    /// The receiver `name` at `pos`: a local's type if it has one, else
-    /// the name itself (a module or type, as in `Store::open` written `store.open`).
+    /// The receiver `name` at `pos`: a local's type if it has one, else the
+    /// name itself when it may be a module or a type.
     fn named_receiver(&self, name: &str, pos: usize) -> Receiver {
         let func = self.defs.function_of(self.defs.innermost(pos));
         match self.locals.before(func, name, pos) {
