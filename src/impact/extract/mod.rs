@@ -9,7 +9,7 @@ mod tokens;
 
 use std::collections::HashMap;
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::{Node, Parser, TreeCursor};
 
 use super::Error;
 use super::lang::{Fnv, Lang, Names};
@@ -110,13 +110,7 @@ fn walk<'t>(
     loop {
         let node = cursor.node();
         let id = node.kind_id();
-        // Finding a node's field walks the cursor's stack, and no extractor
-        // reads an anonymous token's (such as a binary operator's).
-        let field = if names.is_named(id) {
-            names.field(cursor.field_id())
-        } else {
-            None
-        };
+        let field = field_of(&cursor, names, id);
         if visit(node, id, field, &stack) {
             // Most nodes are leaves, and asking a node for its child count
             // costs a tenth of a cursor's failed step down.
@@ -150,6 +144,17 @@ fn walk<'t>(
             cursor.goto_parent();
             stack.pop();
         }
+    }
+}
+
+/// The field the cursor's node (of kind `id`) fills in its parent. Only
+/// named nodes are asked: finding a field walks the cursor's stack, and no
+/// extractor reads an anonymous token's (such as a binary operator's).
+fn field_of(cursor: &TreeCursor, names: &Names, id: u16) -> Option<&'static str> {
+    if names.is_named(id) {
+        names.field(cursor.field_id())
+    } else {
+        None
     }
 }
 
@@ -328,12 +333,7 @@ mod tests {
         loop {
             let node = cursor.node();
             let id = node.kind_id();
-            let field = if names.is_named(id) {
-                names.field(cursor.field_id())
-            } else {
-                None
-            };
-            out.push((id, field, depth, node.start_byte()));
+            out.push((id, field_of(&cursor, names, id), depth, node.start_byte()));
             if declined(id, depth) || !cursor.goto_first_child() {
                 loop {
                     if cursor.goto_next_sibling() {
