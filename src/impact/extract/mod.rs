@@ -85,13 +85,28 @@ fn use_fast_allocator() {
     });
 }
 
-/// An ancestor during a walk: the node, the field it fills in its parent,
-/// and how many of its children come after the one being visited.
+/// An ancestor during a walk: the node, and how many of its children come
+/// after the one being visited.
 #[derive(Clone, Copy)]
 struct Frame<'t> {
     node: Node<'t>,
-    field: Option<&'static str>,
     after: u32,
+}
+
+/// The field the walk's current node fills in its parent, found only when
+/// asked: finding it walks the cursor's stack, and most nodes' field is
+/// never read (a literal's, a block's, every node's in Python's first pass).
+#[derive(Clone, Copy)]
+struct Field<'c, 't> {
+    cursor: &'c TreeCursor<'t>,
+    names: &'c Names,
+    id: u16,
+}
+
+impl Field<'_, '_> {
+    fn get(self) -> Option<&'static str> {
+        field_of(self.cursor, self.names, self.id)
+    }
 }
 
 /// Visit the nodes under `root` in document order, each with its kind id,
@@ -103,14 +118,18 @@ struct Frame<'t> {
 fn walk<'t>(
     root: Node<'t>,
     names: &Names,
-    mut visit: impl FnMut(Node<'t>, u16, Option<&'static str>, &[Frame<'t>]) -> bool,
+    mut visit: impl FnMut(Node<'t>, u16, Field<'_, 't>, &[Frame<'t>]) -> bool,
 ) {
     let mut cursor = root.walk();
     let mut stack: Vec<Frame<'t>> = Vec::new();
     loop {
         let node = cursor.node();
         let id = node.kind_id();
-        let field = field_of(&cursor, names, id);
+        let field = Field {
+            cursor: &cursor,
+            names,
+            id,
+        };
         if visit(node, id, field, &stack) {
             // Most nodes are leaves, and asking a node for its child count
             // costs a tenth of a cursor's failed step down.
@@ -118,7 +137,6 @@ fn walk<'t>(
             if count > 0 && cursor.goto_first_child() {
                 stack.push(Frame {
                     node,
-                    field,
                     after: count - 1,
                 });
                 continue;
@@ -387,7 +405,7 @@ mod tests {
             plain_walk(tree.root_node(), names, &mut expected);
             let mut seen = Vec::new();
             walk(tree.root_node(), names, |node, id, field, anc| {
-                seen.push((id, field, anc.len(), node.start_byte()));
+                seen.push((id, field.get(), anc.len(), node.start_byte()));
                 !declined(id, anc.len())
             });
             assert!(

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
+use super::{Defs, Field, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
 use crate::impact::lang::{Grammar, Lang, Role};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
@@ -389,10 +389,10 @@ impl Cx<'_> {
     }
 
     /// Dispatch one node of the walk; returns whether to descend.
-    fn visit(&mut self, node: Node, id: u16, field: Option<&'static str>, anc: &[Frame]) -> bool {
+    fn visit(&mut self, node: Node, id: u16, field: Field, anc: &[Frame]) -> bool {
         match Lang::Python.names().kind_of_id(id) {
             "identifier" => {
-                self.ident(node, field, anc);
+                self.ident(node, field.get(), anc);
                 false
             }
             "attribute" => {
@@ -491,9 +491,10 @@ impl Cx<'_> {
             .or_else(|| child(assignment, "right").and_then(|r| instance_type(r, self.src)))
     }
 
-    fn attr(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+    fn attr(&mut self, node: Node, field: Field, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
-        if matches!(kind_of(p.node), "assignment" | "augmented_assignment") && field == Some("left")
+        if matches!(kind_of(p.node), "assignment" | "augmented_assignment")
+            && field.get() == Some("left")
         {
             let obj = child(node, "object");
             let attr = child(node, "attribute");
@@ -514,7 +515,7 @@ impl Cx<'_> {
             return;
         };
         // `@group.command` applies the attribute to the function below.
-        let form = if (kind_of(p.node) == "call" && field == Some("function"))
+        let form = if (kind_of(p.node) == "call" && field.get() == Some("function"))
             || kind_of(p.node) == "decorator"
         {
             Form::MethodCall

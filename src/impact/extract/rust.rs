@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use tree_sitter::Node;
 
 use super::tokens::{self, Tok, Token};
-use super::{Defs, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
+use super::{Defs, Field, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
 use crate::impact::lang::{Grammar, Lang, Role, is_rust_primitive};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
@@ -20,6 +20,13 @@ fn kind_of(node: Node) -> &'static str {
 /// `node.child_by_field_name(name)`, from the grammar's table.
 fn child<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
     Lang::Rust.names().child(node, name)
+}
+
+/// Whether `node` (a `generic_function`) is what `call` calls, as in
+/// `f::<T>(x)`; asked of its node rather than kept for every ancestor,
+/// since it is rare.
+fn is_callee(node: Node, call: Node) -> bool {
+    kind_of(call) == "call_expression" && child(call, "function") == Some(node)
 }
 
 /// What `Cx::visit` does with a node, by its kind. Looked up by kind id:
@@ -775,7 +782,7 @@ impl<'a> Cx<'a> {
     }
 
     /// Dispatch one node of the walk; returns whether to descend.
-    fn visit(&mut self, node: Node, id: u16, field: Option<&'static str>, anc: &[Frame]) -> bool {
+    fn visit(&mut self, node: Node, id: u16, field: Field, anc: &[Frame]) -> bool {
         let shape = shape_of_id(id);
         let lead = self.lead(node, shape, anc.len());
         if let Some(role) = self.grammar.role(id) {
@@ -783,7 +790,7 @@ impl<'a> Cx<'a> {
         }
         match shape {
             Shape::Identifier => {
-                self.ident(node, field, anc);
+                self.ident(node, field.get(), anc);
                 false
             }
             Shape::TypeIdentifier => {
@@ -801,12 +808,10 @@ impl<'a> Cx<'a> {
                     n.checked_sub(2).map(|i| anc[i]),
                 ) {
                     (Some(p), _) if kind_of(p.node) == "call_expression" => {
-                        field == Some("function")
+                        field.get() == Some("function")
                     }
                     (Some(p), Some(g)) if kind_of(p.node) == "generic_function" => {
-                        field == Some("function")
-                            && kind_of(g.node) == "call_expression"
-                            && p.field == Some("function")
+                        field.get() == Some("function") && is_callee(p.node, g.node)
                     }
                     _ => false,
                 };
@@ -845,9 +850,7 @@ impl<'a> Cx<'a> {
         let form = match kind_of(p.node) {
             "call_expression" if field == Some("function") => Form::Call,
             "generic_function" if field == Some("function") => {
-                let called = anc.len() >= 2
-                    && kind_of(anc[anc.len() - 2].node) == "call_expression"
-                    && p.field == Some("function");
+                let called = anc.len() >= 2 && is_callee(p.node, anc[anc.len() - 2].node);
                 if called { Form::Call } else { Form::Value }
             }
             "macro_invocation" => Form::Macro,
@@ -912,12 +915,12 @@ impl<'a> Cx<'a> {
         self.push(name, form, Vec::new(), Receiver::None, Site::of(node));
     }
 
-    fn type_ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+    fn type_ident(&mut self, node: Node, field: Field, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
         match kind_of(p.node) {
             "struct_item" | "enum_item" | "union_item" | "trait_item" | "type_item"
             | "associated_type" | "type_parameter"
-                if field == Some("name") =>
+                if field.get() == Some("name") =>
             {
                 return;
             }
@@ -941,10 +944,12 @@ impl<'a> Cx<'a> {
         self.push(name, Form::Type, Vec::new(), Receiver::None, Site::of(node));
     }
 
-    fn path(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
+    fn path(&mut self, node: Node, field: Field, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
         let pk = kind_of(p.node);
-        if matches!(pk, "scoped_identifier" | "scoped_type_identifier") && field == Some("path") {
+        if matches!(pk, "scoped_identifier" | "scoped_type_identifier")
+            && field.get() == Some("path")
+        {
             return;
         }
         if matches!(pk, "generic_type" | "bracketed_type" | "qualified_type")
