@@ -19,6 +19,10 @@ use speed::git::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 use speed::impact::{self, Blobs, Extractor, FileEntry, Kind, Lang};
 
 const TARGET_BYTES: usize = 5_000_000;
+/// How far past the target a corpus of whole crates may go: the speed aim
+/// is stated for 5 MB, so the corpus is as close to that as whole crates
+/// allow.
+const SLACK_BYTES: usize = 100_000;
 const CHANGED: usize = 20;
 const RUNS: usize = 5;
 const PAIRS: usize = 9;
@@ -69,7 +73,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Whole crates, largest-first among those under 2.5 MB, one version of
-/// each crate, until 5 MB of `.rs`.
+/// each crate, skipping any that would pass 5.1 MB, until 5 MB of `.rs`.
 fn load_corpus(root: &Path) -> (Tree, Vec<String>, usize) {
     let mut crates: Vec<(usize, PathBuf, Vec<PathBuf>)> = Vec::new();
     if let Ok(entries) = std::fs::read_dir(root) {
@@ -93,7 +97,7 @@ fn load_corpus(root: &Path) -> (Tree, Vec<String>, usize) {
     let mut taken = std::collections::HashSet::new();
     let mut total = 0;
     for (size, dir, files) in crates {
-        if size > 2_500_000 || size == 0 || total + size > TARGET_BYTES + 500_000 {
+        if size > 2_500_000 || size == 0 || total + size > TARGET_BYTES + SLACK_BYTES {
             continue;
         }
         // `syn-3.0.9` and `syn-3.0.4` are nearly the same text.
@@ -410,6 +414,12 @@ fn main() {
         "full cold index of the whole corpus (empty cache, every file parsed): {}; extraction {full_extract:.0} ms",
         show(full_t)
     );
+    // The aim is a rate (5 MB in 400 ms), so say it for corpora off 5 MB.
+    let rate = bytes as f64 / 1e6 / (full_t.0 / 1000.0);
+    println!(
+        "full cold index rate: {rate:.1} MB/s at the median, so 5 MB in {:.0} ms",
+        5.0 / rate * 1000.0
+    );
     println!(
         "full index without a cache directory: {}",
         show(full_nocache_t)
@@ -435,9 +445,9 @@ fn main() {
         ratios.iter().copied().fold(0.0, f64::max),
     );
     println!(
-        "full cold index / floor, {PAIRS} back-to-back pairs: median {:.2}x (from {low:.2}x to {high:.2}x); a 400 ms index at the floor's median above would be {:.2}x",
+        "full cold index / floor, {PAIRS} back-to-back pairs: median {:.2}x (from {low:.2}x to {high:.2}x); the aim's rate (5 MB in 400 ms) at the floor's median above would be {:.2}x",
         median(ratios),
-        400.0 / floor_t.0
+        400.0 * bytes as f64 / 5e6 / floor_t.0
     );
 
     // A one-function change: what the prefilter does when few names are asked about.
