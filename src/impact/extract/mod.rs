@@ -501,6 +501,29 @@ mod tests {
     }
 
     #[test]
+    fn rust_turbofish_calls_are_calls_and_turbofish_values_are_values() {
+        // The callee of `f::<T>(x)` is a `generic_function` filling the
+        // call's `function` field; `f::<T>` alone is a value.
+        let s = extract(
+            Lang::Rust,
+            "fn t(v: V) {\n    helper::<u8>(1);\n    let g = helper::<u8>;\n    v.build::<u8>();\n    v.build::<u8>;\n    take(helper::<u16>);\n}\n",
+        );
+        let helper: Vec<(Form, u32)> = refs_named(&s, "helper")
+            .iter()
+            .map(|r| (r.form, r.line))
+            .collect();
+        assert_eq!(
+            helper,
+            [(Form::Call, 2), (Form::Value, 3), (Form::Value, 6)]
+        );
+        let build: Vec<(Form, u32)> = refs_named(&s, "build")
+            .iter()
+            .map(|r| (r.form, r.line))
+            .collect();
+        assert_eq!(build, [(Form::MethodCall, 4)], "{:?}", s.refs);
+    }
+
+    #[test]
     fn rust_methods_know_their_impl_type_and_trait() {
         let s = extract(
             Lang::Rust,
