@@ -6,7 +6,7 @@
 
 #[path = "../specs-example/materialize.rs"]
 mod materialize;
-#[path = "../tests/support/model_server.rs"]
+#[path = "../tests/it/support/model_server.rs"]
 mod model_server;
 
 use std::time::{Duration, Instant};

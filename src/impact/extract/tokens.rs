@@ -675,7 +675,7 @@ line", /* block /* nested */ */ a, // line
             include_str!("mod.rs"),
             include_str!("../index.rs"),
             include_str!("../mod.rs"),
-            include_str!("../../../tests/impact_review.rs"),
+            include_str!("../../../tests/it/impact_review.rs"),
         ] {
             assert!(assert_lexed_as_parsed(src) > 0, "no macro call compared");
         }

@@ -2,14 +2,12 @@
 //! model server that adds latency, so concurrency can be read from the
 //! server's own records. Also nits after the batch and `speed nits`.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::model_server::{ModelServer, Recorded, Reply};
+use crate::support::repo::{self, RepoBuilder, TempRepo};
+use crate::support::speed::speed;
 use serde_json::{Value, json};
-use support::model_server::{ModelServer, Recorded, Reply};
-use support::repo::{self, RepoBuilder, TempRepo};
-use support::speed::speed;
 
 const SPEC: &str =
     "# Counter\n\n## Limits\n\nEvery counter stops at 100.\nA counter never goes below zero.\n";

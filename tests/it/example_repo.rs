@@ -3,14 +3,11 @@
 //! files, task files that point at real spec sections, a clean checkout of
 //! main) and that commit ids do not depend on the machine.
 
-#[path = "../specs-example/materialize.rs"]
-mod materialize;
-
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use crate::support::repo::materialize::{self, RepoBuilder, materialize};
 use git2::{Delta, DiffOptions, Repository, StatusOptions};
-use materialize::{RepoBuilder, materialize};
 use serde_json::Value;
 
 fn example_dir() -> PathBuf {

@@ -1,10 +1,8 @@
 //! `speed review --dry-run` end to end on real repositories: the prompt, its
 //! accounting, that nothing changes, and every input error a user can make.
 
-mod support;
-
-use support::repo::{self, RepoBuilder, TempRepo};
-use support::speed::{Run, speed};
+use crate::support::repo::{self, RepoBuilder, TempRepo};
+use crate::support::speed::{Run, speed};
 
 fn git_status(repo: &TempRepo) -> Vec<String> {
     let git = git2::Repository::open(repo.path()).unwrap();

@@ -2,16 +2,14 @@
 //! unreachable and invalid twice; never after request_changes; skipped by
 //! `--no-guardian`, `SKIP_GUARDIAN` and config, with the skip recorded.
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::support::model_server::{ModelServer, Recorded, Reply};
+use crate::support::repo::{self, TempRepo};
+use crate::support::speed::{Run, speed};
+use crate::support::verdicts::{self, text};
 use serde_json::{Value, json};
-use support::model_server::{ModelServer, Recorded, Reply};
-use support::repo::{self, TempRepo};
-use support::speed::{Run, speed};
-use support::verdicts::{self, text};
 
 fn is_guardian(req: &Recorded) -> bool {
     req.body.contains("Product guardian check")

@@ -1,14 +1,12 @@
 //! `speed::llm` against a real loopback HTTP server playing the model, and
 //! the command provider against small shell scripts. No network.
 
-mod support;
-
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
+use crate::support::model_server::{COMPLETION_TOKENS, ModelServer, PROMPT_TOKENS, Reply};
 use serde_json::json;
 use speed::llm::{self, Config, Error, ErrorKind, Message, ProviderKind, Request};
-use support::model_server::{COMPLETION_TOKENS, ModelServer, PROMPT_TOKENS, Reply};
 
 fn no_env(_: &str) -> Option<String> {
     None

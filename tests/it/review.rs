@@ -3,15 +3,13 @@
 //! changes, how answers are parsed and corrected, provider failures and exit
 //! codes, speed's own overrules, and the human and JSON reports.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::model_server::{ModelServer, Recorded, Reply};
+use crate::support::repo::{self, TempRepo};
+use crate::support::speed::{Run, speed};
+use crate::support::verdicts::{self, text};
 use serde_json::{Value, json};
-use support::model_server::{ModelServer, Recorded, Reply};
-use support::repo::{self, TempRepo};
-use support::speed::{Run, speed};
-use support::verdicts::{self, text};
 
 /// Points the example at the server; the guardian is off unless a test
 /// turns it on (tests/guardian.rs covers it).

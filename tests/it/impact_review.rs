@@ -5,15 +5,13 @@
 //! prompt's "Impact assessment" table, and the symbol cache: written by a
 //! review (never by a dry run), invisible to git, and harmless when damaged.
 
-mod support;
-
 use std::collections::BTreeSet;
 
+use crate::support::model_server::{ModelServer, Reply};
+use crate::support::repo::{self, RepoBuilder, TempRepo};
+use crate::support::speed::{Run, speed};
+use crate::support::verdicts::text;
 use serde_json::{Value, json};
-use support::model_server::{ModelServer, Reply};
-use support::repo::{self, RepoBuilder, TempRepo};
-use support::speed::{Run, speed};
-use support::verdicts::text;
 
 const SPEC: &str = "# Shelf\n\n## Storage\n\nA store counts the copies of every item it holds.\n";
 

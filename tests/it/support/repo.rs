@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-#[path = "../../specs-example/materialize.rs"]
+#[path = "../../../specs-example/materialize.rs"]
 pub mod materialize;
 
 pub use materialize::RepoBuilder;

@@ -1,0 +1,14 @@
+//! The integration tests, in one binary: each `tests/*.rs` file would be a
+//! separate crate linking the whole library again, which was most of a fresh
+//! `cargo test`'s time. One module per area.
+
+mod support;
+
+mod batch;
+mod dry_run;
+mod example_repo;
+mod guardian;
+mod impact_fixtures;
+mod impact_review;
+mod llm_providers;
+mod review;
