@@ -9,12 +9,12 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use git2::{Repository as Git, Signature, Time};
+use speed::cli::Cli;
 use speed::git::Repository;
 use speed::prompt::{PendingCounter, Templates};
 use speed::review::{Shared, Subject};
-use clap::Parser;
-use speed::cli::Cli;
 use speed::settings::{CommandSettings, ReviewSettings, Settings};
 
 const FILES: usize = 2_000;

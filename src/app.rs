@@ -141,7 +141,9 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let settings = Settings::resolve(
         cli,
         dir,
-        repo.as_ref().map(|r| r as &dyn settings::Repo).map_err(String::as_str),
+        repo.as_ref()
+            .map(|r| r as &dyn settings::Repo)
+            .map_err(String::as_str),
         &|key| std::env::var(key).ok(),
     )?;
     drop(repo);

@@ -103,9 +103,11 @@ pub struct ValueArgs {
     #[arg(long)]
     pub no_guardian: bool,
 
-    /// Model provider: openai (any OpenAI-compatible server), anthropic,
-    /// command, or none (no model: speed's own checks alone).
-    #[arg(long, value_name = "P", value_parser = ["openai", "anthropic", "command", "none"])]
+    /// Model provider: openai (any OpenAI-compatible server), anthropic or
+    /// command.
+    // `none` (offline) comes with speed's own checks; until then only the
+    // config file declares it, and a review refuses it.
+    #[arg(long, value_name = "P", value_parser = ["openai", "anthropic", "command"])]
     pub provider: Option<String>,
 
     /// Model name sent to the provider.

@@ -336,12 +336,27 @@ fn review_settings(
     warnings: &mut Vec<String>,
 ) -> Result<ReviewSettings, Error> {
     let main = located.main?.branch;
-    let file = located.config.as_ref().map(|(f, _)| f.clone()).unwrap_or_default();
+    let file = located
+        .config
+        .as_ref()
+        .map(|(f, _)| f.clone())
+        .unwrap_or_default();
     let mut entries = Vec::new();
-    let values = Values::resolve(&file, located.origin.as_ref(), &args.values, env, &mut entries, warnings);
+    let values = Values::resolve(
+        &file,
+        located.origin.as_ref(),
+        &args.values,
+        env,
+        &mut entries,
+        warnings,
+    );
+    for e in &entries {
+        tracing::debug!("setting {} = {} ({})", e.key, e.value, e.source.describe());
+    }
 
     let exists = |path: &str| {
-        matches!(repo.read_file(&main.commit, path), Ok(Some(_))) || repo.root().join(path).is_file()
+        matches!(repo.read_file(&main.commit, path), Ok(Some(_)))
+            || repo.root().join(path).is_file()
     };
     let specs: Vec<String> = args
         .spec
@@ -389,7 +404,11 @@ fn config_settings(
     env: &dyn Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
 ) -> ConfigSettings {
-    let file = located.config.as_ref().map(|(f, _)| f.clone()).unwrap_or_default();
+    let file = located
+        .config
+        .as_ref()
+        .map(|(f, _)| f.clone())
+        .unwrap_or_default();
     let mut entries = Vec::new();
     let main = match &located.main {
         Ok(found) => {
@@ -409,7 +428,14 @@ fn config_settings(
             Err(err.to_string())
         }
     };
-    Values::resolve(&file, located.origin.as_ref(), flags, env, &mut entries, warnings);
+    Values::resolve(
+        &file,
+        located.origin.as_ref(),
+        flags,
+        env,
+        &mut entries,
+        warnings,
+    );
     ConfigSettings {
         json,
         file_found: located.config.is_some(),
@@ -496,7 +522,11 @@ impl Values {
             f.token_budget,
             DEFAULT_BUDGET,
         );
-        let max_revisions = r.file("review.max_revisions", f.max_revisions, DEFAULT_MAX_REVISIONS);
+        let max_revisions = r.file(
+            "review.max_revisions",
+            f.max_revisions,
+            DEFAULT_MAX_REVISIONS,
+        );
         let max_parts = r.file("review.max_parts", f.max_parts, DEFAULT_MAX_PARTS);
         let actor = r.file("review.actor", f.actor.clone(), DEFAULT_ACTOR.to_string());
         let tokenizer = r.file(
@@ -525,7 +555,11 @@ impl Values {
         let f = &file.hook;
         let defaults = HookSettings::default();
         let hook = HookSettings {
-            review_on_miss: r.file("hook.review_on_miss", f.review_on_miss, defaults.review_on_miss),
+            review_on_miss: r.file(
+                "hook.review_on_miss",
+                f.review_on_miss,
+                defaults.review_on_miss,
+            ),
             unknown: r.file("hook.unknown", f.unknown, defaults.unknown),
             on_error: r.file("hook.on_error", f.on_error, defaults.on_error),
         };
@@ -653,17 +687,20 @@ fn checks_values(r: &mut Recorder, f: &file::Checks) -> ChecksSettings {
     let word = |level: Option<crate::verdict::Severity>| level.map_or("off", |s| s.as_str());
     let mut checks = ChecksSettings::default();
     for (check, level) in checks.levels.iter_mut() {
-        let set = f.levels.iter().find(|(c, _)| c == check).map(|(_, l)| *l);
-        *level = match set {
-            Some(l) => {
-                r.record(&format!("checks.{}", check.name()), &word(l), r.file.clone());
-                l
-            }
-            None => {
-                r.record(&format!("checks.{}", check.name()), &word(*level), Source::Default);
-                *level
-            }
+        // `large_diff` is also a table (lines, files): its level is `severity`.
+        let key = match check {
+            Check::LargeDiff => "checks.large_diff.severity".to_string(),
+            _ => format!("checks.{}", check.name()),
         };
+        let set = f.levels.iter().find(|(c, _)| c == check).map(|(_, l)| *l);
+        let source = match set {
+            Some(l) => {
+                *level = l;
+                r.file.clone()
+            }
+            None => Source::Default,
+        };
+        r.record(&key, &word(*level), source);
     }
     checks.large_diff_lines = r.file(
         "checks.large_diff.lines",

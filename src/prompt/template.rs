@@ -263,7 +263,10 @@ mod tests {
 
     #[test]
     fn overrides_given_as_text_replace_embedded_ones() {
-        let custom: String = GUARDIAN_SLOTS.iter().map(|s| format!("G {{{{{s}}}}}\n")).collect();
+        let custom: String = GUARDIAN_SLOTS
+            .iter()
+            .map(|s| format!("G {{{{{s}}}}}\n"))
+            .collect();
         let t = Templates::with_overrides([(
             "guardian.md",
             ".speed/prompts/guardian.md at main (abc)",
@@ -279,7 +282,10 @@ mod tests {
         let err = Templates::with_overrides([("reviw.md", "x", "")])
             .unwrap_err()
             .to_string();
-        assert!(err.contains("reviw.md") && err.contains("review.md"), "{err}");
+        assert!(
+            err.contains("reviw.md") && err.contains("review.md"),
+            "{err}"
+        );
     }
 
     #[test]

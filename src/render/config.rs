@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use crate::settings::{ConfigSettings, Entry, Origin, CONFIG_PATH, TEMPLATE_NAMES};
+use crate::settings::{CONFIG_PATH, ConfigSettings, Entry, Origin, TEMPLATE_NAMES};
 
 /// Settings grouped by table, as `key = value  # source` lines that read
 /// like the config file.
@@ -249,7 +249,10 @@ mod tests {
         assert!(text.contains("\n[llm]\nprovider = \"anthropic\"  # .speed/config.toml at main (6f4bc06c71)\nmodel = (not set)"), "{text}");
         assert!(text.contains("\n[review]\ntoken_budget = 9000"), "{text}");
         assert!(text.contains("# flag --budget"), "{text}");
-        assert!(text.contains("command = [{ name = \"t\", run = [\"make\", \"test\"] }]"), "{text}");
+        assert!(
+            text.contains("command = [{ name = \"t\", run = [\"make\", \"test\"] }]"),
+            "{text}"
+        );
     }
 
     #[test]

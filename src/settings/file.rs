@@ -262,7 +262,13 @@ impl<'a, 'i> Table<'a, 'i> {
 impl Reader<'_> {
     fn line(&self, span: Range<usize>) -> Option<usize> {
         let start = span.start.min(self.text.len());
-        Some(self.text.as_bytes()[..start].iter().filter(|b| **b == b'\n').count() + 1)
+        Some(
+            self.text.as_bytes()[..start]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1,
+        )
     }
 
     fn problem(&mut self, span: Range<usize>, key: String, message: String) {
@@ -347,7 +353,8 @@ impl Reader<'_> {
                 let hint = closest(key, known.iter().copied())
                     .map(|k| format!("did you mean `{k}`?"))
                     .or_else(|| {
-                        elsewhere(key, name).map(|t| format!("did you mean `{t}.{key}` (in [{t}])?"))
+                        elsewhere(key, name)
+                            .map(|t| format!("did you mean `{t}.{key}` (in [{t}])?"))
                     });
                 (format!("{name}.{key}"), hint)
             }
@@ -360,7 +367,11 @@ impl Reader<'_> {
                 (key.to_string(), hint)
             }
         };
-        let what = if table.is_some() { "key" } else { "key or table" };
+        let what = if table.is_some() {
+            "key"
+        } else {
+            "key or table"
+        };
         let message = match hint {
             Some(hint) => format!("unknown {what}; {hint}"),
             None => match table {
@@ -416,15 +427,18 @@ impl Reader<'_> {
     }
 
     fn usize(&mut self, table: &Table, key: &str, range: RangeInclusive<i64>) -> Option<usize> {
-        self.int(table, key, range).and_then(|n| usize::try_from(n).ok())
+        self.int(table, key, range)
+            .and_then(|n| usize::try_from(n).ok())
     }
 
     fn u32(&mut self, table: &Table, key: &str, range: RangeInclusive<i64>) -> Option<u32> {
-        self.int(table, key, range).and_then(|n| u32::try_from(n).ok())
+        self.int(table, key, range)
+            .and_then(|n| u32::try_from(n).ok())
     }
 
     fn u64(&mut self, table: &Table, key: &str, range: RangeInclusive<i64>) -> Option<u64> {
-        self.int(table, key, range).and_then(|n| u64::try_from(n).ok())
+        self.int(table, key, range)
+            .and_then(|n| u64::try_from(n).ok())
     }
 
     /// A number (integer or float) within `range`; NaN and infinities are
@@ -810,8 +824,13 @@ impl Reader<'_> {
     }
 
     fn policy(&mut self, t: &Table, key: &str) -> Option<Policy> {
-        self.word(t, key, &["allow", "block"])
-            .map(|w| if w == "block" { Policy::Block } else { Policy::Allow })
+        self.word(t, key, &["allow", "block"]).map(|w| {
+            if w == "block" {
+                Policy::Block
+            } else {
+                Policy::Allow
+            }
+        })
     }
 }
 
@@ -937,7 +956,10 @@ unknown = "allow"
 "#;
         let f = parse(text, "cfg.toml").unwrap();
         assert_eq!(f.git.main_branch.as_deref(), Some("main"));
-        assert_eq!(f.llm.provider, Some(Provider::Model(crate::llm::ProviderKind::OpenAi)));
+        assert_eq!(
+            f.llm.provider,
+            Some(Provider::Model(crate::llm::ProviderKind::OpenAi))
+        );
         assert_eq!(f.llm.timeout_secs, Some(120.0));
         assert_eq!(f.review.token_budget, Some(60000));
         assert_eq!(f.guardian.enabled, Some(true));
@@ -959,9 +981,12 @@ unknown = "allow"
 
     #[test]
     fn a_typo_names_file_line_key_and_the_closest_key() {
-        let err = parse("[llm]\nmodel = \"m\"\ntimout_secs = 5\n", ".speed/config.toml")
-            .unwrap_err()
-            .to_string();
+        let err = parse(
+            "[llm]\nmodel = \"m\"\ntimout_secs = 5\n",
+            ".speed/config.toml",
+        )
+        .unwrap_err()
+        .to_string();
         assert_eq!(
             err,
             ".speed/config.toml: line 3: llm.timout_secs: unknown key; did you mean `timeout_secs`?"
@@ -1025,7 +1050,10 @@ unknown = "allow"
             ("[llm]\ntimeout_secs = -1\n", "llm.timeout_secs"),
             ("[llm]\ntimeout_secs = nan\n", "llm.timeout_secs"),
             ("[llm]\ntimeout_secs = inf\n", "llm.timeout_secs"),
-            ("[llm]\nconnect_timeout_secs = 100000\n", "llm.connect_timeout_secs"),
+            (
+                "[llm]\nconnect_timeout_secs = 100000\n",
+                "llm.connect_timeout_secs",
+            ),
             ("[llm]\nmax_retries = 1000\n", "llm.max_retries"),
             ("[llm]\nretry_base_ms = -5\n", "llm.retry_base_ms"),
             ("[llm]\ntemperature = 3\n", "llm.temperature"),
@@ -1035,7 +1063,10 @@ unknown = "allow"
             ("[llm]\ntpm = 0\n", "llm.tpm"),
             ("[llm]\nmax_answer_bytes = 10\n", "llm.max_answer_bytes"),
             ("[review]\ntoken_budget = 0\n", "review.token_budget"),
-            ("[review]\ntoken_budget = 99999999999\n", "review.token_budget"),
+            (
+                "[review]\ntoken_budget = 99999999999\n",
+                "review.token_budget",
+            ),
             ("[review]\nconcurrency = 0\n", "review.concurrency"),
             ("[review]\nconcurrency = 1000\n", "review.concurrency"),
             ("[review]\nmax_parts = 0\n", "review.max_parts"),
@@ -1043,7 +1074,10 @@ unknown = "allow"
             ("[guardian]\ntoken_budget = 0\n", "guardian.token_budget"),
             ("[defect]\nmax_lines = 0\n", "defect.max_lines"),
             ("[defect]\nmax_files = -3\n", "defect.max_files"),
-            ("[checks]\nlarge_diff = { lines = 0 }\n", "checks.large_diff.lines"),
+            (
+                "[checks]\nlarge_diff = { lines = 0 }\n",
+                "checks.large_diff.lines",
+            ),
             (
                 "[[checks.command]]\nname = \"t\"\nrun = [\"t\"]\ntimeout_secs = 1e9\n",
                 "checks.command[0].timeout_secs",
@@ -1073,11 +1107,17 @@ unknown = "allow"
     fn every_problem_is_reported_at_once() {
         let p = problems("[llm]\nprovidr = \"x\"\ntimeout_secs = 0\n[review]\nconcurrency = 0\n");
         let keys: Vec<&str> = p.iter().map(|p| p.key.as_str()).collect();
-        assert_eq!(keys, ["llm.providr", "llm.timeout_secs", "review.concurrency"]);
+        assert_eq!(
+            keys,
+            ["llm.providr", "llm.timeout_secs", "review.concurrency"]
+        );
         let err = parse("[llm]\nprovidr = 1\n[hook]\nunknown = 2\n", "f.toml")
             .unwrap_err()
             .to_string();
-        assert!(err.starts_with("f.toml: 2 problems\n  line 2: llm.providr"), "{err}");
+        assert!(
+            err.starts_with("f.toml: 2 problems\n  line 2: llm.providr"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -1089,7 +1129,11 @@ unknown = "allow"
         assert!(one("[checks]\nscope = \"majr\"\n").contains("did you mean \"major\"?"));
         assert!(one("[hook]\nunknown = \"deny\"\n").contains("\"allow\" or \"block\""));
         assert!(one("[review]\ntokenizer = \"gpt2\"\n").contains("o200k_base"));
-        let f = parse("[llm]\nprovider = \"none\"\n[checks]\nsecret = \"off\"\n", "c").unwrap();
+        let f = parse(
+            "[llm]\nprovider = \"none\"\n[checks]\nsecret = \"off\"\n",
+            "c",
+        )
+        .unwrap();
         assert_eq!(f.llm.provider, Some(Provider::Offline));
         assert_eq!(f.checks.levels, [(Check::Secret, None)]);
     }
@@ -1100,7 +1144,11 @@ unknown = "allow"
         assert!(!msg.contains("sk-live"), "{msg}");
         assert!(msg.contains("not the key itself"), "{msg}");
         assert_eq!(
-            parse("[llm]\napi_key_env = \"MY_KEY_2\"\n", "c").unwrap().llm.api_key_env.as_deref(),
+            parse("[llm]\napi_key_env = \"MY_KEY_2\"\n", "c")
+                .unwrap()
+                .llm
+                .api_key_env
+                .as_deref(),
             Some("MY_KEY_2")
         );
     }
@@ -1161,7 +1209,10 @@ unknown = "allow"
         let err = parse("[llm]\nprovider = \n", ".speed/config.toml")
             .unwrap_err()
             .to_string();
-        assert!(err.starts_with(".speed/config.toml is not valid TOML"), "{err}");
+        assert!(
+            err.starts_with(".speed/config.toml is not valid TOML"),
+            "{err}"
+        );
         assert!(err.contains("line 2"), "{err}");
     }
 
@@ -1174,7 +1225,10 @@ unknown = "allow"
         assert_eq!(closest("temperature", known.iter().copied()), None);
         assert_eq!(closest("x", known.iter().copied()), None);
         assert_eq!(
-            closest("timeout", ["connect_timeout_secs", "timeout_secs"].into_iter()),
+            closest(
+                "timeout",
+                ["connect_timeout_secs", "timeout_secs"].into_iter()
+            ),
             Some("timeout_secs")
         );
     }

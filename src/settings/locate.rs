@@ -137,7 +137,9 @@ pub fn locate(
     let mut located = Located {
         config: None,
         origin: None,
-        main: Err(Error::NoRepository(repo.err().unwrap_or_default().to_string())),
+        main: Err(Error::NoRepository(
+            repo.err().unwrap_or_default().to_string(),
+        )),
         templates: Vec::new(),
         notices: Vec::new(),
         report_notices: Vec::new(),
@@ -269,7 +271,11 @@ struct ConfigAt {
     report_notice: Option<String>,
 }
 
-fn config_for(repo: &dyn Repo, main: &MainBranch, worktree: Option<&[u8]>) -> Result<ConfigAt, Error> {
+fn config_for(
+    repo: &dyn Repo,
+    main: &MainBranch,
+    worktree: Option<&[u8]>,
+) -> Result<ConfigAt, Error> {
     let chosen = choose(repo, main, CONFIG_PATH, worktree)?;
     let file = match &chosen.bytes {
         Some(bytes) => Some(parse(bytes, &chosen.origin)?),
@@ -355,7 +361,8 @@ fn templates(
         located.report_notices.extend(chosen.report_notice);
         if let Some(bytes) = chosen.bytes {
             let from = chosen.origin.describe(&path);
-            let text = String::from_utf8(bytes).map_err(|_| Error::NotUtf8 { file: from.clone() })?;
+            let text =
+                String::from_utf8(bytes).map_err(|_| Error::NotUtf8 { file: from.clone() })?;
             out.push(Override {
                 name: name.to_string(),
                 from,

@@ -231,12 +231,18 @@ mod tests {
         assert_eq!(checks.severity(Check::Scope), Some(Severity::Major));
         assert_eq!(checks.severity(Check::DebugLeftover), Some(Severity::Minor));
         assert_eq!(checks.severity(Check::LargeDiff), Some(Severity::Minor));
-        assert_eq!((checks.large_diff_lines, checks.large_diff_files), (400, 20));
+        assert_eq!(
+            (checks.large_diff_lines, checks.large_diff_files),
+            (400, 20)
+        );
         let defect = DefectSettings::default();
         assert_eq!((defect.max_lines, defect.max_files), (100, 3));
         let hook = HookSettings::default();
         assert!(!hook.review_on_miss);
-        assert_eq!((hook.unknown, hook.on_error), (Policy::Allow, Policy::Block));
+        assert_eq!(
+            (hook.unknown, hook.on_error),
+            (Policy::Allow, Policy::Block)
+        );
     }
 
     #[test]

@@ -30,8 +30,7 @@ impl Fake {
     }
 
     fn branch(&mut self, name: &str) {
-        self.branches
-            .insert(name.to_string(), format!("c-{name}"));
+        self.branches.insert(name.to_string(), format!("c-{name}"));
     }
 
     fn commit(&mut self, branch: &str, path: &str, text: &str) {
@@ -66,11 +65,13 @@ impl Repo for Fake {
             Some(name) => found(name).ok_or_else(|| git::Error::BranchNotFound {
                 branch: name.to_string(),
             }),
-            None => found("main")
-                .or_else(|| found("master"))
-                .ok_or_else(|| git::Error::NoMainBranch {
-                    tried: "no branch `main`, no branch `master`".to_string(),
-                }),
+            None => {
+                found("main")
+                    .or_else(|| found("master"))
+                    .ok_or_else(|| git::Error::NoMainBranch {
+                        tried: "no branch `main`, no branch `master`".to_string(),
+                    })
+            }
         }
     }
     fn read_file(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>, git::Error> {
@@ -174,7 +175,11 @@ fn a_branch_checkout_uses_mains_config_and_says_so() {
     repo.tree(CONFIG_PATH, BRANCH_CONFIG);
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
     assert_eq!(r.llm.provider, DEFAULT_PROVIDER);
-    assert!(r.report_notices[0].contains("is not on main"), "{:?}", r.report_notices);
+    assert!(
+        r.report_notices[0].contains("is not on main"),
+        "{:?}",
+        r.report_notices
+    );
 }
 
 #[test]
@@ -188,7 +193,10 @@ fn a_broken_config_on_a_branch_does_not_matter() {
 fn on_main_the_working_tree_is_used_and_uncommitted_changes_are_noted() {
     let mut repo = Fake::new("main");
     repo.commit("main", CONFIG_PATH, MAIN_CONFIG);
-    repo.tree(CONFIG_PATH, "[llm]\nprovider = \"openai\"\nmodel = \"local\"\n");
+    repo.tree(
+        CONFIG_PATH,
+        "[llm]\nprovider = \"openai\"\nmodel = \"local\"\n",
+    );
     let s = resolve(&repo, &["review"], &[]).unwrap();
     assert_eq!(s.notices.len(), 1);
     assert!(
@@ -214,7 +222,10 @@ fn config_flag_names_the_file_relative_to_the_run_directory() {
     let mut repo = Fake::new("task");
     repo.branch("trunk");
     repo.commit("main", CONFIG_PATH, MAIN_CONFIG);
-    repo.tree("sub/mine.toml", "[git]\nmain_branch = \"trunk\"\n[llm]\nmodel = \"mine\"\n");
+    repo.tree(
+        "sub/mine.toml",
+        "[git]\nmain_branch = \"trunk\"\n[llm]\nmodel = \"mine\"\n",
+    );
     let dir = repo.root().join("sub");
     let s = resolve_in(&repo, dir, &["review", "--config", "mine.toml"], &[]).unwrap();
     let r = review(s);
@@ -238,7 +249,14 @@ fn the_main_branch_precedence() {
     repo.branch("trunk");
     // --base wins over everything, and its config is not redirected.
     repo.commit("dev", CONFIG_PATH, "[git]\nmain_branch = \"trunk\"\n");
-    let r = review(resolve(&repo, &["review", "--base", "dev"], &[("MAIN_BRANCH", "main")]).unwrap());
+    let r = review(
+        resolve(
+            &repo,
+            &["review", "--base", "dev"],
+            &[("MAIN_BRANCH", "main")],
+        )
+        .unwrap(),
+    );
     assert_eq!(r.main.name, "dev");
     // MAIN_BRANCH picks the start, and the config committed there wins.
     let r = review(resolve(&repo, &["review"], &[("MAIN_BRANCH", "dev")]).unwrap());
@@ -253,13 +271,23 @@ fn mains_config_may_name_the_real_main_once() {
     let mut repo = Fake::new("task");
     repo.branch("trunk");
     repo.commit("main", CONFIG_PATH, "[git]\nmain_branch = \"trunk\"\n");
-    repo.commit("trunk", CONFIG_PATH, "[git]\nmain_branch = \"trunk\"\n[llm]\nmodel = \"t\"\n");
+    repo.commit(
+        "trunk",
+        CONFIG_PATH,
+        "[git]\nmain_branch = \"trunk\"\n[llm]\nmodel = \"t\"\n",
+    );
     let s = resolve(&repo, &["config"], &[]).unwrap();
     let c = shown(s);
     let main = entry(&c, "git.main_branch");
     assert_eq!(main.value, "trunk");
-    assert_eq!(main.source.describe(), ".speed/config.toml at main (c-main)");
-    assert_eq!(entry(&c, "llm.model").source.describe(), ".speed/config.toml at trunk (c-trunk)");
+    assert_eq!(
+        main.source.describe(),
+        ".speed/config.toml at main (c-main)"
+    );
+    assert_eq!(
+        entry(&c, "llm.model").source.describe(),
+        ".speed/config.toml at trunk (c-trunk)"
+    );
 
     // A second redirection is an error naming both files.
     repo.commit("trunk", CONFIG_PATH, "[git]\nmain_branch = \"main\"\n");
@@ -282,10 +310,18 @@ fn without_a_git_default_the_working_tree_names_main() {
     let mut repo = Fake::new("feature");
     repo.branches.clear();
     repo.branch("trunk");
-    repo.commit("trunk", CONFIG_PATH, "[git]\nmain_branch = \"trunk\"\n[review]\nmax_parts = 2\n");
+    repo.commit(
+        "trunk",
+        CONFIG_PATH,
+        "[git]\nmain_branch = \"trunk\"\n[review]\nmax_parts = 2\n",
+    );
     repo.tree(CONFIG_PATH, "[git]\nmain_branch = \"trunk\"\n");
     let s = resolve(&repo, &["review"], &[]).unwrap();
-    assert!(s.notices[0].contains("named by git.main_branch in the working tree"), "{:?}", s.notices);
+    assert!(
+        s.notices[0].contains("named by git.main_branch in the working tree"),
+        "{:?}",
+        s.notices
+    );
     let r = review(s);
     assert_eq!((r.main.name.as_str(), r.max_parts), ("trunk", 2));
 
@@ -332,7 +368,10 @@ fn prompt_overrides_follow_the_config_rule() {
     assert_eq!(r.prompts.len(), 1);
     assert_eq!(r.prompts[0].name, "guardian.md");
     assert_eq!(r.prompts[0].text, "main guardian");
-    assert_eq!(r.prompts[0].from, ".speed/prompts/guardian.md at main (c-main)");
+    assert_eq!(
+        r.prompts[0].from,
+        ".speed/prompts/guardian.md at main (c-main)"
+    );
     assert!(
         r.report_notices[0].contains(".speed/prompts/review.md in the working tree is not on main"),
         "{:?}",
@@ -343,10 +382,17 @@ fn prompt_overrides_follow_the_config_rule() {
     let repo = Fake::new("main");
     repo.tree(review_md, "tree prompt");
     let s = resolve(&repo, &["review"], &[]).unwrap();
-    assert!(s.notices[0].contains("review.md is not committed on main"), "{:?}", s.notices);
+    assert!(
+        s.notices[0].contains("review.md is not committed on main"),
+        "{:?}",
+        s.notices
+    );
     let r = review(s);
     assert_eq!(r.prompts[0].text, "tree prompt");
-    assert_eq!(r.prompts[0].from, ".speed/prompts/review.md in the working tree");
+    assert_eq!(
+        r.prompts[0].from,
+        ".speed/prompts/review.md in the working tree"
+    );
 }
 
 #[test]
@@ -361,8 +407,17 @@ fn flags_win_over_environment_and_file() {
         resolve(
             &repo,
             &[
-                "review", "--base", "dev", "--provider", "openai", "--model", "m", "--budget",
-                "5000", "--concurrency", "8",
+                "review",
+                "--base",
+                "dev",
+                "--provider",
+                "openai",
+                "--model",
+                "m",
+                "--budget",
+                "5000",
+                "--concurrency",
+                "8",
             ],
             &[("MAIN_BRANCH", "env-main")],
         )
@@ -372,7 +427,10 @@ fn flags_win_over_environment_and_file() {
     assert_eq!(r.llm.provider, Provider::Model(ProviderKind::OpenAi));
     assert_eq!(r.llm.model.as_deref(), Some("m"));
     assert_eq!((r.budget, r.concurrency), (5000, 8));
-    assert_eq!(r.guardian.budget, 5000, "the guardian's budget follows the review's");
+    assert_eq!(
+        r.guardian.budget, 5000,
+        "the guardian's budget follows the review's"
+    );
 }
 
 #[test]
@@ -413,8 +471,14 @@ on_error = "allow"
     assert_eq!(r.checks.severity(Check::Scope), Some(Severity::Minor));
     assert_eq!(r.checks.severity(Check::Secret), None);
     assert_eq!(r.checks.severity(Check::LargeDiff), Some(Severity::Major));
-    assert_eq!(r.checks.severity(Check::EmptyDiff), Some(Severity::Critical));
-    assert_eq!((r.checks.large_diff_lines, r.checks.large_diff_files), (50, 20));
+    assert_eq!(
+        r.checks.severity(Check::EmptyDiff),
+        Some(Severity::Critical)
+    );
+    assert_eq!(
+        (r.checks.large_diff_lines, r.checks.large_diff_files),
+        (50, 20)
+    );
     assert_eq!(
         r.checks.commands,
         [CommandCheck {
@@ -440,7 +504,10 @@ on_error = "allow"
 fn guardian_skips_are_recorded_with_their_reason() {
     let repo = Fake::new("main");
     let s = resolve(&repo, &["review"], &[("SKIP_GUARDIAN", "true")]).unwrap();
-    assert_eq!(review(s).guardian.skip_reason.as_deref(), Some("SKIP_GUARDIAN=true"));
+    assert_eq!(
+        review(s).guardian.skip_reason.as_deref(),
+        Some("SKIP_GUARDIAN=true")
+    );
     let r = review(resolve(&repo, &["review", "--no-guardian"], &[]).unwrap());
     assert_eq!(r.guardian.skip_reason.as_deref(), Some("--no-guardian"));
     let s = resolve(&repo, &["review"], &[("SKIP_GUARDIAN", "perhaps")]).unwrap();
@@ -449,7 +516,10 @@ fn guardian_skips_are_recorded_with_their_reason() {
     repo.tree(CONFIG_PATH, "[guardian]\nenabled = false\n");
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
     assert!(!r.guardian.enabled);
-    assert_eq!(r.guardian.skip_reason.as_deref(), Some("guardian.enabled = false"));
+    assert_eq!(
+        r.guardian.skip_reason.as_deref(),
+        Some("guardian.enabled = false")
+    );
 }
 
 #[test]
@@ -468,11 +538,20 @@ fn config_entries_name_their_sources() {
         branch: "main".to_string(),
         commit: "c-main".to_string(),
     });
-    assert_eq!(entry(&c, "git.main_branch").source, Source::Env("MAIN_BRANCH"));
+    assert_eq!(
+        entry(&c, "git.main_branch").source,
+        Source::Env("MAIN_BRANCH")
+    );
     assert_eq!(entry(&c, "llm.provider").source, at_main);
     assert_eq!(entry(&c, "llm.provider").value, "anthropic");
-    assert_eq!(entry(&c, "review.token_budget").source, Source::Flag("--budget"));
-    assert_eq!(entry(&c, "guardian.enabled").source, Source::Env("SKIP_GUARDIAN"));
+    assert_eq!(
+        entry(&c, "review.token_budget").source,
+        Source::Flag("--budget")
+    );
+    assert_eq!(
+        entry(&c, "guardian.enabled").source,
+        Source::Env("SKIP_GUARDIAN")
+    );
     assert_eq!(entry(&c, "guardian.enabled").value, false);
     assert_eq!(entry(&c, "llm.timeout_secs").source, Source::Default);
     assert_eq!(entry(&c, "llm.base_url").value, serde_json::Value::Null);
@@ -496,19 +575,35 @@ fn spec_paths_are_taken_from_the_run_directory_else_the_root() {
     repo.tree("sub/local.md", "# Local\n");
     let root = repo.root().to_path_buf();
     let sub = root.join("sub");
-    let exists = |p: &str| {
-        repo.read_file("c-main", p).unwrap().is_some() || root.join(p).is_file()
-    };
-    assert_eq!(spec_arg("specs/app.md", &root, &root, &exists), "specs/app.md");
-    assert_eq!(spec_arg("./specs/app.md#Search", &root, &root, &exists), "specs/app.md#Search");
-    assert_eq!(spec_arg("local.md#A", &sub, &root, &exists), "sub/local.md#A");
-    assert_eq!(spec_arg("../specs/app.md", &sub, &root, &exists), "specs/app.md");
+    let exists = |p: &str| repo.read_file("c-main", p).unwrap().is_some() || root.join(p).is_file();
+    assert_eq!(
+        spec_arg("specs/app.md", &root, &root, &exists),
+        "specs/app.md"
+    );
+    assert_eq!(
+        spec_arg("./specs/app.md#Search", &root, &root, &exists),
+        "specs/app.md#Search"
+    );
+    assert_eq!(
+        spec_arg("local.md#A", &sub, &root, &exists),
+        "sub/local.md#A"
+    );
+    assert_eq!(
+        spec_arg("../specs/app.md", &sub, &root, &exists),
+        "specs/app.md"
+    );
     // Only on main, from the root: found there.
-    assert_eq!(spec_arg("specs/app.md", &sub, &root, &exists), "specs/app.md");
+    assert_eq!(
+        spec_arg("specs/app.md", &sub, &root, &exists),
+        "specs/app.md"
+    );
     // Nowhere: relative to where speed runs, so the error names that.
     assert_eq!(spec_arg("nope.md", &sub, &root, &exists), "sub/nope.md");
     let abs = root.join("specs/app.md");
-    assert_eq!(spec_arg(abs.to_str().unwrap(), &sub, &root, &exists), "specs/app.md");
+    assert_eq!(
+        spec_arg(abs.to_str().unwrap(), &sub, &root, &exists),
+        "specs/app.md"
+    );
     repo.branch("x");
 }
 
@@ -522,7 +617,15 @@ fn branch_mode_paths_resolve_against_the_run_directory() {
         resolve_in(
             &repo,
             sub.clone(),
-            &["review", "--branch", "task", "--spec", "specs/app.md#S", "--criteria", "c.txt"],
+            &[
+                "review",
+                "--branch",
+                "task",
+                "--spec",
+                "specs/app.md#S",
+                "--criteria",
+                "c.txt",
+            ],
             &[],
         )
         .unwrap(),
@@ -542,22 +645,28 @@ fn branch_mode_paths_resolve_against_the_run_directory() {
 fn outside_a_repository() {
     let cli = Cli::try_parse_from(["speed", "review"]).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let err = Settings::resolve(cli, dir.path().to_path_buf(), Err("not a repo: x"), &|_| None)
-        .unwrap_err();
+    let err = Settings::resolve(cli, dir.path().to_path_buf(), Err("not a repo: x"), &|_| {
+        None
+    })
+    .unwrap_err();
     assert_eq!(err.to_string(), "not a repo: x");
     let cli = Cli::try_parse_from(["speed", "config"]).unwrap();
-    let s = Settings::resolve(cli, dir.path().to_path_buf(), Err("not a repo: x"), &|_| None)
-        .unwrap();
+    let s = Settings::resolve(cli, dir.path().to_path_buf(), Err("not a repo: x"), &|_| {
+        None
+    })
+    .unwrap();
     let c = shown(s);
     assert_eq!(c.main.unwrap_err(), "not a repo: x");
     // A named file is still read outside a repository.
     std::fs::write(dir.path().join("c.toml"), "[review]\nmax_revisions = 5\n").unwrap();
     let cli = Cli::try_parse_from(["speed", "config", "--config", "c.toml"]).unwrap();
-    let c = shown(
-        Settings::resolve(cli, dir.path().to_path_buf(), Err("none"), &|_| None).unwrap(),
-    );
+    let c =
+        shown(Settings::resolve(cli, dir.path().to_path_buf(), Err("none"), &|_| None).unwrap());
     assert_eq!(entry(&c, "review.max_revisions").value, 5);
-    assert_eq!(entry(&c, "review.max_revisions").source.kind(), "config_file");
+    assert_eq!(
+        entry(&c, "review.max_revisions").source.kind(),
+        "config_file"
+    );
 }
 
 #[test]
