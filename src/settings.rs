@@ -22,7 +22,7 @@ use crate::cli::{Cli, Command, ReviewArgs, ValueArgs};
 use crate::git::{self, MainBranch};
 use crate::llm::ProviderKind;
 
-pub use file::{Problem, Problems};
+pub use file::{Error as FileError, Problem, Problems};
 pub use locate::{MainFound, Origin, Override, Repo, TEMPLATE_NAMES};
 pub use sections::{
     Check, ChecksSettings, CommandCheck, DefectSettings, HookSettings, Policy, Provider,
@@ -79,7 +79,7 @@ pub enum Error {
     #[error("{file} is not UTF-8 text")]
     NotUtf8 { file: String },
     #[error(transparent)]
-    File(#[from] file::Error),
+    File(#[from] FileError),
     #[error("{file}: git.main_branch = {named:?}: {message}")]
     MainRedirect {
         file: String,
@@ -749,6 +749,9 @@ fn spec_arg(arg: &str, dir: &Path, root: &Path, exists: &dyn Fn(&str) -> bool) -
         Some((path, section)) => (path.trim(), Some(section)),
         None => (arg.trim(), None),
     };
+    if path.is_empty() {
+        return arg.to_string();
+    }
     let given = Path::new(path);
     let from_dir = inside(root, &dir.join(given));
     let from_root = (!given.is_absolute()).then(|| lexical(given)).flatten();

@@ -599,6 +599,7 @@ fn spec_paths_are_taken_from_the_run_directory_else_the_root() {
     );
     // Nowhere: relative to where speed runs, so the error names that.
     assert_eq!(spec_arg("nope.md", &sub, &root, &exists), "sub/nope.md");
+    assert_eq!(spec_arg("#Only", &sub, &root, &exists), "#Only");
     let abs = root.join("specs/app.md");
     assert_eq!(
         spec_arg(abs.to_str().unwrap(), &sub, &root, &exists),
