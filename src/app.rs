@@ -422,7 +422,7 @@ fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
     let provider = match settings.provider {
         Provider::Model(kind) => kind,
         Provider::Offline => anyhow::bail!(
-            "llm.provider = \"none\" (or --provider none) asks for an offline review by speed's own checks alone, \
+            "llm.provider = \"none\" asks for an offline review by speed's own checks alone, \
              and this version of speed has no checks yet: configure a model provider, or use --dry-run to see the prompt"
         ),
     };
