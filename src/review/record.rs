@@ -15,7 +15,7 @@ use crate::verdict;
 
 use super::Error;
 use super::prepare::{Prepared, Shared};
-use super::report::{Evidence, Report};
+use super::report::{Evidence, Report, TaskUpdate};
 
 pub const REVIEWS_DIR: &str = ".speed/reviews";
 pub const LOG_FILE: &str = ".speed/reviews/log.jsonl";
@@ -53,6 +53,10 @@ pub fn record(
             },
         );
         store.save(&fresh)?;
+        report.task_update = Some(TaskUpdate {
+            status: fresh.status.to_string(),
+            revision_count: fresh.revision_count,
+        });
     }
     append_log(&shared.root, report, &now)
 }

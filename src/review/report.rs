@@ -34,6 +34,10 @@ pub struct Report {
     /// Where the full report was saved, relative to the repository root.
     pub report_path: Option<String>,
     pub notices: Vec<String>,
+    /// The spec documents the review read, primary first.
+    pub specs: Vec<String>,
+    /// What the review did to the task file; None when it wrote none.
+    pub task_update: Option<TaskUpdate>,
     #[serde(skip)]
     pub outcome: Outcome,
 }
@@ -44,6 +48,14 @@ impl Report {
     pub fn prepared(&self) -> bool {
         !self.hashes.prompt.is_empty()
     }
+}
+
+/// The task's state as the review left it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskUpdate {
+    /// `done` after an approval, `pending` or `failed` after request_changes.
+    pub status: String,
+    pub revision_count: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -239,6 +239,8 @@ pub fn empty_report(subject: &Subject) -> Report {
         feedback: None,
         report_path: None,
         notices: Vec::new(),
+        specs: Vec::new(),
+        task_update: None,
         outcome: Outcome::Error,
     }
 }
@@ -266,6 +268,11 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models) -> Report {
         provider: models.review.name().to_string(),
         name: models.review.model().to_string(),
     };
+    report.specs = prepared
+        .specs
+        .iter()
+        .map(|s| s.document.path.clone())
+        .collect();
     report.tokens.budget = shared.settings.budget;
     report.tokens.prompt_counted = prepared.prompt.total_tokens;
     // Where the configuration came from, when that needs saying, first.

@@ -1,0 +1,279 @@
+//! Findings: every point of a report that someone acts on, flattened into one
+//! list with a rule id, a level and a place, so the CI printers (SARIF, JUnit,
+//! GitHub annotations) and the terminal's counts agree on what a review found.
+//! The report stays the source; this is a view of it, computed on demand.
+//!
+//! Rule ids name where a finding comes from: `review/<severity>` for the
+//! model's issues, `review/<kind>` for its other findings, `overrule/<rule>`
+//! for each reason speed turned an approval down, `guardian/<severity>` for
+//! the guardian's flags.
+
+use crate::review::Report;
+use crate::verdict::{CriterionStatus, Kind, Severity};
+
+/// How serious a finding is, in SARIF's words (GitHub's `::notice` is `Note`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Error => "error",
+            Level::Warning => "warning",
+            Level::Note => "note",
+        }
+    }
+
+    /// critical and major block (error), minor warns, a nit is a note.
+    pub fn of(severity: Severity) -> Level {
+        match severity {
+            Severity::Critical | Severity::Major => Level::Error,
+            Severity::Minor => Level::Warning,
+            Severity::Nit => Level::Note,
+        }
+    }
+}
+
+/// One finding of one review.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// A stable id: `review/major`, `overrule/fabricated_quote`, ...
+    pub rule: String,
+    pub level: Level,
+    /// Repository-relative path, when the finding has a place.
+    pub file: Option<String>,
+    pub line: Option<u64>,
+    pub end_line: Option<u64>,
+    pub message: String,
+    /// What to do about it, when the finding says.
+    pub suggestion: Option<String>,
+}
+
+impl Finding {
+    fn new(rule: String, level: Level, message: String) -> Finding {
+        Finding {
+            rule,
+            level,
+            file: None,
+            line: None,
+            end_line: None,
+            message,
+            suggestion: None,
+        }
+    }
+
+    fn at(mut self, file: Option<&str>, line: Option<u64>) -> Finding {
+        self.file = file
+            .map(str::trim)
+            .filter(|f| !f.is_empty())
+            .map(str::to_string);
+        self.line = line.filter(|l| *l > 0 && self.file.is_some());
+        self
+    }
+
+    fn suggest(mut self, suggestion: &str) -> Finding {
+        let suggestion = suggestion.trim();
+        self.suggestion = (!suggestion.is_empty()).then(|| suggestion.to_string());
+        self
+    }
+
+    /// `path:line`, `path`, or None.
+    pub fn place(&self) -> Option<String> {
+        match (&self.file, self.line) {
+            (Some(file), Some(line)) => Some(format!("{file}:{line}")),
+            (Some(file), None) => Some(file.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// Every finding of a report, in the order a developer reads them: speed's
+/// overrules, the model's issues, criteria, spec requirements, out-of-scope
+/// code, then the guardian's flags.
+pub fn of(report: &Report) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for o in &report.overrules {
+        out.push(Finding::new(
+            format!("overrule/{}", o.rule.as_str()),
+            Level::Error,
+            format!("speed overruled the approval: {}", o.reason),
+        ));
+    }
+    if let Some(review) = &report.review {
+        for issue in &review.issues {
+            out.push(
+                Finding::new(
+                    format!("review/{}", issue.severity.as_str()),
+                    Level::of(issue.severity),
+                    issue.message.clone(),
+                )
+                .at(issue.file.as_deref(), issue.line)
+                .suggest(&issue.suggestion),
+            );
+        }
+        for c in &review.criteria {
+            let (rule, level) = match c.status {
+                CriterionStatus::Met => continue,
+                CriterionStatus::Unmet => ("review/unmet-criterion", Level::Error),
+                CriterionStatus::Unverifiable => ("review/unverifiable-criterion", Level::Warning),
+            };
+            let why = if c.evidence.trim().is_empty() {
+                String::new()
+            } else {
+                format!(": {}", c.evidence.trim())
+            };
+            out.push(Finding::new(
+                rule.to_string(),
+                level,
+                format!("{} is {}{why}", c.id, c.status.as_str()),
+            ));
+        }
+        for check in review.spec_verification.iter().filter(|c| !c.satisfied) {
+            let (file, line) = spec_place(report, &check.spec_quote);
+            let notes = [check.notes.trim(), check.evidence.trim()]
+                .into_iter()
+                .filter(|t| !t.is_empty())
+                .collect::<Vec<_>>()
+                .join("; ");
+            let message = if notes.is_empty() {
+                format!("Not satisfied: \"{}\"", check.spec_quote.trim())
+            } else {
+                format!("Not satisfied: \"{}\" ({notes})", check.spec_quote.trim())
+            };
+            out.push(
+                Finding::new(
+                    "review/unsatisfied-requirement".to_string(),
+                    Level::Warning,
+                    message,
+                )
+                .at(file, line),
+            );
+        }
+        for m in &review.missing_from_spec {
+            let (file, line) = spec_place(report, &m.spec_quote);
+            let message = if m.spec_quote.trim().is_empty() {
+                format!("Missing: {}", m.description.trim())
+            } else {
+                format!(
+                    "Missing: \"{}\": {}",
+                    m.spec_quote.trim(),
+                    m.description.trim()
+                )
+            };
+            out.push(
+                Finding::new(
+                    "review/missing-from-spec".to_string(),
+                    Level::Warning,
+                    message,
+                )
+                .at(file, line),
+            );
+        }
+        for o in &review.out_of_scope {
+            out.push(
+                Finding::new(
+                    "review/out-of-scope".to_string(),
+                    Level::Warning,
+                    format!("Out of scope: {}", o.description.trim()),
+                )
+                .at(Some(&o.file), o.line),
+            );
+        }
+    }
+    for flag in &report.guardian.flags {
+        let message = if flag.spec_reference.trim().is_empty() {
+            format!("Guardian: {}", flag.description.trim())
+        } else {
+            format!(
+                "Guardian: {} ({})",
+                flag.description.trim(),
+                flag.spec_reference.trim()
+            )
+        };
+        out.push(Finding::new(
+            format!("guardian/{}", flag.severity.as_str()),
+            Level::of(flag.severity),
+            message,
+        ));
+    }
+    // A request for changes always shows as an error, even when the model
+    // gave no blocking finding to say why.
+    if report.verdict == Some(Kind::RequestChanges) && !out.iter().any(|f| f.level == Level::Error)
+    {
+        let why = report
+            .feedback
+            .as_deref()
+            .and_then(|f| f.lines().map(str::trim).find(|l| !l.is_empty()))
+            .unwrap_or("no finding was given");
+        out.push(Finding::new(
+            "review/request-changes".to_string(),
+            Level::Error,
+            format!("The review requested changes: {why}"),
+        ));
+    }
+    out
+}
+
+/// Where a quote was found in the spec, so a finding about a requirement
+/// points at it.
+fn spec_place<'a>(report: &'a Report, quote: &str) -> (Option<&'a str>, Option<u64>) {
+    let quote = quote.trim();
+    if quote.is_empty() {
+        return (None, None);
+    }
+    report
+        .quotes
+        .iter()
+        .find(|q| q.found && q.spec_quote.trim() == quote)
+        .map_or((None, None), |q| {
+            (q.doc_path.as_deref(), q.line.map(|l| l as u64))
+        })
+}
+
+/// What a rule id means, for SARIF's rule descriptors and summaries.
+pub fn describe(rule: &str) -> String {
+    let known = match rule {
+        "review/critical" => "The reviewer found a critical issue",
+        "review/major" => "The reviewer found a major issue",
+        "review/minor" => "The reviewer found a minor issue",
+        "review/nit" => "The reviewer found a nit",
+        "review/unmet-criterion" => "An acceptance criterion is not met",
+        "review/unverifiable-criterion" => {
+            "An acceptance criterion cannot be verified from the diff"
+        }
+        "review/unsatisfied-requirement" => "A spec requirement is not satisfied",
+        "review/missing-from-spec" => "The spec asks for something the change does not implement",
+        "review/out-of-scope" => "Code no spec line asks for",
+        "review/request-changes" => "The review requested changes",
+        "overrule/fabricated_quote" => {
+            "An approval rests on a spec quote the spec does not contain"
+        }
+        "overrule/blocking_issue" => "An approval came with a critical or major issue",
+        "overrule/unmet_criterion" => "An approval left an acceptance criterion unmet",
+        "overrule/unchecked_criterion" => "An approval did not report on an acceptance criterion",
+        "overrule/spec_edited" => "The task's diff edits its own spec",
+        "overrule/guardian_rejected" => "The guardian gate rejected the approval",
+        _ => "",
+    };
+    if !known.is_empty() {
+        return known.to_string();
+    }
+    match rule.split_once('/') {
+        Some(("overrule", name)) => {
+            format!("speed overruled an approval ({})", name.replace('_', " "))
+        }
+        Some(("guardian", severity)) => format!("The guardian flagged a {severity} concern"),
+        Some((_, name)) => name.replace(['_', '-'], " "),
+        None => rule.to_string(),
+    }
+}
+
+/// How many findings of each level: (errors, warnings, notes).
+pub fn counts(findings: &[Finding]) -> (usize, usize, usize) {
+    let n = |level| findings.iter().filter(|f| f.level == level).count();
+    (n(Level::Error), n(Level::Warning), n(Level::Note))
+}
