@@ -17,6 +17,7 @@ pub mod memory;
 pub mod prompt;
 pub mod render;
 pub mod review;
+pub mod secrets;
 pub mod settings;
 pub mod specs;
 pub mod tasks;
