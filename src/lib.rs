@@ -14,6 +14,7 @@ pub mod git;
 pub mod impact;
 pub mod llm;
 pub mod memory;
+pub mod paths;
 pub mod prompt;
 pub mod render;
 pub mod review;

@@ -12,6 +12,7 @@
 //! holds the secret's text: only rule, line and byte span.
 
 mod assign;
+mod diff;
 mod pem;
 mod rules;
 mod value;
@@ -19,6 +20,8 @@ mod value;
 use std::sync::OnceLock;
 
 use serde::Serialize;
+
+pub use diff::{DiffSecret, redact_diff};
 
 /// What kind of text is scanned: it decides which assignment forms count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
