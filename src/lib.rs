@@ -8,6 +8,7 @@
 //! higher one.
 
 pub mod app;
+pub mod checks;
 pub mod cli;
 pub mod exit;
 pub mod git;

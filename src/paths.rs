@@ -15,7 +15,14 @@ pub fn is_test(path: &str) -> bool {
     if parts.iter().any(|dir| {
         matches!(
             *dir,
-            "tests" | "test" | "testing" | "testdata" | "test_data" | "fixtures" | "__tests__" | "spec"
+            "tests"
+                | "test"
+                | "testing"
+                | "testdata"
+                | "test_data"
+                | "fixtures"
+                | "__tests__"
+                | "spec"
         )
     }) {
         return true;

@@ -24,7 +24,13 @@ const BARE: &str = r#"(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)\s*(?:=|:)\s*(?P<v>[^\s"
 
 /// Words that make a name worth a look; cheap to find.
 const NAME_WORDS: &[&str] = &[
-    "pass", "pwd", "secret", "token", "key", "credential", "auth",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "credential",
+    "auth",
 ];
 
 pub struct Assign {
@@ -201,9 +207,7 @@ fn secret_name(name: &str) -> bool {
     if NOUNS.contains(&last.as_str()) {
         return true;
     }
-    last == "key"
-        && words.len() >= 2
-        && KEY_KINDS.contains(&words[words.len() - 2].as_str())
+    last == "key" && words.len() >= 2 && KEY_KINDS.contains(&words[words.len() - 2].as_str())
 }
 
 /// Whether a value looks like a real credential. In a dotenv file any real
@@ -211,8 +215,23 @@ fn secret_name(name: &str) -> bool {
 /// must also be long and varied enough not to be a word or an identifier.
 fn real_value(value: &str, dotenv: bool) -> bool {
     const FIXTURE_WORDS: &[&str] = &[
-        "test", "passw", "secret", "token", "fake", "mock", "foobar", "qwerty", "letmein",
-        "hunter", "admin", "default", "none", "null", "true", "false", "undefined",
+        "test",
+        "passw",
+        "secret",
+        "token",
+        "fake",
+        "mock",
+        "foobar",
+        "qwerty",
+        "letmein",
+        "hunter",
+        "admin",
+        "default",
+        "none",
+        "null",
+        "true",
+        "false",
+        "undefined",
     ];
     if value.len() < 4 || is_placeholder(value) {
         return false;
@@ -228,28 +247,38 @@ fn real_value(value: &str, dotenv: bool) -> bool {
     let c = classes(value);
     if dotenv {
         let numeric = c.digit == value.len();
-        return !(numeric && value.len() < 8)
-            && !matches!(lower.as_str(), "true" | "false" | "none" | "null" | "yes" | "no");
+        let word = matches!(
+            lower.as_str(),
+            "true" | "false" | "none" | "null" | "yes" | "no"
+        );
+        let short_number = numeric && value.len() < 8;
+        return !(word || short_number);
     }
     if value.len() < 8 || FIXTURE_WORDS.iter().any(|w| lower.contains(w)) {
         return false;
     }
     // Escapes (`b"\x9b\xbe…"`, `"pass\0word"`) are binary test vectors;
     // a stored password hash (`pbkdf2_sha256$…`) is not the password.
-    if value.contains('\\') || is_password_hash(&lower) || is_uuid(value) || is_patterned(value)
-    {
+    if value.contains('\\') || is_password_hash(&lower) || is_uuid(value) || is_patterned(value) {
         return false;
     }
     // Constant and variable names with digits: `FORBIDDEN_VALUE2`, `user_pw_2`.
     let snake = value.contains('_')
-        && (value.chars().all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
-            || value.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_'));
+        && (value
+            .chars()
+            .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+            || value
+                .chars()
+                .all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || ch == '_'));
     if snake {
         return false;
     }
     // Identifiers and names: `access_token`, `csrftoken`, `refreshToken`,
     // `GITHUB_TOKEN`, `my-app.password` (no digits, no symbols but . _ -).
-    let identifier = c.digit == 0 && value.chars().all(|ch| ch.is_alphabetic() || "_.-".contains(ch));
+    let identifier = c.digit == 0
+        && value
+            .chars()
+            .all(|ch| ch.is_alphabetic() || "_.-".contains(ch));
     if identifier && (value.len() < 24 || entropy(value) < 4.0) {
         return false;
     }
@@ -263,8 +292,18 @@ fn real_value(value: &str, dotenv: bool) -> bool {
 /// A stored password hash in a framework's format.
 fn is_password_hash(lower: &str) -> bool {
     const PREFIXES: &[&str] = &[
-        "pbkdf2_", "pbkdf2$", "argon2", "bcrypt$", "bcrypt_", "scrypt$", "sha1$", "md5$",
-        "sha256$", "sha512$", "crypt$", "unsalted_",
+        "pbkdf2_",
+        "pbkdf2$",
+        "argon2",
+        "bcrypt$",
+        "bcrypt_",
+        "scrypt$",
+        "sha1$",
+        "md5$",
+        "sha256$",
+        "sha512$",
+        "crypt$",
+        "unsalted_",
     ];
     PREFIXES.iter().any(|p| lower.starts_with(p))
 }
@@ -274,7 +313,9 @@ fn is_uuid(value: &str) -> bool {
     let parts: Vec<&str> = value.split('-').collect();
     parts.len() == 5
         && parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12])
-        && parts.iter().all(|p| p.bytes().all(|b| b.is_ascii_hexdigit()))
+        && parts
+            .iter()
+            .all(|p| p.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// A long value made of a repeated pattern (`1bcdefghij2bcdefghij…`):
@@ -305,7 +346,10 @@ mod tests {
 
     #[test]
     fn names_split_into_words() {
-        assert_eq!(words("AWS_SECRET_ACCESS_KEY"), ["aws", "secret", "access", "key"]);
+        assert_eq!(
+            words("AWS_SECRET_ACCESS_KEY"),
+            ["aws", "secret", "access", "key"]
+        );
         assert_eq!(words("apiKey"), ["api", "key"]);
         assert_eq!(words("self.db_password2"), ["self", "db", "password", "2"]);
         assert_eq!(words("X-Api-Key"), ["x", "api", "key"]);

@@ -42,8 +42,7 @@ pub fn redact_diff(diff: &mut Diff) -> Vec<DiffSecret> {
                         added,
                     });
                 }
-                let mut owned: Vec<String> =
-                    hunk.lines.iter().map(|l| l.text.clone()).collect();
+                let mut owned: Vec<String> = hunk.lines.iter().map(|l| l.text.clone()).collect();
                 apply(&mut owned, &found);
                 for (line, text) in hunk.lines.iter_mut().zip(owned) {
                     line.text = text;
@@ -142,6 +141,9 @@ mod tests {
         assert!(!text.contains("ghp_R8f"), "{text}");
         assert!(!text.contains("AKIA"), "{text}");
         assert!(text.contains("TOKEN = '[REDACTED:github-token]'"), "{text}");
-        assert!(text.contains("def connect(key='[REDACTED:aws-access-key]'):"), "{text}");
+        assert!(
+            text.contains("def connect(key='[REDACTED:aws-access-key]'):"),
+            "{text}"
+        );
     }
 }

@@ -198,10 +198,7 @@ pub fn apply(lines: &mut [String], scan: &Scan) {
     for span in scan.spans.iter().rev() {
         if let Some(line) = lines.get_mut(span.line) {
             let end = span.end.min(line.len());
-            if span.start < end
-                && line.is_char_boundary(span.start)
-                && line.is_char_boundary(end)
-            {
+            if span.start < end && line.is_char_boundary(span.start) && line.is_char_boundary(end) {
                 line.replace_range(span.start..end, &placeholder(span.rule));
             }
         }
@@ -250,7 +247,8 @@ mod tests {
     #[test]
     fn assignments_in_test_code_are_fixtures_but_tokens_are_not() {
         let test = Context::file("tests/login.py", true);
-        let text = "password = \"Zk3Xq9Lm2V\"\ntoken = \"ghp_R8fNq2Lx7TbV4mKc9WzPd3HsYe6Ju1Ao5GiQ\"";
+        let text =
+            "password = \"Zk3Xq9Lm2V\"\ntoken = \"ghp_R8fNq2Lx7TbV4mKc9WzPd3HsYe6Ju1Ao5GiQ\"";
         assert_eq!(redact(text, test).found, vec![(2, "github-token")]);
         assert_eq!(redact(text, CODE).found.len(), 2);
     }
@@ -292,7 +290,8 @@ mod tests {
         assert_eq!(sorted.len(), ids.len());
         for id in ids {
             assert!(
-                id.chars().all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()),
+                id.chars()
+                    .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit()),
                 "{id}"
             );
         }

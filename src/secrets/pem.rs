@@ -160,8 +160,7 @@ fn body_line(line: &str) -> Option<usize> {
     let t = t.strip_suffix("\\n").unwrap_or(t);
     let t = t.strip_suffix("\\r").unwrap_or(t);
     if !t.is_empty()
-        && t
-            .bytes()
+        && t.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=')
     {
         Some(t.len())
@@ -187,8 +186,15 @@ mod tests {
         assert_eq!(out.found, vec![(2, "private-key")]);
         assert!(!out.text.contains("MIIEvQ"), "{}", out.text);
         assert!(!out.text.contains("MzEfYy"), "{}", out.text);
-        assert!(out.text.starts_with("let key = r#\"\n[REDACTED:private-key]\n"));
-        assert!(out.text.ends_with("[REDACTED:private-key]\n\"#;\n"), "{}", out.text);
+        assert!(
+            out.text
+                .starts_with("let key = r#\"\n[REDACTED:private-key]\n")
+        );
+        assert!(
+            out.text.ends_with("[REDACTED:private-key]\n\"#;\n"),
+            "{}",
+            out.text
+        );
     }
 
     #[test]
@@ -208,10 +214,22 @@ mod tests {
     #[test]
     fn openssh_pgp_and_encrypted_keys() {
         for (begin, end) in [
-            ("-----BEGIN OPENSSH PRIVATE KEY-----", "-----END OPENSSH PRIVATE KEY-----"),
-            ("-----BEGIN PGP PRIVATE KEY BLOCK-----", "-----END PGP PRIVATE KEY BLOCK-----"),
-            ("-----BEGIN ENCRYPTED PRIVATE KEY-----", "-----END ENCRYPTED PRIVATE KEY-----"),
-            ("-----BEGIN EC PRIVATE KEY-----", "-----END EC PRIVATE KEY-----"),
+            (
+                "-----BEGIN OPENSSH PRIVATE KEY-----",
+                "-----END OPENSSH PRIVATE KEY-----",
+            ),
+            (
+                "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+                "-----END PGP PRIVATE KEY BLOCK-----",
+            ),
+            (
+                "-----BEGIN ENCRYPTED PRIVATE KEY-----",
+                "-----END ENCRYPTED PRIVATE KEY-----",
+            ),
+            (
+                "-----BEGIN EC PRIVATE KEY-----",
+                "-----END EC PRIVATE KEY-----",
+            ),
         ] {
             let text = format!("{begin}\nComment: made by a tool\n\n{BODY}\n{end}\n");
             let out = redact(&text, Context::PROSE);

@@ -200,8 +200,8 @@ impl Tokens {
         let mut rules = Vec::new();
         for (i, rule) in TABLE.iter().enumerate() {
             // The patterns are constants covered by tests.
-            let re = Regex::new(rule.pattern)
-                .unwrap_or_else(|e| panic!("secret rule {}: {e}", rule.id));
+            let re =
+                Regex::new(rule.pattern).unwrap_or_else(|e| panic!("secret rule {}: {e}", rule.id));
             rules.push((i, re));
             for k in rule.keywords {
                 keywords.push(*k);
@@ -303,10 +303,38 @@ fn example_host(host: &str) -> bool {
 /// `user:password`, `foo:bar`, templates write `${PASS}` or `{password}`.
 fn real_password(user: &str, pass: &str) -> bool {
     const STAND_INS: &[&str] = &[
-        "pass", "password", "passwd", "pwd", "secret", "token", "user", "username", "test",
-        "admin", "root", "guest", "foo", "bar", "baz", "changeme", "xxx", "key", "apikey",
-        "hunter2", "letmein", "mysecret", "mypassword", "pa55word", "p4ssw0rd", "postgres",
-        "mysql", "redis", "demo", "none", "null", "empty",
+        "pass",
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "token",
+        "user",
+        "username",
+        "test",
+        "admin",
+        "root",
+        "guest",
+        "foo",
+        "bar",
+        "baz",
+        "changeme",
+        "xxx",
+        "key",
+        "apikey",
+        "hunter2",
+        "letmein",
+        "mysecret",
+        "mypassword",
+        "pa55word",
+        "p4ssw0rd",
+        "postgres",
+        "mysql",
+        "redis",
+        "demo",
+        "none",
+        "null",
+        "empty",
     ];
     let lower = pass.to_ascii_lowercase();
     if FIXTURE_WORDS.iter().any(|w| lower.contains(w)) || pass.contains('\\') {
@@ -423,7 +451,10 @@ mod tests {
         );
         check(
             "gitlab-token",
-            &["GITLAB_TOKEN=glpat-Zk3Xq9Lm2Vn8Bc4Wd7Ry", "glrt-t1_Zk3Xq9Lm2Vn8Bc4Wd7Ry5H"],
+            &[
+                "GITLAB_TOKEN=glpat-Zk3Xq9Lm2Vn8Bc4Wd7Ry",
+                "glrt-t1_Zk3Xq9Lm2Vn8Bc4Wd7Ry5H",
+            ],
             &["glpat-xxxxxxxxxxxxxxxxxxxx", "glpat-short"],
         );
     }
@@ -484,7 +515,10 @@ mod tests {
             &[
                 "ANTHROPIC_API_KEY=sk-ant-api03-Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2iO9pLkMj8Nh7Bg6Vf5Cd4Xs3Za2Qw1E-AA",
             ],
-            &["sk-ant-api03-...", "sk-ant-api03-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
+            &[
+                "sk-ant-api03-...",
+                "sk-ant-api03-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            ],
         );
     }
 
@@ -498,11 +532,16 @@ mod tests {
         check(
             "npm-token",
             &["//registry.npmjs.org/:_authToken=npm_Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2iO9p"],
-            &["npm_config_cache", "npm_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"],
+            &[
+                "npm_config_cache",
+                "npm_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+            ],
         );
         check(
             "pypi-token",
-            &["password = pypi-AgEIcHlwaS5vcmcCJDk3Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2iO9pLkMj8Nh7Bg6"],
+            &[
+                "password = pypi-AgEIcHlwaS5vcmcCJDk3Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2iO9pLkMj8Nh7Bg6",
+            ],
             &["pypi-AgEIcHlwaS5vcmc"],
         );
         check(
