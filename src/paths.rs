@@ -20,6 +20,7 @@ pub fn is_test(path: &str) -> bool {
                 | "testing"
                 | "testdata"
                 | "test_data"
+                | "test-data"
                 | "fixtures"
                 | "__tests__"
                 | "spec"
@@ -37,7 +38,13 @@ pub fn is_test(path: &str) -> bool {
                 || stem == "tests"
                 || stem == "conftest"
         }
-        "rs" => stem.ends_with("_test") || stem.ends_with("_tests") || stem == "tests",
+        "rs" => {
+            stem.ends_with("_test")
+                || stem.ends_with("_tests")
+                || stem.starts_with("test_")
+                || stem == "tests"
+                || stem == "test"
+        }
         _ => {
             stem.ends_with("_test")
                 || stem.ends_with(".test")

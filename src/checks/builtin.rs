@@ -343,8 +343,12 @@ impl Run<'_> {
         if !self.on(Check::DebugLeftover) {
             return;
         }
-        let kinds = [Marker::Dbg, Marker::Breakpoint, Marker::SetTrace];
-        for (file, m) in self.added_markers(&kinds, true) {
+        // `dbg!` in a test prints only when the test fails: often kept on
+        // purpose. A debugger stop anywhere hangs whoever runs the code.
+        let mut found = self.added_markers(&[Marker::Dbg], false);
+        found.extend(self.added_markers(&[Marker::Breakpoint, Marker::SetTrace], true));
+        found.sort_by(|a, b| (&a.0, a.1.line).cmp(&(&b.0, b.1.line)));
+        for (file, m) in found {
             self.push(
                 Check::DebugLeftover,
                 Some(&file),

@@ -4,6 +4,7 @@
 //! `breakpoint()`, a body that is only `pass`). Parsed with tree-sitter,
 //! so a marker in a comment or a string is not a marker.
 
+use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 
 use tree_sitter::{Node, Parser};
@@ -117,8 +118,11 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
                 out: &mut out,
                 test_file,
                 stub_file,
+                pending: Vec::new(),
+                bases: Default::default(),
             };
             walker.block(tree.root_node(), &python::Scope::default());
+            walker.finish();
         }
     }
     Some(out)
@@ -197,6 +201,13 @@ mod rust {
     fn items(node: Node, src: &[u8], out: &mut Outline, path: &str, in_test: bool) {
         let mut cursor = node.walk();
         for child in node.children(&mut cursor) {
+            // Templates and documentation-only items are not code that runs:
+            // `macro_rules!` bodies, `#[cfg(doc)]` stand-ins.
+            if child.kind() == "macro_definition"
+                || attributes(child, src).iter().any(|(a, _)| a == "cfg(doc)")
+            {
+                continue;
+            }
             match child.kind() {
                 "mod_item" => {
                     let attrs = attributes(child, src);
@@ -282,8 +293,44 @@ mod rust {
             }
         }
         if let Some(body) = node.child_by_field_name("body") {
+            let before = out.markers.len();
             markers(body, src, out, Some(&qualified));
+            // `unimplemented!()` as a whole body is a stub; in a match arm
+            // it is a case left unsupported on purpose. `todo!()` inside a
+            // function named `todo` is that function's API (winnow).
+            let whole = only_macro(body, src) == Some("unimplemented");
+            let mut i = before;
+            while i < out.markers.len() {
+                let m = out.markers[i].marker;
+                if (m == Marker::Unimplemented && !whole) || (m == Marker::Todo && name == "todo") {
+                    out.markers.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
         }
+    }
+
+    /// The macro a block consists of, if it is one call and nothing else.
+    fn only_macro<'a>(block: Node, src: &'a [u8]) -> Option<&'a str> {
+        let mut c = block.walk();
+        let kids: Vec<Node> = block
+            .named_children(&mut c)
+            .filter(|n| !n.kind().ends_with("comment"))
+            .collect();
+        let [only] = kids.as_slice() else {
+            return None;
+        };
+        let call = if only.kind() == "expression_statement" {
+            only.named_child(0)?
+        } else {
+            *only
+        };
+        if call.kind() != "macro_invocation" {
+            return None;
+        }
+        let name = text(call.child_by_field_name("macro")?, src);
+        Some(name.rsplit("::").next().unwrap_or(name))
     }
 
     /// Macro calls anywhere below `node`, including inside other macros'
@@ -312,6 +359,7 @@ mod rust {
                         }
                     }
                 }
+                "macro_definition" => continue,
                 "function_item" if n != node => {
                     // A nested function: its own name in messages.
                     let name = n
@@ -373,6 +421,42 @@ mod python {
         pub test_file: bool,
         /// A `.pyi` stub: every body is a declaration.
         pub stub_file: bool,
+        /// `raise NotImplementedError` bodies of methods, with their class:
+        /// kept unless the class turns out to be a base class.
+        pub pending: Vec<(Found, String)>,
+        /// Every name a class of this file derives from.
+        pub bases: HashSet<String>,
+    }
+
+    /// A class meant to be derived from, by its name.
+    fn abstract_name(class: &str) -> bool {
+        class.starts_with("Base")
+            || class.starts_with("Abstract")
+            || ["Base", "Mixin", "Interface", "Protocol", "ABC"]
+                .iter()
+                .any(|s| class.ends_with(s))
+    }
+
+    /// A `NotImplementedError` that explains itself (`"subclasses must
+    /// provide get()"`, `"no DB representation for AnonymousUser"`) is a
+    /// decision; a bare one, or one saying "TODO", is a placeholder.
+    fn deliberate(message: &str) -> bool {
+        let m = message.to_ascii_lowercase();
+        let words = m.chars().filter(|c| c.is_alphanumeric()).count();
+        words > 0
+            && !["todo", "fixme", "not yet", "later", "implement me"]
+                .iter()
+                .any(|w| m.contains(w))
+    }
+
+    /// A function whose name says it does nothing on purpose.
+    fn no_op_name(name: &str) -> bool {
+        let n = name.to_ascii_lowercase();
+        [
+            "noop", "no_op", "nop", "nothing", "dummy", "ignore", "null", "stub", "blank", "empty",
+        ]
+        .iter()
+        .any(|w| n.contains(w))
     }
 
     /// Decorators that make a test skipped.
@@ -414,6 +498,15 @@ mod python {
     }
 
     impl Walker<'_, '_> {
+        /// Keep the pending methods whose class no class here derives from.
+        pub fn finish(self) {
+            for (found, class) in self.pending {
+                if !self.bases.contains(&class) {
+                    self.out.markers.push(found);
+                }
+            }
+        }
+
         pub fn block(&mut self, node: Node, scope: &Scope) {
             let mut c = node.walk();
             let children: Vec<Node> = node.children(&mut c).collect();
@@ -481,8 +574,9 @@ mod python {
             let name = text(f, self.src);
             let marker = match name {
                 "breakpoint" => Marker::Breakpoint,
-                "pdb.set_trace" | "ipdb.set_trace" | "pudb.set_trace" | "pytest.set_trace"
-                | "pdb.post_mortem" | "ipdb.post_mortem" => Marker::SetTrace,
+                "pdb.set_trace" | "ipdb.set_trace" | "pudb.set_trace" | "pytest.set_trace" => {
+                    Marker::SetTrace
+                }
                 _ => return,
             };
             self.out.markers.push(Found {
@@ -511,6 +605,12 @@ mod python {
                     .child_by_field_name("superclasses")
                     .map(|n| text(n, self.src))
                     .unwrap_or("");
+                for base in bases.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')) {
+                    let last = base.rsplit('.').next().unwrap_or(base);
+                    if !last.is_empty() {
+                        self.bases.insert(last.to_string());
+                    }
+                }
                 let interface = ["Protocol", "ABC", "ABCMeta", "Interface", "TypedDict"]
                     .iter()
                     .any(|b| {
@@ -602,24 +702,40 @@ mod python {
                 }
                 "raise_statement" => {
                     let raised = only.named_child(0).map(|e| text(e, self.src)).unwrap_or("");
-                    let name = raised.split('(').next().unwrap_or("").trim();
+                    let (name, message) = raised.split_once('(').unwrap_or((raised, ""));
+                    let name = name.trim();
                     if name != "NotImplementedError" && name != "NotImplemented" {
+                        return;
+                    }
+                    if deliberate(message) {
                         return;
                     }
                     Marker::NotImplemented
                 }
                 _ => return,
             };
-            // A method doing nothing in a subclass overrides a hook on
-            // purpose (`def log_message(self, *args): pass`).
-            if marker == Marker::PassBody && scope.class.is_some() {
+            let name = function.rsplit('.').next().unwrap_or(function);
+            // A method doing nothing overrides a hook on purpose
+            // (`def log_message(self, *args): pass`), and so does a
+            // function named for it (`def noop(*args): pass`).
+            if marker == Marker::PassBody && (scope.class.is_some() || no_op_name(name)) {
                 return;
             }
-            self.out.markers.push(Found {
+            let found = Found {
                 marker,
                 line: line(*only),
                 function: Some(function.to_string()),
-            });
+            };
+            // `raise NotImplementedError` in a base class is how Python
+            // declares an abstract method without `abc`.
+            match (&scope.class, marker) {
+                (Some(class), Marker::NotImplemented) => {
+                    if !abstract_name(class) {
+                        self.pending.push((found, class.clone()));
+                    }
+                }
+                _ => self.out.markers.push(found),
+            }
         }
     }
 
@@ -650,15 +766,16 @@ mod tests {
     #[test]
     fn rust_markers_in_code_not_in_comments_or_strings() {
         let o = rust(
-            "fn a() {\n    todo!()\n}\n// todo!()\nfn b() -> Vec<u8> {\n    let s = \"dbg!(x)\";\n    vec![unimplemented!(), dbg!(1)]\n}\nfn c() { std::todo!(\"later\") }\n",
+            "fn a() {\n    todo!()\n}\n// todo!()\nfn b() -> Vec<u8> {\n    let s = \"dbg!(x)\";\n    vec![todo!(), dbg!(1)]\n}\nfn c() { std::todo!(\"later\") }\nfn d() -> u8 {\n    unimplemented!()\n}\nfn e(x: u8) -> u8 {\n    match x {\n        0 => 1,\n        _ => unimplemented!(\"unsupported\"),\n    }\n}\nmacro_rules! m { () => { todo!() } }\n#[cfg(doc)]\nfn docs() { todo!() }\npub fn todo() -> u8 { todo!() }\n",
         );
         assert_eq!(
             markers(&o),
             vec![
                 (Marker::Todo, 2),
-                (Marker::Unimplemented, 7),
+                (Marker::Todo, 7),
                 (Marker::Dbg, 7),
-                (Marker::Todo, 9)
+                (Marker::Todo, 9),
+                (Marker::Unimplemented, 11)
             ]
         );
         assert_eq!(o.markers[0].function.as_deref(), Some("a"));
@@ -747,6 +864,28 @@ if TYPE_CHECKING:
 class Plain:
     def method(self):
         raise NotImplementedError()
+
+class Shape2:
+    def area(self):
+        raise NotImplementedError
+
+class Square(Shape2):
+    def area(self):
+        return 4
+
+class BaseCache:
+    def get(self, key):
+        raise NotImplementedError
+
+class Cache:
+    def get(self, key):
+        raise NotImplementedError("subclasses of Cache must provide get()")
+
+    def put(self, key):
+        raise NotImplementedError("TODO: write it")
+
+def noop(*args):
+    pass
 "#,
             false,
         );
@@ -756,7 +895,8 @@ class Plain:
                 (Marker::PassBody, 3),
                 (Marker::EllipsisBody, 7),
                 (Marker::NotImplemented, 10),
-                (Marker::NotImplemented, 39)
+                (Marker::NotImplemented, 39),
+                (Marker::NotImplemented, 58)
             ]
         );
     }
