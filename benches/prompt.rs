@@ -83,6 +83,7 @@ fn measure_one(
         main,
         counter: counter.clone(),
         templates: Templates::load(Some(&root.join(".speed/prompts"))).expect("templates"),
+        actor: speed::tasks::Actor::new("bench", None),
     };
     // The first run is cold (and fills the symbol cache when allowed).
     let cold = Instant::now();
@@ -123,6 +124,7 @@ fn settings(dry_run: bool) -> ReviewSettings {
         budget: 60_000,
         tokenizer: "o200k_base".to_string(),
         max_revisions: 2,
+        actor: None,
         spec_args: Vec::new(),
         llm: LlmSettings {
             provider: None,

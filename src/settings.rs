@@ -65,8 +65,11 @@ pub struct ReviewSettings {
     pub budget: usize,
     pub tokenizer: String,
     pub max_revisions: u32,
-    /// `--spec PATH[#Section]` as given: for a task, the last resort after
-    /// its spec_references, its feature's spec_path and
+    /// Config `review.actor`: who a review is recorded as (`reviewed_by`,
+    /// the events' actor); None means the git user.
+    pub actor: Option<String>,
+    /// `--spec PATH[#Section]` as given: for a task, it replaces the
+    /// task's spec_references, its feature's spec_path and
     /// specs/product/<feature>.md.
     pub spec_args: Vec<String>,
     pub llm: LlmSettings,
@@ -162,6 +165,7 @@ struct ReviewConfig {
     max_revisions: Option<u32>,
     tokenizer: Option<String>,
     concurrency: Option<usize>,
+    actor: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -198,7 +202,13 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
     ),
     (
         "review",
-        &["token_budget", "max_revisions", "tokenizer", "concurrency"],
+        &[
+            "token_budget",
+            "max_revisions",
+            "tokenizer",
+            "concurrency",
+            "actor",
+        ],
     ),
     (
         "guardian",
@@ -344,6 +354,11 @@ fn review_settings(
             .tokenizer
             .unwrap_or_else(|| DEFAULT_TOKENIZER.to_string()),
         max_revisions: config.review.max_revisions.unwrap_or(DEFAULT_MAX_REVISIONS),
+        actor: config
+            .review
+            .actor
+            .map(|a| a.trim().to_string())
+            .filter(|a| !a.is_empty()),
         spec_args,
         llm,
         guardian,
@@ -479,6 +494,18 @@ mod tests {
         assert!(r.guardian.enabled);
         assert_eq!(r.guardian.vision_file, DEFAULT_VISION_FILE);
         assert_eq!(r.main_branch, None);
+        assert_eq!(r.actor, None);
+    }
+
+    #[test]
+    fn review_actor_comes_from_the_config() {
+        let dir = repo_with_config("[review]\nactor = \" ci-bot \"\n");
+        let settings = resolve_in(dir.path(), &["speed", "review"], &[]).unwrap();
+        assert!(settings.warnings.is_empty(), "{:?}", settings.warnings);
+        assert_eq!(review(settings).actor.as_deref(), Some("ci-bot"));
+        let blank = repo_with_config("[review]\nactor = \"  \"\n");
+        let r = review(resolve_in(blank.path(), &["speed", "review"], &[]).unwrap());
+        assert_eq!(r.actor, None);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use super::prepare::{self, Shared, Subject};
 use crate::prompt::{Omission, SectionAccount};
+use crate::tasks::Criterion;
 
 pub struct DryRun {
     pub task_id: Option<String>,
@@ -24,6 +25,9 @@ pub struct DryPrompt {
     pub spec_hash: String,
     pub prompt_hash: String,
     pub notices: Vec<String>,
+    /// The acceptance criteria as speed understood them and the prompt
+    /// lists them.
+    pub criteria: Vec<Criterion>,
     /// The changed symbols with their blast radius (None if it could not be
     /// computed; the notices say why).
     pub impact: Option<crate::impact::Impact>,
@@ -49,8 +53,10 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
         Subject::Task(t) => t.branch.clone(),
         Subject::Branch { branch, .. } => branch.clone(),
     };
+    let criteria = subject.criteria().to_vec();
     let result = prepare::prepare(shared, subject)
         .map(|p| DryPrompt {
+            criteria,
             base_commit: p.base_commit,
             head_commit: p.head_commit,
             total_tokens: p.prompt.total_tokens,
