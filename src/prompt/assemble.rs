@@ -473,13 +473,13 @@ fn scope_items(scope: &Scope) -> Vec<String> {
 fn gate_items(gates: &[GateCheck]) -> Vec<String> {
     gates
         .iter()
-        .map(|g| {
-            if g.note.trim().is_empty() {
-                format!("- {}: {}", g.name, g.status)
-            } else {
-                format!("- {}: {} — {}", g.name, g.status, g.note)
-            }
-        })
+        .map(
+            |g| match (g.status.trim().is_empty(), g.note.trim().is_empty()) {
+                (_, true) => format!("- {}: {}", g.name, g.status),
+                (true, false) => format!("- {}: {}", g.name, g.note),
+                (false, false) => format!("- {}: {} — {}", g.name, g.status, g.note),
+            },
+        )
         .collect()
 }
 

@@ -11,4 +11,5 @@ mod guardian;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;
+mod orchestrator;
 mod review;
