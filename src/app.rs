@@ -366,25 +366,29 @@ fn dry_run_command(
     let already_reported = runs.len();
     runs.extend(subjects.into_iter().map(|s| dry::dry_run(shared, s)));
     let err_style = style_for(std::io::stderr().is_terminal());
+    let explain = |run: &dry::DryRun, why: &str| match run.nothing_implemented {
+        true => eprintln!("{why}: the review would request changes without calling a model"),
+        false => eprintln!("error: {why}"),
+    };
     if shared.settings.json {
         print!("{}", render::json::dry_runs(&runs));
         for run in &runs[already_reported..] {
-            if let Err(err) = &run.result {
-                eprintln!("error: {err}");
+            if let Err(why) = &run.result {
+                explain(run, why);
             }
         }
     } else {
         for run in &runs[already_reported..] {
             match &run.result {
                 Ok(prompt) => print!("{}", prompt.prompt),
-                Err(err) => eprintln!("error: {err}"),
+                Err(why) => explain(run, why),
             }
             if run.result.is_ok() {
                 eprint!("{}", render::human::accounting(run, &err_style));
             }
         }
     }
-    if runs.iter().any(|r| r.result.is_err()) {
+    if runs.iter().any(dry::DryRun::failed) {
         Outcome::Error
     } else {
         Outcome::Approved

@@ -41,6 +41,14 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
                 "impact": prepared.impact.as_ref().map_or(json!([]), |i| json!(i)),
                 "error": Value::Null,
             }),
+            Err(why) if run.nothing_implemented => json!({
+                "task_id": run.task_id,
+                "feature": run.feature,
+                "branch": run.branch,
+                "verdict": "request_changes",
+                "notices": [format!("{why}: the review would request changes without calling a model")],
+                "error": Value::Null,
+            }),
             Err(err) => json!({
                 "task_id": run.task_id,
                 "feature": run.feature,

@@ -9,6 +9,9 @@ pub struct DryRun {
     pub feature: Option<String>,
     pub branch: String,
     pub result: Result<DryPrompt, String>,
+    /// The branch holds no changes: the review would request changes
+    /// without a model, so this is not an error (`result` says why).
+    pub nothing_implemented: bool,
 }
 
 pub struct DryPrompt {
@@ -34,6 +37,11 @@ pub struct DryPrompt {
 }
 
 impl DryRun {
+    /// Whether this dry run found a problem the real review would fail on.
+    pub fn failed(&self) -> bool {
+        self.result.is_err() && !self.nothing_implemented
+    }
+
     /// A task that could not be read, for the dry run's output.
     pub fn unreadable(report: &super::Report) -> DryRun {
         DryRun {
@@ -41,6 +49,7 @@ impl DryRun {
             feature: report.feature.clone(),
             branch: report.branch.clone(),
             result: Err(report.error.clone().unwrap_or_default()),
+            nothing_implemented: false,
         }
     }
 }
@@ -54,7 +63,9 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
         Subject::Branch { branch, .. } => branch.clone(),
     };
     let criteria = subject.criteria().to_vec();
-    let result = prepare::prepare(shared, subject)
+    let prepared = prepare::prepare(shared, subject);
+    let nothing_implemented = matches!(prepared, Err(super::Error::EmptyDiff { .. }));
+    let result = prepared
         .map(|p| DryPrompt {
             criteria,
             base_commit: p.base_commit,
@@ -78,5 +89,6 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
         feature,
         branch,
         result,
+        nothing_implemented,
     }
 }

@@ -191,6 +191,10 @@ fn stack(
     let mut lines = Vec::new();
     let mut unmerged: Vec<Unmerged> = Vec::new();
     for id in &task.depends_on {
+        if id == &task.id {
+            lines.push(format!("task {id}: this task itself (ignored)"));
+            continue;
+        }
         let dependency = match store.dependency(task, id) {
             Ok(Some(dependency)) => dependency,
             Ok(None) => {
@@ -203,6 +207,14 @@ fn stack(
             }
         };
         let branch = dependency.branch;
+        if branch == task.branch {
+            // Its head is this task's head: stacking on it would hide the
+            // work under review, so the base stays where it was.
+            lines.push(format!(
+                "task {id} (branch {branch}): shares this task's branch"
+            ));
+            continue;
+        }
         let Ok(dep_head) = repo.resolve_branch(&branch) else {
             lines.push(format!("task {id} (branch {branch}): branch not found"));
             continue;
