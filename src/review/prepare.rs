@@ -323,11 +323,7 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     let (specs, referenced) = load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
     let primary_spec = specs[0].document.path.clone();
     if base.how.starts_with("head of task ") {
-        notices.push(format!(
-            "The diff starts at {}, the {}",
-            short(&base.commit),
-            base.how
-        ));
+        notices.push(format!("The diff starts at the {}", base.how));
     }
     for spec in &specs {
         if spec.origin == "working tree" {

@@ -355,7 +355,9 @@ fn a_multi_player_batch_reviews_what_the_orchestrator_left() {
         "{how}"
     );
     assert!(
-        two["notices"].to_string().contains("The diff starts at"),
+        two["notices"].to_string().contains(&format!(
+            "The diff starts at the head of task 1's branch {TASK_1}"
+        )),
         "{two}"
     );
     let prompt_2 = server
