@@ -190,7 +190,11 @@ fn stack(
     let store = tasks::Store::open(repo.root());
     let mut lines = Vec::new();
     let mut unmerged: Vec<Unmerged> = Vec::new();
-    for id in &task.depends_on {
+    // Each dependency costs graph walks, and choosing among them compares
+    // every pair: a task file listing thousands must not stall the review.
+    const MAX_DEPENDENCIES: usize = 32;
+    let examined = task.depends_on.len().min(MAX_DEPENDENCIES);
+    for id in &task.depends_on[..examined] {
         if id == &task.id {
             lines.push(format!("task {id}: this task itself (ignored)"));
             continue;
@@ -241,6 +245,12 @@ fn stack(
             ),
         };
         lines.push(line);
+    }
+    if examined < task.depends_on.len() {
+        lines.push(format!(
+            "{} more tasks, not examined: only the first {MAX_DEPENDENCIES} dependencies are",
+            task.depends_on.len() - examined
+        ));
     }
     if base.how == "execution_base_commit" {
         return (base, lines);

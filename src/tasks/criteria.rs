@@ -209,16 +209,20 @@ fn number(raws: Vec<Raw>) -> Vec<Criterion> {
             }
         }
     }
+    // Numbers only grow, so skipping taken ones costs at most one step per
+    // criterion overall, however the own ids are spread.
+    let mut next = 1;
     raws.into_iter()
         .enumerate()
         .map(|(i, raw)| {
             let id = match raw.own_id {
                 Some(id) => id,
                 None => {
-                    let mut n = i + 1;
+                    let mut n = next.max(i + 1);
                     while used.contains(&format!("AC-{n}")) {
                         n += 1;
                     }
+                    next = n + 1;
                     used.insert(format!("AC-{n}"));
                     format!("AC-{n}")
                 }
@@ -472,6 +476,24 @@ mod tests {
         );
         // A line that merely starts with a bracket is still a line.
         assert_eq!(read("[test] Works"), vec![c("AC-1", "Works", Some("test"))]);
+    }
+
+    #[test]
+    fn numbering_stays_linear_when_own_ids_come_last() {
+        let mut text = String::new();
+        for _ in 0..20_000 {
+            text.push_str("- unlabeled\n");
+        }
+        for n in 1..=20_000 {
+            text.push_str(&format!("- [AC-{n}] labeled\n"));
+        }
+        let started = std::time::Instant::now();
+        let criteria = Criterion::parse_lines(&text);
+        assert_eq!(criteria.len(), 40_000);
+        assert_eq!(criteria[0].id, "AC-20001");
+        assert_eq!(criteria[19_999].id, "AC-40000");
+        assert_eq!(criteria[20_000].id, "AC-1");
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

@@ -168,7 +168,8 @@ pub fn describe_history_entry(entry: &Value) -> String {
     }
     let head = text("head_commit");
     if !head.is_empty() {
-        line.push_str(&format!(" (head {})", &head[..head.len().min(10)]));
+        let short: String = head.chars().take(10).collect();
+        line.push_str(&format!(" (head {short})"));
     }
     let blocking: Vec<String> = match object.get("blocking") {
         Some(Value::Array(items)) => items
@@ -377,6 +378,10 @@ mod tests {
             "attempt 2: request_changes at 2025-01-02T03:04:05Z (head 0123456789); blocking: major src/a.rs:3: unchecked input | AC-2 unmet"
         );
         assert_eq!(describe_history_entry(&serde_json::json!({})), "review");
+        assert_eq!(
+            describe_history_entry(&serde_json::json!({"head_commit": "ééééééééééé"})),
+            "review (head éééééééééé)"
+        );
         assert_eq!(
             describe_history_entry(&serde_json::json!("free text")),
             "\"free text\""
