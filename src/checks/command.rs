@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{Error, Finding, Severity};
+use super::{CommandCheck, Error, Finding};
 use crate::git::Repository;
 
 /// Output kept per command: the tail is what explains a failure.
@@ -32,16 +32,6 @@ const POLL: Duration = Duration::from_millis(20);
 /// How long to wait for output after the command exited (a grandchild
 /// holding the pipes open is killed with the group first).
 const DRAIN: Duration = Duration::from_secs(2);
-
-/// One configured command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CommandCheck {
-    pub name: String,
-    /// Program and arguments; never run through a shell.
-    pub run: Vec<String>,
-    pub severity: Severity,
-    pub timeout: Duration,
-}
 
 /// Export `head` into a temporary folder and run every command there, in
 /// order. The folder is removed when this returns.
@@ -280,6 +270,7 @@ fn tail(output: &[u8]) -> String {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use crate::verdict::Severity;
 
     fn check(run: &[&str], timeout_ms: u64) -> CommandCheck {
         CommandCheck {
