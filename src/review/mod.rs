@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod dry;
+pub mod guard;
 pub mod guardian;
 pub mod model;
 pub mod nits;
