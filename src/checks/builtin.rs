@@ -222,7 +222,16 @@ impl Run<'_> {
         }
         let added = added_lines(self.input.diff);
         let mut findings = Vec::new();
-        for symbol in impact.symbols.iter().filter(|s| s.breaking) {
+        // A type's "signature" (a variant or field added, a derive changed)
+        // breaks few of its uses, and which ones the index cannot tell; a
+        // function's parameters break every call. So a changed type is left
+        // to the model, a removed one is not.
+        let callable = |k: impact::Kind| matches!(k, impact::Kind::Function | impact::Kind::Method);
+        for symbol in impact
+            .symbols
+            .iter()
+            .filter(|s| s.breaking && (s.change == Change::Removed || callable(s.kind)))
+        {
             // A caller on a line this diff wrote was updated for the new
             // signature; a removed symbol has no signature to update to.
             let left: Vec<&impact::Site> = symbol
@@ -377,6 +386,12 @@ impl Run<'_> {
         }
         let mut base_tests: HashMap<&str, (usize, &outline::TestFn)> = HashMap::new();
         let mut findings = Vec::new();
+        // Tests rewritten along with the code they test (as many or more
+        // after the change) are replaced, not deleted; fewer tests than
+        // before is a deletion, and the ones gone are named.
+        let before: usize = self.sides.base.values().map(|o| o.tests.len()).sum();
+        let after: usize = self.sides.head.values().map(|o| o.tests.len()).sum();
+        let fewer = after < before;
         let mut base_order: Vec<usize> = self.sides.base.keys().copied().collect();
         base_order.sort_unstable();
         for i in base_order {
@@ -386,7 +401,8 @@ impl Run<'_> {
             for t in &o.tests {
                 base_tests.entry(t.name.as_str()).or_insert((i, t));
                 // Gone by name and by body: deleted, not renamed or moved.
-                if !head_names.contains(t.name.as_str()) && !head_bodies.contains(&t.body) {
+                if fewer && !head_names.contains(t.name.as_str()) && !head_bodies.contains(&t.body)
+                {
                     let path = if file.new_blob.is_some() {
                         &file.path
                     } else {
@@ -396,7 +412,7 @@ impl Run<'_> {
                         path.to_string(),
                         None,
                         format!(
-                            "Test {} ({old_path}:{} before this change) is deleted.",
+                            "Test {} ({old_path}:{} before this change) is deleted; the changed files hold {after} tests, {before} before.",
                             t.name, t.line
                         ),
                     ));

@@ -93,7 +93,10 @@ fn redact_fields(task: &mut Task, fix: &mut dyn FnMut(&mut String)) {
 }
 
 /// Every string inside a JSON object, recursively.
-fn redact_json(map: &mut serde_json::Map<String, serde_json::Value>, fix: &mut dyn FnMut(&mut String)) {
+fn redact_json(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    fix: &mut dyn FnMut(&mut String),
+) {
     fn value(v: &mut serde_json::Value, fix: &mut dyn FnMut(&mut String)) {
         match v {
             serde_json::Value::String(s) => fix(s),

@@ -25,6 +25,29 @@ pub struct Models {
     pub guardian: Arc<dyn Provider>,
 }
 
+/// The provider of an offline review: it is never asked (the review
+/// returns before any model call), and says so if it were.
+pub struct NoModel;
+
+impl Provider for NoModel {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn model(&self) -> &str {
+        ""
+    }
+
+    fn complete(
+        &self,
+        _request: &crate::llm::Request,
+    ) -> Result<crate::llm::Completion, crate::llm::Error> {
+        Err(crate::llm::Error::NotConfigured {
+            hint: "an offline review asks no model".to_string(),
+        })
+    }
+}
+
 pub fn review(
     shared: &Shared,
     models: &Models,
@@ -278,7 +301,11 @@ fn nothing_implemented(
     report.tokens.budget = shared.settings.budget;
     report.verdict = Some(verdict::Kind::RequestChanges);
     report.guardian = GuardianOutcome::not_run("nothing was implemented");
-    if let Some(severity) = shared.settings.checks.severity(crate::checks::Check::EmptyDiff) {
+    if let Some(severity) = shared
+        .settings
+        .checks
+        .severity(crate::checks::Check::EmptyDiff)
+    {
         report.checks.push(crate::checks::Finding {
             check: crate::checks::Check::EmptyDiff.name().to_string(),
             severity,
