@@ -34,7 +34,6 @@ pub const DEFAULT_BUDGET: usize = 60_000;
 pub const DEFAULT_CONCURRENCY: usize = 4;
 pub const DEFAULT_MAX_REVISIONS: u32 = 2;
 pub const DEFAULT_MAX_PARTS: usize = 4;
-pub const DEFAULT_ACTOR: &str = "speed";
 pub const DEFAULT_TOKENIZER: &str = "o200k_base";
 pub const DEFAULT_VISION_FILE: &str = "specs/product/overview.md";
 pub const DEFAULT_PROVIDER: Provider = Provider::Model(ProviderKind::OpenAi);
@@ -185,10 +184,12 @@ pub struct ReviewSettings {
     pub max_revisions: u32,
     /// At most this many model calls share one large diff.
     pub max_parts: usize,
-    /// Names the author of event files in the multi-player layout.
-    pub actor: String,
+    /// Config `review.actor`: who a review is recorded as (`reviewed_by`,
+    /// the actor of event files in the multi-player layout); None means the
+    /// git user.
+    pub actor: Option<String>,
     /// `--spec PATH[#Section]`, PATH relative to the repository root: for a
-    /// task, the last resort after its spec_references, its feature's
+    /// task, it replaces the task's spec_references, its feature's
     /// spec_path and specs/product/<feature>.md.
     pub spec_args: Vec<String>,
     pub llm: LlmSettings,
@@ -216,6 +217,9 @@ pub enum Target {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmSettings {
     pub provider: Provider,
+    /// Why the review is offline when nobody asked for it (no provider is
+    /// configured), for stderr.
+    pub offline_note: Option<String>,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
@@ -488,7 +492,7 @@ struct Values {
     tokenizer: String,
     max_revisions: u32,
     max_parts: usize,
-    actor: String,
+    actor: Option<String>,
     llm: LlmSettings,
     guardian: GuardianSettings,
     checks: ChecksSettings,
@@ -562,7 +566,7 @@ impl Values {
             DEFAULT_MAX_REVISIONS,
         );
         let max_parts = r.file("review.max_parts", f.max_parts, DEFAULT_MAX_PARTS);
-        let actor = r.file("review.actor", f.actor.clone(), DEFAULT_ACTOR.to_string());
+        let actor = r.file("review.actor", f.actor.clone().map(Some), None);
         let tokenizer = r.file(
             "review.tokenizer",
             f.tokenizer.clone(),
@@ -615,16 +619,39 @@ impl Values {
 }
 
 fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings {
-    let provider = r.pick(
-        "llm.provider",
+    let flag = if flags.offline {
+        Some((Provider::Offline, "--offline"))
+    } else {
         flags
             .provider
             .as_deref()
             .and_then(Provider::parse)
-            .map(|p| (p, "--provider")),
+            .map(|p| (p, "--provider"))
+    };
+    // Nothing says which model to ask: review with speed's checks alone,
+    // so a fresh machine with no model server can still review.
+    let unconfigured = flag.is_none()
+        && f.provider.is_none()
+        && f.base_url.is_none()
+        && f.model.is_none()
+        && flags.model.is_none()
+        && f.command.is_none()
+        && f.api_key_env.is_none();
+    let provider = r.pick(
+        "llm.provider",
+        flag,
         f.provider,
-        DEFAULT_PROVIDER,
+        if unconfigured {
+            Provider::Offline
+        } else {
+            DEFAULT_PROVIDER
+        },
     );
+    let offline_note = (unconfigured && provider == Provider::Offline).then(|| {
+        "no model provider is configured ([llm] in .speed/config.toml, or --provider): \
+         reviewing offline with speed's own checks"
+            .to_string()
+    });
     let base_url = r.file("llm.base_url", f.base_url.clone().map(Some), None);
     let model = r.pick(
         "llm.model",
@@ -644,6 +671,7 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings
     let retry_base_ms = r.file("llm.retry_base_ms", f.retry_base_ms, DEFAULT_RETRY_BASE_MS);
     LlmSettings {
         provider,
+        offline_note,
         base_url,
         model,
         api_key_env,

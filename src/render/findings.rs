@@ -3,10 +3,11 @@
 //! GitHub annotations) and the terminal's counts agree on what a review found.
 //! The report stays the source; this is a view of it, computed on demand.
 //!
-//! Rule ids name where a finding comes from: `review/<severity>` for the
-//! model's issues, `review/<kind>` for its other findings, `overrule/<rule>`
-//! for each reason speed turned an approval down, `guardian/<severity>` for
-//! the guardian's flags.
+//! Rule ids name where a finding comes from: `overrule/<rule>` for each
+//! reason speed turned an approval down, `check/<name>` for speed's own
+//! checks (secrets found and redacted among them), `review/<severity>` for
+//! the model's issues, `review/<kind>` for its other findings,
+//! `guardian/<severity>` for the guardian's flags.
 
 use crate::review::Report;
 use crate::verdict::{CriterionStatus, Kind, Severity};
@@ -92,8 +93,8 @@ impl Finding {
 }
 
 /// Every finding of a report, in the order a developer reads them: speed's
-/// overrules, the model's issues, criteria, spec requirements, out-of-scope
-/// code, then the guardian's flags.
+/// overrules and checks, the model's issues, criteria, spec requirements,
+/// out-of-scope code, then the guardian's flags.
 pub fn of(report: &Report) -> Vec<Finding> {
     let mut out = Vec::new();
     for o in &report.overrules {
@@ -102,6 +103,16 @@ pub fn of(report: &Report) -> Vec<Finding> {
             Level::Error,
             format!("speed overruled the approval: {}", o.reason),
         ));
+    }
+    for check in &report.checks {
+        out.push(
+            Finding::new(
+                format!("check/{}", check.check),
+                Level::of(check.severity),
+                check.message.clone(),
+            )
+            .at(check.file.as_deref(), check.line.map(u64::from)),
+        );
     }
     if let Some(review) = &report.review {
         for issue in &review.issues {
@@ -257,6 +268,7 @@ pub fn describe(rule: &str) -> String {
         "overrule/unchecked_criterion" => "An approval did not report on an acceptance criterion",
         "overrule/spec_edited" => "The task's diff edits its own spec",
         "overrule/guardian_rejected" => "The guardian gate rejected the approval",
+        "overrule/check_failed" => "An approval came with a blocking finding of speed's checks",
         _ => "",
     };
     if !known.is_empty() {
@@ -267,9 +279,32 @@ pub fn describe(rule: &str) -> String {
             format!("speed overruled an approval ({})", name.replace('_', " "))
         }
         Some(("guardian", severity)) => format!("The guardian flagged a {severity} concern"),
+        Some(("check", name)) => check_description(name),
         Some((_, name)) => name.replace(['_', '-'], " "),
         None => rule.to_string(),
     }
+}
+
+/// speed's built-in checks, as the README's table names them; a command
+/// check is named by its configuration.
+fn check_description(name: &str) -> String {
+    let known = match name {
+        "empty_diff" => "Nothing changed",
+        "scope" => "A changed file outside the task's declared scope",
+        "breaking_change" => {
+            "A removed symbol that is still referenced where the diff does not update it"
+        }
+        "secret" => "A secret in the change (redacted everywhere speed sends or writes it)",
+        "placeholder" => {
+            "A placeholder body (todo!(), unimplemented!(), NotImplementedError, pass) in non-test code"
+        }
+        "debug_leftover" => "A debugging leftover (dbg!, breakpoint(), pdb.set_trace())",
+        "test_weakened" => "A test deleted, or newly skipped or ignored",
+        "untested_criterion" => "Criteria to be verified by test while the diff changes no test",
+        "large_diff" => "More changed lines or files than configured",
+        _ => return format!("The configured check `{name}` failed"),
+    };
+    known.to_string()
 }
 
 /// How many findings of each level: (errors, warnings, notes).

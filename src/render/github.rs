@@ -15,6 +15,7 @@ use std::fmt::Write;
 use crate::exit::Outcome;
 use crate::review::Report;
 use crate::review::batch::Skipped;
+use crate::verdict::Kind;
 
 use super::findings::{self, Finding, Level};
 use super::{Style, human};
@@ -128,6 +129,9 @@ fn outcome_line(report: &Report, found: &[Finding]) -> (&'static str, String) {
 
 fn verdict_words(report: &Report) -> &'static str {
     match (report.outcome, &report.error) {
+        (Outcome::Approved, None) if report.verdict == Some(Kind::ChecksPassed) => {
+            "checks passed (offline: no model judged the spec)"
+        }
         (Outcome::Approved, None) => "approved",
         (Outcome::ChangesRequested, None) => "changes requested",
         _ => "review failed",

@@ -137,8 +137,10 @@ fn defaults_without_config() {
     assert_eq!(r.concurrency, DEFAULT_CONCURRENCY);
     assert_eq!(r.max_revisions, 2);
     assert_eq!(r.max_parts, 4);
-    assert_eq!(r.actor, "speed");
-    assert_eq!(r.llm.provider, DEFAULT_PROVIDER);
+    assert_eq!(r.actor, None, "the git user");
+    // No provider, base URL, model or command: an offline review.
+    assert_eq!(r.llm.provider, Provider::Offline);
+    assert!(r.llm.offline_note.is_some());
     assert_eq!(r.llm.max_answer_bytes, DEFAULT_MAX_ANSWER_BYTES);
     assert!(r.guardian.enabled);
     assert_eq!(r.guardian.vision_file, DEFAULT_VISION_FILE);
@@ -174,7 +176,7 @@ fn a_branch_checkout_uses_mains_config_and_says_so() {
     let repo = Fake::new("task");
     repo.tree(CONFIG_PATH, BRANCH_CONFIG);
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.llm.provider, DEFAULT_PROVIDER);
+    assert_eq!(r.llm.provider, Provider::Offline);
     assert!(
         r.report_notices[0].contains("is not on main"),
         "{:?}",
@@ -466,7 +468,7 @@ on_error = "allow"
     assert_eq!(r.llm.provider, Provider::Offline);
     assert_eq!(r.llm.timeout, Duration::from_millis(500));
     assert_eq!(r.llm.max_answer_bytes, 2048);
-    assert_eq!((r.max_parts, r.actor.as_str()), (2, "ci-bot"));
+    assert_eq!((r.max_parts, r.actor.as_deref()), (2, Some("ci-bot")));
     use crate::verdict::Severity;
     assert_eq!(r.checks.severity(Check::Scope), Some(Severity::Minor));
     assert_eq!(r.checks.severity(Check::Secret), None);

@@ -639,3 +639,122 @@ fn json_format_is_the_json_flag() {
     assert_eq!(shape(&by_format), shape(&by_flag));
     assert_eq!(by_format.code, by_flag.code);
 }
+
+/// An offline review (no model): speed's own checks are the findings.
+#[test]
+fn offline_checks_are_findings_in_every_format_and_secrets_stay_out() {
+    const AWS_KEY: &str = "AKIAQYLPMN5HHHFPZAM2";
+    let make = || {
+        let repo = repo::example();
+        let mut builder = crate::support::repo::RepoBuilder::open(repo.path()).unwrap();
+        builder
+            .commit(
+                "speed/task-1",
+                Some("speed/task-1"),
+                &[
+                    (
+                        "catalog/src/fines.rs",
+                        "pub fn fine_for(days: u32) -> u32 {\n    dbg!(days);\n    todo!()\n}\n",
+                    ),
+                    ("deploy/keys.toml", &format!("aws = \"{AWS_KEY}\"\n")),
+                ],
+                &[],
+                "more work",
+            )
+            .unwrap();
+        repo
+    };
+    let offline = |format: &str| {
+        let repo = make();
+        speed(
+            repo.path(),
+            &["review", "--task-id", "1", "--offline", "--format", format],
+            &[],
+        )
+    };
+
+    let run = offline("sarif");
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    assert!(!run.stdout.contains(AWS_KEY));
+    let log = parse(&run);
+    assert_valid_sarif(&log);
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let rule = |id: &str| results.iter().find(|r| r["ruleId"] == id);
+    let secret = rule("check/secret").expect("the secret is a finding");
+    assert_eq!(secret["level"], "error");
+    assert_eq!(
+        secret["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "deploy/keys.toml"
+    );
+    assert_eq!(rule("check/placeholder").unwrap()["level"], "error");
+    assert_eq!(rule("check/debug_leftover").unwrap()["level"], "warning");
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    let declared = rules
+        .iter()
+        .find(|r| r["id"] == "check/placeholder")
+        .unwrap();
+    assert!(
+        declared["shortDescription"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("placeholder")
+    );
+
+    let run = offline("junit");
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let doc = roxmltree::Document::parse(&run.stdout).unwrap();
+    let failure = doc
+        .descendants()
+        .find(|n| n.has_tag_name("failure"))
+        .unwrap();
+    assert!(
+        failure
+            .text()
+            .unwrap()
+            .contains("check/placeholder catalog/src/fines.rs:3"),
+        "{}",
+        run.stdout
+    );
+
+    let run = offline("github");
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    assert!(!run.stdout.contains(AWS_KEY));
+    assert!(
+        live_commands(&run.stdout).iter().any(|l| l
+            .starts_with("::error file=catalog/src/fines.rs,line=3,title=speed check/placeholder")),
+        "{}",
+        run.stdout
+    );
+
+    // Nothing found: checks_passed, a passing test case, no result.
+    let repo = repo::example();
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "1", "--offline", "--format", "junit"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let doc = roxmltree::Document::parse(&run.stdout).unwrap();
+    assert_eq!(doc.root_element().attribute("failures"), Some("0"));
+    let run = speed(
+        repo.path(),
+        &[
+            "review",
+            "--task-id",
+            "1",
+            "--offline",
+            "--format",
+            "github",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout
+            .contains("::notice title=speed%3A library-catalog/1::checks passed (offline"),
+        "{}",
+        run.stdout
+    );
+}

@@ -5,6 +5,7 @@
 mod support;
 
 mod batch;
+mod checks;
 mod config;
 mod dry_run;
 mod example_repo;
@@ -13,5 +14,6 @@ mod guardian;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;
+mod orchestrator;
 mod review;
 mod terminal;

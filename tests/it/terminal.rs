@@ -33,7 +33,11 @@ fn completions_for_each_shell_know_the_commands_and_flags() {
             "fish" => format!("-l {name}"),
             _ => format!("--{name}"),
         };
-        let mut words = vec!["review".to_string(), "nits".to_string(), "sarif".to_string()];
+        let mut words = vec![
+            "review".to_string(),
+            "nits".to_string(),
+            "sarif".to_string(),
+        ];
         words.extend(["format", "color", "task-id"].map(flag));
         for word in words {
             assert!(run.stdout.contains(&word), "{shell} lacks {word}");
