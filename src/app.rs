@@ -514,6 +514,12 @@ fn run_reviews(shared: &Shared, gathered: Gathered, colors: Colors) -> anyhow::R
         // Errors always reach stderr; a review that never reached the model
         // has no report to show, one that failed at the model keeps its report.
         if let Some(err) = &report.error {
+            // The runner reads commands from stderr too, and errors quote
+            // servers and models: in GitHub Actions, one line each.
+            let err = match settings.format {
+                Format::Github => err.split_whitespace().collect::<Vec<_>>().join(" "),
+                _ => err.clone(),
+            };
             eprintln!("error: {}: {err}", label(report));
         }
         if human && (report.error.is_none() || report.prepared()) {

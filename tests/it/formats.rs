@@ -758,3 +758,31 @@ fn offline_checks_are_findings_in_every_format_and_secrets_stay_out() {
         run.stdout
     );
 }
+
+#[test]
+fn github_keeps_a_hostile_server_error_on_one_line() {
+    let repo = repo::example();
+    let server =
+        ModelServer::start(|_| Reply::status(400, "bad request\n::add-mask::x\n::error::forged"));
+    configure(&repo, &server);
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "1", "--format", "github"],
+        &[],
+    );
+    assert_ne!(run.code, 0, "{}", run.transcript());
+    for line in run.stderr.lines() {
+        assert!(
+            !line.trim_start().starts_with("::"),
+            "a command on stderr: {line:?}"
+        );
+    }
+    for line in live_commands(&run.stdout) {
+        assert!(
+            line.starts_with("::error title=speed%3A library-catalog/1::review failed: ")
+                || line.starts_with("::group::")
+                || line.starts_with("::endgroup::"),
+            "{line:?}"
+        );
+    }
+}
