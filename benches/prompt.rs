@@ -140,6 +140,7 @@ fn settings(dry_run: bool) -> ReviewSettings {
             structured_output: false,
             rpm: None,
             tpm: None,
+            max_answer_bytes: speed::llm::DEFAULT_MAX_ANSWER_BYTES,
         },
         guardian: GuardianSettings {
             enabled: false,

@@ -48,7 +48,7 @@ where
     match run(cli) {
         Ok(outcome) => outcome.code(),
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            note(&format!("error: {err:#}"));
             Outcome::Error.code()
         }
     }
@@ -71,10 +71,17 @@ fn init_logging(verbose: u8) {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    // Ctrl-C and SIGTERM stop what speed started (a model command, temporary
+    // files) before it ends; without the handlers they would be left behind.
+    if let Err(err) = crate::interrupt::install() {
+        note(&format!(
+            "warning: cannot handle interrupts, so an interrupted run may leave a model command running: {err}"
+        ));
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let settings = Settings::resolve(cli, &cwd, &|key| std::env::var(key).ok())?;
     for warning in &settings.warnings {
-        eprintln!("warning: {warning}");
+        note(&format!("warning: {warning}"));
     }
     match &settings.command {
         CommandSettings::Review(review) => {
@@ -82,7 +89,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             // `--json` promises one JSON object on stdout, even when nothing
             // could be reviewed; the error is on stderr as well.
             if let (Err(err), true) = (&result, review.json) {
-                print!("{}", render::json::failure(&format!("{err:#}")));
+                out(&render::json::failure(&format!("{err:#}")));
             }
             result
         }
@@ -126,7 +133,7 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
     let gathered = gather(&shared)?;
     for report in &gathered.unreadable {
         if let Some(err) = &report.error {
-            eprintln!("error: {err}");
+            note(&format!("error: {err}"));
         }
     }
     if gathered.subjects.is_empty() {
@@ -216,23 +223,26 @@ fn nothing_to_review(settings: &ReviewSettings, gathered: &Gathered) -> Outcome 
                 .iter()
                 .map(dry::DryRun::unreadable)
                 .collect();
-            print!("{}", render::json::dry_runs(&runs));
+            out(&render::json::dry_runs(&runs));
         } else if settings.json {
-            print!(
-                "{}",
-                render::json::reviews(&gathered.unreadable, &[], &gathered.skipped)
-            );
+            out(&render::json::reviews(
+                &gathered.unreadable,
+                &[],
+                &gathered.skipped,
+            ));
         }
         return Outcome::Error;
     }
     if settings.json {
-        print!("{}", render::json::reviews(&[], &[], &gathered.skipped));
+        out(&render::json::reviews(&[], &[], &gathered.skipped));
     } else {
         let approved = match gathered.skipped.len() {
             0 => String::new(),
             n => format!(" ({n} approved at their current diff)"),
         };
-        eprintln!("Nothing to review: no `done` task needs a review{approved}.");
+        note(&format!(
+            "Nothing to review: no `done` task needs a review{approved}."
+        ));
     }
     Outcome::Approved
 }
@@ -248,8 +258,7 @@ fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
     let progress = Progress::start(std::io::stderr().is_terminal());
 
     if !settings.json {
-        print!("{}", render::human::banner(&stdout_style));
-        let _ = std::io::stdout().flush();
+        out(&render::human::banner(&stdout_style));
     }
     let json = settings.json;
     let mut on_report = |report: &review::Report| {
@@ -257,11 +266,10 @@ fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
         // Errors always reach stderr; a review that never reached the model
         // has no report to show, one that failed at the model keeps its report.
         if let Some(err) = &report.error {
-            eprintln!("error: {}: {err}", label(report));
+            note(&format!("error: {}: {err}", label(report)));
         }
         if !json && (report.error.is_none() || report.prepared()) {
-            print!("{}", render::human::report(report, &stdout_style));
-            let _ = std::io::stdout().flush();
+            out(&render::human::report(report, &stdout_style));
         }
     };
     let reviewed = batch::run(
@@ -279,21 +287,19 @@ fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
 
     let found = nits::collect(&reports);
     if let Err(err) = nits::merge_save(&shared.root, &reports, &found) {
-        eprintln!("warning: could not save nits: {err}");
+        note(&format!("warning: could not save nits: {err}"));
     }
     if json {
-        print!(
-            "{}",
-            render::json::reviews(&reports, &found, &gathered.skipped)
-        );
+        out(&render::json::reviews(&reports, &found, &gathered.skipped));
     } else {
         if gathered.batch_mode || reports.len() > 1 {
-            print!(
-                "{}",
-                render::human::summary(&reports, &gathered.skipped, &stdout_style)
-            );
+            out(&render::human::summary(
+                &reports,
+                &gathered.skipped,
+                &stdout_style,
+            ));
         }
-        print!("{}", render::human::nits(&found, &stdout_style));
+        out(&render::human::nits(&found, &stdout_style));
     }
     Ok(reports
         .iter()
@@ -317,20 +323,20 @@ fn dry_run_command(
     runs.extend(subjects.into_iter().map(|s| dry::dry_run(shared, s)));
     let err_style = style_for(std::io::stderr().is_terminal());
     if shared.settings.json {
-        print!("{}", render::json::dry_runs(&runs));
+        out(&render::json::dry_runs(&runs));
         for run in &runs[already_reported..] {
             if let Err(err) = &run.result {
-                eprintln!("error: {err}");
+                note(&format!("error: {err}"));
             }
         }
     } else {
         for run in &runs[already_reported..] {
             match &run.result {
-                Ok(prompt) => print!("{}", prompt.prompt),
-                Err(err) => eprintln!("error: {err}"),
+                Ok(prompt) => out(&prompt.prompt),
+                Err(err) => note(&format!("error: {err}")),
             }
             if run.result.is_ok() {
-                eprint!("{}", render::human::accounting(run, &err_style));
+                note_raw(&render::human::accounting(run, &err_style));
             }
         }
     }
@@ -360,6 +366,7 @@ fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
         max_output_tokens: settings.max_output_tokens,
         structured_output: settings.structured_output,
         retry_base: settings.retry_base,
+        max_answer_bytes: settings.max_answer_bytes,
     })
 }
 
@@ -385,12 +392,12 @@ fn nits_command(dir: &Path, json: bool) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
     let saved = nits::load(repo.root())?;
     if json {
-        print!("{}", render::json::nits(&saved));
+        out(&render::json::nits(&saved));
     } else if saved.is_empty() {
-        eprintln!("No nits saved: run `speed review` first.");
+        note("No nits saved: run `speed review` first.");
     } else {
         let style = style_for(std::io::stdout().is_terminal());
-        print!("{}", render::human::nits(&saved, &style));
+        out(&render::human::nits(&saved, &style));
     }
     Ok(Outcome::Approved)
 }
@@ -425,7 +432,7 @@ impl Progress {
                     if let Ok(mut s) = state.lock() {
                         if !s.active.is_empty() || s.waiting.is_some() {
                             let line = progress_line(&s, frames[i % frames.len()]);
-                            eprint!("\r\x1b[2K{line}");
+                            note_raw(&format!("\r\x1b[2K{line}"));
                             s.drawn = true;
                         }
                     }
@@ -446,7 +453,7 @@ impl Progress {
     fn clear(&self) {
         if let Ok(mut s) = self.state.lock() {
             if s.drawn {
-                eprint!("\r\x1b[2K");
+                note_raw("\r\x1b[2K");
                 s.drawn = false;
             }
         }
@@ -476,6 +483,10 @@ fn progress_line(state: &ProgressState, frame: char) -> String {
 }
 
 impl Events for Progress {
+    fn stopped(&self) -> bool {
+        stdout_closed()
+    }
+
     fn event(&self, event: Event) {
         let Ok(mut s) = self.state.lock() else { return };
         match event {
@@ -493,7 +504,7 @@ impl Events for Progress {
             } => {
                 let text = format!("{label} paused {seconds:.1}s ({why})");
                 if !self.terminal {
-                    eprintln!("{text}");
+                    note(&text);
                 }
                 s.waiting = Some(text);
             }
@@ -503,11 +514,47 @@ impl Events for Progress {
                 reason,
             } => {
                 if s.drawn {
-                    eprint!("\r\x1b[2K");
+                    note_raw("\r\x1b[2K");
                     s.drawn = false;
                 }
-                eprintln!("{label}: the {what} answer was invalid ({reason}); asking once more");
+                note(&format!(
+                    "{label}: the {what} answer was invalid ({reason}); asking once more"
+                ));
             }
         }
     }
+}
+
+/// Set once stdout has failed: its reader is gone (`speed review | head`).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Results on stdout. A reader that has gone away ends the printing
+/// quietly: nothing more is written, no panic, and a batch starts no more
+/// reviews; the exit code is that of what was done.
+fn out(text: &str) {
+    use std::sync::atomic::Ordering;
+    if STDOUT_CLOSED.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        STDOUT_CLOSED.store(true, Ordering::SeqCst);
+    }
+}
+
+fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// A message line on stderr. A closed stderr loses it; it never stops speed.
+fn note(text: &str) {
+    note_raw(&format!("{text}\n"));
+}
+
+fn note_raw(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

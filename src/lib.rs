@@ -10,10 +10,13 @@
 pub mod app;
 pub mod cli;
 pub mod exit;
+pub mod fsx;
 pub mod git;
 pub mod impact;
+pub mod interrupt;
 pub mod llm;
 pub mod memory;
+pub mod process;
 pub mod prompt;
 pub mod render;
 pub mod review;

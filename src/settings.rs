@@ -106,6 +106,8 @@ pub struct LlmSettings {
     /// Requests and tokens per minute shared by all concurrent reviews.
     pub rpm: Option<u32>,
     pub tpm: Option<u32>,
+    /// The longest answer read from a server or a command.
+    pub max_answer_bytes: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -153,6 +155,7 @@ struct LlmConfig {
     structured_output: Option<bool>,
     rpm: Option<u32>,
     tpm: Option<u32>,
+    max_answer_bytes: Option<usize>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -194,6 +197,7 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
             "structured_output",
             "rpm",
             "tpm",
+            "max_answer_bytes",
         ],
     ),
     (
@@ -405,6 +409,16 @@ fn llm_settings(
         structured_output: config.structured_output.unwrap_or(false),
         rpm: config.rpm,
         tpm: config.tpm,
+        max_answer_bytes: match config.max_answer_bytes {
+            None => crate::llm::DEFAULT_MAX_ANSWER_BYTES,
+            Some(0) => {
+                return Err(Error::Invalid {
+                    origin: format!("{CONFIG_PATH}: llm.max_answer_bytes"),
+                    message: "must be at least 1".to_string(),
+                });
+            }
+            Some(bytes) => bytes,
+        },
     })
 }
 

@@ -79,6 +79,11 @@ pub fn run(
             let queue = &queue;
             scope.spawn(move || {
                 loop {
+                    // Nothing new starts once speed is stopping or nobody
+                    // reads the results; reviews under way finish.
+                    if events.stopped() || crate::interrupt::requested() {
+                        break;
+                    }
                     let next = queue
                         .lock()
                         .unwrap_or_else(|poisoned| poisoned.into_inner())

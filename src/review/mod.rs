@@ -28,6 +28,12 @@ pub use single::Models;
 /// spinner from these; tests ignore them).
 pub trait Events: Sync {
     fn event(&self, event: Event);
+
+    /// Whether the watcher wants no more reviews started (nobody reads the
+    /// results any more).
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -100,6 +106,14 @@ pub enum Error {
     },
     #[error("{0}")]
     Model(String),
+    #[error(transparent)]
+    Fs(#[from] crate::fsx::Error),
+    #[error(
+        "{subject} is being reviewed by another speed process ({holder}): nothing was changed; review it again once that review has ended"
+    )]
+    BeingReviewed { subject: String, holder: String },
+    #[error("speed was interrupted before this review was recorded: nothing was changed")]
+    Interrupted,
 }
 
 impl Error {

@@ -44,6 +44,12 @@ pub fn review(
         Ok(p) => p,
         Err(err) => return failed_early(&subject, &err),
     };
+    // Held until the review is recorded: a second review of the task waits
+    // for it, or says the task is being reviewed.
+    let _lock = match record::begin(shared, &prepared.subject) {
+        Ok(lock) => lock,
+        Err(err) => return failed_early(&subject, &err),
+    };
     let mut report = report_for(&prepared, shared, models);
     let mut evidence = Evidence {
         prompt: prepared.prompt.text.clone(),
