@@ -483,10 +483,6 @@ fn progress_line(state: &ProgressState, frame: char) -> String {
 }
 
 impl Events for Progress {
-    fn stopped(&self) -> bool {
-        stdout_closed()
-    }
-
     fn event(&self, event: Event) {
         let Ok(mut s) = self.state.lock() else { return };
         match event {
@@ -529,8 +525,8 @@ impl Events for Progress {
 static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Results on stdout. A reader that has gone away ends the printing
-/// quietly: nothing more is written, no panic, and a batch starts no more
-/// reviews; the exit code is that of what was done.
+/// quietly: nothing more is written and nothing panics; the reviews asked
+/// for are still done and recorded, and the exit code is theirs.
 fn out(text: &str) {
     use std::sync::atomic::Ordering;
     if STDOUT_CLOSED.load(Ordering::SeqCst) {
@@ -544,10 +540,6 @@ fn out(text: &str) {
     {
         STDOUT_CLOSED.store(true, Ordering::SeqCst);
     }
-}
-
-fn stdout_closed() -> bool {
-    STDOUT_CLOSED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// A message line on stderr. A closed stderr loses it; it never stops speed.

@@ -79,9 +79,9 @@ pub fn run(
             let queue = &queue;
             scope.spawn(move || {
                 loop {
-                    // Nothing new starts once speed is stopping or nobody
-                    // reads the results; reviews under way finish.
-                    if events.stopped() || crate::interrupt::requested() {
+                    // Nothing new starts once speed is stopping; reviews
+                    // under way finish or are stopped by their cleanups.
+                    if crate::interrupt::requested() {
                         break;
                     }
                     let next = queue

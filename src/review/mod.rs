@@ -28,12 +28,6 @@ pub use single::Models;
 /// spinner from these; tests ignore them).
 pub trait Events: Sync {
     fn event(&self, event: Event);
-
-    /// Whether the watcher wants no more reviews started (nobody reads the
-    /// results any more).
-    fn stopped(&self) -> bool {
-        false
-    }
 }
 
 #[derive(Debug, Clone)]
