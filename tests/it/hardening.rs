@@ -127,13 +127,17 @@ fn a_cache_linked_outside_is_not_written_and_the_review_goes_on() {
 #[test]
 fn an_answer_past_max_answer_bytes_is_invalid_output_without_reading_it_all() {
     let repo = repo::example();
-    let huge = "x".repeat(300_000);
-    let server = ModelServer::start(move |_| Reply::openai(&huge));
+    // A valid approval, padded past the limit.
+    let mut answer = verdicts::approve_task_1();
+    answer["strengths"] = json!(["x".repeat(300_000)]);
+    let answer = text(&answer);
+    let server = ModelServer::start(move |_| Reply::openai(&answer));
     configure(&repo, &server, "max_answer_bytes = 100000");
     let run = review(&repo, "1");
     assert_eq!(run.code, 53, "{}", run.transcript());
     assert!(
-        run.stderr.contains("llm.max_answer_bytes"),
+        run.stderr
+            .contains("longer than 100000 bytes, the limit set by llm.max_answer_bytes"),
         "{}",
         run.stderr
     );
@@ -178,6 +182,8 @@ fn an_endless_error_body_is_read_in_part_and_reported_with_its_status() {
 
 #[test]
 fn a_server_trickling_its_answer_is_held_to_the_whole_request_timeout() {
+    // Guards the capped reading of bodies: reqwest's per-read timeout alone
+    // would let this answer take minutes.
     let repo = repo::example();
     // Every byte comes well within a per-read timeout of 1 s; the whole
     // answer would take minutes.
@@ -437,6 +443,8 @@ fn credentials_never_follow_a_redirect_to_another_origin() {
 
 #[test]
 fn a_redirect_within_the_origin_is_followed_with_the_key() {
+    // The other side of the policy: refusing other origins must not break a
+    // server that moves its own endpoint.
     let repo = repo::example();
     let answer = text(&verdicts::approve_task_1());
     let server = ModelServer::start(move |request| {
