@@ -4,9 +4,9 @@
 //! group, a temporary file, later a temporary worktree) registers a cleanup
 //! with `on_interrupt`; a short stretch of work that must not be cut in half
 //! (recording a verdict: report, log line, task file) takes a `hold`. On the
-//! first signal a watcher thread runs every cleanup, waits a bounded time
-//! for the holds to end, runs the cleanups registered meanwhile, and then
-//! ends the process by the same signal with its default action, so a shell
+//! first signal a watcher thread lets no new hold start, waits a bounded
+//! time for the holds under way to end, runs every cleanup, and then ends
+//! the process by the same signal with its default action, so a shell
 //! sees `$?` = 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP) and a script loop
 //! around speed stops as it would for any other program. A second signal
 //! cuts the wait short.
@@ -224,14 +224,8 @@ mod imp {
             return;
         };
         REQUESTED.store(true, Ordering::SeqCst);
-        let stopped = run_cleanups();
-        if stopped > 0 {
-            // Best effort: stderr may be closed.
-            let _ = io::Write::write_all(
-                &mut io::stderr(),
-                b"speed: interrupted; stopping what it started\n",
-            );
-        }
+        // Holds first: a cleanup removing temporary files must not take
+        // one from under a verdict being recorded. They last milliseconds.
         let deadline = Instant::now() + HOLD_WAIT;
         while HOLDS.load(Ordering::SeqCst) > 0 {
             let now = Instant::now();
@@ -244,7 +238,13 @@ mod imp {
                 break;
             }
         }
-        run_cleanups();
+        if run_cleanups() > 0 {
+            // Best effort: stderr may be closed.
+            let _ = io::Write::write_all(
+                &mut io::stderr(),
+                b"speed: interrupted; stopped what it started\n",
+            );
+        }
         die_by(signal);
     }
 

@@ -90,34 +90,34 @@ pub fn record(
     let _hold = interrupt::hold().ok_or(Error::Interrupted)?;
     let now = now_rfc3339();
     save_report(&shared.root, report, evidence, &now)?;
-    let Some(task) = prepared.subject.task() else {
-        return append_log(&shared.root, report, &now);
-    };
-    // Re-read the task: an orchestrator may have written it meanwhile, and
-    // only the review's own fields should change.
-    let store = tasks::Store::open(&shared.root);
-    let mut fresh = store.find(&task.id, task.feature.as_deref())?;
-    let approved = report.verdict == Some(verdict::Kind::Approve);
-    let guardian = match report.guardian.status.as_str() {
-        "not_run" => None,
-        status => Some((status.to_string(), guardian_summary(report))),
-    };
-    tasks::state::record_review(
-        &mut fresh,
-        &ReviewOutcome {
-            approved,
-            feedback: report.feedback.clone(),
-            reviewed_at: now.clone(),
-            diff_hash: report.hashes.diff.clone(),
-            max_revisions: shared.settings.max_revisions,
-            guardian,
-        },
-    );
-    // The log line first: a task file that says "reviewed" always has
-    // its line in the log, whatever stops speed between the two.
-    append_log(&shared.root, report, &now)?;
-    store.save(&fresh)?;
-    Ok(())
+    if let Some(task) = prepared.subject.task() {
+        // Re-read the task: an orchestrator may have written it meanwhile, and
+        // only the review's own fields should change.
+        let store = tasks::Store::open(&shared.root);
+        let mut fresh = store.find(&task.id, task.feature.as_deref())?;
+        let approved = report.verdict == Some(verdict::Kind::Approve);
+        let guardian = match report.guardian.status.as_str() {
+            "not_run" => None,
+            status => Some((status.to_string(), guardian_summary(report))),
+        };
+        tasks::state::record_review(
+            &mut fresh,
+            &ReviewOutcome {
+                approved,
+                feedback: report.feedback.clone(),
+                reviewed_at: now.clone(),
+                diff_hash: report.hashes.diff.clone(),
+                max_revisions: shared.settings.max_revisions,
+                guardian,
+            },
+        );
+        // The log line first: a task file that says "reviewed" always has
+        // its line in the log, whatever stops speed between the two.
+        append_log(&shared.root, report, &now)?;
+        store.save(&fresh)?;
+        return Ok(());
+    }
+    append_log(&shared.root, report, &now)
 }
 
 pub fn record_failure(

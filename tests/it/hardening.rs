@@ -247,19 +247,30 @@ fn toml_string(text: &str) -> String {
 fn review_until_the_command_runs(repo: &TempRepo) -> (Child, i32) {
     let pid_file = repo.path().join("..").join("command.pid");
     sleeping_command(repo, &pid_file);
-    let child = speed::command(repo.path(), &["review", "--task-id", "1"], &[])
+    let mut child = speed::command(repo.path(), &["review", "--task-id", "1"], &[])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let pgid = read_pid(&pid_file, &mut child);
+    (child, pgid)
+}
+
+/// The pid the command writes once it runs; kills `child` if it never does.
+fn read_pid(pid_file: &Path, child: &mut Child) -> i32 {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        if let Ok(text) = std::fs::read_to_string(&pid_file) {
-            if let Ok(pgid) = text.trim().parse() {
-                return (child, pgid);
-            }
+        let pid = std::fs::read_to_string(pid_file)
+            .ok()
+            .and_then(|text| text.trim().parse().ok());
+        if let Some(pid) = pid {
+            return pid;
         }
-        assert!(Instant::now() < deadline, "the model command never started");
+        if Instant::now() >= deadline {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("the model command never started: {}", stderr_of(child));
+        }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
