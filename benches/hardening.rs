@@ -105,7 +105,7 @@ fn build(root: &Path, url: &str) {
     b.write_worktree(
         ".speed/config.toml",
         &format!(
-            "[llm]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"probe\"\ntimeout_secs = 30\nmax_retries = 0\n[review]\nmax_revisions = 100000\n[guardian]\nenabled = false\n"
+            "[llm]\nprovider = \"openai\"\nbase_url = \"{url}\"\nmodel = \"probe\"\ntimeout_secs = 30\nmax_retries = 0\n[review]\nmax_revisions = 100\n[guardian]\nenabled = false\n"
         ),
     )
     .expect("config");
