@@ -27,6 +27,20 @@ use crate::settings::{
 };
 use crate::tasks;
 
+// stdout and stderr may be closed under speed (`speed review | head`,
+// `2>&-`), and std's printing macros panic then. In this module, the only
+// one that prints, they are replaced by ones that never panic: see `out`
+// and `note`.
+macro_rules! print {
+    ($($arg:tt)*) => { out(&format!($($arg)*)) };
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => { note(&format!($($arg)*)) };
+}
+macro_rules! eprintln {
+    ($($arg:tt)*) => { note(&format!("{}\n", format_args!($($arg)*))) };
+}
+
 /// Run speed with these arguments (the first is the program name) and return
 /// the exit code the process should end with.
 pub fn entry<I, T>(args: I) -> u8
@@ -44,7 +58,7 @@ where
                 return Outcome::Approved.code();
             }
             if let Some(shape) = usage_json_shape(&args) {
-                out(&json_failure(shape, err.render().to_string().trim()));
+                print!("{}", json_failure(shape, err.render().to_string().trim()));
             }
             return Outcome::Usage.code();
         }
@@ -54,11 +68,11 @@ where
     match run(cli) {
         Ok(outcome) => outcome.code(),
         Err(err) => {
-            note(&format!("error: {err:#}"));
+            eprintln!("error: {err:#}");
             // `--json` promises one JSON object on stdout, even when nothing
             // could be done; every path that prints its own returns Ok.
             if let Some(shape) = shape {
-                out(&json_failure(shape, &format!("{err:#}")));
+                print!("{}", json_failure(shape, &format!("{err:#}")));
             }
             Outcome::Error.code()
         }
@@ -136,9 +150,9 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     // Ctrl-C and SIGTERM stop what speed started (a model command, temporary
     // files) before it ends; without the handlers they would be left behind.
     if let Err(err) = crate::interrupt::install() {
-        note(&format!(
+        eprintln!(
             "warning: cannot handle interrupts, so an interrupted run may leave a model command running: {err}"
-        ));
+        );
     }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let dir = settings::run_dir(cli.dir.as_deref(), &cwd);
@@ -155,10 +169,10 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     )?;
     drop(repo);
     for warning in &settings.warnings {
-        note(&format!("warning: {warning}"));
+        eprintln!("warning: {warning}");
     }
     for notice in &settings.notices {
-        note(&format!("note: {notice}"));
+        eprintln!("note: {notice}");
     }
     match &settings.command {
         CommandSettings::Review(review) => review_command(&settings.dir, review),
@@ -189,6 +203,9 @@ struct Gathered {
 }
 
 fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outcome> {
+    if let (Some(note), false) = (&settings.llm.offline_note, settings.dry_run) {
+        eprintln!("note: {note}");
+    }
     // First, so the tokenizer is built while git is read. It lives as long
     // as the process: freeing its hundreds of thousands of entries on the
     // way out would only delay the exit (tens of ms), so it is never freed.
@@ -207,7 +224,7 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
     let gathered = gather(&shared)?;
     for report in &gathered.unreadable {
         if let Some(err) = &report.error {
-            note(&format!("error: {err}"));
+            eprintln!("error: {err}");
         }
     }
     if gathered.subjects.is_empty() {
@@ -284,10 +301,10 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
                 .collect();
             gathered.tasks_read = all.len();
             if all.is_empty() && !gathered.unreadable.is_empty() {
-                note(&format!(
+                eprintln!(
                     "error: task files exist but none could be read ({} unreadable); nothing was reviewed",
                     gathered.unreadable.len()
-                ));
+                );
             }
             let (selected, skipped) = batch::select(shared, all, shared.settings.force)?;
             gathered.subjects = selected
@@ -330,18 +347,17 @@ fn nothing_to_review(root: &Path, settings: &ReviewSettings, gathered: &Gathered
                 .iter()
                 .map(dry::DryRun::unreadable)
                 .collect();
-            out(&render::json::dry_runs(&runs));
+            print!("{}", render::json::dry_runs(&runs));
         } else if settings.json {
-            out(&render::json::reviews(
-                &gathered.unreadable,
-                &[],
-                &gathered.skipped,
-            ));
+            print!(
+                "{}",
+                render::json::reviews(&gathered.unreadable, &[], &gathered.skipped)
+            );
         }
         return Outcome::Error;
     }
     if settings.json {
-        out(&render::json::reviews(&[], &[], &gathered.skipped));
+        print!("{}", render::json::reviews(&[], &[], &gathered.skipped));
     } else if gathered.batch_mode && gathered.tasks_read == 0 {
         let looked: Vec<String> = tasks::Store::open(root)
             .task_folders()
@@ -354,20 +370,20 @@ fn nothing_to_review(root: &Path, settings: &ReviewSettings, gathered: &Gathered
             } => format!(" of feature {f}"),
             _ => String::new(),
         };
-        note(&format!(
+        eprintln!(
             "Nothing to review: no task files{feature} found (looked in {}).",
             looked.join(", ")
-        ));
+        );
     } else {
         let approved = match gathered.skipped.len() {
             0 => String::new(),
             n => format!("; {n} approved and still covered by that approval"),
         };
-        note(&format!(
+        eprintln!(
             "Nothing to review: {} task file{} read, no `done` task needs a review{approved}.",
             gathered.tasks_read,
             if gathered.tasks_read == 1 { "" } else { "s" }
-        ));
+        );
     }
     Outcome::Approved
 }
@@ -383,7 +399,7 @@ fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
     let progress = Progress::start(std::io::stderr().is_terminal());
 
     if !settings.json {
-        out(&render::human::banner(&stdout_style));
+        print!("{}", render::human::banner(&stdout_style));
     }
     let json = settings.json;
     let mut on_report = |report: &review::Report| {
@@ -391,10 +407,10 @@ fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
         // Errors always reach stderr; a review that never reached the model
         // has no report to show, one that failed at the model keeps its report.
         if let Some(err) = &report.error {
-            note(&format!("error: {}: {err}", label(report)));
+            eprintln!("error: {}: {err}", label(report));
         }
         if !json && (report.error.is_none() || report.prepared()) {
-            out(&render::human::report(report, &stdout_style));
+            print!("{}", render::human::report(report, &stdout_style));
         }
     };
     let reviewed = batch::run(
@@ -412,19 +428,21 @@ fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
 
     let found = nits::collect(&reports);
     if let Err(err) = nits::merge_save(&shared.root, &reports, &found) {
-        note(&format!("warning: could not save nits: {err}"));
+        eprintln!("warning: could not save nits: {err}");
     }
     if json {
-        out(&render::json::reviews(&reports, &found, &gathered.skipped));
+        print!(
+            "{}",
+            render::json::reviews(&reports, &found, &gathered.skipped)
+        );
     } else {
         if gathered.batch_mode || reports.len() > 1 {
-            out(&render::human::summary(
-                &reports,
-                &gathered.skipped,
-                &stdout_style,
-            ));
+            print!(
+                "{}",
+                render::human::summary(&reports, &gathered.skipped, &stdout_style)
+            );
         }
-        out(&render::human::nits(&found, &stdout_style));
+        print!("{}", render::human::nits(&found, &stdout_style));
     }
     Ok(reports
         .iter()
@@ -448,13 +466,11 @@ fn dry_run_command(
     runs.extend(subjects.into_iter().map(|s| dry::dry_run(shared, s)));
     let err_style = style_for(std::io::stderr().is_terminal());
     let explain = |run: &dry::DryRun, why: &str| match run.nothing_implemented {
-        true => note(&format!(
-            "{why}: the review would request changes without calling a model"
-        )),
-        false => note(&format!("error: {why}")),
+        true => eprintln!("{why}: the review would request changes without calling a model"),
+        false => eprintln!("error: {why}"),
     };
     if shared.settings.json {
-        out(&render::json::dry_runs(&runs));
+        print!("{}", render::json::dry_runs(&runs));
         for run in &runs[already_reported..] {
             if let Err(why) = &run.result {
                 explain(run, why);
@@ -463,11 +479,11 @@ fn dry_run_command(
     } else {
         for run in &runs[already_reported..] {
             match &run.result {
-                Ok(prompt) => out(&prompt.prompt),
+                Ok(prompt) => print!("{}", prompt.prompt),
                 Err(why) => explain(run, why),
             }
             if run.result.is_ok() {
-                note_raw(&render::human::accounting(run, &err_style));
+                eprint!("{}", render::human::accounting(run, &err_style));
             }
         }
     }
@@ -481,10 +497,9 @@ fn dry_run_command(
 fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
     let provider = match settings.provider {
         Provider::Model(kind) => kind,
-        Provider::Offline => anyhow::bail!(
-            "llm.provider = \"none\" asks for an offline review by speed's own checks alone, \
-             and this version of speed has no checks yet: configure a model provider, or use --dry-run to see the prompt"
-        ),
+        Provider::Offline => {
+            anyhow::bail!("an offline review asks no model (llm.provider = \"none\", --offline)")
+        }
     };
     Ok(llm::Config {
         provider,
@@ -508,6 +523,13 @@ fn build_models(
     settings: &LlmSettings,
     guardian_model: &Option<String>,
 ) -> anyhow::Result<review::Models> {
+    if settings.provider == Provider::Offline {
+        let none: Arc<dyn llm::Provider> = Arc::new(review::NoModel);
+        return Ok(review::Models {
+            review: none.clone(),
+            guardian: none,
+        });
+    }
     let env = |key: &str| std::env::var(key).ok();
     let config = llm_config(settings)?;
     let review: Arc<dyn llm::Provider> = Arc::from(llm::provider(&config, &env)?);
@@ -528,13 +550,12 @@ fn build_models(
 fn config_command(config: &ConfigSettings, settings: &Settings) -> anyhow::Result<Outcome> {
     templates(&config.prompts)?;
     if config.json {
-        out(&render::config::json(
-            config,
-            &settings.notices,
-            &settings.warnings,
-        ));
+        print!(
+            "{}",
+            render::config::json(config, &settings.notices, &settings.warnings)
+        );
     } else {
-        out(&render::config::human(config));
+        print!("{}", render::config::human(config));
     }
     Ok(Outcome::Approved)
 }
@@ -543,12 +564,12 @@ fn nits_command(dir: &Path, json: bool) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
     let saved = nits::load(repo.root())?;
     if json {
-        out(&render::json::nits(&saved));
+        print!("{}", render::json::nits(&saved));
     } else if saved.is_empty() {
-        note("No nits saved: run `speed review` first.");
+        eprintln!("No nits saved: run `speed review` first.");
     } else {
         let style = style_for(std::io::stdout().is_terminal());
-        out(&render::human::nits(&saved, &style));
+        print!("{}", render::human::nits(&saved, &style));
     }
     Ok(Outcome::Approved)
 }
@@ -583,7 +604,7 @@ impl Progress {
                     if let Ok(mut s) = state.lock() {
                         if !s.active.is_empty() || s.waiting.is_some() {
                             let line = progress_line(&s, frames[i % frames.len()]);
-                            note_raw(&format!("\r\x1b[2K{line}"));
+                            eprint!("\r\x1b[2K{line}");
                             s.drawn = true;
                         }
                     }
@@ -604,7 +625,7 @@ impl Progress {
     fn clear(&self) {
         if let Ok(mut s) = self.state.lock() {
             if s.drawn {
-                note_raw("\r\x1b[2K");
+                eprint!("\r\x1b[2K");
                 s.drawn = false;
             }
         }
@@ -651,7 +672,7 @@ impl Events for Progress {
             } => {
                 let text = format!("{label} paused {seconds:.1}s ({why})");
                 if !self.terminal {
-                    note(&text);
+                    eprintln!("{text}");
                 }
                 s.waiting = Some(text);
             }
@@ -661,12 +682,10 @@ impl Events for Progress {
                 reason,
             } => {
                 if s.drawn {
-                    note_raw("\r\x1b[2K");
+                    eprint!("\r\x1b[2K");
                     s.drawn = false;
                 }
-                note(&format!(
-                    "{label}: the {what} answer was invalid ({reason}); asking once more"
-                ));
+                eprintln!("{label}: the {what} answer was invalid ({reason}); asking once more");
             }
         }
     }
@@ -675,9 +694,9 @@ impl Events for Progress {
 /// Set once stdout has failed: its reader is gone (`speed review | head`).
 static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Results on stdout. A reader that has gone away ends the printing
-/// quietly: nothing more is written and nothing panics; the reviews asked
-/// for are still done and recorded, and the exit code is theirs.
+/// Results on stdout, flushed at once. A reader that has gone away ends the
+/// printing quietly: nothing more is written and nothing panics; the reviews
+/// asked for are still done and recorded, and the exit code is theirs.
 fn out(text: &str) {
     use std::sync::atomic::Ordering;
     if STDOUT_CLOSED.load(Ordering::SeqCst) {
@@ -693,11 +712,7 @@ fn out(text: &str) {
     }
 }
 
-/// A message line on stderr. A closed stderr loses it; it never stops speed.
+/// Messages on stderr. A closed stderr loses them; it never stops speed.
 fn note(text: &str) {
-    note_raw(&format!("{text}\n"));
-}
-
-fn note_raw(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -63,7 +63,8 @@ impl Drop for Cleanup {
     }
 }
 
-/// Run `action` if speed is interrupted while the returned guard lives.
+/// Run `action` if speed is interrupted while the returned guard lives
+/// (cleanups run newest first).
 /// The action runs on the watcher thread with the registry locked: it must
 /// be quick (a `kill`, a file removal) and must not register or drop
 /// cleanups itself.
@@ -107,11 +108,13 @@ impl Registry {
         self.entries.retain(|(entry, _)| *entry != id);
     }
 
-    /// Runs every cleanup once, oldest first; returns how many ran.
+    /// Runs every cleanup once, newest first (what was started inside
+    /// something is stopped before that something is removed: a command
+    /// before the checkout it runs in); returns how many ran.
     fn run_all(&mut self) -> usize {
         let entries = std::mem::take(&mut self.entries);
         let count = entries.len();
-        for (_, action) in entries {
+        for (_, action) in entries.into_iter().rev() {
             action();
         }
         count
@@ -368,30 +371,27 @@ mod imp {
 mod tests {
     use super::*;
     use std::sync::Arc;
-    use std::sync::atomic::AtomicU32;
 
     #[test]
-    fn a_removed_cleanup_does_not_run_and_the_others_run_once() {
+    fn a_removed_cleanup_does_not_run_and_the_others_run_once_newest_first() {
         // A registry of its own: the global one is shared with every other
         // test of this binary.
         let mut registry = Registry {
             next: 0,
             entries: Vec::new(),
         };
-        let ran = Arc::new(AtomicU32::new(0));
-        let mark = |bit: u32| -> Action {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let mark = |n: u32| -> Action {
             let ran = Arc::clone(&ran);
-            Box::new(move || {
-                ran.fetch_add(bit, Ordering::SeqCst);
-            })
+            Box::new(move || ran.lock().unwrap().push(n))
         };
         registry.add(mark(1));
         let removed = registry.add(mark(2));
-        registry.add(mark(4));
+        registry.add(mark(3));
         registry.remove(removed);
         assert_eq!(registry.run_all(), 2);
         assert_eq!(registry.run_all(), 0);
-        assert_eq!(ran.load(Ordering::SeqCst), 5);
+        assert_eq!(*ran.lock().unwrap(), [3, 1], "newest first, once each");
     }
 
     #[test]

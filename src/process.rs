@@ -79,10 +79,7 @@ pub fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    group::prepare(&mut command);
-    crate::memory::restore_for_child(&mut command);
-    let child = command.spawn().map_err(Error::Spawn)?;
-    let mut group = group::Group::adopt(child);
+    let mut group = Group::spawn(command).map_err(Error::Spawn)?;
     let result = pump(&mut group, input, limits, started);
     // Kill what is left of the group before anything else, whatever the
     // outcome: a command that exited may have left children behind.
@@ -102,6 +99,41 @@ pub fn run(
     })
 }
 
+/// A command started as the leader of its own process group, which never
+/// outlives speed (see the module's doc): for callers that read its output
+/// themselves. Dropping it kills the group and reaps the leader.
+pub struct Group(group::Group);
+
+impl Group {
+    /// Starts `command`, its stdio as the caller set it.
+    pub fn spawn(mut command: std::process::Command) -> io::Result<Group> {
+        group::prepare(&mut command);
+        crate::memory::restore_for_child(&mut command);
+        Ok(Group(group::Group::adopt(command.spawn()?)))
+    }
+
+    /// The leader, to take its pipes. Reap it only through `finish`.
+    pub fn child(&mut self) -> &mut std::process::Child {
+        self.0.child()
+    }
+
+    /// Whether the leader has exited; it is not reaped before `finish`, so
+    /// the group's id stays its own.
+    pub fn exited(&mut self) -> io::Result<bool> {
+        self.0.leader_exited()
+    }
+
+    /// Kills every process of the group.
+    pub fn kill(&mut self) {
+        self.0.kill();
+    }
+
+    /// Kills what is left of the group and reaps the leader.
+    pub fn finish(mut self) -> io::Result<ExitStatus> {
+        self.0.finish()
+    }
+}
+
 /// What the helper threads report.
 enum Event {
     Written(io::Result<()>),
@@ -116,7 +148,7 @@ enum Event {
 /// deadlock), until the leader has exited and both streams are closed, or
 /// the deadline passes, or a stream passes its cap.
 fn pump(
-    group: &mut group::Group,
+    group: &mut Group,
     input: Vec<u8>,
     limits: &Limits,
     started: Instant,
@@ -161,7 +193,7 @@ fn pump(
     let mut exited = false;
     while written.is_none() || out.is_none() || err.is_none() || !exited {
         if !exited {
-            exited = group.leader_exited().map_err(|source| Error::Io {
+            exited = group.exited().map_err(|source| Error::Io {
                 what: "waiting for the command",
                 source,
             })?;
@@ -314,7 +346,7 @@ mod group {
 
         /// Whether the leader has exited, without reaping it: while it is
         /// a zombie its pid, the group id, cannot be reused.
-        pub(super) fn leader_exited(&self) -> io::Result<bool> {
+        pub(super) fn leader_exited(&mut self) -> io::Result<bool> {
             // SAFETY: a zeroed siginfo_t is what waitid expects to fill.
             let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
             // SAFETY: waitid on our own child, not reaping it (WNOWAIT).
@@ -333,7 +365,7 @@ mod group {
             Ok(unsafe { info.si_pid() } != 0)
         }
 
-        pub(super) fn kill(&self) {
+        pub(super) fn kill(&mut self) {
             kill_group(self.pgid);
         }
 
