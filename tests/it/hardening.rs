@@ -368,6 +368,38 @@ fn sigterm_stops_the_model_command_and_ends_like_sigterm() {
 
 #[cfg(target_os = "linux")]
 #[test]
+fn ctrl_c_during_a_command_check_stops_it_and_removes_its_checkout() {
+    use std::os::unix::process::ExitStatusExt;
+    let repo = repo::example();
+    let pid_file = repo.path().join("..").join("check.pid");
+    let cwd_file = repo.path().join("..").join("check.cwd");
+    let script = format!(
+        "pwd > '{cwd}'; echo $$ > '{pid}.tmp' && mv '{pid}.tmp' '{pid}'; sleep 300 & wait",
+        cwd = cwd_file.display(),
+        pid = pid_file.display()
+    );
+    repo.config(&format!(
+        "[[checks.command]]\nname = \"tests\"\nrun = [\"sh\", \"-c\", {}]\ntimeout_secs = 600\n",
+        toml_string(&script)
+    ));
+    let mut child = speed::command(repo.path(), &["review", "--task-id", "1", "--offline"], &[])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pgid = read_pid(&pid_file, &mut child);
+    let checkout = PathBuf::from(std::fs::read_to_string(&cwd_file).unwrap().trim());
+    assert!(checkout.is_dir(), "{}", checkout.display());
+    // SAFETY: signals the speed process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = wait_for(&mut child, Duration::from_secs(15));
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+    assert_group_ends(pgid);
+    assert!(!checkout.exists(), "{} was left behind", checkout.display());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
 fn the_death_of_speed_ends_the_model_command_and_what_it_started() {
     let repo = repo::example();
     let (mut child, pgid) = review_until_the_command_runs(&repo);
