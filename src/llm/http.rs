@@ -43,6 +43,7 @@ pub(crate) const MASK: &str = "[REDACTED:api-key]";
 const MIN_MASKED_KEY: usize = 8;
 
 /// An API key. Its `Debug` never shows the value, and it has no `Display`.
+#[derive(Clone)]
 pub(crate) struct Secret(String);
 
 impl Secret {
@@ -78,12 +79,6 @@ impl Secret {
             }
         }
         masked
-    }
-}
-
-impl Clone for Secret {
-    fn clone(&self) -> Secret {
-        Secret(self.0.clone())
     }
 }
 
