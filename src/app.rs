@@ -28,6 +28,20 @@ use crate::tasks;
 mod progress;
 use progress::Progress;
 
+// stdout and stderr may be closed under speed (`speed review | head`,
+// `2>&-`), and std's printing macros panic then. In this module, the only
+// one that prints, they are replaced by ones that never panic: see `out`
+// and `note`.
+macro_rules! print {
+    ($($arg:tt)*) => { out(&format!($($arg)*)) };
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => { note(&format!($($arg)*)) };
+}
+macro_rules! eprintln {
+    ($($arg:tt)*) => { note(&format!("{}\n", format_args!($($arg)*))) };
+}
+
 /// Run speed with these arguments (the first is the program name) and return
 /// the exit code the process should end with.
 pub fn entry<I, T>(args: I) -> u8
@@ -55,7 +69,7 @@ where
     match run(cli) {
         Ok(outcome) => outcome.code(),
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            eprintln!("error: {err:#}");
             // A machine-readable format promises its document on stdout,
             // even when nothing could be done; every path that prints its
             // own returns Ok.
@@ -146,6 +160,13 @@ fn init_logging(verbose: u8) {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    // Ctrl-C and SIGTERM stop what speed started (a model command, temporary
+    // files) before it ends; without the handlers they would be left behind.
+    if let Err(err) = crate::interrupt::install() {
+        eprintln!(
+            "warning: cannot handle interrupts, so an interrupted run may leave a model command running: {err}"
+        );
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let dir = settings::run_dir(cli.dir.as_deref(), &cwd);
     // Outside a repository speed still resolves settings (`speed config`
@@ -209,9 +230,7 @@ fn completions_command(shell: crate::cli::Shell) -> anyhow::Result<Outcome> {
     };
     let mut script = Vec::new();
     clap_complete::generate(target, &mut Cli::command(), "speed", &mut script);
-    std::io::stdout()
-        .write_all(&script)
-        .context("cannot write the completion script to stdout")?;
+    print!("{}", String::from_utf8_lossy(&script));
     Ok(Outcome::Approved)
 }
 
@@ -220,9 +239,7 @@ fn completions_command(shell: crate::cli::Shell) -> anyhow::Result<Outcome> {
 fn man_command() -> anyhow::Result<Outcome> {
     use clap::CommandFactory;
     let page = render::man::page(Cli::command()).context("cannot render the man page")?;
-    std::io::stdout()
-        .write_all(&page)
-        .context("cannot write the man page to stdout")?;
+    print!("{}", String::from_utf8_lossy(&page));
     Ok(Outcome::Approved)
 }
 
@@ -507,7 +524,6 @@ fn run_reviews(shared: &Shared, gathered: Gathered, colors: Colors) -> anyhow::R
     let human = settings.format == Format::Human;
     if human {
         print!("{}", render::human::banner(&stdout_style));
-        let _ = std::io::stdout().flush();
     }
     let mut on_report = |report: &review::Report| {
         progress.clear();
@@ -524,7 +540,6 @@ fn run_reviews(shared: &Shared, gathered: Gathered, colors: Colors) -> anyhow::R
         }
         if human && (report.error.is_none() || report.prepared()) {
             print!("{}", render::human::report(report, &stdout_style));
-            let _ = std::io::stdout().flush();
         }
     };
     let reviewed = batch::run(
@@ -624,6 +639,7 @@ fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
         max_output_tokens: settings.max_output_tokens,
         structured_output: settings.structured_output,
         retry_base: settings.retry_base,
+        max_answer_bytes: settings.max_answer_bytes,
     })
 }
 
@@ -679,4 +695,30 @@ fn nits_command(dir: &Path, json: bool, colors: Colors) -> anyhow::Result<Outcom
         print!("{}", render::human::nits(&saved, &colors.stdout));
     }
     Ok(Outcome::Approved)
+}
+
+/// Set once stdout has failed: its reader is gone (`speed review | head`).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Results on stdout, flushed at once. A reader that has gone away ends the
+/// printing quietly: nothing more is written and nothing panics; the reviews
+/// asked for are still done and recorded, and the exit code is theirs.
+fn out(text: &str) {
+    use std::sync::atomic::Ordering;
+    if STDOUT_CLOSED.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        STDOUT_CLOSED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Messages on stderr. A closed stderr loses them; it never stops speed.
+fn note(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
