@@ -312,3 +312,101 @@ pub fn counts(findings: &[Finding]) -> (usize, usize, usize) {
     let n = |level| findings.iter().filter(|f| f.level == level).count();
     (n(Level::Error), n(Level::Warning), n(Level::Note))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::review::Subject;
+    use crate::review::single::empty_report;
+    use crate::verdict::{Issue, Overrule, Rule};
+
+    fn report() -> Report {
+        empty_report(&Subject::Branch {
+            branch: "feature/x".into(),
+            specs: Vec::new(),
+            criteria: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn overrules_and_checks_come_first_with_their_levels_and_places() {
+        let mut r = report();
+        r.overrules.push(Overrule {
+            rule: Rule::FabricatedQuote,
+            reason: "the quote is not in the spec".into(),
+        });
+        r.checks.push(crate::checks::Finding {
+            check: "debug_leftover".into(),
+            severity: Severity::Minor,
+            file: Some("src/a.rs".into()),
+            line: Some(3),
+            message: "dbg! added".into(),
+        });
+        let found = of(&r);
+        let rules: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
+        assert_eq!(rules, ["overrule/fabricated_quote", "check/debug_leftover"]);
+        assert_eq!(found[0].level, Level::Error);
+        assert_eq!(found[0].place(), None);
+        assert_eq!(found[1].level, Level::Warning);
+        assert_eq!(found[1].place().as_deref(), Some("src/a.rs:3"));
+        assert!(describe("check/debug_leftover").contains("dbg!"));
+        assert!(describe("check/clippy").contains("`clippy`"));
+        assert!(describe("overrule/some_new_rule").contains("some new rule"));
+    }
+
+    #[test]
+    fn a_request_for_changes_without_a_blocking_finding_is_still_an_error() {
+        let mut r = report();
+        r.verdict = Some(Kind::RequestChanges);
+        r.feedback = Some("\n  Rename the module.\nMore.".into());
+        let found = of(&r);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].rule, "review/request-changes");
+        assert_eq!(found[0].level, Level::Error);
+        assert!(
+            found[0].message.ends_with("Rename the module."),
+            "{found:?}"
+        );
+
+        // With an error-level finding, nothing is added.
+        r.checks.push(crate::checks::Finding {
+            check: "scope".into(),
+            severity: Severity::Major,
+            file: Some("src/b.rs".into()),
+            line: None,
+            message: "outside the scope".into(),
+        });
+        assert_eq!(of(&r).len(), 1);
+    }
+
+    #[test]
+    fn a_line_without_a_file_is_dropped_and_blank_files_are_none() {
+        let f =
+            Finding::new("review/minor".into(), Level::Warning, "m".into()).at(Some("  "), Some(4));
+        assert_eq!((f.file, f.line), (None, None));
+        let issue = Issue {
+            severity: Severity::Nit,
+            file: Some("src/c.rs".into()),
+            line: Some(0),
+            message: "zero is no line".into(),
+            suggestion: String::new(),
+        };
+        let mut r = report();
+        r.review = Some(crate::verdict::Verdict {
+            verdict: Kind::Approve,
+            expectations: String::new(),
+            criteria: Vec::new(),
+            spec_verification: Vec::new(),
+            missing_from_spec: Vec::new(),
+            out_of_scope: Vec::new(),
+            issues: vec![issue],
+            strengths: Vec::new(),
+            defect_scope_check: None,
+            scope_violations: Vec::new(),
+        });
+        let found = of(&r);
+        assert_eq!(found[0].place().as_deref(), Some("src/c.rs"));
+        assert_eq!(found[0].suggestion, None);
+        assert_eq!(found[0].level, Level::Note);
+    }
+}
