@@ -6,6 +6,8 @@
 //! stdout carries only results (the prompt of a dry run, reports, JSON);
 //! progress, warnings and errors go to stderr.
 
+mod gate;
+
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -87,6 +89,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             result
         }
         CommandSettings::Nits { json } => nits_command(&settings.dir, *json),
+        CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
+        CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
     }
 }
 

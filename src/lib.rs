@@ -11,6 +11,7 @@ pub mod app;
 pub mod cli;
 pub mod exit;
 pub mod git;
+pub mod hook;
 pub mod impact;
 pub mod llm;
 pub mod memory;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::cli::{Cli, Command, ReviewArgs};
+use crate::cli::{Cli, Command, HookAction, ReviewArgs};
 
 pub const DEFAULT_BUDGET: usize = 60_000;
 pub const DEFAULT_CONCURRENCY: usize = 4;
@@ -50,6 +50,51 @@ pub struct Settings {
 pub enum CommandSettings {
     Review(Box<ReviewSettings>),
     Nits { json: bool },
+    Hook(Box<HookSettings>),
+    Override(OverrideSettings),
+}
+
+/// `allow` or `block`, for `hook.unknown` and `hook.on_error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    Allow,
+    Block,
+}
+
+/// `speed hook …`: what to do, and how the gate decides.
+#[derive(Debug, Clone)]
+pub struct HookSettings {
+    pub command: HookCommand,
+    /// On a head no approval covers, review it (a model call) instead of
+    /// blocking at once.
+    pub review_on_miss: bool,
+    /// Commits that belong to no task or defect.
+    pub unknown: Policy,
+    /// When the hook itself fails.
+    pub on_error: Policy,
+    /// The most speed's own check (and a review on a miss) may take.
+    pub timeout: Duration,
+    /// The most the user's own hook (`<name>.local`) may take.
+    pub local_timeout: Duration,
+    /// What `speed review` would use: the main branch, and the review on a miss.
+    pub review: Box<ReviewSettings>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookCommand {
+    Install { force: bool },
+    Uninstall,
+    Run { hook: String, args: Vec<String> },
+}
+
+/// `speed override`.
+#[derive(Debug, Clone)]
+pub struct OverrideSettings {
+    pub task_id: String,
+    pub feature: Option<String>,
+    pub reason: String,
+    /// The first of `git.main_branch` and `MAIN_BRANCH`.
+    pub main_branch: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -127,6 +172,17 @@ struct FileConfig {
     llm: LlmConfig,
     review: ReviewConfig,
     guardian: GuardianConfig,
+    hook: HookConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct HookConfig {
+    review_on_miss: Option<bool>,
+    unknown: Option<String>,
+    on_error: Option<String>,
+    timeout_secs: Option<f64>,
+    local_timeout_secs: Option<f64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -204,6 +260,16 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
         "guardian",
         &["enabled", "vision_file", "model", "token_budget"],
     ),
+    (
+        "hook",
+        &[
+            "review_on_miss",
+            "unknown",
+            "on_error",
+            "timeout_secs",
+            "local_timeout_secs",
+        ],
+    ),
 ];
 
 impl Settings {
@@ -229,6 +295,27 @@ impl Settings {
                 CommandSettings::Review(Box::new(review_settings(*args, config, env)?))
             }
             Command::Nits(args) => CommandSettings::Nits { json: args.json },
+            Command::Hook(args) => {
+                CommandSettings::Hook(Box::new(hook_settings(args.action, config, env)?))
+            }
+            Command::Override(args) => {
+                let reason = args.reason.trim().to_string();
+                if reason.is_empty() {
+                    return Err(Error::Invalid {
+                        origin: "--reason".to_string(),
+                        message: "an override needs a reason: say why the task is accepted despite its review".to_string(),
+                    });
+                }
+                CommandSettings::Override(OverrideSettings {
+                    task_id: args.task_id,
+                    feature: args.feature,
+                    reason,
+                    main_branch: config
+                        .git
+                        .main_branch
+                        .or_else(|| env("MAIN_BRANCH").filter(|v| !v.trim().is_empty())),
+                })
+            }
         };
         Ok(Settings {
             dir,
@@ -347,6 +434,49 @@ fn review_settings(
         spec_args,
         llm,
         guardian,
+    })
+}
+
+fn hook_settings(
+    action: HookAction,
+    mut config: FileConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<HookSettings, Error> {
+    let hook = std::mem::take(&mut config.hook);
+    let policy = |value: Option<String>, key: &str, default: Policy| match value.as_deref() {
+        None => Ok(default),
+        Some("allow") => Ok(Policy::Allow),
+        Some("block") => Ok(Policy::Block),
+        Some(other) => Err(Error::Invalid {
+            origin: format!("{CONFIG_PATH}: hook.{key}"),
+            message: format!("{other:?} is not \"allow\" or \"block\""),
+        }),
+    };
+    let review_on_miss = hook.review_on_miss.unwrap_or(false);
+    // A review on a miss waits for a model: its own time limits apply
+    // inside this one.
+    let default_timeout = if review_on_miss { 900 } else { 60 };
+    let hook_seconds = |value: Option<f64>, key: &str, default: u64| match value {
+        None => Ok(Duration::from_secs(default)),
+        Some(secs) if secs.is_finite() && secs > 0.0 => Ok(Duration::from_secs_f64(secs)),
+        Some(secs) => Err(Error::Invalid {
+            origin: format!("{CONFIG_PATH}: hook.{key}"),
+            message: format!("{secs} is not a positive number of seconds"),
+        }),
+    };
+    let command = match action {
+        HookAction::Install { force } => HookCommand::Install { force },
+        HookAction::Uninstall => HookCommand::Uninstall,
+        HookAction::Run { name, args } => HookCommand::Run { hook: name, args },
+    };
+    Ok(HookSettings {
+        command,
+        review_on_miss,
+        unknown: policy(hook.unknown, "unknown", Policy::Allow)?,
+        on_error: policy(hook.on_error, "on_error", Policy::Block)?,
+        timeout: hook_seconds(hook.timeout_secs, "timeout_secs", default_timeout)?,
+        local_timeout: hook_seconds(hook.local_timeout_secs, "local_timeout_secs", 900)?,
+        review: Box::new(review_settings(ReviewArgs::default(), config, env)?),
     })
 }
 

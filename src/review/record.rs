@@ -16,6 +16,7 @@ use crate::verdict;
 use super::Error;
 use super::prepare::{Prepared, Shared};
 use super::report::{Evidence, Report};
+use super::verdicts;
 
 pub const REVIEWS_DIR: &str = ".speed/reviews";
 pub const LOG_FILE: &str = ".speed/reviews/log.jsonl";
@@ -54,7 +55,45 @@ pub fn record(
         );
         store.save(&fresh)?;
     }
-    append_log(&shared.root, report, &now)
+    append_log(&shared.root, report, &now)?;
+    keep_verdict(&shared.root, prepared, report, &now);
+    Ok(())
+}
+
+/// The head's verdict for the merge gate (`verdicts`). It is a cache: a
+/// failure to write it costs a lookup in the log later, not the review.
+fn keep_verdict(root: &Path, prepared: &Prepared, report: &Report, now: &str) {
+    let Some(task) = prepared.subject.task() else {
+        return;
+    };
+    let decision = match report.verdict {
+        Some(verdict::Kind::Approve) => verdicts::Decision::Approve,
+        Some(verdict::Kind::RequestChanges) => verdicts::Decision::RequestChanges,
+        None => return,
+    };
+    let record = verdicts::Record {
+        task: Some(task.id.clone()),
+        feature: task.feature.clone(),
+        defect: None,
+        head_commit: report.head_commit.clone(),
+        decision,
+        at: now.to_string(),
+        diff: Some(report.hashes.diff.clone()),
+        specs: prepared
+            .specs
+            .iter()
+            .map(|s| verdicts::SpecFile {
+                path: s.document.path.clone(),
+                sha256: super::prepare::sha256(&s.document.text),
+            })
+            .collect(),
+        by: None,
+        reason: None,
+        via: None,
+    };
+    if let Err(err) = verdicts::Store::open(root).add(&record) {
+        tracing::warn!("the verdict cache was not updated: {err}");
+    }
 }
 
 pub fn record_failure(
@@ -178,6 +217,7 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
         "task": report.task_id,
         "feature": report.feature,
         "branch": report.branch,
+        "head_commit": (!report.head_commit.is_empty()).then_some(&report.head_commit),
         "decision": report.verdict,
         "model_verdict": report.model_verdict,
         "outcome": report.outcome.code(),
@@ -190,8 +230,15 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
         "report": report.report_path,
         "error": report.error,
     });
+    append_log_line(root, &line)
+}
+
+/// Append one line to the review log: a review's, or an override's.
+pub fn append_log_line(root: &Path, line: &Value) -> Result<(), Error> {
+    let dir = root.join(REVIEWS_DIR);
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Write { path: dir, source })?;
     let path = root.join(LOG_FILE);
-    let mut text = serde_json::to_string(&line).unwrap_or_default();
+    let mut text = serde_json::to_string(line).unwrap_or_default();
     text.push('\n');
     let _guard = LOG_LOCK
         .lock()
