@@ -74,7 +74,11 @@ fn init_logging(verbose: u8) {
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let settings = Settings::resolve(cli, &cwd, &|key| std::env::var(key).ok())?;
+    let settings = if gate::runs_hook(&cli) {
+        gate::resolve_bounded(cli, cwd)?
+    } else {
+        Settings::resolve(cli, &cwd, &|key| std::env::var(key).ok())?
+    };
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }

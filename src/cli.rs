@@ -118,8 +118,9 @@ pub struct HookArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum HookAction {
-    /// Write the pre-merge-commit and pre-push hooks into the folder git
-    /// runs hooks from.
+    /// Write the pre-merge-commit, pre-push and pre-commit hooks into the
+    /// folder git runs hooks from (pre-commit guards only a merge concluded
+    /// by `git commit`).
     Install {
         /// Keep a hook speed did not write as <name>.local (speed runs it
         /// first) instead of refusing.
@@ -130,7 +131,7 @@ pub enum HookAction {
     Uninstall,
     /// What a hook script runs: the gate for one hook.
     Run {
-        /// pre-merge-commit or pre-push.
+        /// pre-merge-commit, pre-commit or pre-push.
         #[arg(value_name = "HOOK")]
         name: String,
         /// The arguments git gave the hook.

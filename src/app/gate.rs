@@ -8,10 +8,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use crate::cli::{Cli, Command, HookAction};
 use crate::exit::Outcome;
 use crate::git::Repository;
 use crate::hook::gate::{Arrival, Cover, Findings, Gate, Incoming, Miss, short};
@@ -20,7 +21,7 @@ use crate::hook::owners;
 use crate::hook::run::{self, Hook, Local};
 use crate::review::overrides::{self, Decider};
 use crate::review::verdicts::{self, Work};
-use crate::settings::{HookCommand, HookSettings, OverrideSettings, Policy, Target};
+use crate::settings::{HookCommand, HookSettings, OverrideSettings, Policy, Settings, Target};
 
 pub fn hook_command(dir: &Path, settings: &HookSettings) -> anyhow::Result<Outcome> {
     match &settings.command {
@@ -76,20 +77,51 @@ enum Stopped {
     Crashed,
 }
 
-/// Run `work` on its own thread and wait at most `limit` for it. A thread
-/// still running then is left behind: the process ends soon after.
+/// Run `work` on its own thread; it must finish within `limit`. A thread
+/// still running then is left behind: the process ends soon after. A result
+/// that comes after the limit counts as too late too, so the limit means the
+/// same however busy the machine is.
 fn within<T: Send + 'static>(
     limit: Duration,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Stopped> {
+    let started = Instant::now();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(work());
     });
-    rx.recv_timeout(limit).map_err(|e| match e {
-        mpsc::RecvTimeoutError::Timeout => Stopped::TimedOut(limit),
-        mpsc::RecvTimeoutError::Disconnected => Stopped::Crashed,
-    })
+    match rx.recv_timeout(limit) {
+        Ok(value) if started.elapsed() <= limit => Ok(value),
+        Ok(_) | Err(mpsc::RecvTimeoutError::Timeout) => Err(Stopped::TimedOut(limit)),
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(Stopped::Crashed),
+    }
+}
+
+/// How long reading the configuration may take before a hook gives up
+/// (fail closed): the configured limits are not known before it is read.
+const SETTINGS_LIMIT: Duration = Duration::from_secs(30);
+
+/// Whether these flags run a hook: then the configuration too is read
+/// under a time limit (`resolve_bounded`).
+pub fn runs_hook(cli: &Cli) -> bool {
+    matches!(
+        &cli.command,
+        Command::Hook(args) if matches!(args.action, HookAction::Run { .. })
+    )
+}
+
+/// `Settings::resolve` for a hook run, bounded by `SETTINGS_LIMIT`.
+pub fn resolve_bounded(cli: Cli, cwd: PathBuf) -> anyhow::Result<Settings> {
+    let resolved = within(SETTINGS_LIMIT, move || {
+        Settings::resolve(cli, &cwd, &|key| std::env::var(key).ok())
+    });
+    match resolved {
+        Ok(settings) => Ok(settings?),
+        Err(stopped) => Err(anyhow::anyhow!(
+            "{}; the hook blocks",
+            stopped_text(&stopped, "reading the configuration")
+        )),
+    }
 }
 
 fn env(key: &str) -> Option<String> {
@@ -267,6 +299,14 @@ fn run_user_hook(
             );
             Some(Outcome::Error)
         }
+        Ok(Local::Interrupted) => {
+            eprintln!(
+                "{label}: interrupted while {} ran: the {} is blocked",
+                local.display(),
+                hook.verb()
+            );
+            Some(Outcome::Error)
+        }
         Ok(Local::TimedOut(limit)) => {
             eprintln!(
                 "{label}: {} did not finish within {} s (hook.local_timeout_secs) and was stopped: the {} is blocked",
@@ -301,7 +341,14 @@ fn check(
     let root = repo.root().to_path_buf();
     let main = repo.resolve_main(settings.review.main_branch.as_deref())?;
     let incoming: Vec<Incoming> = match hook {
-        Hook::PreMergeCommit => run::merge_incoming(&repo, &main)?.into_iter().collect(),
+        Hook::PreMergeCommit | Hook::PreCommit => {
+            let vars: Vec<(String, String)> = std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect();
+            run::merge_incoming(&repo, &main, hook, &vars)?
+                .into_iter()
+                .collect()
+        }
         Hook::PrePush => {
             let (remote, pushed) = match run::pushed_from_pre_commit(&env) {
                 Some(pushed) if env("PRE_COMMIT").as_deref() == Some("1") => (
@@ -632,7 +679,7 @@ fn bypass_blind(dir: &Path, hook: Hook, reason: String, why: &str) -> Outcome {
         }
     };
     let commits = match hook {
-        Hook::PreMergeCommit => repo.merge_heads().unwrap_or_default(),
+        Hook::PreMergeCommit | Hook::PreCommit => repo.merge_heads().unwrap_or_default(),
         Hook::PrePush => Vec::new(),
     };
     let who = decider(

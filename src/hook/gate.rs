@@ -204,7 +204,14 @@ impl Gate<'_> {
             let Some((&id, _)) = owned.get_key_value(head.as_str()) else {
                 continue;
             };
-            let range = reachable(&owned, &[id]);
+            let mut range = reachable(&owned, &[id]);
+            // What the branch started from is not its work.
+            let start = self.start_of(&self.owners[*i], head, known.is_empty());
+            if let Some((&start, _)) = start.and_then(|s| owned.get_key_value(s.as_str())) {
+                for before in reachable(&owned, &[start]) {
+                    range.remove(before);
+                }
+            }
             let here: HashSet<&str> = range.intersection(&rest_ids).copied().collect();
             if here.is_empty() {
                 continue;
@@ -230,6 +237,25 @@ impl Gate<'_> {
             .map(|c| c.id.clone())
             .collect();
         Ok((parts, unowned))
+    }
+
+    /// The commit a branch's own work starts after: the task's declared base
+    /// (`execution_base_commit`, `base_commit`); with nothing the target had
+    /// to measure from (a push creating the branch), where it forked from
+    /// the main branch.
+    fn start_of(&self, owner: &Owner, head: &str, no_reference: bool) -> Option<String> {
+        let declared = owner.task.as_ref().and_then(|t| {
+            [&t.execution_base_commit, &t.base_commit]
+                .into_iter()
+                .flatten()
+                .find_map(|c| self.repo.resolve_commit(c).ok())
+        });
+        declared.or_else(|| {
+            no_reference
+                .then(|| self.repo.merge_base(&self.main.commit, head).ok())
+                .flatten()
+                .filter(|fork| fork != head)
+        })
     }
 
     /// Whether `commit` of `owner`'s work is covered.

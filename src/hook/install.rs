@@ -40,7 +40,11 @@ pub fn local_path(dir: &Path, name: &str) -> PathBuf {
 
 /// The script speed installs as `name`.
 pub fn script(name: &str) -> String {
-    let verb = if name == "pre-push" { "push" } else { "merge" };
+    let verb = match name {
+        "pre-push" => "push",
+        "pre-commit" => "commit",
+        _ => "merge",
+    };
     format!(
         r#"#!/bin/sh
 {MARKER}
@@ -210,7 +214,7 @@ mod tests {
         let dir = tmp.path().join("hooks");
         let first = install(&dir, false).unwrap();
         assert!(matches!(first[0], Action::Installed(_)), "{first:?}");
-        assert_eq!(names(&dir), ["pre-merge-commit", "pre-push"]);
+        assert_eq!(names(&dir), ["pre-commit", "pre-merge-commit", "pre-push"]);
         let again = install(&dir, false).unwrap();
         assert!(
             again.iter().all(|a| matches!(a, Action::Unchanged(_))),
@@ -228,7 +232,7 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o755);
         }
-        assert_eq!(uninstall(&dir).unwrap().len(), 2);
+        assert_eq!(uninstall(&dir).unwrap().len(), 3);
         assert!(names(&dir).is_empty());
         assert!(uninstall(&dir).unwrap().is_empty());
     }
@@ -248,7 +252,12 @@ mod tests {
         install(dir, true).unwrap();
         assert_eq!(
             names(dir),
-            ["pre-merge-commit", "pre-push", "pre-push.local"]
+            [
+                "pre-commit",
+                "pre-merge-commit",
+                "pre-push",
+                "pre-push.local"
+            ]
         );
         assert_eq!(
             fs::read_to_string(dir.join("pre-push.local")).unwrap(),

@@ -15,8 +15,10 @@ pub mod run;
 
 use std::path::PathBuf;
 
-/// The hooks speed installs, in the order it installs them.
-pub const HOOKS: [&str; 2] = ["pre-merge-commit", "pre-push"];
+/// The hooks speed installs, in the order it installs them. pre-commit
+/// guards only a merge concluded by `git commit`, which git does not pass
+/// through pre-merge-commit.
+pub const HOOKS: [&str; 3] = ["pre-merge-commit", "pre-push", "pre-commit"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -42,7 +44,7 @@ pub enum Error {
         path.display(), local.display()
     )]
     LocalTaken { path: PathBuf, local: PathBuf },
-    #[error("unknown hook {name:?}: speed runs pre-merge-commit and pre-push")]
+    #[error("unknown hook {name:?}: speed runs pre-merge-commit, pre-commit and pre-push")]
     UnknownHook { name: String },
     #[error("{hook}: {message}")]
     Input { hook: String, message: String },

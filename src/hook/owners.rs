@@ -135,11 +135,14 @@ fn defects(dir: &Path) -> Vec<Owner> {
 }
 
 fn read_state_branch(path: &Path) -> Result<Option<String>, String> {
-    let bytes = match fs::read(path) {
-        Ok(bytes) => bytes,
+    match fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e.to_string()),
-    };
+        // A pipe would block the read forever.
+        Ok(meta) if !meta.is_file() => return Err("not a regular file".to_string()),
+        Ok(_) => {}
+    }
+    let bytes = fs::read(path).map_err(|e| e.to_string())?;
     let value: Value = serde_json::from_slice(&bytes).map_err(|e| format!("invalid JSON: {e}"))?;
     Ok(value
         .get("branch")

@@ -21,6 +21,10 @@ const MAX_INPUT: u64 = 16 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hook {
     PreMergeCommit,
+    /// Guards only the conclusion of a merge (`git commit` while
+    /// `MERGE_HEAD` exists), which git does not pass through
+    /// pre-merge-commit: after a conflict, or after pre-merge-commit blocked.
+    PreCommit,
     PrePush,
 }
 
@@ -28,6 +32,7 @@ impl Hook {
     pub fn parse(name: &str) -> Result<Hook, Error> {
         match name {
             "pre-merge-commit" => Ok(Hook::PreMergeCommit),
+            "pre-commit" => Ok(Hook::PreCommit),
             "pre-push" => Ok(Hook::PrePush),
             _ => Err(Error::UnknownHook {
                 name: name.to_string(),
@@ -38,6 +43,7 @@ impl Hook {
     pub fn name(self) -> &'static str {
         match self {
             Hook::PreMergeCommit => "pre-merge-commit",
+            Hook::PreCommit => "pre-commit",
             Hook::PrePush => "pre-push",
         }
     }
@@ -45,7 +51,7 @@ impl Hook {
     /// What it guards, for messages: "merge" or "push".
     pub fn verb(self) -> &'static str {
         match self {
-            Hook::PreMergeCommit => "merge",
+            Hook::PreMergeCommit | Hook::PreCommit => "merge",
             Hook::PrePush => "push",
         }
     }
@@ -134,13 +140,40 @@ pub fn pushed_from_pre_commit(env: &dyn Fn(&str) -> Option<String>) -> Option<Pu
     })
 }
 
-/// What a merge in progress brings into the main branch; None when HEAD is
-/// not the main branch or no merge is in progress (nothing to guard).
-pub fn merge_incoming(repo: &Repository, main: &MainBranch) -> Result<Option<Incoming>, Error> {
+/// What a merge brings into the main branch; None when HEAD is not the main
+/// branch, or (for pre-commit) when no merge is being concluded.
+///
+/// git runs pre-merge-commit before it writes `MERGE_HEAD` (it writes it
+/// only when the merge stops, and `git commit` then concludes it, running
+/// pre-commit); what it does set are `GITHEAD_<commit>` variables naming
+/// each commit being merged. Either is read; for pre-merge-commit, finding
+/// neither while HEAD is the main branch is an error, never a pass.
+pub fn merge_incoming(
+    repo: &Repository,
+    main: &MainBranch,
+    hook: Hook,
+    vars: &[(String, String)],
+) -> Result<Option<Incoming>, Error> {
     if repo.current_branch().as_deref() != Some(main.name.as_str()) {
         return Ok(None);
     }
-    let tips = repo.merge_heads()?;
+    let mut tips = repo.merge_heads()?;
+    if tips.is_empty() && hook == Hook::PreMergeCommit {
+        tips = vars
+            .iter()
+            .filter_map(|(key, _)| key.strip_prefix("GITHEAD_"))
+            .filter(|id| is_sha(id))
+            .map(str::to_ascii_lowercase)
+            .collect();
+        tips.sort();
+        tips.dedup();
+        if tips.is_empty() {
+            return Err(Error::Input {
+                hook: hook.name().to_string(),
+                message: "cannot tell which commits this merge brings in: git set neither MERGE_HEAD nor GITHEAD_<commit>".to_string(),
+            });
+        }
+    }
     if tips.is_empty() {
         return Ok(None);
     }
@@ -214,6 +247,8 @@ pub enum Local {
     /// Its exit code (None when a signal ended it).
     Failed(Option<i32>),
     TimedOut(Duration),
+    /// Ctrl-C (or SIGTERM) reached speed while it ran; it was stopped.
+    Interrupted,
     /// Git would not run it either (it is not executable): skipped.
     NotExecutable,
 }
@@ -222,9 +257,10 @@ pub enum Local {
 /// input git gave (otherwise it inherits speed's standard input), in the
 /// current folder; stop it after `limit`.
 ///
-/// It stays in speed's process group so Ctrl-C reaches it; past the time
-/// limit it is killed (processes it started itself may outlive it, but
-/// nothing waits for them).
+/// It runs in a process group of its own, so that stopping it stops what it
+/// started too: a test run left behind would keep git's output open, and
+/// whoever reads it (a script running `git merge`) would wait for it.
+/// Ctrl-C reaches speed, which then stops that group the same way.
 pub fn run_local(
     path: &Path,
     args: &[String],
@@ -243,6 +279,9 @@ pub fn run_local(
         Some(_) => Stdio::piped(),
         None => Stdio::inherit(),
     });
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let _signals = signals::Watch::start();
     let mut child = command.spawn().map_err(io)?;
     if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
         let bytes = bytes.to_vec();
@@ -261,14 +300,86 @@ pub fn run_local(
                 code => Local::Failed(code),
             });
         }
-        if started.elapsed() >= limit {
-            // Already gone if it exited meanwhile: then there is nothing to kill.
-            let _ = child.kill();
-            let _ = child.wait();
-            return Ok(Local::TimedOut(limit));
+        let interrupted = signals::interrupted();
+        if interrupted || started.elapsed() >= limit {
+            stop(&mut child);
+            return Ok(if interrupted {
+                Local::Interrupted
+            } else {
+                Local::TimedOut(limit)
+            });
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// Kill the hook's process group (the hook and what it started) and reap it.
+fn stop(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) with a negative pid signals that process group;
+        // the group is the child's own (process_group(0) above).
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    // Gone already if it exited meanwhile: then there is nothing to kill.
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Ctrl-C and SIGTERM while the user's hook runs: noted, so the hook's
+/// process group can be stopped before speed exits.
+mod signals {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+    pub fn interrupted() -> bool {
+        INTERRUPTED.load(Ordering::SeqCst)
+    }
+
+    /// While alive, SIGINT and SIGTERM set the flag instead of ending speed.
+    pub struct Watch {
+        #[cfg(unix)]
+        previous: [libc::sighandler_t; 2],
+    }
+
+    #[cfg(unix)]
+    extern "C" fn note(_: libc::c_int) {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+    }
+
+    impl Watch {
+        pub fn start() -> Watch {
+            #[cfg(unix)]
+            {
+                // SAFETY: the handler only stores to an atomic, which is
+                // async-signal-safe; the previous handlers are put back on drop.
+                let handler = note as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                let previous = unsafe {
+                    [
+                        libc::signal(libc::SIGINT, handler),
+                        libc::signal(libc::SIGTERM, handler),
+                    ]
+                };
+                Watch { previous }
+            }
+            #[cfg(not(unix))]
+            Watch {}
+        }
+    }
+
+    impl Drop for Watch {
+        fn drop(&mut self) {
+            #[cfg(unix)]
+            // SAFETY: restoring the handlers `start` replaced.
+            unsafe {
+                libc::signal(libc::SIGINT, self.previous[0]);
+                libc::signal(libc::SIGTERM, self.previous[1]);
+            }
+        }
     }
 }
 

@@ -8,6 +8,7 @@ mod batch;
 mod dry_run;
 mod example_repo;
 mod guardian;
+mod hooks;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;
