@@ -17,14 +17,16 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 use crate::exit::Outcome;
 use crate::git::Repository;
 use crate::llm;
 use crate::prompt::{PendingCounter, Templates};
 use crate::render::{self, Style};
 use crate::review::{self, Event, Events, Shared, Subject, batch, dry, nits};
-use crate::settings::{CommandSettings, LlmSettings, ReviewSettings, Settings, Target};
+use crate::settings::{
+    self, CommandSettings, ConfigSettings, LlmSettings, Provider, ReviewSettings, Settings, Target,
+};
 use crate::tasks;
 
 /// Run speed with these arguments (the first is the program name) and return
@@ -34,26 +36,88 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) => {
             // clap formats help, version and usage errors itself.
             let _ = err.print();
-            return if err.use_stderr() {
-                Outcome::Usage.code()
-            } else {
-                Outcome::Approved.code()
-            };
+            if !err.use_stderr() {
+                return Outcome::Approved.code();
+            }
+            if let Some(shape) = usage_json_shape(&args) {
+                print!("{}", json_failure(shape, err.render().to_string().trim()));
+            }
+            return Outcome::Usage.code();
         }
     };
     init_logging(cli.verbose);
+    let shape = cli.json().then(|| JsonShape::of(&cli.command));
     match run(cli) {
         Ok(outcome) => outcome.code(),
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            // `--json` promises one JSON object on stdout, even when nothing
+            // could be done; every path that prints its own returns Ok.
+            if let Some(shape) = shape {
+                print!("{}", json_failure(shape, &format!("{err:#}")));
+            }
             Outcome::Error.code()
         }
     }
+}
+
+/// Which JSON object a failed command prints: the one it would have printed,
+/// empty, with `error` set.
+#[derive(Debug, Clone, Copy)]
+enum JsonShape {
+    Review,
+    Nits,
+    Config,
+}
+
+impl JsonShape {
+    fn of(command: &Command) -> JsonShape {
+        match command {
+            Command::Review(_) => JsonShape::Review,
+            Command::Nits(_) => JsonShape::Nits,
+            Command::Config(_) => JsonShape::Config,
+            // They have no --json (`Cli::json` is false): never asked.
+            Command::Hook(_) | Command::Override(_) => JsonShape::Review,
+        }
+    }
+}
+
+fn json_failure(shape: JsonShape, error: &str) -> String {
+    match shape {
+        JsonShape::Review => render::json::failure(error),
+        JsonShape::Nits => render::json::nits_failure(error),
+        JsonShape::Config => render::config::json_failure(error),
+    }
+}
+
+/// For a usage error: whether `--json` was asked for, and by which command
+/// (the first word naming one; review when none does).
+fn usage_json_shape(args: &[OsString]) -> Option<JsonShape> {
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str().unwrap_or(""))
+        .take_while(|a| *a != "--")
+        .collect();
+    if !words.contains(&"--json") {
+        return None;
+    }
+    Some(
+        match words
+            .iter()
+            .find(|w| matches!(**w, "review" | "nits" | "config"))
+        {
+            Some(&"nits") => JsonShape::Nits,
+            Some(&"config") => JsonShape::Config,
+            _ => JsonShape::Review,
+        },
+    )
 }
 
 fn init_logging(verbose: u8) {
@@ -74,25 +138,34 @@ fn init_logging(verbose: u8) {
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let dir = settings::run_dir(cli.dir.as_deref(), &cwd);
+    // Outside a repository speed still resolves settings (`speed config`
+    // shows them); commands that need one report why there is none.
     let settings = if gate::runs_hook(&cli) {
-        gate::resolve_bounded(cli, cwd)?
+        gate::resolve_bounded(cli, dir)?
     } else {
-        Settings::resolve(cli, &cwd, &|key| std::env::var(key).ok())?
+        let repo = Repository::discover(&dir).map_err(|err| err.to_string());
+        let settings = Settings::resolve(
+            cli,
+            dir,
+            repo.as_ref()
+                .map(|r| r as &dyn settings::Repo)
+                .map_err(String::as_str),
+            &|key| std::env::var(key).ok(),
+        )?;
+        drop(repo);
+        settings
     };
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
+    for notice in &settings.notices {
+        eprintln!("note: {notice}");
+    }
     match &settings.command {
-        CommandSettings::Review(review) => {
-            let result = review_command(&settings.dir, review);
-            // `--json` promises one JSON object on stdout, even when nothing
-            // could be reviewed; the error is on stderr as well.
-            if let (Err(err), true) = (&result, review.json) {
-                print!("{}", render::json::failure(&format!("{err:#}")));
-            }
-            result
-        }
+        CommandSettings::Review(review) => review_command(&settings.dir, review),
         CommandSettings::Nits { json } => nits_command(&settings.dir, *json),
+        CommandSettings::Config(config) => config_command(config, &settings),
         CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
         CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
     }
@@ -125,9 +198,9 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
     let shared = Shared {
-        main: repo.resolve_main(settings.main_branch.as_deref())?,
+        main: settings.main.clone(),
         counter,
-        templates: Templates::load(Some(&root.join(".speed/prompts")))?,
+        templates: templates(&settings.prompts)?,
         settings: settings.clone(),
         root,
     };
@@ -148,6 +221,13 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
         ));
     }
     run_reviews(&shared, gathered)
+}
+
+/// The built-in prompt templates with the overrides settings chose.
+fn templates(overrides: &[settings::Override]) -> anyhow::Result<Templates> {
+    Ok(Templates::with_overrides(overrides.iter().map(|o| {
+        (o.name.as_str(), o.from.as_str(), o.text.as_str())
+    }))?)
 }
 
 /// The tasks (or the branch) to review, from the settings' target.
@@ -350,9 +430,12 @@ fn dry_run_command(
 }
 
 fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
-    let provider = match &settings.provider {
-        Some(p) => p.parse()?,
-        None => llm::ProviderKind::default(),
+    let provider = match settings.provider {
+        Provider::Model(kind) => kind,
+        Provider::Offline => anyhow::bail!(
+            "llm.provider = \"none\" asks for an offline review by speed's own checks alone, \
+             and this version of speed has no checks yet: configure a model provider, or use --dry-run to see the prompt"
+        ),
     };
     Ok(llm::Config {
         provider,
@@ -387,6 +470,22 @@ fn build_models(
         _ => review.clone(),
     };
     Ok(review::Models { review, guardian })
+}
+
+/// `speed config`: the effective settings and where each came from. The
+/// prompt templates are parsed too, so a broken override fails here as it
+/// would fail a review.
+fn config_command(config: &ConfigSettings, settings: &Settings) -> anyhow::Result<Outcome> {
+    templates(&config.prompts)?;
+    if config.json {
+        print!(
+            "{}",
+            render::config::json(config, &settings.notices, &settings.warnings)
+        );
+    } else {
+        print!("{}", render::config::human(config));
+    }
+    Ok(Outcome::Approved)
 }
 
 fn nits_command(dir: &Path, json: bool) -> anyhow::Result<Outcome> {

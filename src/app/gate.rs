@@ -14,6 +14,7 @@ use anyhow::Context;
 
 use crate::cli::{Cli, Command, HookAction};
 use crate::exit::Outcome;
+use crate::git::MainBranch;
 use crate::git::Repository;
 use crate::hook::gate::{Arrival, Cover, Findings, Gate, Incoming, Miss, short};
 use crate::hook::install::{self, Action};
@@ -21,10 +22,13 @@ use crate::hook::owners;
 use crate::hook::run::{self, Hook, Local};
 use crate::review::overrides::{self, Decider};
 use crate::review::verdicts::{self, Work};
-use crate::settings::{HookCommand, HookSettings, OverrideSettings, Policy, Settings, Target};
+use crate::settings::{
+    self, CONFIG_PATH, HookCommand, HookSettings, OverrideSettings, PROMPTS_DIR, Policy,
+    ReviewSettings, Settings, TEMPLATE_NAMES, Target,
+};
 
-pub fn hook_command(dir: &Path, settings: &HookSettings) -> anyhow::Result<Outcome> {
-    match &settings.command {
+pub fn hook_command(dir: &Path, command: &HookCommand) -> anyhow::Result<Outcome> {
+    match command {
         HookCommand::Install { force } => {
             let hooks = hooks_dir(dir)?;
             let done = install::install(&hooks, *force)?;
@@ -40,7 +44,7 @@ pub fn hook_command(dir: &Path, settings: &HookSettings) -> anyhow::Result<Outco
             report_actions(&done);
             Ok(Outcome::Approved)
         }
-        HookCommand::Run { hook, args } => Ok(run_hook(dir, settings, hook, args)),
+        HookCommand::Run { hook, args, review } => Ok(run_hook(dir, review, hook, args)),
     }
 }
 
@@ -110,10 +114,18 @@ pub fn runs_hook(cli: &Cli) -> bool {
     )
 }
 
-/// `Settings::resolve` for a hook run, bounded by `SETTINGS_LIMIT`.
-pub fn resolve_bounded(cli: Cli, cwd: PathBuf) -> anyhow::Result<Settings> {
+/// `Settings::resolve` for a hook run, bounded by `SETTINGS_LIMIT`, with
+/// the repository seen through `MergeView`.
+pub fn resolve_bounded(cli: Cli, dir: PathBuf) -> anyhow::Result<Settings> {
     let resolved = within(SETTINGS_LIMIT, move || {
-        Settings::resolve(cli, &cwd, &|key| std::env::var(key).ok())
+        let repo = Repository::discover(&dir).map_err(|err| err.to_string());
+        let view = repo.as_ref().ok().map(MergeView::of);
+        let repo: Result<&dyn settings::Repo, &str> = match (&view, &repo) {
+            (Some(view), _) => Ok(view),
+            (None, Err(why)) => Err(why.as_str()),
+            (None, Ok(_)) => unreachable!("a view exists for every repository"),
+        };
+        Settings::resolve(cli, dir.clone(), repo, &|key| std::env::var(key).ok())
     });
     match resolved {
         Ok(settings) => Ok(settings?),
@@ -121,6 +133,59 @@ pub fn resolve_bounded(cli: Cli, cwd: PathBuf) -> anyhow::Result<Settings> {
             "{}; the hook blocks",
             stopped_text(&stopped, "reading the configuration")
         )),
+    }
+}
+
+/// The repository as settings see it during a hook run. On the main branch
+/// settings use the working tree's configuration (it is main's checkout),
+/// but while a merge into it is being made, the working tree holds what the
+/// incoming commits brought: when they change speed's configuration or a
+/// prompt template, HEAD is not treated as the main branch, so the
+/// configuration is read at main's commit and a branch cannot configure the
+/// gate that judges it.
+struct MergeView<'a> {
+    repo: &'a Repository,
+    head_branch: Option<String>,
+}
+
+impl<'a> MergeView<'a> {
+    fn of(repo: &'a Repository) -> MergeView<'a> {
+        let head_branch = repo.current_branch();
+        let head = repo.head_commit();
+        let mut incoming = repo.merge_heads().unwrap_or_default();
+        incoming.extend(
+            std::env::vars()
+                .filter_map(|(key, _)| key.strip_prefix("GITHEAD_").map(str::to_string)),
+        );
+        let mut paths = vec![CONFIG_PATH.to_string()];
+        paths.extend(TEMPLATE_NAMES.iter().map(|n| format!("{PROMPTS_DIR}/{n}")));
+        let read = |commit: &str, path: &str| repo.read_file(commit, path).map_err(|_| ());
+        let changes_config = head.as_deref().is_some_and(|head| {
+            incoming.iter().any(|tip| {
+                paths
+                    .iter()
+                    .any(|p| read(tip, p).is_err() || read(tip, p) != read(head, p))
+            })
+        });
+        MergeView {
+            repo,
+            head_branch: if changes_config { None } else { head_branch },
+        }
+    }
+}
+
+impl settings::Repo for MergeView<'_> {
+    fn root(&self) -> &Path {
+        self.repo.root()
+    }
+    fn head_branch(&self) -> Option<String> {
+        self.head_branch.clone()
+    }
+    fn resolve_main(&self, explicit: Option<&str>) -> Result<MainBranch, crate::git::Error> {
+        self.repo.resolve_main(explicit)
+    }
+    fn read_file(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>, crate::git::Error> {
+        self.repo.read_file(commit, path)
     }
 }
 
@@ -139,7 +204,8 @@ fn truthy(key: &str) -> bool {
 
 /// `speed hook run <name> [ARGS]`: the user's hook, then the bypass or the
 /// gate. Every failure goes through `failed`, which applies `on_error`.
-fn run_hook(dir: &Path, settings: &HookSettings, name: &str, args: &[String]) -> Outcome {
+fn run_hook(dir: &Path, review: &ReviewSettings, name: &str, args: &[String]) -> Outcome {
+    let settings = &review.hook;
     let hook = match Hook::parse(name) {
         Ok(hook) => hook,
         Err(err) => return failed(settings, name, "hook", &err.to_string()),
@@ -186,11 +252,11 @@ fn run_hook(dir: &Path, settings: &HookSettings, name: &str, args: &[String]) ->
 
     let check = {
         let dir = dir.to_path_buf();
-        let settings = settings.clone();
+        let review = review.clone();
         let args = args.to_vec();
         let input = input.clone().unwrap_or_default();
         within(settings.timeout, move || {
-            check(&dir, &settings, hook, &args, &input, !bypass)
+            check(&dir, &review, hook, &args, &input, !bypass)
         })
     };
     let checked = match check {
@@ -331,7 +397,7 @@ struct Checked {
 /// approval covers is reviewed (`hook.review_on_miss`) and checked again.
 fn check(
     dir: &Path,
-    settings: &HookSettings,
+    settings: &ReviewSettings,
     hook: Hook,
     args: &[String],
     input: &[u8],
@@ -339,7 +405,7 @@ fn check(
 ) -> anyhow::Result<Option<Checked>> {
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
-    let main = repo.resolve_main(settings.review.main_branch.as_deref())?;
+    let main = settings.main.clone();
     let incoming: Vec<Incoming> = match hook {
         Hook::PreMergeCommit | Hook::PreCommit => {
             let vars: Vec<(String, String)> = std::env::vars_os()
@@ -387,7 +453,7 @@ fn check(
         Ok(all)
     };
     let mut findings = gather()?;
-    if review && settings.review_on_miss && review_misses(dir, settings, &findings) {
+    if review && settings.hook.review_on_miss && review_misses(dir, settings, &findings) {
         findings = gather()?;
     }
     Ok(Some(Checked { root, findings }))
@@ -395,7 +461,7 @@ fn check(
 
 /// `hook.review_on_miss`: review each task whose head arrives uncovered.
 /// Whether any review ran.
-fn review_misses(dir: &Path, settings: &HookSettings, findings: &Findings) -> bool {
+fn review_misses(dir: &Path, settings: &ReviewSettings, findings: &Findings) -> bool {
     let mut reviewed = false;
     for arrival in findings.arrivals.iter().filter(|a| a.verdict.is_err()) {
         let Work::Task { id, feature } = &arrival.work else {
@@ -413,7 +479,7 @@ fn review_misses(dir: &Path, settings: &HookSettings, findings: &Findings) -> bo
             arrival.work.label(),
             short(&arrival.commit)
         );
-        let mut review = (*settings.review).clone();
+        let mut review = settings.clone();
         review.target = Target::Tasks {
             ids: vec![id.clone()],
             feature: feature.clone(),
@@ -708,11 +774,10 @@ fn bypass_blind(dir: &Path, hook: Hook, reason: String, why: &str) -> Outcome {
 pub fn override_command(dir: &Path, settings: &OverrideSettings) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
-    let main = repo.resolve_main(settings.main_branch.as_deref())?;
     let who = decider(&root, settings.reason.clone(), "speed override".to_string());
     let done = overrides::override_task(
         &root,
-        &main,
+        &settings.main,
         &settings.task_id,
         settings.feature.as_deref(),
         &who,

@@ -188,6 +188,8 @@ pub enum Error {
     UnknownEncoding { name: String, known: String },
     #[error("could not build the {name} tokenizer: {message}")]
     Encoding { name: String, message: String },
+    #[error("unknown prompt template {file}; known templates: {known}")]
+    UnknownTemplate { file: String, known: String },
     #[error("could not read prompt template {}: {source}", path.display())]
     TemplateRead {
         path: std::path::PathBuf,

@@ -52,6 +52,11 @@ pub fn failure(error: &str) -> String {
     pretty(&json!({"reviews": [], "nits": [], "error": error}))
 }
 
+/// The object `speed nits --json` prints when it fails.
+pub fn nits_failure(error: &str) -> String {
+    pretty(&json!({"nits": [], "error": error}))
+}
+
 pub fn nits(nits: &[Nit]) -> String {
     pretty(&json!({"nits": nits}))
 }

@@ -63,7 +63,13 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
             diff_hash: p.diff.sha256,
             spec_hash: p.spec_hash,
             prompt_hash: p.prompt_hash,
-            notices: p.notices,
+            notices: shared
+                .settings
+                .report_notices
+                .iter()
+                .cloned()
+                .chain(p.notices)
+                .collect(),
             impact: p.impact,
         })
         .map_err(|e| e.to_string());

@@ -268,6 +268,8 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models) -> Report {
     };
     report.tokens.budget = shared.settings.budget;
     report.tokens.prompt_counted = prepared.prompt.total_tokens;
-    report.notices = prepared.notices.clone();
+    // Where the configuration came from, when that needs saying, first.
+    report.notices = shared.settings.report_notices.clone();
+    report.notices.extend(prepared.notices.iter().cloned());
     report
 }

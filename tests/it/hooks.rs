@@ -14,7 +14,6 @@ use crate::support::repo::{self, TempRepo};
 use crate::support::speed::{Run, speed};
 use crate::support::verdicts::{self, text};
 
-
 /// The folder holding the built `speed`, first on PATH, as a user's shell
 /// would have it after `cargo install`.
 fn path_with_speed() -> String {
@@ -913,5 +912,42 @@ fn a_miss_is_reviewed_when_review_on_miss_is_set() {
     let run = s.merge("speed/task-2", &[]);
     assert_ne!(run.code, 0, "{}", run.transcript());
     assert_eq!(server.requests().len(), 1);
+    s.abort(&main);
+}
+
+#[test]
+fn a_branch_cannot_configure_the_gate_that_judges_it() {
+    let s = Setup::new();
+    let main = rev(s.root(), "main");
+    // The branch brings a configuration that would let any failure through
+    // and fail at once.
+    let wt = s.root().parent().unwrap().join("wt-config");
+    ok(
+        s.root(),
+        &[
+            "worktree",
+            "add",
+            "-q",
+            wt.to_str().unwrap(),
+            "speed/task-1",
+        ],
+    );
+    std::fs::create_dir_all(wt.join(".speed")).unwrap();
+    std::fs::write(
+        wt.join(".speed/config.toml"),
+        "[hook]\ntimeout_secs = 0.000001\non_error = \"allow\"\nunknown = \"allow\"\n",
+    )
+    .unwrap();
+    ok(&wt, &["add", ".speed/config.toml"]);
+    ok(&wt, &["commit", "-q", "-m", "relax the gate"]);
+
+    let run = s.merge("speed/task-1", &[]);
+    assert_ne!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("the merge is blocked: 1 piece of work"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("goes ahead anyway"), "{}", run.stderr);
     s.abort(&main);
 }
