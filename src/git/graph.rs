@@ -48,6 +48,22 @@ impl Repository {
             .collect()
     }
 
+    /// The commit a branch points at: the local branch, else `origin/<name>`;
+    /// None when neither exists. Unlike `resolve_branch` it reads no object
+    /// (the merge gate asks this of every task's branch) and never takes the
+    /// name as any other revision.
+    pub fn branch_tip(&self, name: &str) -> Option<String> {
+        [
+            format!("refs/heads/{name}"),
+            format!("refs/remotes/origin/{name}"),
+        ]
+        .iter()
+        .find_map(|full| {
+            let reference = self.repo.find_reference(full).ok()?.resolve().ok()?;
+            reference.target().map(|oid| oid.to_string())
+        })
+    }
+
     /// Whether `id` (hex) names a commit this repository has.
     pub fn has_commit(&self, id: &str) -> bool {
         git2::Oid::from_str(id).is_ok_and(|oid| self.repo.find_commit(oid).is_ok())

@@ -138,7 +138,7 @@ impl Gate<'_> {
             .owners
             .iter()
             .enumerate()
-            .filter_map(|(i, o)| self.repo.resolve_branch(&o.branch).ok().map(|h| (i, h)))
+            .filter_map(|(i, o)| self.repo.branch_tip(&o.branch).map(|h| (i, h)))
             .collect();
 
         // Work whose head arrives, and every commit that comes with it.
