@@ -92,6 +92,7 @@ fn measure_one(
         settings,
         counter: counter.clone(),
         templates,
+        actor: speed::tasks::Actor::new("bench", None),
     };
     // The first run is cold (and fills the symbol cache when allowed).
     let cold = Instant::now();

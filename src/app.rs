@@ -187,6 +187,9 @@ struct Gathered {
     /// Batch mode: tasks already approved at their current diff.
     skipped: Vec<batch::Skipped>,
     batch_mode: bool,
+    /// Batch mode: the task files read (in the chosen feature), so "nothing
+    /// to review" can say what it looked at.
+    tasks_read: usize,
 }
 
 fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outcome> {
@@ -201,6 +204,7 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
         main: settings.main.clone(),
         counter,
         templates: templates(&settings.prompts)?,
+        actor: actor(&repo, settings),
         settings: settings.clone(),
         root,
     };
@@ -211,7 +215,7 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
         }
     }
     if gathered.subjects.is_empty() {
-        return Ok(nothing_to_review(settings, &gathered));
+        return Ok(nothing_to_review(&shared.root, settings, &gathered));
     }
     if settings.dry_run {
         return Ok(dry_run_command(
@@ -221,6 +225,24 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
         ));
     }
     run_reviews(&shared, gathered)
+}
+
+/// Who reviews: config `review.actor`, else the git user (`user.name`), else
+/// the login name; the email is git's `user.email`, else `<name>@local`.
+fn actor(repo: &Repository, settings: &ReviewSettings) -> tasks::Actor {
+    let (git_name, git_email) = repo.user();
+    let login = || {
+        ["USER", "USERNAME"]
+            .iter()
+            .find_map(|key| std::env::var(key).ok().filter(|v| !v.trim().is_empty()))
+    };
+    let name = settings
+        .actor
+        .clone()
+        .or(git_name)
+        .or_else(login)
+        .unwrap_or_default();
+    tasks::Actor::new(&name, git_email.as_deref())
 }
 
 /// The built-in prompt templates with the overrides settings chose.
@@ -238,6 +260,7 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
         unreadable: Vec::new(),
         skipped: Vec::new(),
         batch_mode: false,
+        tasks_read: 0,
     };
     match &shared.settings.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
@@ -263,6 +286,13 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
                 .into_iter()
                 .filter(|t| feature.is_none() || t.feature == *feature)
                 .collect();
+            gathered.tasks_read = all.len();
+            if all.is_empty() && !gathered.unreadable.is_empty() {
+                eprintln!(
+                    "error: task files exist but none could be read ({} unreadable); nothing was reviewed",
+                    gathered.unreadable.len()
+                );
+            }
             let (selected, skipped) = batch::select(shared, all, shared.settings.force)?;
             gathered.subjects = selected
                 .into_iter()
@@ -296,7 +326,7 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
 
 /// No review to run: either every named task was unreadable (an error) or
 /// no `done` task needs a review (success).
-fn nothing_to_review(settings: &ReviewSettings, gathered: &Gathered) -> Outcome {
+fn nothing_to_review(root: &Path, settings: &ReviewSettings, gathered: &Gathered) -> Outcome {
     if !gathered.unreadable.is_empty() {
         if settings.json && settings.dry_run {
             let runs: Vec<dry::DryRun> = gathered
@@ -315,12 +345,32 @@ fn nothing_to_review(settings: &ReviewSettings, gathered: &Gathered) -> Outcome 
     }
     if settings.json {
         print!("{}", render::json::reviews(&[], &[], &gathered.skipped));
+    } else if gathered.batch_mode && gathered.tasks_read == 0 {
+        let looked: Vec<String> = tasks::Store::open(root)
+            .task_folders()
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+            .collect();
+        let feature = match &settings.target {
+            Target::Tasks {
+                feature: Some(f), ..
+            } => format!(" of feature {f}"),
+            _ => String::new(),
+        };
+        eprintln!(
+            "Nothing to review: no task files{feature} found (looked in {}).",
+            looked.join(", ")
+        );
     } else {
         let approved = match gathered.skipped.len() {
             0 => String::new(),
-            n => format!(" ({n} approved at their current diff)"),
+            n => format!("; {n} approved and still covered by that approval"),
         };
-        eprintln!("Nothing to review: no `done` task needs a review{approved}.");
+        eprintln!(
+            "Nothing to review: {} task file{} read, no `done` task needs a review{approved}.",
+            gathered.tasks_read,
+            if gathered.tasks_read == 1 { "" } else { "s" }
+        );
     }
     Outcome::Approved
 }
@@ -404,25 +454,29 @@ fn dry_run_command(
     let already_reported = runs.len();
     runs.extend(subjects.into_iter().map(|s| dry::dry_run(shared, s)));
     let err_style = style_for(std::io::stderr().is_terminal());
+    let explain = |run: &dry::DryRun, why: &str| match run.nothing_implemented {
+        true => eprintln!("{why}: the review would request changes without calling a model"),
+        false => eprintln!("error: {why}"),
+    };
     if shared.settings.json {
         print!("{}", render::json::dry_runs(&runs));
         for run in &runs[already_reported..] {
-            if let Err(err) = &run.result {
-                eprintln!("error: {err}");
+            if let Err(why) = &run.result {
+                explain(run, why);
             }
         }
     } else {
         for run in &runs[already_reported..] {
             match &run.result {
                 Ok(prompt) => print!("{}", prompt.prompt),
-                Err(err) => eprintln!("error: {err}"),
+                Err(why) => explain(run, why),
             }
             if run.result.is_ok() {
                 eprint!("{}", render::human::accounting(run, &err_style));
             }
         }
     }
-    if runs.iter().any(|r| r.result.is_err()) {
+    if runs.iter().any(dry::DryRun::failed) {
         Outcome::Error
     } else {
         Outcome::Approved

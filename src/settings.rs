@@ -34,7 +34,6 @@ pub const DEFAULT_BUDGET: usize = 60_000;
 pub const DEFAULT_CONCURRENCY: usize = 4;
 pub const DEFAULT_MAX_REVISIONS: u32 = 2;
 pub const DEFAULT_MAX_PARTS: usize = 4;
-pub const DEFAULT_ACTOR: &str = "speed";
 pub const DEFAULT_TOKENIZER: &str = "o200k_base";
 pub const DEFAULT_VISION_FILE: &str = "specs/product/overview.md";
 pub const DEFAULT_PROVIDER: Provider = Provider::Model(ProviderKind::OpenAi);
@@ -211,10 +210,12 @@ pub struct ReviewSettings {
     pub max_revisions: u32,
     /// At most this many model calls share one large diff.
     pub max_parts: usize,
-    /// Names the author of event files in the multi-player layout.
-    pub actor: String,
+    /// Config `review.actor`: who a review is recorded as (`reviewed_by`,
+    /// the actor of event files in the multi-player layout); None means the
+    /// git user.
+    pub actor: Option<String>,
     /// `--spec PATH[#Section]`, PATH relative to the repository root: for a
-    /// task, the last resort after its spec_references, its feature's
+    /// task, it replaces the task's spec_references, its feature's
     /// spec_path and specs/product/<feature>.md.
     pub spec_args: Vec<String>,
     pub llm: LlmSettings,
@@ -537,7 +538,7 @@ struct Values {
     tokenizer: String,
     max_revisions: u32,
     max_parts: usize,
-    actor: String,
+    actor: Option<String>,
     llm: LlmSettings,
     guardian: GuardianSettings,
     checks: ChecksSettings,
@@ -611,7 +612,7 @@ impl Values {
             DEFAULT_MAX_REVISIONS,
         );
         let max_parts = r.file("review.max_parts", f.max_parts, DEFAULT_MAX_PARTS);
-        let actor = r.file("review.actor", f.actor.clone(), DEFAULT_ACTOR.to_string());
+        let actor = r.file("review.actor", f.actor.clone().map(Some), None);
         let tokenizer = r.file(
             "review.tokenizer",
             f.tokenizer.clone(),

@@ -21,6 +21,8 @@ pub(crate) const REVIEW_SLOTS: &[&str] = &[
     "tag",
     "task",
     "criteria",
+    "task_notes",
+    "previous_review",
     "scope",
     "gates",
     "assumptions",

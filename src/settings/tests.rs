@@ -137,7 +137,7 @@ fn defaults_without_config() {
     assert_eq!(r.concurrency, DEFAULT_CONCURRENCY);
     assert_eq!(r.max_revisions, 2);
     assert_eq!(r.max_parts, 4);
-    assert_eq!(r.actor, "speed");
+    assert_eq!(r.actor, None, "the git user");
     assert_eq!(r.llm.provider, DEFAULT_PROVIDER);
     assert_eq!(r.llm.max_answer_bytes, DEFAULT_MAX_ANSWER_BYTES);
     assert!(r.guardian.enabled);
@@ -467,7 +467,7 @@ local_timeout_secs = 30
     assert_eq!(r.llm.provider, Provider::Offline);
     assert_eq!(r.llm.timeout, Duration::from_millis(500));
     assert_eq!(r.llm.max_answer_bytes, 2048);
-    assert_eq!((r.max_parts, r.actor.as_str()), (2, "ci-bot"));
+    assert_eq!((r.max_parts, r.actor.as_deref()), (2, Some("ci-bot")));
     use crate::verdict::Severity;
     assert_eq!(r.checks.severity(Check::Scope), Some(Severity::Minor));
     assert_eq!(r.checks.severity(Check::Secret), None);

@@ -60,6 +60,8 @@ fn branch_prompt() -> String {
         "tag",
         "task",
         "criteria",
+        "task_notes",
+        "previous_review",
         "scope",
         "gates",
         "assumptions",

@@ -13,4 +13,5 @@ mod hooks;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;
+mod orchestrator;
 mod review;
