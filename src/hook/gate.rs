@@ -300,7 +300,7 @@ impl Gate<'_> {
     ) -> Result<Cover, Miss> {
         let subject = Subject::Task(Box::new(task.clone()));
         let diff = match prepare::diff_for(self.repo, self.main, &subject) {
-            Ok((_, _, diff)) => diff,
+            Ok(resolved) => resolved.diff,
             Err(err) => {
                 notes.push(format!("could not diff {}: {err}", owner.branch));
                 return Err(Miss::NeverReviewed);

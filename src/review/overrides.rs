@@ -64,7 +64,7 @@ pub fn override_task(
             source: Box::new(source),
         })?;
     let (diff, note) = match prepare::diff_for(&repo, main, &subject) {
-        Ok((_, _, diff)) => (Some(diff.sha256), None),
+        Ok(resolved) => (Some(resolved.diff.sha256), None),
         Err(err) => (None, Some(format!("the diff could not be hashed: {err}"))),
     };
     let at = now_rfc3339();

@@ -17,7 +17,6 @@ use crate::verdict::{self, CriterionStatus};
 use super::Error;
 use super::prepare::Shared;
 use super::report::{Evidence, Report};
-use super::verdicts;
 
 pub const REVIEWS_DIR: &str = ".speed/reviews";
 pub const LOG_FILE: &str = ".speed/reviews/log.jsonl";
@@ -51,45 +50,7 @@ pub fn record(
             tasks::events::write(&event)?;
         }
     }
-    append_log(&shared.root, report, &now)?;
-    keep_verdict(&shared.root, prepared, report, &now);
-    Ok(())
-}
-
-/// The head's verdict for the merge gate (`verdicts`). It is a cache: a
-/// failure to write it costs a lookup in the log later, not the review.
-fn keep_verdict(root: &Path, prepared: &Prepared, report: &Report, now: &str) {
-    let Some(task) = prepared.subject.task() else {
-        return;
-    };
-    let decision = match report.verdict {
-        Some(verdict::Kind::Approve) => verdicts::Decision::Approve,
-        Some(verdict::Kind::RequestChanges) => verdicts::Decision::RequestChanges,
-        None => return,
-    };
-    let record = verdicts::Record {
-        task: Some(task.id.clone()),
-        feature: task.feature.clone(),
-        defect: None,
-        head_commit: report.head_commit.clone(),
-        decision,
-        at: now.to_string(),
-        diff: Some(report.hashes.diff.clone()),
-        specs: prepared
-            .specs
-            .iter()
-            .map(|s| verdicts::SpecFile {
-                path: s.document.path.clone(),
-                sha256: super::prepare::sha256(&s.document.text),
-            })
-            .collect(),
-        by: None,
-        reason: None,
-        via: None,
-    };
-    if let Err(err) = verdicts::Store::open(root).add(&record) {
-        tracing::warn!("the verdict cache was not updated: {err}");
-    }
+    append_log(&shared.root, report, &now)
 }
 
 /// What the task file records of a decided review.

@@ -16,6 +16,7 @@ use super::model::{self, Pacer, Question};
 use super::prepare::{self, Prepared, Shared, Subject};
 use super::record;
 use super::report::{Coverage, Evidence, GuardianOutcome, Hashes, ModelInfo, Report, Tokens};
+use super::verdicts;
 
 /// The providers a run uses: the review's and the guardian's (the same one
 /// unless `guardian.model` names another model).
@@ -158,7 +159,11 @@ pub fn review(
     fill_tokens(&mut report, &evidence);
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
+        Ok(()) => {
+            let task = prepared.subject.task();
+            verdicts::keep_review(&shared.root, task, &report, &prepared.specs);
+            report
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
@@ -202,7 +207,10 @@ fn nothing_implemented(
     let evidence = Evidence::default();
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
+        Ok(()) => {
+            verdicts::keep_review(&shared.root, subject.task(), &report, &[]);
+            report
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;

@@ -24,8 +24,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::tasks::Task;
+use crate::verdict;
+
 use super::Error;
+use super::prepare::LoadedSpec;
 use super::record::{LOG_FILE, atomic_write};
+use super::report::Report;
 
 pub const DIR: &str = ".speed/cache/verdicts";
 const HEADER: &str = "speed-verdicts 1";
@@ -378,6 +383,42 @@ impl Store {
         ignore_in_git(&self.root.join(".speed/cache"))?;
         let keep = &records[records.len().saturating_sub(MAX_RECORDS)..];
         atomic_write(&dir, path, &encode(keep))
+    }
+}
+
+/// Keep a completed review's decision about a task's head (after its log
+/// line is written, so the log stays the fuller record). It is a cache: a
+/// failure to write it costs a lookup in the log later, not the review.
+pub fn keep_review(root: &Path, task: Option<&Task>, report: &Report, specs: &[LoadedSpec]) {
+    let Some(task) = task else {
+        return;
+    };
+    let decision = match report.verdict {
+        Some(verdict::Kind::Approve) => Decision::Approve,
+        Some(verdict::Kind::RequestChanges) => Decision::RequestChanges,
+        None => return,
+    };
+    let record = Record {
+        task: Some(task.id.clone()),
+        feature: task.feature.clone(),
+        defect: None,
+        head_commit: report.head_commit.clone(),
+        decision,
+        at: super::record::now_rfc3339(),
+        diff: Some(report.hashes.diff.clone()).filter(|d| !d.is_empty()),
+        specs: specs
+            .iter()
+            .map(|s| SpecFile {
+                path: s.document.path.clone(),
+                sha256: super::prepare::sha256(&s.document.text),
+            })
+            .collect(),
+        by: None,
+        reason: None,
+        via: None,
+    };
+    if let Err(err) = Store::open(root).add(&record) {
+        tracing::warn!("the verdict cache was not updated: {err}");
     }
 }
 
