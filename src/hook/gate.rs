@@ -397,3 +397,71 @@ fn reachable<'g>(graph: &HashMap<&'g str, &'g CommitNode>, from: &[&'g str]) -> 
 pub fn short(commit: &str) -> &str {
     &commit[..commit.len().min(10)]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::review::verdicts::{Found, Source};
+
+    fn found(decisions: &[Decision]) -> Found {
+        Found {
+            records: decisions
+                .iter()
+                .enumerate()
+                .map(|(i, d)| Record {
+                    task: Some("3".into()),
+                    feature: None,
+                    defect: None,
+                    head_commit: "a".repeat(40),
+                    decision: *d,
+                    at: format!("t{i}"),
+                    diff: None,
+                    specs: Vec::new(),
+                    by: Some("Ann".into()),
+                    reason: Some("why".into()),
+                    via: None,
+                })
+                .collect(),
+            source: Source::Cache,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_latest_review_decides_and_an_override_stands() {
+        use Decision::*;
+        assert!(matches!(
+            decide_at_head(&found(&[RequestChanges, Approve])),
+            Ok(Cover::Approved { .. })
+        ));
+        assert_eq!(
+            decide_at_head(&found(&[Approve, RequestChanges])),
+            Err(Miss::ChangesRequested { at: "t1".into() })
+        );
+        assert!(matches!(
+            decide_at_head(&found(&[Override, RequestChanges])),
+            Ok(Cover::Overridden { .. })
+        ));
+        assert_eq!(
+            decide_at_head(&found(&[ChecksPassed])),
+            Err(Miss::OnlyChecks { at: "t0".into() })
+        );
+        assert_eq!(decide_at_head(&found(&[])), Err(Miss::NeverReviewed));
+    }
+
+    #[test]
+    fn reachable_stays_inside_the_graph() {
+        let node = |id: &str, parents: &[&str]| CommitNode {
+            id: id.to_string(),
+            parents: parents.iter().map(|p| p.to_string()).collect(),
+        };
+        // d merges b and c; a is outside the graph (already merged).
+        let nodes = [node("b", &["a"]), node("c", &["a"]), node("d", &["b", "c"])];
+        let graph: HashMap<&str, &CommitNode> = nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+        let mut got: Vec<&str> = reachable(&graph, &["d"]).into_iter().collect();
+        got.sort_unstable();
+        assert_eq!(got, ["b", "c", "d"]);
+        assert_eq!(reachable(&graph, &["c"]).len(), 1);
+        assert!(reachable(&graph, &["a"]).is_empty());
+    }
+}

@@ -160,8 +160,8 @@ pub fn review(
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
         Ok(()) => {
-            let task = prepared.subject.task();
-            verdicts::keep_review(&shared.root, task, &report, &prepared.specs);
+            let work = prepared.subject.task().map(verdicts::Work::of_task);
+            verdicts::keep_review(&shared.root, work, &report, &prepared.specs);
             report
         }
         Err(err) => {
@@ -208,7 +208,8 @@ fn nothing_implemented(
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, subject.task(), &mut report, &evidence) {
         Ok(()) => {
-            verdicts::keep_review(&shared.root, subject.task(), &report, &[]);
+            let work = subject.task().map(verdicts::Work::of_task);
+            verdicts::keep_review(&shared.root, work, &report, &[]);
             report
         }
         Err(err) => {

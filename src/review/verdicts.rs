@@ -83,6 +83,13 @@ pub enum Work {
 }
 
 impl Work {
+    pub fn of_task(task: &Task) -> Work {
+        Work::Task {
+            id: task.id.clone(),
+            feature: task.feature.clone(),
+        }
+    }
+
     /// "task 3 (feature catalog)", "task 3", "defect login-crash".
     pub fn label(&self) -> String {
         match self {
@@ -389,8 +396,8 @@ impl Store {
 /// Keep a completed review's decision about a task's head (after its log
 /// line is written, so the log stays the fuller record). It is a cache: a
 /// failure to write it costs a lookup in the log later, not the review.
-pub fn keep_review(root: &Path, task: Option<&Task>, report: &Report, specs: &[LoadedSpec]) {
-    let Some(task) = task else {
+pub fn keep_review(root: &Path, work: Option<Work>, report: &Report, specs: &[LoadedSpec]) {
+    let Some(work) = work else {
         return;
     };
     let decision = match report.verdict {
@@ -398,10 +405,14 @@ pub fn keep_review(root: &Path, task: Option<&Task>, report: &Report, specs: &[L
         Some(verdict::Kind::RequestChanges) => Decision::RequestChanges,
         None => return,
     };
+    let (task, feature, defect) = match work {
+        Work::Task { id, feature } => (Some(id), feature, None),
+        Work::Defect { name } => (None, None, Some(name)),
+    };
     let record = Record {
-        task: Some(task.id.clone()),
-        feature: task.feature.clone(),
-        defect: None,
+        task,
+        feature,
+        defect,
         head_commit: report.head_commit.clone(),
         decision,
         at: super::record::now_rfc3339(),
