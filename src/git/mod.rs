@@ -7,6 +7,7 @@
 //! not let a git2 type escape: callers get plain data (`diff::Diff`, hex ids).
 
 pub mod diff;
+mod export;
 mod graph;
 mod setup;
 
@@ -15,6 +16,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
+pub use export::{ExportError, Exported};
 pub use graph::CommitNode;
 
 /// Everything that can go wrong reading a repository; each variant names the

@@ -403,6 +403,7 @@ pub fn keep_review(root: &Path, work: Option<Work>, report: &Report, specs: &[Lo
     let decision = match report.verdict {
         Some(verdict::Kind::Approve) => Decision::Approve,
         Some(verdict::Kind::RequestChanges) => Decision::RequestChanges,
+        Some(verdict::Kind::ChecksPassed) => Decision::ChecksPassed,
         None => return,
     };
     let (task, feature, defect) = match work {
