@@ -352,7 +352,9 @@ impl Gate<'_> {
 }
 
 /// What the records at a head say: an override covers whatever was
-/// reviewed; otherwise the latest review decides.
+/// reviewed; otherwise the latest review that judged the spec decides (an
+/// offline review's `checks_passed` neither covers nor revokes, and only
+/// says why nothing covers a head no model judged).
 fn decide_at_head(found: &verdicts::Found) -> Result<Cover, Miss> {
     if let Some(r) = found
         .records
@@ -366,16 +368,19 @@ fn decide_at_head(found: &verdicts::Found) -> Result<Cover, Miss> {
             at: r.at.clone(),
         });
     }
-    match found.records.last() {
-        Some(r) if r.decision == Decision::Approve => Ok(Cover::Approved {
+    let judged = found
+        .records
+        .iter()
+        .rev()
+        .find(|r| r.decision != Decision::ChecksPassed);
+    match (judged, found.records.last()) {
+        (Some(r), _) if r.decision == Decision::Approve => Ok(Cover::Approved {
             at: r.at.clone(),
             source: found.source,
         }),
-        Some(r) if r.decision == Decision::RequestChanges => {
-            Err(Miss::ChangesRequested { at: r.at.clone() })
-        }
-        Some(r) => Err(Miss::OnlyChecks { at: r.at.clone() }),
-        None => Err(Miss::NeverReviewed),
+        (Some(r), _) => Err(Miss::ChangesRequested { at: r.at.clone() }),
+        (None, Some(r)) => Err(Miss::OnlyChecks { at: r.at.clone() }),
+        (None, None) => Err(Miss::NeverReviewed),
     }
 }
 
@@ -445,6 +450,15 @@ mod tests {
         assert_eq!(
             decide_at_head(&found(&[ChecksPassed])),
             Err(Miss::OnlyChecks { at: "t0".into() })
+        );
+        // An offline review after an approval revokes nothing.
+        assert!(matches!(
+            decide_at_head(&found(&[Approve, ChecksPassed])),
+            Ok(Cover::Approved { .. })
+        ));
+        assert_eq!(
+            decide_at_head(&found(&[RequestChanges, ChecksPassed])),
+            Err(Miss::ChangesRequested { at: "t0".into() })
         );
         assert_eq!(decide_at_head(&found(&[])), Err(Miss::NeverReviewed));
     }

@@ -276,7 +276,11 @@ fn offline(
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
+        Ok(()) => {
+            let work = prepared.subject.task().map(verdicts::Work::of_task);
+            verdicts::keep_review(&shared.root, work, &report, &prepared.specs);
+            report
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
