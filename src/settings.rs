@@ -50,7 +50,7 @@ pub const DEFAULT_HOOK_REVIEW_TIMEOUT_SECS: f64 = 900.0;
 /// The most the user's own hook (`<name>.local`) may take.
 pub const DEFAULT_HOOK_LOCAL_TIMEOUT_SECS: f64 = 900.0;
 /// An answer larger than this (from a server or a command) is refused.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 << 20;
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = crate::llm::DEFAULT_MAX_ANSWER_BYTES;
 
 /// The ranges numbers must lie in, shared by config keys and flags.
 pub mod limits {

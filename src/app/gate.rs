@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use super::note;
+
 use crate::cli::{Cli, Command, HookAction};
 use crate::exit::Outcome;
 use crate::git::MainBranch;
@@ -360,14 +362,6 @@ fn run_user_hook(
             let code = code.map_or("a signal".to_string(), |c| format!("exit {c}"));
             eprintln!(
                 "{label}: {} failed ({code}): the {} is blocked",
-                local.display(),
-                hook.verb()
-            );
-            Some(Outcome::Error)
-        }
-        Ok(Local::Interrupted) => {
-            eprintln!(
-                "{label}: interrupted while {} ran: the {} is blocked",
                 local.display(),
                 hook.verb()
             );

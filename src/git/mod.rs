@@ -39,8 +39,8 @@ pub enum Error {
     NoMainBranch { tried: String },
     #[error("revision `{rev}` does not name a commit in this repository")]
     CommitNotFound { rev: String },
-    #[error("commits {a} and {b} have no common ancestor")]
-    NoMergeBase { a: String, b: String },
+    #[error("commits {a} and {b} have no common ancestor{}", if *shallow { SHALLOW_HINT } else { "" })]
+    NoMergeBase { a: String, b: String, shallow: bool },
     #[error("blob {blob} not found in the object database")]
     BlobNotFound { blob: String },
     #[error("cannot read `{path}` at commit {commit}: {source}")]
@@ -75,6 +75,10 @@ pub enum Error {
         source: git2::Error,
     },
 }
+
+/// What a shallow clone's missing merge-base needs (CI checkouts often
+/// fetch one commit).
+const SHALLOW_HINT: &str = " in this shallow clone's history: fetch the rest with `git fetch --unshallow` (in CI, check out with full depth) and review again";
 
 /// The branch that holds the source of truth, and its commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,6 +258,8 @@ impl Repository {
             .map_err(|_| Error::NoMergeBase {
                 a: a.to_string(),
                 b: b.to_string(),
+                // The ancestor may be older than the clone's history.
+                shallow: self.repo.is_shallow(),
             })
     }
 
@@ -436,6 +442,7 @@ impl Repository {
             .map_err(|_| Error::NoMergeBase {
                 a: ancestor.to_string(),
                 b: descendant.to_string(),
+                shallow: self.repo.is_shallow(),
             })
     }
 

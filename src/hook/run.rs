@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::git::{MainBranch, Repository};
+use crate::process;
 
 use super::Error;
 use super::gate::Incoming;
@@ -247,8 +248,6 @@ pub enum Local {
     /// Its exit code (None when a signal ended it).
     Failed(Option<i32>),
     TimedOut(Duration),
-    /// Ctrl-C (or SIGTERM) reached speed while it ran; it was stopped.
-    Interrupted,
     /// Git would not run it either (it is not executable): skipped.
     NotExecutable,
 }
@@ -257,10 +256,10 @@ pub enum Local {
 /// input git gave (otherwise it inherits speed's standard input), in the
 /// current folder; stop it after `limit`.
 ///
-/// It runs in a process group of its own, so that stopping it stops what it
-/// started too: a test run left behind would keep git's output open, and
-/// whoever reads it (a script running `git merge`) would wait for it.
-/// Ctrl-C reaches speed, which then stops that group the same way.
+/// It runs as a `process::Group`, so that stopping it stops what it started
+/// too (a test run left behind would keep git's output open, and whoever
+/// reads it, a script running `git merge`, would wait for it), and Ctrl-C
+/// or speed's own end stops it the same way.
 pub fn run_local(
     path: &Path,
     args: &[String],
@@ -279,11 +278,8 @@ pub fn run_local(
         Some(_) => Stdio::piped(),
         None => Stdio::inherit(),
     });
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    let _signals = signals::Watch::start();
-    let mut child = command.spawn().map_err(io)?;
-    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+    let mut group = process::Group::spawn(command).map_err(io)?;
+    if let (Some(bytes), Some(mut stdin)) = (input, group.child().stdin.take()) {
         let bytes = bytes.to_vec();
         // A hook that does not read its input must not block speed on a
         // full pipe; a hook that exits early closes it (ignored).
@@ -294,92 +290,20 @@ pub fn run_local(
     let started = Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
-        if let Some(status) = child.try_wait().map_err(io)? {
+        if group.exited().map_err(io)? {
+            let status = group.finish().map_err(io)?;
             return Ok(match status.code() {
                 Some(0) => Local::Passed,
                 code => Local::Failed(code),
             });
         }
-        let interrupted = signals::interrupted();
-        if interrupted || started.elapsed() >= limit {
-            stop(&mut child);
-            return Ok(if interrupted {
-                Local::Interrupted
-            } else {
-                Local::TimedOut(limit)
-            });
+        if started.elapsed() >= limit {
+            group.kill();
+            let _ = group.finish();
+            return Ok(Local::TimedOut(limit));
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
-    }
-}
-
-/// Kill the hook's process group (the hook and what it started) and reap it.
-fn stop(child: &mut std::process::Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals that process group;
-        // the group is the child's own (process_group(0) above).
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    // Gone already if it exited meanwhile: then there is nothing to kill.
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// Ctrl-C and SIGTERM while the user's hook runs: noted, so the hook's
-/// process group can be stopped before speed exits.
-mod signals {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-    pub fn interrupted() -> bool {
-        INTERRUPTED.load(Ordering::SeqCst)
-    }
-
-    /// While alive, SIGINT and SIGTERM set the flag instead of ending speed.
-    pub struct Watch {
-        #[cfg(unix)]
-        previous: [libc::sighandler_t; 2],
-    }
-
-    #[cfg(unix)]
-    extern "C" fn note(_: libc::c_int) {
-        INTERRUPTED.store(true, Ordering::SeqCst);
-    }
-
-    impl Watch {
-        pub fn start() -> Watch {
-            #[cfg(unix)]
-            {
-                // SAFETY: the handler only stores to an atomic, which is
-                // async-signal-safe; the previous handlers are put back on drop.
-                let handler = note as extern "C" fn(libc::c_int) as libc::sighandler_t;
-                let previous = unsafe {
-                    [
-                        libc::signal(libc::SIGINT, handler),
-                        libc::signal(libc::SIGTERM, handler),
-                    ]
-                };
-                Watch { previous }
-            }
-            #[cfg(not(unix))]
-            Watch {}
-        }
-    }
-
-    impl Drop for Watch {
-        fn drop(&mut self) {
-            #[cfg(unix)]
-            // SAFETY: restoring the handlers `start` replaced.
-            unsafe {
-                libc::signal(libc::SIGINT, self.previous[0]);
-                libc::signal(libc::SIGTERM, self.previous[1]);
-            }
-        }
     }
 }
 

@@ -17,7 +17,7 @@ use crate::tasks::{self, Status};
 
 use super::Error;
 use super::prepare::{self, Subject};
-use super::record::{append_log_line, now_rfc3339};
+use super::record::{append_log_line, lock_task, now_rfc3339};
 use super::verdicts::{self, Decision, Record, Work};
 
 /// Who decided, why, and how.
@@ -54,8 +54,12 @@ pub fn override_task(
 ) -> Result<Overridden, Error> {
     let repo = Repository::open(root)?;
     let store = tasks::Store::open(root);
-    let mut task = store.find(id, feature)?;
-    let subject = Subject::Task(Box::new(task.clone()));
+    let found = store.find(id, feature)?;
+    let subject = Subject::Task(Box::new(found.clone()));
+    // No review writes the task file while the override does, and the
+    // override starts from the file as it is now.
+    let _lock = lock_task(root, &found, &subject.label())?;
+    let mut task = store.reload(&found)?;
     let head = repo
         .resolve_branch(&task.branch)
         .map_err(|source| Error::BranchMissing {

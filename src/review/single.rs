@@ -67,8 +67,19 @@ pub fn review(
     let prepared = match prepare::prepare(shared, subject.clone()) {
         Ok(p) => p,
         Err(super::Error::EmptyDiff { found, .. }) => {
+            // Recorded like any review: checked, and under the task's lock.
+            let _lock = match record::begin(shared, &subject) {
+                Ok(lock) => lock,
+                Err(err) => return failed_early(&subject, &err),
+            };
             return nothing_implemented(shared, models, subject, &found, started);
         }
+        Err(err) => return failed_early(&subject, &err),
+    };
+    // Held until the review is recorded: a second review of the task waits
+    // for it, or says the task is being reviewed.
+    let _lock = match record::begin(shared, &prepared.subject) {
+        Ok(lock) => lock,
         Err(err) => return failed_early(&subject, &err),
     };
     let mut report = report_for(&prepared, shared, models);

@@ -24,12 +24,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::fsx;
 use crate::tasks::Task;
 use crate::verdict;
 
 use super::Error;
 use super::prepare::LoadedSpec;
-use super::record::{LOG_FILE, atomic_write};
+use super::record::{LOG_FILE, area};
 use super::report::Report;
 
 pub const DIR: &str = ".speed/cache/verdicts";
@@ -39,6 +40,9 @@ const MAX_FILE: u64 = 4 << 20;
 /// Records kept per file: a head reviewed more often than this keeps its
 /// latest ones (the log keeps them all).
 const MAX_RECORDS: usize = 256;
+/// How long a write waits for another writer of the cache: writes take
+/// milliseconds.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What speed (or a person, for an override) decided about a head commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -370,26 +374,40 @@ impl Store {
     /// Write a head's file afresh from the log's records about it.
     fn rebuild(&self, commit: &str, records: Vec<Record>) -> Result<(), Error> {
         match self.head_file(commit) {
-            Some(path) => self.write(&path, &records),
+            Some(path) => {
+                let _lock = self.lock()?;
+                self.write(&path, &records)
+            }
             None => Ok(()),
         }
     }
 
+    /// Read, add, write back, under the cache's lock: two reviews of
+    /// different tasks at one head must not lose each other's record.
     fn append(&self, path: &Path, new: &[Record]) -> Result<(), Error> {
+        let _lock = self.lock()?;
         let mut records = read_records(path, &mut Vec::new());
         records.extend_from_slice(new);
         self.write(path, &records)
     }
 
+    fn lock(&self) -> Result<fsx::Lock, Error> {
+        let area = area(&self.root);
+        fsx::create_dir_all(&area, &self.dir())?;
+        Ok(fsx::Lock::acquire(
+            &area,
+            &self.dir().join(".lock"),
+            LOCK_WAIT,
+        )?)
+    }
+
+    /// Written through `fsx`: inside `.speed/` only, replaced atomically.
     fn write(&self, path: &Path, records: &[Record]) -> Result<(), Error> {
-        let dir = self.dir();
-        fs::create_dir_all(&dir).map_err(|source| Error::Write {
-            path: dir.clone(),
-            source,
-        })?;
-        ignore_in_git(&self.root.join(".speed/cache"))?;
+        let area = area(&self.root);
+        fsx::create_dir_all(&area, &self.dir())?;
+        ignore_in_git(&area, &self.root.join(".speed/cache"))?;
         let keep = &records[records.len().saturating_sub(MAX_RECORDS)..];
-        atomic_write(&dir, path, &encode(keep))
+        Ok(fsx::write_atomic(&area, path, &encode(keep))?)
     }
 }
 
@@ -510,16 +528,16 @@ fn read_regular(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
 
 /// A `.gitignore` of `*` in the cache root, as the impact cache writes, so
 /// the cache never shows in `git status` or lands in a commit.
-fn ignore_in_git(cache_root: &Path) -> Result<(), Error> {
+fn ignore_in_git(area: &Path, cache_root: &Path) -> Result<(), Error> {
     let path = cache_root.join(".gitignore");
     if path.exists() {
         return Ok(());
     }
-    fs::write(
+    Ok(fsx::write_atomic(
+        area,
         &path,
-        "# Written by speed: this folder is a cache, safe to delete.\n*\n",
-    )
-    .map_err(|source| Error::Write { path, source })
+        b"# Written by speed: this folder is a cache, safe to delete.\n*\n",
+    )?)
 }
 
 fn is_hex(text: &str) -> bool {

@@ -10,6 +10,7 @@ mod config;
 mod dry_run;
 mod example_repo;
 mod guardian;
+mod hardening;
 mod hooks;
 mod impact_fixtures;
 mod impact_review;
