@@ -42,6 +42,9 @@ macro_rules! eprintln {
     ($($arg:tt)*) => { note(&format!("{}\n", format_args!($($arg)*))) };
 }
 
+// After the macros, so the merge gate's commands print through them too.
+mod gate;
+
 /// Run speed with these arguments (the first is the program name) and return
 /// the exit code the process should end with.
 pub fn entry<I, T>(args: I) -> u8
@@ -171,16 +174,21 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let dir = settings::run_dir(cli.dir.as_deref(), &cwd);
     // Outside a repository speed still resolves settings (`speed config`
     // shows them); commands that need one report why there is none.
-    let repo = Repository::discover(&dir).map_err(|err| err.to_string());
-    let settings = Settings::resolve(
-        cli,
-        dir,
-        repo.as_ref()
-            .map(|r| r as &dyn settings::Repo)
-            .map_err(String::as_str),
-        &|key| std::env::var(key).ok(),
-    )?;
-    drop(repo);
+    let settings = if gate::runs_hook(&cli) {
+        gate::resolve_bounded(cli, dir)?
+    } else {
+        let repo = Repository::discover(&dir).map_err(|err| err.to_string());
+        let settings = Settings::resolve(
+            cli,
+            dir,
+            repo.as_ref()
+                .map(|r| r as &dyn settings::Repo)
+                .map_err(String::as_str),
+            &|key| std::env::var(key).ok(),
+        )?;
+        drop(repo);
+        settings
+    };
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
@@ -194,6 +202,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Config(config) => config_command(config, &settings),
         CommandSettings::Completions(shell) => completions_command(*shell),
         CommandSettings::Man => man_command(),
+        CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
+        CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
     }
 }
 
@@ -206,6 +216,16 @@ struct Colors {
 }
 
 impl Colors {
+    /// No colour anywhere: for a review a git hook runs, whose output git
+    /// relays.
+    fn plain() -> Colors {
+        let none = Style { color: false };
+        Colors {
+            stdout: none,
+            stderr: none,
+        }
+    }
+
     fn of(settings: &Settings) -> Colors {
         let env = |key: &str| std::env::var(key).ok();
         let style = |terminal| Style {

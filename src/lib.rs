@@ -13,6 +13,7 @@ pub mod cli;
 pub mod exit;
 pub mod fsx;
 pub mod git;
+pub mod hook;
 pub mod impact;
 pub mod interrupt;
 pub mod llm;

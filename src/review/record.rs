@@ -59,14 +59,21 @@ pub fn begin(shared: &Shared, subject: &Subject) -> Result<Option<fsx::Lock>, Er
     if let Some(dir) = task.path.parent() {
         fsx::sweep_once(&area, dir);
     }
-    let lock = shared
-        .root
+    lock_task(&shared.root, task, &subject.label()).map(Some)
+}
+
+/// The lock a review of `task` holds while it runs, so that nothing else
+/// writes its file meanwhile (`speed override` takes it too). `label`
+/// names the task when another process holds it.
+pub fn lock_task(root: &Path, task: &Task, label: &str) -> Result<fsx::Lock, Error> {
+    let area = area(root);
+    let lock = root
         .join(LOCKS_DIR)
         .join(lock_name(&area, &task.path, &task.id));
     match fsx::Lock::acquire(&area, &lock, LOCK_WAIT) {
-        Ok(lock) => Ok(Some(lock)),
+        Ok(lock) => Ok(lock),
         Err(fsx::Error::Busy { holder, .. }) => Err(Error::BeingReviewed {
-            subject: subject.label(),
+            subject: label.to_string(),
             holder,
         }),
         Err(err) => Err(err.into()),
@@ -319,6 +326,7 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
         "task": report.task_id,
         "feature": report.feature,
         "branch": report.branch,
+        "head_commit": (!report.head_commit.is_empty()).then_some(&report.head_commit),
         "decision": report.verdict,
         "model_verdict": report.model_verdict,
         "outcome": report.outcome.code(),
@@ -331,6 +339,11 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
         "report": report.report_path,
         "error": report.error,
     });
-    let text = serde_json::to_string(&line).unwrap_or_default();
+    append_log_line(root, &line)
+}
+
+/// Append one line to the review log: a review's, or an override's.
+pub fn append_log_line(root: &Path, line: &Value) -> Result<(), Error> {
+    let text = serde_json::to_string(line).unwrap_or_default();
     Ok(fsx::append_line(&area(root), &root.join(LOG_FILE), &text)?)
 }

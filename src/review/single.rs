@@ -16,6 +16,7 @@ use super::model::{self, Pacer, Question};
 use super::prepare::{self, Prepared, Shared, Subject};
 use super::record;
 use super::report::{Coverage, Evidence, GuardianOutcome, Hashes, ModelInfo, Report, Tokens};
+use super::verdicts;
 
 /// The providers a run uses: the review's and the guardian's (the same one
 /// unless `guardian.model` names another model).
@@ -219,7 +220,11 @@ pub fn review(
     fill_tokens(&mut report, &evidence);
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
+        Ok(()) => {
+            let work = prepared.subject.task().map(verdicts::Work::of_task);
+            verdicts::keep_review(&shared.root, work, &report, &prepared.specs);
+            report
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
@@ -282,7 +287,11 @@ fn offline(
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
+        Ok(()) => {
+            let work = prepared.subject.task().map(verdicts::Work::of_task);
+            verdicts::keep_review(&shared.root, work, &report, &prepared.specs);
+            report
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
@@ -340,7 +349,11 @@ fn nothing_implemented(
     let evidence = Evidence::default();
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
+        Ok(()) => {
+            let work = subject.task().map(verdicts::Work::of_task);
+            verdicts::keep_review(&shared.root, work, &report, &[]);
+            report
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;

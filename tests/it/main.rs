@@ -12,6 +12,7 @@ mod example_repo;
 mod formats;
 mod guardian;
 mod hardening;
+mod hooks;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;
