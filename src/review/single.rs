@@ -107,8 +107,11 @@ pub fn review(
         &model_verdict,
         &verdict::DecisionInput {
             find_quote: &find,
+            spec_sent: !prepared.sent_sections.is_empty(),
             spec_edits: prepared.spec_edits.clone(),
             criteria_ids,
+            sources: None,
+            unseen: None,
         },
     );
     report.model_verdict = Some(decision.model);
