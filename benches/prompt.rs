@@ -123,6 +123,7 @@ fn settings(dry_run: bool) -> ReviewSettings {
         budget: 60_000,
         tokenizer: "o200k_base".to_string(),
         max_revisions: 2,
+        max_parts: 4,
         spec_args: Vec::new(),
         llm: LlmSettings {
             provider: None,

@@ -16,6 +16,8 @@ use crate::cli::{Cli, Command, ReviewArgs};
 pub const DEFAULT_BUDGET: usize = 60_000;
 pub const DEFAULT_CONCURRENCY: usize = 4;
 pub const DEFAULT_MAX_REVISIONS: u32 = 2;
+/// How many prompts a review whose diff does not fit one may use.
+pub const DEFAULT_MAX_PARTS: usize = 4;
 pub const DEFAULT_TOKENIZER: &str = "o200k_base";
 pub const DEFAULT_VISION_FILE: &str = "specs/product/overview.md";
 pub const CONFIG_PATH: &str = ".speed/config.toml";
@@ -65,6 +67,9 @@ pub struct ReviewSettings {
     pub budget: usize,
     pub tokenizer: String,
     pub max_revisions: u32,
+    /// `review.max_parts`: prompts a review may split a large diff into;
+    /// changed code beyond them is unseen and blocks approval.
+    pub max_parts: usize,
     /// `--spec PATH[#Section]` as given: for a task, the last resort after
     /// its spec_references, its feature's spec_path and
     /// specs/product/<feature>.md.
@@ -160,6 +165,7 @@ struct LlmConfig {
 struct ReviewConfig {
     token_budget: Option<usize>,
     max_revisions: Option<u32>,
+    max_parts: Option<usize>,
     tokenizer: Option<String>,
     concurrency: Option<usize>,
 }
@@ -198,7 +204,13 @@ const KNOWN_KEYS: &[(&str, &[&str])] = &[
     ),
     (
         "review",
-        &["token_budget", "max_revisions", "tokenizer", "concurrency"],
+        &[
+            "token_budget",
+            "max_revisions",
+            "max_parts",
+            "tokenizer",
+            "concurrency",
+        ],
     ),
     (
         "guardian",
@@ -328,6 +340,9 @@ fn review_settings(
         "concurrency (--concurrency / review.concurrency)",
     )?;
 
+    let max_parts = config.review.max_parts.unwrap_or(DEFAULT_MAX_PARTS);
+    positive(max_parts, "review.max_parts")?;
+
     let llm = llm_settings(args.provider, args.model, config.llm)?;
     let guardian = guardian_settings(args.no_guardian, config.guardian, budget, env);
 
@@ -344,6 +359,7 @@ fn review_settings(
             .tokenizer
             .unwrap_or_else(|| DEFAULT_TOKENIZER.to_string()),
         max_revisions: config.review.max_revisions.unwrap_or(DEFAULT_MAX_REVISIONS),
+        max_parts,
         spec_args,
         llm,
         guardian,
@@ -475,10 +491,21 @@ mod tests {
         assert_eq!(r.budget, DEFAULT_BUDGET);
         assert_eq!(r.concurrency, DEFAULT_CONCURRENCY);
         assert_eq!(r.max_revisions, 2);
+        assert_eq!(r.max_parts, DEFAULT_MAX_PARTS);
         assert_eq!(r.llm.provider, None);
         assert!(r.guardian.enabled);
         assert_eq!(r.guardian.vision_file, DEFAULT_VISION_FILE);
         assert_eq!(r.main_branch, None);
+    }
+
+    #[test]
+    fn max_parts_is_read_and_must_be_positive() {
+        let dir = repo_with_config("[review]\nmax_parts = 2\n");
+        let r = review(resolve_in(dir.path(), &["speed", "review"], &[]).unwrap());
+        assert_eq!(r.max_parts, 2);
+        let dir = repo_with_config("[review]\nmax_parts = 0\n");
+        let err = resolve_in(dir.path(), &["speed", "review"], &[]).unwrap_err();
+        assert!(err.to_string().contains("review.max_parts"), "{err}");
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub struct Report {
     pub overrules: Vec<verdict::Overrule>,
     pub review: Option<Verdict>,
     pub quotes: Vec<verdict::QuoteCheck>,
+    /// Every location the verdict cites, checked against the diff and the
+    /// files at the head commit.
+    pub evidence: Vec<verdict::Citation>,
     pub guardian: GuardianOutcome,
     pub impact: serde_json::Value,
     pub coverage: Coverage,
@@ -86,10 +89,15 @@ impl GuardianOutcome {
     }
 }
 
+/// How much of the diff the model saw, over every part of the review.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Coverage {
-    pub files_shown: usize,
-    pub files_omitted: Vec<crate::prompt::Omission>,
+    #[serde(flatten)]
+    pub diff: crate::prompt::Coverage,
+    /// Prompts the review used: 1 unless the diff did not fit one.
+    pub parts: usize,
+    /// `review.max_parts`: changed code beyond that many prompts is unseen.
+    pub max_parts: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

@@ -129,22 +129,16 @@ impl Pass<'_> {
                     });
                     out = id;
                 }
-                b'}' | b']' => {
-                    if out != NONE {
-                        out = self.end(out, i as u32, b);
-                    }
-                }
+                b'}' | b']' if out != NONE => out = self.end(out, i as u32, b),
                 b'"' => {
                     let outside = out;
                     out = string;
                     string = self.merge(outside, escaped);
                     escaped = NONE;
                 }
-                b'\\' => {
-                    let after_backslash = escaped;
-                    escaped = string;
-                    string = after_backslash;
-                }
+                // A backslash in a string escapes the next byte; one that is
+                // itself escaped is just text.
+                b'\\' => std::mem::swap(&mut escaped, &mut string),
                 _ => {}
             }
             i += 1;

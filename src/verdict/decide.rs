@@ -676,7 +676,7 @@ mod tests {
             files: vec![],
             sha256: String::new(),
         };
-        let lines = |p: &str| (p == "src/catalog.rs").then_some(30);
+        let lines = |p: &str| Ok((p == "src/catalog.rs").then_some(30));
         let paths = vec!["src/catalog.rs".to_string()];
         let sources = Sources {
             diff: &diff,

@@ -18,8 +18,9 @@ use super::schema::{CriterionStatus, Verdict};
 pub struct Sources<'a> {
     pub diff: &'a Diff,
     /// The number of lines of the file at this exact path at the head
-    /// commit; None when there is no such file.
-    pub lines_at_head: &'a dyn Fn(&str) -> Option<usize>,
+    /// commit; None when there is no such file; an error when it could not
+    /// be read (the citation is then not found, with the error as why).
+    pub lines_at_head: &'a dyn Fn(&str) -> Result<Option<usize>, String>,
     /// Every path at the head commit, for a path cited without its leading
     /// directories.
     pub head_paths: &'a [String],
@@ -262,20 +263,21 @@ impl<'s> Resolver<'s> {
         self.sources.diff.files.iter().find(|f| f.path == path)
     }
 
-    fn exact(&self, path: &str) -> Option<Target<'s>> {
-        if let Some(lines) = (self.sources.lines_at_head)(path) {
-            return Some(Target::Head {
+    fn exact(&self, path: &str) -> Result<Option<Target<'s>>, String> {
+        if let Some(lines) = (self.sources.lines_at_head)(path)? {
+            return Ok(Some(Target::Head {
                 path: path.to_string(),
                 lines,
                 diff: self.diff_of(path),
-            });
+            }));
         }
-        self.sources
+        Ok(self
+            .sources
             .diff
             .files
             .iter()
             .find(|f| f.status == FileStatus::Deleted && f.path == path)
-            .map(Target::Deleted)
+            .map(Target::Deleted))
     }
 
     /// The file a cited path names: exactly, without a diff's `a/` or `b/`
@@ -283,12 +285,14 @@ impl<'s> Resolver<'s> {
     /// ends with it.
     fn resolve(&self, cited: &str) -> Result<Target<'s>, String> {
         let cited = cited.trim_start_matches('/');
-        if let Some(t) = self.exact(cited) {
+        if let Some(t) = self.exact(cited)? {
             return Ok(t);
         }
         for prefix in ["a/", "b/"] {
-            if let Some(t) = cited.strip_prefix(prefix).and_then(|p| self.exact(p)) {
-                return Ok(t);
+            if let Some(stripped) = cited.strip_prefix(prefix) {
+                if let Some(t) = self.exact(stripped)? {
+                    return Ok(t);
+                }
             }
         }
         let tail = format!("/{cited}");
@@ -317,7 +321,11 @@ impl<'s> Resolver<'s> {
             (_, 1) => Some(changed[0]),
             _ => None,
         };
-        match pick.and_then(|p| self.exact(p)) {
+        let found = match pick {
+            Some(p) => self.exact(p)?,
+            None => None,
+        };
+        match found {
             Some(t) => Ok(t),
             None if matches.len() > 1 => Err(format!(
                 "{cited} could be any of {} files ({}{})",
@@ -477,13 +485,14 @@ mod tests {
         }
     }
 
-    fn head_lines(path: &str) -> Option<usize> {
-        match path {
+    fn head_lines(path: &str) -> Result<Option<usize>, String> {
+        Ok(match path {
             "src/search.rs" => Some(40),
             "src/util/mod.rs" | "tests/util/mod.rs" => Some(5),
             "Cargo.toml" => Some(12),
+            "src/unreadable.rs" => return Err("blob 1234 is missing".into()),
             _ => None,
-        }
+        })
     }
 
     fn with_sources<T>(f: impl FnOnce(&Sources) -> T) -> T {
@@ -593,7 +602,7 @@ mod tests {
         assert!(!got[0].1, "{got:?}");
         assert!(got[0].3.as_deref().unwrap().contains("deleted by the diff"));
         // A removed line of a changed file, by its old number.
-        assert_eq!(checked("src/search.rs:11")[0].1, true);
+        assert!(checked("src/search.rs:11")[0].1);
     }
 
     #[test]
@@ -622,7 +631,11 @@ mod tests {
             assert_eq!(checked(text), [], "{text}");
         }
         // A path with a directory and an extension is a claim, found or not.
-        assert_eq!(checked("src/missing.rs")[0].1, false);
+        assert!(!checked("src/missing.rs")[0].1);
+        // A file that cannot be read is not taken as found.
+        let unreadable = checked("src/unreadable.rs:3");
+        assert!(!unreadable[0].1);
+        assert_eq!(unreadable[0].3.as_deref(), Some("blob 1234 is missing"));
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! the files at the head commit.
 
 mod brackets;
+#[cfg(test)]
+mod corpus;
 mod decide;
 mod evidence;
 mod extract;
