@@ -7,6 +7,7 @@ mod support;
 mod batch;
 mod dry_run;
 mod example_repo;
+mod gate;
 mod guardian;
 mod impact_fixtures;
 mod impact_review;
