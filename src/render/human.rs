@@ -36,14 +36,24 @@ pub fn report(report: &Report, style: &Style) -> String {
         style.bold(title)
     );
     if !report.head_commit.is_empty() {
+        let prompt = match report.coverage.parts {
+            0 | 1 => format!(
+                "prompt {} / {} tokens",
+                thousands(report.tokens.prompt_counted as u64),
+                thousands(report.tokens.budget as u64)
+            ),
+            parts => format!(
+                "{parts} prompts, {} tokens in all, each within {}",
+                thousands(report.tokens.prompt_counted as u64),
+                thousands(report.tokens.budget as u64)
+            ),
+        };
         let _ = writeln!(
             out,
-            "  {} {}..{}  prompt {} / {} tokens",
+            "  {} {}..{}  {prompt}",
             report.branch,
             short(&report.base_commit),
             short(&report.head_commit),
-            thousands(report.tokens.prompt_counted as u64),
-            thousands(report.tokens.budget as u64),
         );
     }
     if let Some(line) = coverage_line(report, style) {

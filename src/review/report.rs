@@ -119,7 +119,8 @@ pub struct Tokens {
     pub prompt: u64,
     pub completion: u64,
     pub budget: usize,
-    /// speed's own count of the assembled prompt.
+    /// speed's own count of the assembled prompt (of every part's, summed,
+    /// for a review done in parts).
     pub prompt_counted: usize,
 }
 

@@ -645,7 +645,6 @@ On reflection: {"verdict": "approve", "issues": []}"#;
             let started = std::time::Instant::now();
             let result = extract(raw);
             let took = started.elapsed();
-            eprintln!("{name}: {took:?}");
             assert!(
                 took < limit,
                 "{name}: {took:?} ({result:?})",
