@@ -334,6 +334,8 @@ fn untrusted_texts<'a>(input: &'a Input) -> Vec<&'a str> {
         texts.extend([g.name.as_str(), &g.status, &g.note]);
     }
     texts.extend(input.assumptions.iter().map(String::as_str));
+    texts.extend(input.task_notes.iter().map(String::as_str));
+    texts.extend(input.previous_review.iter().map(String::as_str));
     texts.extend(input.notices.iter().map(String::as_str));
     texts.extend(input.cross_cutting.iter().map(String::as_str));
     for f in &input.diff.files {
@@ -431,6 +433,8 @@ fn render_criteria(ctx: &Ctx, criteria: &[Criterion]) -> String {
 /// here, one more slot in `template::REVIEW_SLOTS` and in `prompts/review.md`.
 fn review_lists(input: &Input) -> Vec<(&'static str, Vec<String>)> {
     vec![
+        ("task_notes", bullet_items(&input.task_notes)),
+        ("previous_review", bullet_items(&input.previous_review)),
         ("scope", scope_items(&input.scope)),
         ("gates", gate_items(&input.gates)),
         ("assumptions", bullet_items(&input.assumptions)),
@@ -454,13 +458,13 @@ fn scope_items(scope: &Scope) -> Vec<String> {
 fn gate_items(gates: &[GateCheck]) -> Vec<String> {
     gates
         .iter()
-        .map(|g| {
-            if g.note.trim().is_empty() {
-                format!("- {}: {}", g.name, g.status)
-            } else {
-                format!("- {}: {} — {}", g.name, g.status, g.note)
-            }
-        })
+        .map(
+            |g| match (g.status.trim().is_empty(), g.note.trim().is_empty()) {
+                (_, true) => format!("- {}: {}", g.name, g.status),
+                (true, false) => format!("- {}: {}", g.name, g.note),
+                (false, false) => format!("- {}: {} — {}", g.name, g.status, g.note),
+            },
+        )
         .collect()
 }
 
@@ -1454,6 +1458,15 @@ mod tests {
                 text: "BookQuery.books returns all books with status | field".into(),
                 verify_by: "test".into(),
             }],
+            task_notes: vec![
+                "Decision: Status is a computed field.".into(),
+                "Depends on task 2 (branch speed/task-2): merged into main".into(),
+            ],
+            previous_review: vec![
+                "This is attempt 2 at this task (retry_count 0, revision_count 1).".into(),
+                "Feedback of the last review, which this attempt had to address:\nAC-1 is unmet."
+                    .into(),
+            ],
             scope: Scope {
                 to_modify: vec!["src/book.rs".into()],
                 ..Scope::default()
@@ -1592,6 +1605,8 @@ mod tests {
             names,
             [
                 "task",
+                "task_notes",
+                "previous_review",
                 "spec",
                 "criteria",
                 "cross_cutting",
@@ -1750,7 +1765,7 @@ mod tests {
             file("src/api.rs", vec![hunk(1, &body)]),
         ]);
         let i = input(&d);
-        let p = build(&i, 3_500).unwrap();
+        let p = build(&i, 5_000).unwrap();
         let omitted: Vec<&str> = p.files_omitted.iter().map(|o| o.item.as_str()).collect();
         assert!(p.text.contains("b/src/api.rs"), "{}", p.text);
         assert!(omitted.contains(&"docs/guide.md"), "{omitted:?}");

@@ -3,12 +3,16 @@
 use super::prepare::{self, Shared, Subject};
 use super::split;
 use crate::prompt::{Coverage, SectionAccount};
+use crate::tasks::Criterion;
 
 pub struct DryRun {
     pub task_id: Option<String>,
     pub feature: Option<String>,
     pub branch: String,
     pub result: Result<DryPrompt, String>,
+    /// The branch holds no changes: the review would request changes
+    /// without a model, so this is not an error (`result` says why).
+    pub nothing_implemented: bool,
 }
 
 pub struct DryPrompt {
@@ -29,12 +33,20 @@ pub struct DryPrompt {
     pub spec_hash: String,
     pub prompt_hash: String,
     pub notices: Vec<String>,
+    /// The acceptance criteria as speed understood them and the prompt
+    /// lists them.
+    pub criteria: Vec<Criterion>,
     /// The changed symbols with their blast radius (None if it could not be
     /// computed; the notices say why).
     pub impact: Option<crate::impact::Impact>,
 }
 
 impl DryRun {
+    /// Whether this dry run found a problem the real review would fail on.
+    pub fn failed(&self) -> bool {
+        self.result.is_err() && !self.nothing_implemented
+    }
+
     /// A task that could not be read, for the dry run's output.
     pub fn unreadable(report: &super::Report) -> DryRun {
         DryRun {
@@ -42,6 +54,7 @@ impl DryRun {
             feature: report.feature.clone(),
             branch: report.branch.clone(),
             result: Err(report.error.clone().unwrap_or_default()),
+            nothing_implemented: false,
         }
     }
 }
@@ -54,9 +67,13 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
         Subject::Task(t) => t.branch.clone(),
         Subject::Branch { branch, .. } => branch.clone(),
     };
-    let result = prepare::prepare(shared, subject)
+    let criteria = subject.criteria().to_vec();
+    let prepared = prepare::prepare(shared, subject);
+    let nothing_implemented = matches!(prepared, Err(super::Error::EmptyDiff { .. }));
+    let result = prepared
         .and_then(|p| split::split(shared, &p).map(|s| (p, s)))
         .map(|(p, split)| DryPrompt {
+            criteria,
             base_commit: p.base_commit,
             head_commit: p.head_commit,
             total_tokens: split.prompts.iter().map(|p| p.total_tokens).sum(),
@@ -73,7 +90,13 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
             diff_hash: p.diff.sha256,
             spec_hash: p.spec_hash,
             prompt_hash: p.prompt_hash,
-            notices: p.notices,
+            notices: shared
+                .settings
+                .report_notices
+                .iter()
+                .cloned()
+                .chain(p.notices)
+                .collect(),
             impact: p.impact,
         })
         .map_err(|e| e.to_string());
@@ -82,5 +105,6 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
         feature,
         branch,
         result,
+        nothing_implemented,
     }
 }

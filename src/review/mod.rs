@@ -76,11 +76,17 @@ pub enum Error {
         branch: String,
         source: Box<crate::git::Error>,
     },
-    #[error("{subject}: the diff between {base} and {branch} is empty: nothing to review")]
+    /// Not a failure of the review: single review turns it into a
+    /// request_changes decided without a model.
+    #[error(
+        "{subject}: the diff between {base} and {} is empty: nothing was implemented",
+        found.branch
+    )]
     EmptyDiff {
         subject: String,
-        branch: String,
+        /// The base commit, short.
         base: String,
+        found: Box<prepare::Empty>,
     },
     /// `at` names the main branch and its commit, e.g. "main (6f4bc06c71)".
     #[error("{subject}: spec {path} not found on {at}{hint}")]

@@ -44,6 +44,9 @@ pub fn review(
     };
     let prepared = match prepare::prepare(shared, subject.clone()) {
         Ok(p) => p,
+        Err(super::Error::EmptyDiff { found, .. }) => {
+            return nothing_implemented(shared, models, subject, &found, started);
+        }
         Err(err) => return failed_early(&subject, &err),
     };
     let split = match split::split(shared, &prepared) {
@@ -63,7 +66,6 @@ pub fn review(
             .iter()
             .map(|s| format!("{} ({})", s.document.path, s.origin))
             .collect(),
-        base_resolved_by: prepared.base_how.clone(),
         ..Evidence::default()
     };
 
@@ -200,7 +202,51 @@ pub fn review(
     }
     fill_tokens(&mut report, &evidence);
     report.duration_ms = started.elapsed().as_millis() as u64;
-    match record::record(shared, &prepared, &mut report, &evidence) {
+    match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
+        Ok(()) => report,
+        Err(err) => {
+            report.error = Some(err.to_string());
+            report.outcome = Outcome::Error;
+            report
+        }
+    }
+}
+
+/// A branch with no changes: nothing was implemented, so the review requests
+/// changes without asking a model, and is recorded like any other review.
+fn nothing_implemented(
+    shared: &Shared,
+    models: &Models,
+    subject: Subject,
+    empty: &prepare::Empty,
+    started: Instant,
+) -> Report {
+    let mut report = empty_report(&subject);
+    report.branch = empty.branch.clone();
+    report.base_commit = empty.base_commit.clone();
+    report.head_commit = empty.head_commit.clone();
+    report.hashes.diff = empty.diff_hash.clone();
+    report.model = ModelInfo {
+        provider: models.review.name().to_string(),
+        name: models.review.model().to_string(),
+    };
+    report.tokens.budget = shared.settings.budget;
+    report.verdict = Some(verdict::Kind::RequestChanges);
+    report.guardian = GuardianOutcome::not_run("nothing was implemented");
+    report.feedback = Some(format!(
+        "Nothing was implemented: branch {} has no changes against its base {} ({}). Implement the task on this branch and commit the work.",
+        empty.branch,
+        prepare::short(&empty.base_commit),
+        empty.base_how
+    ));
+    report
+        .notices
+        .push("The diff is empty: changes were requested without calling a model.".to_string());
+    report.outcome = Outcome::ChangesRequested;
+    report.base_resolved_by = empty.base_how.clone();
+    let evidence = Evidence::default();
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    match record::record(shared, subject.task(), &mut report, &evidence) {
         Ok(()) => report,
         Err(err) => {
             report.error = Some(err.to_string());
@@ -268,6 +314,7 @@ pub fn empty_report(subject: &Subject) -> Report {
         title: task.map(|t| t.title.clone()),
         base_commit: String::new(),
         head_commit: String::new(),
+        base_resolved_by: String::new(),
         verdict: None,
         model_verdict: None,
         overrules: Vec::new(),
@@ -294,6 +341,7 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models, split: &Spl
     report.branch = prepared.branch.clone();
     report.base_commit = prepared.base_commit.clone();
     report.head_commit = prepared.head_commit.clone();
+    report.base_resolved_by = prepared.base_how.clone();
     report.impact = prepared
         .impact
         .as_ref()
@@ -319,6 +367,8 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models, split: &Spl
     };
     report.tokens.budget = shared.settings.budget;
     report.tokens.prompt_counted = split.prompts.iter().map(|p| p.total_tokens).sum();
-    report.notices = prepared.notices.clone();
+    // Where the configuration came from, when that needs saying, first.
+    report.notices = shared.settings.report_notices.clone();
+    report.notices.extend(prepared.notices.iter().cloned());
     report
 }

@@ -5,6 +5,7 @@
 mod support;
 
 mod batch;
+mod config;
 mod dry_run;
 mod example_repo;
 mod gate;
@@ -12,4 +13,5 @@ mod guardian;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;
+mod orchestrator;
 mod review;
