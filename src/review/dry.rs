@@ -79,11 +79,7 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
             total_tokens: split.prompts.iter().map(|p| p.total_tokens).sum(),
             budget: p.prompt.budget,
             tokenizer: shared.settings.tokenizer.clone(),
-            sections: split
-                .prompts
-                .iter()
-                .flat_map(|p| p.sections.iter().cloned())
-                .collect(),
+            sections: split.sections(),
             parts: split.prompts.len(),
             prompt: split.text(),
             coverage: split.coverage,

@@ -70,14 +70,18 @@ pub fn ask<T>(
         content: question.prompt.to_string(),
     }];
     let mut last_problem = String::new();
+    // "review", "review (part 2 of 3)": what the report's calls and the
+    // failure message name.
+    let named = match question.part {
+        Some((n, count)) => format!("{} (part {n} of {count})", question.stage),
+        None => question.stage.to_string(),
+    };
     for attempt in 0..2 {
-        let mut stage = question.stage.to_string();
-        if let Some((n, count)) = question.part {
-            stage.push_str(&format!(" (part {n} of {count})"));
-        }
-        if attempt > 0 {
-            stage.push_str(" (corrective retry)");
-        }
+        let stage = if attempt == 0 {
+            named.clone()
+        } else {
+            format!("{named} (corrective retry)")
+        };
         let request = Request {
             system: None,
             messages: messages.clone(),
@@ -192,12 +196,7 @@ pub fn ask<T>(
         result: Err(Failure {
             outcome: Outcome::InvalidOutput,
             message: format!(
-                "the model's {}{} answer was still invalid after one corrective retry: {}",
-                question.stage,
-                question
-                    .part
-                    .map(|(n, count)| format!(" (part {n} of {count})"))
-                    .unwrap_or_default(),
+                "the model's {named} answer was still invalid after one corrective retry: {}",
                 brief(&last_problem)
             ),
         }),

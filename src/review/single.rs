@@ -56,11 +56,7 @@ pub fn review(
     let mut report = report_for(&prepared, shared, models, &split);
     let mut evidence = Evidence {
         prompt: split.text(),
-        sections: split
-            .prompts
-            .iter()
-            .flat_map(|p| p.sections.iter().cloned())
-            .collect(),
+        sections: split.sections(),
         spec_sources: prepared
             .specs
             .iter()
@@ -108,18 +104,7 @@ pub fn review(
     }
     let model_verdict = verdict::merge(verdicts);
 
-    // Quotes may come from any spec section some part was sent.
-    let mut sent = prepared.sent_sections.clone();
-    for p in &split.prompts[1..] {
-        for (path, section) in prepare::sent_sections(&prepared.documents(), p) {
-            if !sent
-                .iter()
-                .any(|(q, s)| *q == path && s.heading_path() == section.heading_path())
-            {
-                sent.push((path, section));
-            }
-        }
-    }
+    let sent = split.sent_sections(&prepared);
     let index = QuoteIndex::new(&sent);
     let find = |quote: &str| {
         index.find(quote).map(|hit| verdict::QuoteHit {

@@ -4,7 +4,8 @@
 //! after the last one is unseen code: the coverage says how much, and the
 //! decision refuses to approve it.
 
-use crate::prompt::{self, Coverage, DiffPart, Prompt};
+use crate::prompt::{self, Coverage, DiffPart, Prompt, SectionAccount};
+use crate::specs::Section;
 use crate::verdict;
 
 use super::Error;
@@ -32,6 +33,45 @@ impl Split {
             .map(|(n, p)| format!("===== part {} of {count} =====\n{}", n + 1, p.text))
             .collect::<Vec<_>>()
             .join("\n\n")
+    }
+
+    /// Every part's token accounting, part after part, each section named
+    /// with its part when there are several.
+    pub fn sections(&self) -> Vec<SectionAccount> {
+        let several = self.prompts.len() > 1;
+        self.prompts
+            .iter()
+            .enumerate()
+            .flat_map(|(n, p)| {
+                p.sections.iter().cloned().map(move |mut s| {
+                    if several {
+                        s.name = format!("{} (part {})", s.name, n + 1);
+                    }
+                    s
+                })
+            })
+            .collect()
+    }
+
+    /// The spec sections some part's prompt holds: the only text a quote
+    /// may come from.
+    pub fn sent_sections(&self, prepared: &Prepared) -> Vec<(String, Section)> {
+        if self.prompts.len() == 1 {
+            return prepared.sent_sections.clone();
+        }
+        let documents = prepared.documents();
+        let mut sent: Vec<(String, Section)> = Vec::new();
+        for p in &self.prompts {
+            for (path, section) in super::prepare::sent_sections(&documents, p) {
+                let known = sent
+                    .iter()
+                    .any(|(q, s)| *q == path && s.heading_path() == section.heading_path());
+                if !known {
+                    sent.push((path, section));
+                }
+            }
+        }
+        sent
     }
 }
 

@@ -19,9 +19,10 @@ use super::strict::Strict;
 /// `PARSE_FLOOR`, before extraction gives up; each attempt also costs
 /// `PARSE_ATTEMPT`, what setting up a parse and unwinding its error take. A
 /// real answer costs one to three reads (the object, a broken wrapper around
-/// it) and a few hundred attempts; only an answer built to make every
-/// bracket a candidate reaches the limit.
-const PARSE_FACTOR: usize = 4;
+/// it) and an attempt per bracket pair its prose and code close; only an
+/// answer that closes a pair every 16 bytes or so, over megabytes, reaches
+/// the limit, and it is refused rather than read for seconds.
+const PARSE_FACTOR: usize = 8;
 const PARSE_FLOOR: usize = 1 << 20;
 const PARSE_ATTEMPT: usize = 128;
 
@@ -624,11 +625,12 @@ On reflection: {"verdict": "approve", "issues": []}"#;
     }
 
     /// Hostile answers of several megabytes: extraction stays linear (a scan
-    /// per bracket took 25 s on 80,000 `{` and never finished on 5 MB). Each
-    /// takes well under a second in an optimised build (`cargo test --release
-    /// --lib hostile`: at most 0.3 s on the slowest shape); in any build it
-    /// stays within a small multiple of one linear pass over the same
-    /// answer, where a quadratic scan would take a million times as long.
+    /// per bracket took 25 s on 80,000 `{` and never finished on 5 MB). In
+    /// an optimised build (`cargo test --release --lib hostile`) the slowest
+    /// shape, 5 MB of `{`, takes 0.3 s and the others under 0.1 s; measured
+    /// against one linear pass over the same answer, run the same way, the
+    /// bound holds on a loaded machine and in an unoptimised build alike,
+    /// where a quadratic scan would take a million passes.
     #[test]
     fn hostile_answers_are_read_in_linear_time() {
         const MB5: usize = 5 << 20;
@@ -670,11 +672,7 @@ On reflection: {"verdict": "approve", "issues": []}"#;
                 "{name}: {took:?}, {:.1} linear passes",
                 took.as_secs_f64() / pass.as_secs_f64()
             );
-            let limit = if cfg!(debug_assertions) {
-                pass * 100 + std::time::Duration::from_millis(100)
-            } else {
-                std::time::Duration::from_millis(500)
-            };
+            let limit = pass * 100 + std::time::Duration::from_millis(100);
             assert!(
                 took < limit,
                 "{name}: {took:?}, {:.0} times one linear pass ({pass:?}): {result:?}",

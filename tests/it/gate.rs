@@ -399,3 +399,21 @@ fn approvals_without_a_basis_are_overruled_and_counted_in_the_batch_summary() {
         "{logged:?}"
     );
 }
+
+#[test]
+fn a_dry_run_shows_every_part() {
+    let repo = large_change(6);
+    let server = ModelServer::start(|_| panic!("a dry run calls no model"));
+    configure(&repo, &server, "token_budget = 5000");
+    let run = speed(repo.path(), &["review", "--task-id", "1", "--dry-run"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.starts_with("===== part 1 of "), "{}", run.stdout);
+    assert!(run.stdout.contains("===== part 2 of "));
+    assert!(run.stderr.contains("diff (part 2)"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("changed lines shown: 240 of 240"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.requests().is_empty());
+}
