@@ -8,8 +8,8 @@
 //! nested bracket waits for that bracket's own scan, which is the same work;
 //! and scans standing at the same byte in the same state (outside a string,
 //! in one, or just after a backslash in one) have the same future, so they
-//! are merged and share their outcome. At most three scans are ever active,
-//! so the pass is linear in the length of the text. It knows nothing of
+//! are merged and share their outcome. At most three groups of scans are
+//! ever active, so the pass is linear in the length of the text. It knows nothing of
 //! objects or values: `extract` decides what to parse.
 
 /// No bracket: a link, a group or a closer that does not exist.
@@ -91,22 +91,23 @@ impl Pass<'_> {
         let len = bytes.len();
         // Bytes other than brackets, quotes and backslashes change nothing
         // unless they follow a backslash: the pass jumps from one of those
-        // to the next. Each of the two searches resumes where it stopped,
-        // so together they read the text once.
-        let find_open = |from: usize| memchr::memchr3(b'{', b'[', b'}', &bytes[from..]);
-        let find_rest = |from: usize| memchr::memchr3(b']', b'"', b'\\', &bytes[from..]);
-        let mut next_open = find_open(0).unwrap_or(len);
-        let mut next_rest = find_rest(0).unwrap_or(len);
+        // to the next. A search takes three bytes, so the six take two
+        // searches; each resumes where it stopped, so together they read
+        // the text once.
+        let find_a = |from: usize| memchr::memchr3(b'{', b'[', b'}', &bytes[from..]);
+        let find_b = |from: usize| memchr::memchr3(b']', b'"', b'\\', &bytes[from..]);
+        let mut next_a = find_a(0).unwrap_or(len);
+        let mut next_b = find_b(0).unwrap_or(len);
         let mut i = 0;
         while i < len {
             if escaped == NONE {
-                if next_open < i {
-                    next_open = find_open(i).map_or(len, |p| i + p);
+                if next_a < i {
+                    next_a = find_a(i).map_or(len, |p| i + p);
                 }
-                if next_rest < i {
-                    next_rest = find_rest(i).map_or(len, |p| i + p);
+                if next_b < i {
+                    next_b = find_b(i).map_or(len, |p| i + p);
                 }
-                i = next_open.min(next_rest);
+                i = next_a.min(next_b);
                 if i == len {
                     break;
                 }
