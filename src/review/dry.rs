@@ -39,6 +39,9 @@ pub struct DryPrompt {
     /// The changed symbols with their blast radius (None if it could not be
     /// computed; the notices say why).
     pub impact: Option<crate::impact::Impact>,
+    /// speed's own checks, as the review would report them.
+    pub checks: Vec<crate::checks::Finding>,
+    pub redactions: Vec<crate::secrets::Redaction>,
 }
 
 impl DryRun {
@@ -94,6 +97,8 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
                 .chain(p.notices)
                 .collect(),
             impact: p.impact,
+            checks: p.checks,
+            redactions: p.redactions,
         })
         .map_err(|e| e.to_string());
     DryRun {

@@ -9,6 +9,7 @@
 
 pub mod batch;
 pub mod dry;
+pub mod guard;
 pub mod guardian;
 pub mod head;
 pub mod model;
@@ -25,7 +26,7 @@ use crate::exit::Outcome;
 
 pub use prepare::{Prepared, Shared, Subject};
 pub use report::Report;
-pub use single::Models;
+pub use single::{Models, NoModel};
 
 /// Progress a long review reports to whoever is watching (the app draws a
 /// spinner from these; tests ignore them).

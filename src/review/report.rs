@@ -27,6 +27,10 @@ pub struct Report {
     /// Every location the verdict cites, checked against the diff and the
     /// files at the head commit.
     pub evidence: Vec<verdict::Citation>,
+    /// speed's own checks, worst first.
+    pub checks: Vec<crate::checks::Finding>,
+    /// Secrets replaced by `[REDACTED:<rule>]` wherever they were read.
+    pub redactions: Vec<crate::secrets::Redaction>,
     pub guardian: GuardianOutcome,
     pub impact: serde_json::Value,
     pub coverage: Coverage,

@@ -188,8 +188,7 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
         .collect();
     let said = match (d.model, d.final_verdict) {
         (Kind::Approve, Kind::Approve) => "approve".to_string(),
-        (Kind::RequestChanges, _) => "request_changes".to_string(),
-        (Kind::Approve, Kind::RequestChanges) => format!(
+        (Kind::Approve, _) => format!(
             "overruled: {}",
             d.overrules
                 .iter()
@@ -197,6 +196,7 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
+        (model, _) => model.as_str().to_string(),
     };
     (said, nowhere)
 }
