@@ -1,14 +1,19 @@
 //! Budgeted assembly of the review and guardian prompts.
 //!
 //! Order of claims on the budget: the protected parts (instructions, notices,
-//! task, criteria, required spec sections, one-line summaries) must fit or the
-//! assembly fails; then scope, gate results, assumptions and cross-cutting
-//! constraints (or the vision), each truncated past a cap; then optional spec
-//! sections up to a quarter of the budget; then impact rows up to 8%; the diff
-//! takes the rest. Estimates add up per-piece counts, but BPE merges across
-//! joins, so the final text is counted whole and trimmed until it fits:
-//! `counter.count(&prompt.text) <= budget` always holds for a returned prompt.
-//! Whatever is left out is listed in the prompt and in the accounting.
+//! task, criteria, required spec sections, one-line summaries, and the list
+//! of changed files whose changes are not shown, which is never cut) must
+//! fit or the assembly fails; then the list sections (developer notes,
+//! earlier reviews, scope, gate results, assumptions, cross-cutting
+//! constraints; or the vision), each truncated past a cap; then optional
+//! spec sections up to a quarter of the budget; then impact rows up to 8%;
+//! the diff, its lines numbered, takes the rest. For a review in parts, the
+//! diff is the part's share (`DiffPart`), and `Prompt::rest` is what is left
+//! for the next part. Estimates add up per-piece counts, but BPE merges
+//! across joins, so the final text is counted whole and trimmed until it
+//! fits: `counter.count(&prompt.text) <= budget` always holds for a returned
+//! prompt. Whatever is left out is listed in the prompt and in the
+//! accounting.
 
 use std::collections::HashMap;
 

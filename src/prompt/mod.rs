@@ -4,7 +4,8 @@
 //!
 //! It owns token counting (`tokens`), the templates under `prompts/`
 //! (`template`), the fencing of untrusted text (`fence`), the ranking of
-//! changed files (`files`) and the budgeted assembly itself (`assemble`).
+//! changed files (`files`), the budgeted assembly itself (`assemble`) and
+//! what of a diff the prompts of a review showed (`coverage`).
 //! It must not read git, parse code or call a model: it never sees git2 or
 //! tree-sitter types, only the plain diff model and the inputs below, which
 //! the pipeline fills.

@@ -627,7 +627,7 @@ On reflection: {"verdict": "approve", "issues": []}"#;
     /// Hostile answers of several megabytes: extraction stays linear (a scan
     /// per bracket took 25 s on 80,000 `{` and never finished on 5 MB). In
     /// an optimised build (`cargo test --release --lib hostile`) the slowest
-    /// shape, 5 MB of `{`, takes 0.3 s and the others under 0.1 s; measured
+    /// shape, 5 MB of `{`, takes 0.3 s and the others under 0.2 s; measured
     /// against one linear pass over the same answer, run the same way, the
     /// bound holds on a loaded machine and in an unoptimised build alike,
     /// where a quadratic scan would take a million passes.
