@@ -14,11 +14,13 @@ pub mod guardian;
 pub mod head;
 pub mod model;
 pub mod nits;
+pub mod overrides;
 pub mod prepare;
 pub mod record;
 pub mod report;
 pub mod single;
 pub mod split;
+pub mod verdicts;
 
 use std::path::PathBuf;
 
@@ -110,6 +112,14 @@ pub enum Error {
     },
     #[error("{0}")]
     Model(String),
+    #[error(transparent)]
+    Fs(#[from] crate::fsx::Error),
+    #[error(
+        "{subject} is being reviewed by another speed process ({holder}): nothing was changed; review it again once that review has ended"
+    )]
+    BeingReviewed { subject: String, holder: String },
+    #[error("speed was interrupted before this review was recorded: nothing was changed")]
+    Interrupted,
 }
 
 impl Error {

@@ -18,6 +18,7 @@ use super::prepare::{self, Prepared, Shared, Subject};
 use super::record;
 use super::report::{Coverage, Evidence, GuardianOutcome, Hashes, ModelInfo, Report, Tokens};
 use super::split::{self, Split};
+use super::verdicts;
 
 /// The providers a run uses: the review's and the guardian's (the same one
 /// unless `guardian.model` names another model).
@@ -68,8 +69,19 @@ pub fn review(
     let prepared = match prepare::prepare(shared, subject.clone()) {
         Ok(p) => p,
         Err(super::Error::EmptyDiff { found, .. }) => {
+            // Recorded like any review: checked, and under the task's lock.
+            let _lock = match record::begin(shared, &subject) {
+                Ok(lock) => lock,
+                Err(err) => return failed_early(&subject, &err),
+            };
             return nothing_implemented(shared, models, subject, &found, started);
         }
+        Err(err) => return failed_early(&subject, &err),
+    };
+    // Held until the review is recorded: a second review of the task waits
+    // for it, or says the task is being reviewed.
+    let _lock = match record::begin(shared, &prepared.subject) {
+        Ok(lock) => lock,
         Err(err) => return failed_early(&subject, &err),
     };
     let split = match split::split(shared, &prepared) {
@@ -239,7 +251,11 @@ pub fn review(
     fill_tokens(&mut report, &evidence);
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
+        Ok(()) => {
+            let work = prepared.subject.task().map(verdicts::Work::of_task);
+            verdicts::keep_review(&shared.root, work, &report, &prepared.specs);
+            report
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
@@ -312,7 +328,11 @@ fn offline(
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
+        Ok(()) => {
+            let work = prepared.subject.task().map(verdicts::Work::of_task);
+            verdicts::keep_review(&shared.root, work, &report, &prepared.specs);
+            report
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
@@ -370,7 +390,11 @@ fn nothing_implemented(
     let evidence = Evidence::default();
     report.duration_ms = started.elapsed().as_millis() as u64;
     match record::record(shared, subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
+        Ok(()) => {
+            let work = subject.task().map(verdicts::Work::of_task);
+            verdicts::keep_review(&shared.root, work, &report, &[]);
+            report
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;

@@ -11,6 +11,8 @@ mod dry_run;
 mod example_repo;
 mod gate;
 mod guardian;
+mod hardening;
+mod hooks;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;
