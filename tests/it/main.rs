@@ -9,6 +9,7 @@ mod checks;
 mod config;
 mod dry_run;
 mod example_repo;
+mod gate;
 mod guardian;
 mod hardening;
 mod hooks;
