@@ -7,7 +7,10 @@
 //! reason speed turned an approval down, `check/<name>` for speed's own
 //! checks (secrets found and redacted among them), `review/<severity>` for
 //! the model's issues, `review/<kind>` for its other findings,
-//! `guardian/<severity>` for the guardian's flags.
+//! `guardian/<severity>` for the guardian's flags, `review/unseen-file` and
+//! `review/file-by-name` for changed files the model did not see, and
+//! `review/evidence-not-found` for a location the verdict cites that is not
+//! there.
 
 use crate::review::Report;
 use crate::verdict::{CriterionStatus, Kind, Severity};
@@ -76,6 +79,12 @@ impl Finding {
         self
     }
 
+    /// The last line of a range, kept only after a first line.
+    fn until(mut self, end_line: Option<u64>) -> Finding {
+        self.end_line = end_line.filter(|end| self.line.is_some_and(|start| *end > start));
+        self
+    }
+
     fn suggest(mut self, suggestion: &str) -> Finding {
         let suggestion = suggestion.trim();
         self.suggestion = (!suggestion.is_empty()).then(|| suggestion.to_string());
@@ -94,7 +103,8 @@ impl Finding {
 
 /// Every finding of a report, in the order a developer reads them: speed's
 /// overrules and checks, the model's issues, criteria, spec requirements,
-/// out-of-scope code, then the guardian's flags.
+/// out-of-scope code, the guardian's flags, then what the review could not
+/// see or check (files left out of the prompt, citations not found).
 pub fn of(report: &Report) -> Vec<Finding> {
     let mut out = Vec::new();
     for o in &report.overrules {
@@ -123,6 +133,7 @@ pub fn of(report: &Report) -> Vec<Finding> {
                     issue.message.clone(),
                 )
                 .at(issue.file.as_deref(), issue.line)
+                .until(issue.end_line)
                 .suggest(&issue.suggestion),
             );
         }
@@ -191,7 +202,8 @@ pub fn of(report: &Report) -> Vec<Finding> {
                     Level::Warning,
                     format!("Out of scope: {}", o.description.trim()),
                 )
-                .at(Some(&o.file), o.line),
+                .at(Some(&o.file), o.line)
+                .until(o.end_line),
             );
         }
     }
@@ -209,6 +221,33 @@ pub fn of(report: &Report) -> Vec<Finding> {
             format!("guardian/{}", flag.severity.as_str()),
             Level::of(flag.severity),
             message,
+        ));
+    }
+    for file in &report.coverage.diff.files_omitted {
+        // Left out for budget: unseen code, a warning. By name only
+        // (lockfiles, generated, binary): by design, a note.
+        let (rule, level) = if file.reason.contains("budget") {
+            ("review/unseen-file", Level::Warning)
+        } else {
+            ("review/file-by-name", Level::Note)
+        };
+        out.push(
+            Finding::new(
+                rule.to_string(),
+                level,
+                format!("Not shown to the reviewer: {}", file.reason),
+            )
+            .at(Some(&file.path), None),
+        );
+    }
+    for c in report.evidence.iter().filter(|c| !c.found) {
+        out.push(Finding::new(
+            "review/evidence-not-found".to_string(),
+            Level::Note,
+            format!(
+                "The review cites {} ({}), which is not in the diff or the files at the head commit",
+                c.reference, c.from
+            ),
         ));
     }
     // A request for changes always shows as an error, even when the model
@@ -260,6 +299,11 @@ pub fn describe(rule: &str) -> String {
         "review/missing-from-spec" => "The spec asks for something the change does not implement",
         "review/out-of-scope" => "Code no spec line asks for",
         "review/request-changes" => "The review requested changes",
+        "review/unseen-file" => "A changed file the model did not see (left out for budget)",
+        "review/file-by-name" => {
+            "A changed file shown by name only (lockfile, generated, vendored, binary)"
+        }
+        "review/evidence-not-found" => "The review cites a location that does not exist",
         "overrule/fabricated_quote" => {
             "An approval rests on a spec quote the spec does not contain"
         }
@@ -388,6 +432,7 @@ mod tests {
             severity: Severity::Nit,
             file: Some("src/c.rs".into()),
             line: Some(0),
+            end_line: None,
             message: "zero is no line".into(),
             suggestion: String::new(),
         };

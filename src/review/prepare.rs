@@ -112,6 +112,13 @@ pub struct Prepared {
     pub redactions: Vec<crate::secrets::Redaction>,
 }
 
+impl Prepared {
+    /// The spec documents, parsed.
+    pub fn documents(&self) -> Vec<Document> {
+        self.specs.iter().map(|s| s.document.clone()).collect()
+    }
+}
+
 pub fn sha256(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
@@ -715,7 +722,9 @@ fn diff_identifiers(diff: &Diff) -> Vec<String> {
     ranked.into_iter().take(400).map(|(w, _)| w).collect()
 }
 
-fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Section)> {
+/// The spec sections `prompt` holds, as parsed sections: the only text its
+/// quotes may come from.
+pub fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Section)> {
     let mut out = Vec::new();
     for (doc_path, heading) in &prompt.sent_sections {
         if let Some(doc) = documents.iter().find(|d| &d.path == doc_path) {
@@ -849,6 +858,7 @@ impl Parts {
             impact: self.impact.clone(),
             vision,
             schema,
+            part: None,
         }
     }
 }
@@ -977,11 +987,15 @@ fn impact_notices(impact: &impact::Impact) -> Vec<String> {
 }
 
 fn impact_rows(impact: &impact::Impact) -> Vec<prompt::ImpactRow> {
+    // `rows` is `symbols` in the same order, formatted for the table.
     impact
         .rows()
         .into_iter()
-        .map(|row| prompt::ImpactRow {
+        .zip(&impact.symbols)
+        .map(|(row, changed)| prompt::ImpactRow {
             symbol: row.symbol,
+            name: changed.symbol.clone(),
+            file: changed.file.clone(),
             kind: serde_json::to_value(row.kind)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))

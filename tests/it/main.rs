@@ -10,6 +10,7 @@ mod config;
 mod dry_run;
 mod example_repo;
 mod formats;
+mod gate;
 mod guardian;
 mod hardening;
 mod hooks;
