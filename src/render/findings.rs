@@ -424,6 +424,20 @@ mod tests {
     }
 
     #[test]
+    fn a_range_ends_after_it_starts() {
+        let at = |line, end| {
+            Finding::new("review/minor".into(), Level::Warning, "m".into())
+                .at(Some("src/a.rs"), line)
+                .until(end)
+                .end_line
+        };
+        assert_eq!(at(Some(42), Some(50)), Some(50));
+        assert_eq!(at(Some(42), Some(42)), None);
+        assert_eq!(at(Some(42), Some(7)), None);
+        assert_eq!(at(None, Some(50)), None);
+    }
+
+    #[test]
     fn a_line_without_a_file_is_dropped_and_blank_files_are_none() {
         let f =
             Finding::new("review/minor".into(), Level::Warning, "m".into()).at(Some("  "), Some(4));
