@@ -5,7 +5,9 @@
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -243,8 +245,11 @@ struct Module {
     root: ModId,
     parent: Option<ModId>,
     children: Vec<(String, ModId)>,
-    /// Imports declared in this module: (file, import index).
-    imports: Vec<(u32, u32)>,
+    /// Imports declared in this module that bind a name, by that name:
+    /// (file, import index).
+    by_alias: HashMap<String, Vec<(u32, u32)>>,
+    /// Glob imports declared in this module (`use a::*`, `from a import *`).
+    globs: Vec<(u32, u32)>,
     /// Python: the module is a package's `__init__`.
     package: bool,
 }
@@ -288,6 +293,10 @@ pub struct Index {
     /// See `crate_roots`: for each module right under a test, bench or
     /// example target's shared root, the crates it belongs to.
     side_crates: OnceCell<HashMap<ModId, Vec<ModId>>>,
+    /// Lookups and members answered so far (see `lookup_memo`).
+    memo: RefCell<Memo>,
+    /// When set, lookups stop answering once it passes.
+    deadline: Option<Instant>,
 }
 
 /// The questions resolution asked of an index: what it depends on. An
@@ -316,6 +325,49 @@ pub struct Probe {
     /// Files read whole, whatever names they contain (by index in `files`):
     /// a question whose answer must not rest on a file not yet read.
     pub files: HashSet<u32>,
+}
+
+/// How deep lookups may nest within one question: far past any real chain
+/// of re-exports, well short of the thread's stack.
+const MAX_NESTING: usize = 200;
+
+/// A question whose answer `Index` keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    /// What module `m` binds to a name.
+    Lookup(ModId, Box<str>),
+    /// The members of a type of a name.
+    Members(DefId, Box<str>),
+}
+
+/// The answers an index computed, and the questions under way.
+#[derive(Default)]
+struct Memo {
+    done: HashMap<Key, Rc<[Target]>>,
+    /// Questions under way, outermost first.
+    stack: Vec<Key>,
+    /// The outermost stack position a partial answer (a cycle cut short)
+    /// rests on, since the innermost frame started; `usize::MAX` if none.
+    low: usize,
+    ticks: u32,
+    /// The deadline passed: answers are cut short from then on.
+    expired: bool,
+}
+
+/// What `Index::memo_enter` found.
+enum Entered {
+    Known(Rc<[Target]>),
+    /// Under way already (a cycle), or out of time: answer nothing.
+    Cut,
+    /// Compute it, then hand the frame to `memo_leave`.
+    Fresh(Frame),
+}
+
+/// A question being computed: its stack position and the `low` of the
+/// question around it.
+struct Frame {
+    at: usize,
+    low: usize,
 }
 
 /// The pseudo-name of a module's glob imports in `Probe::local`.
@@ -377,16 +429,32 @@ pub struct Layout {
 impl Layout {
     /// The layout of a tree holding `paths`.
     pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>, manifests: &[Manifest]) -> Layout {
-        let mut py_packages = HashSet::new();
         let mut has_lib = HashSet::new();
+        let mut inits: HashSet<&str> = HashSet::new();
+        let mut holding_py: HashSet<&str> = HashSet::new();
         for p in paths {
-            if let Some(dir) = p.strip_suffix("/__init__.py") {
-                py_packages.insert(dir.to_string());
+            // A stub package (`__init__.pyi` alone, as in a bundled
+            // typeshed) is a package all the same.
+            if let Some(dir) = p
+                .strip_suffix("/__init__.py")
+                .or_else(|| p.strip_suffix("/__init__.pyi"))
+            {
+                inits.insert(dir);
+            }
+            if p.ends_with(".py") {
+                let mut d = p;
+                while let Some((parent, _)) = d.rsplit_once('/') {
+                    if !holding_py.insert(parent) {
+                        break;
+                    }
+                    d = parent;
+                }
             }
             if let Some(prefix) = p.strip_suffix("src/lib.rs") {
                 has_lib.insert(prefix.to_string());
             }
         }
+        let py_packages = python_packages(&inits, &holding_py);
         let mut manifests = manifests.to_vec();
         manifests.sort_by_key(|m| std::cmp::Reverse(m.dir.len()));
         Layout {
@@ -395,6 +463,37 @@ impl Layout {
             has_lib,
         }
     }
+}
+
+/// The directories that are Python packages: those holding an
+/// `__init__.py` or `__init__.pyi`, and namespace packages (PEP 420): a
+/// directory without one, named like a module, holding Python source
+/// below it, inside a package or right under a `src/` folder (flask's
+/// `src/flask/sansio/`). Other folders without an `__init__` (`tests/`,
+/// a stub tree's root) hold top-level modules.
+fn python_packages(inits: &HashSet<&str>, holding_py: &HashSet<&str>) -> HashSet<String> {
+    let mut dirs: Vec<&str> = inits.iter().chain(holding_py).copied().collect();
+    dirs.sort_by_key(|d| (d.matches('/').count(), *d));
+    dirs.dedup();
+    let mut packages: HashSet<String> = HashSet::new();
+    for d in dirs {
+        let (parent, name) = d.rsplit_once('/').unwrap_or(("", d));
+        let namespace = || {
+            is_identifier(name)
+                && (packages.contains(parent) || parent == "src" || parent.ends_with("/src"))
+        };
+        if inits.contains(d) || namespace() {
+            packages.insert(d.to_string());
+        }
+    }
+    packages
+}
+
+fn is_identifier(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c == '_' || c.is_alphabetic())
+        && name.chars().all(|c| c == '_' || c.is_alphanumeric())
 }
 
 /// Input for one file.
@@ -422,6 +521,11 @@ impl Index {
             field_words: OnceCell::new(),
             data_attributes: OnceCell::new(),
             side_crates: OnceCell::new(),
+            memo: RefCell::new(Memo {
+                low: usize::MAX,
+                ..Memo::default()
+            }),
+            deadline: None,
         };
         let layout = Layout::new(sources.iter().map(|s| s.path.as_str()), manifests);
         for src in sources {
@@ -571,7 +675,8 @@ impl Index {
             root,
             parent,
             children: Vec::new(),
-            imports: Vec::new(),
+            by_alias: HashMap::new(),
+            globs: Vec::new(),
             package: false,
         });
         if let Some(p) = parent {
@@ -754,7 +859,16 @@ impl Index {
                 Some(s) => inner_mod[s as usize].unwrap_or(def_mod[s as usize]),
                 None => module,
             };
-            self.modules[m as usize].imports.push((file_id, i as u32));
+            let module = &mut self.modules[m as usize];
+            if imp.glob {
+                module.globs.push((file_id, i as u32));
+            } else if !imp.alias.is_empty() {
+                module
+                    .by_alias
+                    .entry(imp.alias.clone())
+                    .or_default()
+                    .push((file_id, i as u32));
+            }
         }
         if !ghost {
             for (i, d) in syms.defs.iter().enumerate() {
@@ -1099,7 +1213,7 @@ impl Index {
                 let hit = if imp.glob {
                     leads(from, &imp.path)
                 } else {
-                    match self.resolve_path(from, &imp.path, lang, 0) {
+                    match self.resolve_path(from, &imp.path, lang) {
                         PathOutcome::Found(ts) if ts.contains(&Target::Module(m)) => Some(ts.len()),
                         // The import names another module, not an item of this one.
                         PathOutcome::Found(ts)
@@ -1172,7 +1286,7 @@ impl Index {
     /// When `segs`, seen from module `from`, leads to module `m`: how many
     /// targets the path has.
     fn path_reaches(&self, from: ModId, segs: &[String], lang: Lang, m: ModId) -> Option<usize> {
-        match self.resolve_path(from, segs, lang, 0) {
+        match self.resolve_path(from, segs, lang) {
             PathOutcome::Found(ts) if ts.contains(&Target::Module(m)) => Some(ts.len()),
             _ => None,
         }
@@ -1240,12 +1354,7 @@ impl Index {
     /// there (a path like `crate::a::Trait`), no other trait has that name.
     fn implements(&self, m: DefId, trait_def: DefId) -> bool {
         let name = &self.def(trait_def).name;
-        match self.resolve_path(
-            self.def_module(m),
-            std::slice::from_ref(name),
-            Lang::Rust,
-            0,
-        ) {
+        match self.resolve_path(self.def_module(m), std::slice::from_ref(name), Lang::Rust) {
             PathOutcome::Found(ts) => ts.contains(&Target::Def(trait_def)),
             PathOutcome::External => false,
             PathOutcome::Unresolved => {
@@ -1261,82 +1370,155 @@ impl Index {
 
     /// The names a module binds to `name`: its items, submodules, imports,
     /// then glob imports.
-    fn lookup(&self, m: ModId, name: &str, depth: u8, out: &mut Vec<Target>) {
-        let mut globbed = vec![m];
-        self.lookup_in(m, name, depth, out, &mut globbed);
+    fn lookup(&self, m: ModId, name: &str, out: &mut Vec<Target>) {
+        for t in self.lookup_memo(m, name).iter() {
+            push_unique(out, *t);
+        }
     }
 
-    /// `lookup`, following each module's glob imports at most once: glob
-    /// graphs have cycles and diamonds (`a` and `b` both `use c::*`), and
-    /// walking every path through them grows exponentially with depth.
-    fn lookup_in(
-        &self,
-        m: ModId,
-        name: &str,
-        depth: u8,
-        out: &mut Vec<Target>,
-        globbed: &mut Vec<ModId>,
-    ) {
-        if depth > 8 {
-            return;
+    /// `lookup`'s answer, computed once per (module, name) and index.
+    ///
+    /// Imports and glob imports lead to other lookups, which may lead back
+    /// (`a` and `b` each `use` the other's items, glob cycles, a package
+    /// re-exporting its own modules): a lookup met again while it is under
+    /// way answers nothing, and every lookup that depended on that partial
+    /// answer is left out of the memo (it is computed again when asked
+    /// again), while the lookup the cycle returned to is complete and kept.
+    /// So no lookup is walked twice within one question, and any answer
+    /// computed once is never walked again.
+    fn lookup_memo(&self, m: ModId, name: &str) -> Rc<[Target]> {
+        let key = Key::Lookup(m, name.into());
+        match self.memo_enter(&key) {
+            Entered::Known(found) => found,
+            Entered::Cut => Rc::from([]),
+            Entered::Fresh(frame) => {
+                let found = self.lookup_uncached(m, name);
+                self.memo_leave(key, frame, found)
+            }
         }
+    }
+
+    fn lookup_uncached(&self, m: ModId, name: &str) -> Vec<Target> {
         self.note_local(m, name);
-        let before = out.len();
+        let mut out = Vec::new();
         if let Some(list) = self.items.get(name) {
             for &d in list {
                 if self.def_module(d) == m && self.module_level(d) {
-                    push_unique(out, self.def_target(d));
+                    push_unique(&mut out, self.def_target(d));
                 }
             }
         }
         let module = &self.modules[m as usize];
         for (child, id) in &module.children {
             if child == name {
-                push_unique(out, Target::Module(*id));
+                push_unique(&mut out, Target::Module(*id));
             }
         }
-        for &(f, i) in &module.imports {
+        for &(f, i) in module.by_alias.get(name).into_iter().flatten() {
             let imp = &self.files[f as usize].syms.imports[i as usize];
-            if !imp.glob && imp.alias == name {
-                if let PathOutcome::Found(ts) = self.resolve_import(m, imp, depth + 1) {
-                    for t in ts {
-                        push_unique(out, t);
-                    }
+            if let PathOutcome::Found(ts) = self.resolve_import(m, imp) {
+                for t in ts {
+                    push_unique(&mut out, t);
                 }
             }
         }
-        if out.len() > before {
-            return;
+        if !out.is_empty() {
+            return out;
         }
         self.note_local(m, GLOB);
-        for &(f, i) in &module.imports {
+        for &(f, i) in &module.globs {
             let imp = &self.files[f as usize].syms.imports[i as usize];
-            if imp.glob {
-                if let PathOutcome::Found(ts) =
-                    self.resolve_path(m, &imp.path, self.files[f as usize].lang, depth + 1)
-                {
-                    for t in ts {
-                        match t {
-                            Target::Module(g) if !globbed.contains(&g) => {
-                                globbed.push(g);
-                                self.lookup_in(g, name, depth + 1, out, globbed);
-                            }
-                            Target::Def(d) => {
-                                for t in self.members_of(d, name, depth + 1) {
-                                    push_unique(out, Target::Def(t));
-                                }
-                            }
-                            _ => {}
+            let PathOutcome::Found(ts) =
+                self.resolve_path(m, &imp.path, self.files[f as usize].lang)
+            else {
+                continue;
+            };
+            for t in ts {
+                match t {
+                    Target::Module(g) => self.lookup(g, name, &mut out),
+                    Target::Def(d) => {
+                        for t in self.members_of(d, name).iter() {
+                            push_unique(&mut out, Target::Def(*t));
                         }
                     }
                 }
             }
         }
+        out
     }
 
-    fn resolve_import(&self, m: ModId, imp: &Import, depth: u8) -> PathOutcome {
+    /// Start computing `key`: its memoized answer, a cut when it is
+    /// already under way (or the analysis is out of time or depth), else
+    /// a new frame on the stack.
+    fn memo_enter(&self, key: &Key) -> Entered {
+        let mut memo = self.memo.borrow_mut();
+        if let Some(found) = memo.done.get(key) {
+            return Entered::Known(Rc::clone(found));
+        }
+        if let Some(at) = memo.stack.iter().position(|k| k == key) {
+            memo.low = memo.low.min(at);
+            return Entered::Cut;
+        }
+        if memo.stack.len() >= MAX_NESTING || self.out_of_time(&mut memo) {
+            // Nothing on the stack may keep an answer cut short.
+            memo.low = 0;
+            return Entered::Cut;
+        }
+        let frame = Frame {
+            at: memo.stack.len(),
+            low: memo.low,
+        };
+        memo.stack.push(key.clone());
+        memo.low = usize::MAX;
+        Entered::Fresh(frame)
+    }
+
+    /// Finish computing `key`: keep its answer unless it rests on a lookup
+    /// still under way below this one.
+    fn memo_leave(&self, key: Key, frame: Frame, found: Vec<Target>) -> Rc<[Target]> {
+        let mut memo = self.memo.borrow_mut();
+        memo.stack.pop();
+        let found: Rc<[Target]> = Rc::from(found);
+        if memo.low >= frame.at {
+            memo.done.insert(key, Rc::clone(&found));
+            memo.low = frame.low;
+        } else {
+            memo.low = memo.low.min(frame.low);
+        }
+        found
+    }
+
+    /// Whether the analysis has run past its deadline, checked once every
+    /// few hundred lookups: past it, every lookup answers nothing, so the
+    /// analysis ends soon with what it found, flagged as cut short.
+    fn out_of_time(&self, memo: &mut Memo) -> bool {
+        if memo.expired {
+            return true;
+        }
+        memo.ticks = memo.ticks.wrapping_add(1);
+        if memo.ticks % 256 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            memo.expired = true;
+        }
+        memo.expired
+    }
+
+    /// Stop answering (empty answers, quickly) once `deadline` has passed.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// Whether the deadline passed: answers since then may be missing.
+    pub fn expired(&self) -> bool {
+        let mut memo = self.memo.borrow_mut();
+        if !memo.expired && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            memo.expired = true;
+        }
+        memo.expired
+    }
+
+    fn resolve_import(&self, m: ModId, imp: &Import) -> PathOutcome {
         let lang = self.modules_lang(m);
-        self.resolve_path(m, &imp.path, lang, depth)
+        self.resolve_path(m, &imp.path, lang)
     }
 
     fn modules_lang(&self, m: ModId) -> Lang {
@@ -1351,7 +1533,7 @@ impl Index {
     /// The types that the function at `path`, seen from module `m`, is
     /// declared to return (each looked up from the function's own module).
     fn returned_types(&self, m: ModId, path: &[String], lang: Lang) -> Vec<DefId> {
-        let PathOutcome::Found(functions) = self.resolve_path(m, path, lang, 0) else {
+        let PathOutcome::Found(functions) = self.resolve_path(m, path, lang) else {
             return Vec::new();
         };
         let mut out = Vec::new();
@@ -1364,8 +1546,7 @@ impl Index {
                 .split(lang.member_separator())
                 .map(str::to_string)
                 .collect();
-            if let PathOutcome::Found(types) = self.resolve_path(self.def_module(f), &segs, lang, 0)
-            {
+            if let PathOutcome::Found(types) = self.resolve_path(self.def_module(f), &segs, lang) {
                 out.extend(types.into_iter().filter_map(|t| match t {
                     Target::Def(d) if self.def(d).kind.is_type() => Some(d),
                     _ => None,
@@ -1375,7 +1556,7 @@ impl Index {
         out
     }
 
-    fn resolve_path(&self, m: ModId, segs: &[String], lang: Lang, depth: u8) -> PathOutcome {
+    fn resolve_path(&self, m: ModId, segs: &[String], lang: Lang) -> PathOutcome {
         let Some(first) = segs.first() else {
             return PathOutcome::Unresolved;
         };
@@ -1406,7 +1587,7 @@ impl Index {
                 }
                 _ => {
                     let mut out = Vec::new();
-                    self.lookup(m, first, depth, &mut out);
+                    self.lookup(m, first, &mut out);
                     if segs.len() > 1 {
                         out.retain(|t| self.can_prefix(t));
                     }
@@ -1421,7 +1602,7 @@ impl Index {
                         } else {
                             let root = self.modules[m as usize].root;
                             if root != m {
-                                self.lookup(root, first, depth, &mut out);
+                                self.lookup(root, first, &mut out);
                             }
                         }
                     }
@@ -1433,19 +1614,27 @@ impl Index {
             },
             Lang::Python => {
                 if first.starts_with('.') {
-                    let mut c = m;
-                    if !self.modules[m as usize].package {
-                        c = self.modules[m as usize].parent.unwrap_or(m);
-                    }
+                    // `.` is the package holding the module; each further
+                    // dot one package up. Above the top there is nothing:
+                    // never the module itself.
+                    let module = &self.modules[m as usize];
+                    let mut c = if module.package {
+                        Some(m)
+                    } else {
+                        module.parent
+                    };
                     for _ in 1..first.len() {
-                        c = self.modules[c as usize].parent.unwrap_or(c);
+                        c = c.and_then(|c| self.modules[c as usize].parent);
                     }
-                    vec![Target::Module(c)]
+                    match c {
+                        Some(c) => vec![Target::Module(c)],
+                        None => return PathOutcome::Unresolved,
+                    }
                 } else if let Some(&top) = self.module_keys.get(&format!("py:{first}")) {
                     vec![Target::Module(top)]
                 } else {
                     let mut out = Vec::new();
-                    self.lookup(m, first, depth, &mut out);
+                    self.lookup(m, first, &mut out);
                     if out.is_empty() {
                         return PathOutcome::External;
                     }
@@ -1457,9 +1646,9 @@ impl Index {
             let mut next = Vec::new();
             for t in &cur {
                 match *t {
-                    Target::Module(mm) => self.lookup(mm, seg, depth + 1, &mut next),
+                    Target::Module(mm) => self.lookup(mm, seg, &mut next),
                     Target::Def(d) => {
-                        for x in self.members_of(d, seg, depth + 1) {
+                        for x in self.members_of(d, seg) {
                             push_unique(&mut next, Target::Def(x));
                         }
                     }
@@ -1568,12 +1757,36 @@ impl Index {
     }
 
     /// Members named `name` of the type `owner` (and, for Python classes,
-    /// of its bases).
-    fn members_of(&self, owner: DefId, name: &str, depth: u8) -> Vec<DefId> {
-        let od = self.def(owner);
-        if !od.kind.is_type() || depth > 8 {
+    /// of its bases), computed once per index like `lookup_memo` (class
+    /// hierarchies may have cycles too).
+    fn members_of(&self, owner: DefId, name: &str) -> Vec<DefId> {
+        if !self.def(owner).kind.is_type() {
             return Vec::new();
         }
+        let key = Key::Members(owner, name.into());
+        let found = match self.memo_enter(&key) {
+            Entered::Known(found) => found,
+            Entered::Cut => return Vec::new(),
+            Entered::Fresh(frame) => {
+                let found = self
+                    .members_uncached(owner, name)
+                    .into_iter()
+                    .map(Target::Def)
+                    .collect();
+                self.memo_leave(key, frame, found)
+            }
+        };
+        found
+            .iter()
+            .filter_map(|t| match *t {
+                Target::Def(d) => Some(d),
+                Target::Module(_) => None,
+            })
+            .collect()
+    }
+
+    fn members_uncached(&self, owner: DefId, name: &str) -> Vec<DefId> {
+        let od = self.def(owner);
         let unit = self.files[owner.file as usize].unit;
         let python = self.files[owner.file as usize].lang == Lang::Python;
         // Several types of this name in the crate: an impl belongs to the
@@ -1614,7 +1827,7 @@ impl Index {
                     return true;
                 }
                 let mut found = Vec::new();
-                self.lookup(self.def_module(d), &od.name, depth + 1, &mut found);
+                self.lookup(self.def_module(d), &od.name, &mut found);
                 found.is_empty() || found.contains(&Target::Def(owner))
             })
             .collect();
@@ -1624,27 +1837,24 @@ impl Index {
             out.retain(|&d| self.def(d).trait_name.is_none());
         }
         if out.is_empty() {
-            out = self.base_members(owner, name, depth);
+            out = self.base_members(owner, name);
         }
         out
     }
 
     /// Members named `name` of the bases of `owner` (Python classes).
-    fn base_members(&self, owner: DefId, name: &str, depth: u8) -> Vec<DefId> {
+    fn base_members(&self, owner: DefId, name: &str) -> Vec<DefId> {
         let od = self.def(owner);
         let mut out = Vec::new();
-        if depth > 8 {
-            return out;
-        }
         let m = self.def_module(owner);
         let lang = self.files[owner.file as usize].lang;
         for base in &od.bases {
             let segs: Vec<String> = base.split('.').map(str::to_string).collect();
-            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
+            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang) {
                 for t in ts {
                     if let Target::Def(b) = t {
                         if b != owner {
-                            out.extend(self.members_of(b, name, depth + 1));
+                            out.extend(self.members_of(b, name));
                         }
                     }
                 }
@@ -1667,7 +1877,7 @@ impl Index {
         let lang = self.files[owner.file as usize].lang;
         for base in &od.bases {
             let segs: Vec<String> = base.split('.').map(str::to_string).collect();
-            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
+            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang) {
                 for t in ts {
                     if let Target::Def(b) = t {
                         if b != owner {
@@ -1696,7 +1906,7 @@ impl Index {
                 // that name in the unit (impls may live in other files).
                 let m = f.def_mod[s as usize];
                 let mut out = Vec::new();
-                self.lookup(m, c, 0, &mut out);
+                self.lookup(m, c, &mut out);
                 let found = out.into_iter().find_map(|t| match t {
                     Target::Def(d) if self.def(d).kind.is_type() => Some(d),
                     _ => None,
@@ -1725,7 +1935,7 @@ impl Index {
         if !r.path.is_empty() {
             let mut segs = r.path.clone();
             segs.push(r.name.clone());
-            return match self.resolve_path(m, &segs, lang, 0) {
+            return match self.resolve_path(m, &segs, lang) {
                 PathOutcome::Found(ts) => exact(ts),
                 PathOutcome::External => Resolution::none(),
                 PathOutcome::Unresolved => {
@@ -1747,7 +1957,7 @@ impl Index {
                             .collect();
                         let targets: Vec<DefId> = owners
                             .iter()
-                            .flat_map(|&o| self.members_of(o, &r.name, 0))
+                            .flat_map(|&o| self.members_of(o, &r.name))
                             .collect();
                         self.by_name_filtered(&r.name, targets)
                     } else {
@@ -1760,7 +1970,7 @@ impl Index {
             Receiver::None => self.resolve_plain(file, m, r),
             Receiver::SelfValue => {
                 if let Some(t) = self.self_type(file, r.scope) {
-                    let found = self.members_of(t, &r.name, 0);
+                    let found = self.members_of(t, &r.name);
                     if !found.is_empty() {
                         return exact(found.into_iter().map(Target::Def).collect());
                     }
@@ -1777,12 +1987,12 @@ impl Index {
                     .split(if lang == Lang::Rust { "::" } else { "." })
                     .map(str::to_string)
                     .collect();
-                match self.resolve_path(m, &segs, lang, 0) {
+                match self.resolve_path(m, &segs, lang) {
                     PathOutcome::Found(ts) => {
                         let mut found = Vec::new();
                         for t in ts {
                             if let Target::Def(d) = t {
-                                found.extend(self.members_of(d, &r.name, 0));
+                                found.extend(self.members_of(d, &r.name));
                             }
                         }
                         if !found.is_empty() {
@@ -1804,7 +2014,7 @@ impl Index {
                 let found: Vec<Target> = self
                     .returned_types(m, function, lang)
                     .into_iter()
-                    .flat_map(|t| self.members_of(t, &r.name, 0))
+                    .flat_map(|t| self.members_of(t, &r.name))
                     .map(Target::Def)
                     .collect();
                 if found.is_empty() {
@@ -1819,16 +2029,16 @@ impl Index {
                     .split(if lang == Lang::Rust { "::" } else { "." })
                     .map(str::to_string)
                     .collect();
-                match self.resolve_path(m, &segs, lang, 0) {
+                match self.resolve_path(m, &segs, lang) {
                     PathOutcome::Found(ts) => {
                         let mut out = Vec::new();
                         let mut value = false;
                         for t in ts {
                             match t {
-                                Target::Module(mm) => self.lookup(mm, &r.name, 0, &mut out),
+                                Target::Module(mm) => self.lookup(mm, &r.name, &mut out),
                                 Target::Def(d) if self.def(d).kind.is_type() => {
                                     out.extend(
-                                        self.members_of(d, &r.name, 0).into_iter().map(Target::Def),
+                                        self.members_of(d, &r.name).into_iter().map(Target::Def),
                                     );
                                 }
                                 Target::Def(_) => value = true,
@@ -1855,7 +2065,7 @@ impl Index {
                 let Some(t) = self.self_type(file, r.scope) else {
                     return Resolution::none();
                 };
-                let found = self.base_members(t, &r.name, 0);
+                let found = self.base_members(t, &r.name);
                 exact(found.into_iter().map(Target::Def).collect())
             }
             Receiver::Field(f) => {
@@ -1870,7 +2080,7 @@ impl Index {
                     .split(if lang == Lang::Rust { "::" } else { "." })
                     .map(str::to_string)
                     .collect();
-                match self.resolve_path(self.def_module(home), &segs, lang, 0) {
+                match self.resolve_path(self.def_module(home), &segs, lang) {
                     PathOutcome::Found(ts) => {
                         let found: Vec<Target> = ts
                             .into_iter()
@@ -1878,7 +2088,7 @@ impl Index {
                                 Target::Def(d) => Some(d),
                                 Target::Module(_) => None,
                             })
-                            .flat_map(|d| self.members_of(d, &r.name, 0))
+                            .flat_map(|d| self.members_of(d, &r.name))
                             .map(Target::Def)
                             .collect();
                         if found.is_empty() {
@@ -1939,7 +2149,7 @@ impl Index {
             cur = d.parent;
         }
         let mut out = Vec::new();
-        self.lookup(m, &r.name, 0, &mut out);
+        self.lookup(m, &r.name, &mut out);
         if !out.is_empty() {
             return exact(out);
         }
@@ -1948,11 +2158,7 @@ impl Index {
             return Resolution::none();
         }
         self.note_local(m, GLOB);
-        let module = &self.modules[m as usize];
-        let has_glob = module
-            .imports
-            .iter()
-            .any(|&(fi, i)| self.files[fi as usize].syms.imports[i as usize].glob);
+        let has_glob = !self.modules[m as usize].globs.is_empty();
         // Macros by example are visible crate-wide once defined.
         if !(has_glob || r.form == Form::Macro) || stop_listed(&r.name) {
             return Resolution::none();
@@ -1981,10 +2187,7 @@ impl Index {
     /// Whether an import in module `m` binds `name`.
     fn imported(&self, m: ModId, name: &str) -> bool {
         self.note_local(m, name);
-        self.modules[m as usize].imports.iter().any(|&(fi, i)| {
-            let imp = &self.files[fi as usize].syms.imports[i as usize];
-            !imp.glob && imp.alias == name
-        })
+        self.modules[m as usize].by_alias.contains_key(name)
     }
 
     fn by_name_filtered(&self, name: &str, targets: Vec<DefId>) -> Resolution {
