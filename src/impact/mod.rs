@@ -20,11 +20,11 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-pub use blast::{ChangedSymbol, Dependent, Dependents, Site, Stability};
+pub use blast::{ChangedSymbol, Dependent, Dependents, RADIUS_FOLLOWED, RadiusCut, Site, Stability};
 pub use changes::Change;
 pub use extract::Extractor;
 pub use index::Confidence;
@@ -39,6 +39,11 @@ use words::{Unparsed, Words};
 /// Files larger than this are generated or vendored more often than not;
 /// they are listed as skipped rather than indexed.
 const MAX_FILE_BYTES: usize = 1 << 20;
+
+/// How long an impact analysis may take before it stops with what it has
+/// found, saying so: no input may make a review wait on it for long. Real
+/// projects take well under 3 s (see `benches/impact_worst.rs`).
+pub const TIME_LIMIT: Duration = Duration::from_secs(20);
 
 /// Above this much unparsed text, a round whose names reach more than half
 /// of it parses all of it instead: a round costs an index build and a blast
@@ -106,6 +111,9 @@ pub struct Impact {
     pub syntax_errors: Vec<String>,
     /// Problems that cost time only (a cache that cannot be written).
     pub warnings: Vec<String>,
+    /// Where a limit cut the analysis short (a radius followed over only
+    /// some dependents, the time limit): what is counted is a lower bound.
+    pub limits: Vec<String>,
     pub stats: Stats,
 }
 
@@ -222,6 +230,21 @@ pub fn analyze_with(
     cache: CacheUse,
     parsing: Parsing,
 ) -> Result<Impact, Error> {
+    analyze_within(head_files, diff, blobs, cache, parsing, TIME_LIMIT)
+}
+
+/// `analyze_with`, stopping after `limit`: past it no more files are
+/// parsed and names resolve to nothing, so the analysis ends soon after
+/// with what it found and a note in `Impact::limits`.
+pub fn analyze_within(
+    head_files: &[FileEntry],
+    diff: &crate::git::Diff,
+    blobs: &dyn Blobs,
+    cache: CacheUse,
+    parsing: Parsing,
+    limit: Duration,
+) -> Result<Impact, Error> {
+    let deadline = Instant::now() + limit;
     let mut impact = Impact::default();
     let changed: Vec<&crate::git::FileDiff> = diff
         .files
@@ -286,7 +309,8 @@ pub fn analyze_with(
     let first: Vec<usize> = (0..jobs.len())
         .filter(|&j| must[j] && matches!(slots[j], Slot::Unparsed(_)))
         .collect();
-    parse_largest_first(&jobs, first, &mut slots, blobs, cache.as_ref())?;
+    // They say what changed: parsed whatever the time.
+    parse_largest_first(&jobs, first, &mut slots, blobs, cache.as_ref(), None)?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();
@@ -324,6 +348,7 @@ pub fn analyze_with(
             file_job.push(*j);
         }
         let mut index = Index::build(sources, &manifests);
+        index.set_deadline(Some(deadline));
         if !last {
             index.record();
         }
@@ -332,12 +357,16 @@ pub fn analyze_with(
         let t2 = Instant::now();
         let (symbols, base_skips) = assess(&mut index, &changed, &base_job, &slots, &base_layout);
         impact.stats.impact_ms += t2.elapsed().as_millis() as u64;
-        let wanted = if last {
+        let out_of_time = index.expired() || Instant::now() >= deadline;
+        let wanted = if last || out_of_time {
             Vec::new()
         } else {
             wanted(&index, &file_job, &jobs, &slots, &mut scanned)?
         };
         if wanted.is_empty() {
+            if out_of_time {
+                impact.limits.push(time_limit_note(limit, &slots));
+            }
             finish(
                 &mut impact,
                 &index,
@@ -369,7 +398,7 @@ pub fn analyze_with(
             wanted
         };
         let t0 = Instant::now();
-        parse_largest_first(&jobs, wanted, &mut slots, blobs, cache.as_ref())?;
+        parse_largest_first(&jobs, wanted, &mut slots, blobs, cache.as_ref(), Some(deadline))?;
         impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
     }
     if let Some(c) = cache.as_ref().filter(|c| c.writable()) {
@@ -380,6 +409,21 @@ pub fn analyze_with(
     }
     free_in_background(slots);
     Ok(impact)
+}
+
+/// What the time limit cut: files never parsed, and names that stopped
+/// resolving.
+fn time_limit_note(limit: Duration, slots: &[Slot]) -> String {
+    let unparsed = slots
+        .iter()
+        .filter(|s| matches!(s, Slot::Unparsed(_)))
+        .count();
+    format!(
+        "Impact assessment stopped at its {} s time limit: references resolved after it, and \
+         those in the {unparsed} source files not parsed by then, are not counted, so \
+         dependents may be missing",
+        limit.as_secs_f64()
+    )
 }
 
 /// Drop `value` on a thread of its own. Every file's symbols are many
@@ -534,6 +578,14 @@ fn finish(
     }
     impact.stats.files_indexed = file_job.len();
     impact.stats.files_parsed = parsed;
+    for s in &symbols {
+        if let Some(cut) = s.radius_truncated {
+            impact.limits.push(format!(
+                "Impact assessment: the depth-2 radius of {} ({}:{}) {cut}, so it is a lower bound",
+                s.symbol, s.file, s.line
+            ));
+        }
+    }
     impact.symbols = symbols;
 }
 
@@ -794,28 +846,34 @@ fn parse_largest_first(
     slots: &mut [Slot],
     blobs: &dyn Blobs,
     cache: Option<&Cache>,
+    deadline: Option<Instant>,
 ) -> Result<(), Error> {
     wanted.sort_by_key(|&j| match &slots[j] {
         Slot::Unparsed(u) => std::cmp::Reverse(u.len()),
         _ => std::cmp::Reverse(0),
     });
-    parse_more(jobs, &wanted, slots, blobs, cache)
+    parse_more(jobs, &wanted, slots, blobs, cache, deadline)
 }
 
-/// Extract the `wanted` jobs (all held as text) on all cores.
+/// Extract the `wanted` jobs (all held as text) on all cores; past the
+/// deadline, the files not started yet stay unparsed.
 fn parse_more(
     jobs: &[Job],
     wanted: &[usize],
     slots: &mut [Slot],
     blobs: &dyn Blobs,
     cache: Option<&Cache>,
+    deadline: Option<Instant>,
 ) -> Result<(), Error> {
     let done = {
         let slots: &[Slot] = slots;
         // Every file here is parsed: worth a thread each.
         parallel(wanted.len(), 1, |i, extractor| {
             let j = wanted[i];
-            match &slots[j] {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(None);
+            }
+            Ok(Some(match &slots[j] {
                 Slot::Unparsed(Unparsed::Text(bytes)) => {
                     extract_one(&jobs[j], bytes, cache, extractor)
                 }
@@ -826,11 +884,13 @@ fn parse_more(
                 },
                 Slot::Parsed(s) => Ok(Slot::Parsed(Arc::clone(s))),
                 Slot::Failed(r) => Ok(Slot::Failed(r.clone())),
-            }
+            }?))
         })?
     };
     for (&j, slot) in wanted.iter().zip(done) {
-        slots[j] = slot;
+        if let Some(slot) = slot {
+            slots[j] = slot;
+        }
     }
     Ok(())
 }
