@@ -433,8 +433,8 @@ fn main() {
         let mut last = None;
         for _ in 0..2 {
             let (t, c) = (Instant::now(), cpu());
-            let result = impact::analyze(&tree.files, &diff, tree, impact::CacheUse::Off)
-                .expect("analysis");
+            let result =
+                impact::analyze(&tree.files, &diff, tree, impact::CacheUse::Off).expect("analysis");
             best = best.min(t.elapsed().as_secs_f64() * 1000.0);
             best_cpu = best_cpu.min((cpu() - c).as_secs_f64() * 1000.0);
             last = Some(result);

@@ -343,15 +343,26 @@ enum Key {
 /// The answers an index computed, and the questions under way.
 #[derive(Default)]
 struct Memo {
+    /// Final answers.
     done: HashMap<Key, Rc<[Target]>>,
+    /// Answers resting on cuts of lookups still under way: their stack
+    /// positions (each is on the stack).
+    provisional: HashMap<Key, (Rc<[Target]>, Vec<usize>)>,
+    /// By stack position, the provisional answers resting on a cut of it.
+    waiting: HashMap<usize, Vec<Key>>,
+    /// Answers that rest on a partial one: good for the question under
+    /// way only (see `lookup_memo`).
+    scratch: HashMap<Key, Rc<[Target]>>,
     /// Questions under way, outermost first.
     stack: Vec<Key>,
-    /// The outermost stack position a partial answer (a cycle cut short)
-    /// rests on, since the innermost frame started; `usize::MAX` if none.
-    low: usize,
+    /// The cuts the innermost question's answer rests on so far: stack
+    /// positions, or `PARTIAL`.
+    cuts: Vec<usize>,
     ticks: u32,
     /// The deadline passed: answers are cut short from then on.
     expired: bool,
+    /// Questions computed (not answered from `done`): the work done.
+    computed: u64,
 }
 
 /// What `Index::memo_enter` found.
@@ -363,11 +374,37 @@ enum Entered {
     Fresh(Frame),
 }
 
-/// A question being computed: its stack position and the `low` of the
-/// question around it.
+/// A question being computed: what the question around it rested on.
 struct Frame {
-    at: usize,
-    low: usize,
+    outer_cuts: Vec<usize>,
+}
+
+/// A cut that will never be settled: the answer is partial (it rests on
+/// one that was, or on a lookup out of time or depth).
+const PARTIAL: usize = usize::MAX;
+
+impl Memo {
+    /// Keep `key`'s answer: for good when it rests on no cut, aside until
+    /// its cuts are settled, or for the question under way when partial.
+    fn settle(&mut self, key: Key, answer: Rc<[Target]>, cuts: Vec<usize>) {
+        if !cuts.contains(&PARTIAL) {
+            for &c in &cuts {
+                self.waiting.entry(c).or_default().push(key.clone());
+            }
+        }
+        self.resettle(key, answer, cuts);
+    }
+
+    /// `settle`, for an answer already filed under its cuts.
+    fn resettle(&mut self, key: Key, answer: Rc<[Target]>, cuts: Vec<usize>) {
+        if cuts.is_empty() {
+            self.done.insert(key, answer);
+        } else if cuts.contains(&PARTIAL) {
+            self.scratch.insert(key, answer);
+        } else {
+            self.provisional.insert(key, (answer, cuts));
+        }
+    }
 }
 
 /// The pseudo-name of a module's glob imports in `Probe::local`.
@@ -521,10 +558,7 @@ impl Index {
             field_words: OnceCell::new(),
             data_attributes: OnceCell::new(),
             side_crates: OnceCell::new(),
-            memo: RefCell::new(Memo {
-                low: usize::MAX,
-                ..Memo::default()
-            }),
+            memo: RefCell::new(Memo::default()),
             deadline: None,
         };
         let layout = Layout::new(sources.iter().map(|s| s.path.as_str()), manifests);
@@ -1379,13 +1413,14 @@ impl Index {
     /// `lookup`'s answer, computed once per (module, name) and index.
     ///
     /// Imports and glob imports lead to other lookups, which may lead back
-    /// (`a` and `b` each `use` the other's items, glob cycles, a package
-    /// re-exporting its own modules): a lookup met again while it is under
-    /// way answers nothing, and every lookup that depended on that partial
-    /// answer is left out of the memo (it is computed again when asked
-    /// again), while the lookup the cycle returned to is complete and kept.
-    /// So no lookup is walked twice within one question, and any answer
-    /// computed once is never walked again.
+    /// (glob cycles, a package whose glob imports name modules that are
+    /// not in the tree, so each is looked up among the others): a lookup
+    /// met again while it is under way answers nothing for now (a cut).
+    /// An answer resting on a cut is kept aside until the cut lookup is
+    /// done: if that one found nothing, the cut was exact and the answer
+    /// is kept for good; else it is dropped, and recomputed when asked by
+    /// another question. Within one question no lookup is computed twice,
+    /// so no input makes the work grow faster than the lookups it holds.
     fn lookup_memo(&self, m: ModId, name: &str) -> Rc<[Target]> {
         let key = Key::Lookup(m, name.into());
         match self.memo_enter(&key) {
@@ -1447,7 +1482,7 @@ impl Index {
         out
     }
 
-    /// Start computing `key`: its memoized answer, a cut when it is
+    /// Start computing `key`: its answer when known, a cut when it is
     /// already under way (or the analysis is out of time or depth), else
     /// a new frame on the stack.
     fn memo_enter(&self, key: &Key) -> Entered {
@@ -1455,35 +1490,66 @@ impl Index {
         if let Some(found) = memo.done.get(key) {
             return Entered::Known(Rc::clone(found));
         }
+        if let Some((found, cuts)) = memo.provisional.get(key) {
+            let (found, cuts) = (Rc::clone(found), cuts.clone());
+            memo.cuts.extend(cuts);
+            return Entered::Known(found);
+        }
+        if let Some(found) = memo.scratch.get(key) {
+            let found = Rc::clone(found);
+            memo.cuts.push(PARTIAL);
+            return Entered::Known(found);
+        }
         if let Some(at) = memo.stack.iter().position(|k| k == key) {
-            memo.low = memo.low.min(at);
+            memo.cuts.push(at);
             return Entered::Cut;
         }
         if memo.stack.len() >= MAX_NESTING || self.out_of_time(&mut memo) {
-            // Nothing on the stack may keep an answer cut short.
-            memo.low = 0;
+            memo.cuts.push(PARTIAL);
             return Entered::Cut;
         }
+        memo.computed += 1;
         let frame = Frame {
-            at: memo.stack.len(),
-            low: memo.low,
+            outer_cuts: std::mem::take(&mut memo.cuts),
         };
         memo.stack.push(key.clone());
-        memo.low = usize::MAX;
         Entered::Fresh(frame)
     }
 
-    /// Finish computing `key`: keep its answer unless it rests on a lookup
-    /// still under way below this one.
+    /// Finish computing `key` (see `lookup_memo`): settle the answers that
+    /// rested on a cut of it, then keep its own answer for good, aside
+    /// until the lookups it rests on are done, or for this question only.
     fn memo_leave(&self, key: Key, frame: Frame, found: Vec<Target>) -> Rc<[Target]> {
         let mut memo = self.memo.borrow_mut();
         memo.stack.pop();
+        let at = memo.stack.len();
         let found: Rc<[Target]> = Rc::from(found);
-        if memo.low >= frame.at {
-            memo.done.insert(key, Rc::clone(&found));
-            memo.low = frame.low;
-        } else {
-            memo.low = memo.low.min(frame.low);
+        for waiting in memo.waiting.remove(&at).unwrap_or_default() {
+            let Some((answer, mut cuts)) = memo.provisional.remove(&waiting) else {
+                continue;
+            };
+            if found.is_empty() {
+                cuts.retain(|&c| c != at);
+            } else {
+                // The cut answered nothing where there was something.
+                cuts.push(PARTIAL);
+            }
+            // Still waiting on the rest of its cuts, under which it is
+            // filed already.
+            memo.resettle(waiting, answer, cuts);
+        }
+        let mut cuts = std::mem::take(&mut memo.cuts);
+        // A cut of itself is exact: the lookup went on to explore
+        // everything the cut would have found.
+        cuts.retain(|&c| c != at);
+        cuts.sort_unstable();
+        cuts.dedup();
+        memo.settle(key, Rc::clone(&found), cuts.clone());
+        memo.cuts = frame.outer_cuts;
+        memo.cuts.extend(cuts);
+        if memo.stack.is_empty() {
+            memo.scratch.clear();
+            memo.cuts.clear();
         }
         found
     }
@@ -1505,6 +1571,12 @@ impl Index {
     /// Stop answering (empty answers, quickly) once `deadline` has passed.
     pub fn set_deadline(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
+    }
+
+    /// How many lookups were computed rather than answered from the memo.
+    #[cfg(test)]
+    fn lookups_computed(&self) -> u64 {
+        self.memo.borrow().computed
     }
 
     /// Whether the deadline passed: answers since then may be missing.
@@ -2381,4 +2453,232 @@ fn display_module(key: &str) -> String {
         out.push_str(p);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impact::Extractor;
+
+    fn index_of(files: &[(&str, &str)]) -> Index {
+        let mut ex = Extractor::new();
+        let sources = files
+            .iter()
+            .map(|(path, text)| {
+                let lang = Lang::of_path(path).expect("a source file");
+                Source {
+                    path: path.to_string(),
+                    lang,
+                    syms: Arc::new(ex.extract(lang, text.as_bytes()).expect("extracts")),
+                    pending: false,
+                }
+            })
+            .collect();
+        Index::build(sources, &[])
+    }
+
+    fn file_id(index: &Index, path: &str) -> u32 {
+        index
+            .files
+            .iter()
+            .position(|f| f.path == path)
+            .unwrap_or_else(|| panic!("{path} indexed")) as u32
+    }
+
+    /// The qualified names each reference named `name` in `path` resolves to.
+    fn resolved(index: &Index, path: &str, name: &str) -> Vec<Vec<String>> {
+        let file = file_id(index, path);
+        index.files[file as usize]
+            .syms
+            .refs
+            .iter()
+            .filter(|r| r.name == name && r.form != Form::Import)
+            .map(|r| {
+                let mut q: Vec<String> = index
+                    .resolve(file, r)
+                    .targets
+                    .iter()
+                    .map(|&d| index.qualified(d))
+                    .collect();
+                q.sort();
+                q
+            })
+            .collect()
+    }
+
+    fn module_key(index: &Index, path: &str) -> String {
+        let f = &index.files[file_id(index, path) as usize];
+        index.modules[f.module as usize].key.clone()
+    }
+
+    /// A package of `globs` relative glob imports of modules that are not
+    /// in the tree (C extensions), and a name none of them binds.
+    fn absent_globs(globs: usize) -> Index {
+        let mut init = String::new();
+        for i in 0..globs {
+            init.push_str(&format!("from .ext{i} import *\n"));
+        }
+        let user = "from . import *\n\ndef f():\n    return missing(1)\n";
+        index_of(&[("pkg/__init__.py", &init), ("pkg/user.py", user)])
+    }
+
+    #[test]
+    fn unresolvable_names_cost_work_linear_in_the_glob_imports() {
+        let mut work = Vec::new();
+        for globs in [16, 32, 64] {
+            let index = absent_globs(globs);
+            assert_eq!(
+                resolved(&index, "pkg/user.py", "missing"),
+                vec![Vec::<String>::new()]
+            );
+            work.push(index.lookups_computed());
+        }
+        // Each doubling of the glob imports at most doubles the work
+        // (it multiplied it by about 30 when lookups were not memoized).
+        assert!(
+            work[1] <= 2 * work[0] + 4 && work[2] <= 2 * work[1] + 4,
+            "{work:?}"
+        );
+        assert!(work[2] < 400, "{work:?}");
+    }
+
+    #[test]
+    fn glob_cycles_resolve_every_name_once_and_completely() {
+        let index = index_of(&[
+            ("pkg/__init__.py", "from .a import *\n"),
+            (
+                "pkg/a.py",
+                "from .b import *\nfrom .c import *\n\ndef in_a():\n    pass\n",
+            ),
+            (
+                "pkg/b.py",
+                "from .a import *\nfrom .c import *\n\ndef in_b():\n    pass\n",
+            ),
+            (
+                "pkg/c.py",
+                "from .a import *\nfrom .b import *\n\ndef in_c():\n    pass\n",
+            ),
+            (
+                "app.py",
+                "from pkg import *\n\ndef run():\n    in_a()\n    in_b()\n    in_c()\n    gone()\n",
+            ),
+        ]);
+        for (name, target) in [
+            ("in_a", "pkg.a.in_a"),
+            ("in_b", "pkg.b.in_b"),
+            ("in_c", "pkg.c.in_c"),
+        ] {
+            assert_eq!(
+                resolved(&index, "app.py", name),
+                vec![vec![target.to_string()]],
+                "{name}"
+            );
+        }
+        assert_eq!(
+            resolved(&index, "app.py", "gone"),
+            vec![Vec::<String>::new()]
+        );
+        // A lookup cut short by the cycle was not kept: asked from inside
+        // the cycle, the answer is whole.
+        let b = file_id(&index, "pkg/b.py");
+        let m = index.files[b as usize].module;
+        let mut out = Vec::new();
+        index.lookup(m, "in_c", &mut out);
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn stub_packages_are_packages_and_relative_imports_stop_at_the_top() {
+        let index = index_of(&[
+            (
+                "typeshed/stdlib/asyncio/__init__.pyi",
+                "from .events import *\n",
+            ),
+            (
+                "typeshed/stdlib/asyncio/events.pyi",
+                "class AbstractEventLoop: ...\n",
+            ),
+            ("typeshed/stdlib/builtins.pyi", "class type: ...\n"),
+            (
+                "tool.py",
+                "from . import helper\nfrom .. import other\n\nhelper()\nother()\n",
+            ),
+            (
+                "use.py",
+                "from asyncio import AbstractEventLoop\n\nx: AbstractEventLoop\n",
+            ),
+        ]);
+        assert_eq!(
+            module_key(&index, "typeshed/stdlib/asyncio/__init__.pyi"),
+            "py:asyncio"
+        );
+        assert_eq!(
+            module_key(&index, "typeshed/stdlib/asyncio/events.pyi"),
+            "py:asyncio.events"
+        );
+        assert_eq!(
+            module_key(&index, "typeshed/stdlib/builtins.pyi"),
+            "py:builtins"
+        );
+        assert_eq!(
+            resolved(&index, "use.py", "AbstractEventLoop"),
+            vec![vec!["asyncio.events.AbstractEventLoop".to_string()]]
+        );
+        // `tool` is no package's module: `.` and `..` name nothing, not `tool`.
+        assert_eq!(
+            resolved(&index, "tool.py", "helper"),
+            vec![Vec::<String>::new()]
+        );
+        assert_eq!(
+            resolved(&index, "tool.py", "other"),
+            vec![Vec::<String>::new()]
+        );
+    }
+
+    #[test]
+    fn folders_without_an_init_inside_a_package_or_under_src_are_namespace_packages() {
+        let index = index_of(&[
+            ("src/flask/__init__.py", "from .app import Flask\n"),
+            (
+                "src/flask/sansio/app.py",
+                "class App:\n    def add_url_rule(self):\n        pass\n",
+            ),
+            (
+                "src/flask/app.py",
+                "from .sansio.app import App as SansioApp\n\nclass Flask(SansioApp):\n    pass\n",
+            ),
+            ("src/nspkg/mod.py", "def f():\n    pass\n"),
+            (
+                "tests/test_app.py",
+                "import flask\nfrom nspkg.mod import f\n\nf()\n",
+            ),
+            ("docs/conf-files/conf.py", "x = 1\n"),
+        ]);
+        assert_eq!(
+            module_key(&index, "src/flask/sansio/app.py"),
+            "py:flask.sansio.app"
+        );
+        assert_eq!(module_key(&index, "src/nspkg/mod.py"), "py:nspkg.mod");
+        // Not packages: a test folder at the top, a name no import can spell.
+        assert_eq!(module_key(&index, "tests/test_app.py"), "py:test_app");
+        assert_eq!(module_key(&index, "docs/conf-files/conf.py"), "py:conf");
+        assert_eq!(
+            resolved(&index, "src/flask/app.py", "SansioApp"),
+            vec![vec!["flask.sansio.app.App".to_string()]]
+        );
+        assert_eq!(
+            resolved(&index, "tests/test_app.py", "f"),
+            vec![vec!["nspkg.mod.f".to_string()]]
+        );
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_answering() {
+        let mut index = absent_globs(8);
+        index.set_deadline(Some(Instant::now()));
+        for _ in 0..300 {
+            resolved(&index, "pkg/user.py", "missing");
+        }
+        assert!(index.expired());
+    }
 }

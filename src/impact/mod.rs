@@ -24,7 +24,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-pub use blast::{ChangedSymbol, Dependent, Dependents, RADIUS_FOLLOWED, RadiusCut, Site, Stability};
+pub use blast::{
+    ChangedSymbol, Dependent, Dependents, RADIUS_FOLLOWED, RadiusCut, Site, Stability,
+};
 pub use changes::Change;
 pub use extract::Extractor;
 pub use index::Confidence;
@@ -398,7 +400,14 @@ pub fn analyze_within(
             wanted
         };
         let t0 = Instant::now();
-        parse_largest_first(&jobs, wanted, &mut slots, blobs, cache.as_ref(), Some(deadline))?;
+        parse_largest_first(
+            &jobs,
+            wanted,
+            &mut slots,
+            blobs,
+            cache.as_ref(),
+            Some(deadline),
+        )?;
         impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
     }
     if let Some(c) = cache.as_ref().filter(|c| c.writable()) {
@@ -2199,6 +2208,84 @@ mod tests {
         assert_eq!(m.renamed_to.as_deref(), Some("pkg_b/mod.py"));
         assert!(m.breaking);
         assert_eq!(site_list(m), vec!["app.py:1"]);
+    }
+
+    #[test]
+    fn the_time_limit_ends_the_analysis_with_a_notice_and_keeps_the_changes() {
+        let (files, diff, blobs) = scenario();
+        let cut = analyze_within(
+            &files,
+            &diff,
+            &blobs,
+            CacheUse::Off,
+            Parsing::Needed,
+            Duration::ZERO,
+        )
+        .expect("analysis");
+        let mut changed: Vec<(&str, Change)> = cut
+            .symbols
+            .iter()
+            .map(|s| (s.symbol.as_str(), s.change))
+            .collect();
+        changed.sort();
+        assert_eq!(
+            changed,
+            [
+                ("helper", Change::SignatureChanged),
+                ("unused", Change::Removed)
+            ]
+        );
+        assert_eq!(cut.limits.len(), 1, "{:?}", cut.limits);
+        assert!(
+            cut.limits[0].starts_with("Impact assessment stopped at its 0 s time limit"),
+            "{}",
+            cut.limits[0]
+        );
+        let whole = analyze(&files, &diff, &blobs, CacheUse::Off).expect("analysis");
+        assert!(whole.limits.is_empty(), "{:?}", whole.limits);
+    }
+
+    #[test]
+    fn a_hub_radius_follows_a_bounded_number_of_dependents_and_says_so() {
+        let callers = RADIUS_FOLLOWED + 10;
+        let base = "def hub():\n    return 0\n";
+        let head = "def hub():\n    return 1\n";
+        let texts: Vec<(String, String)> = (0..callers)
+            .map(|i| {
+                (
+                    format!("m{i:03}.py"),
+                    format!(
+                        "from hub import hub\n\n\ndef c{i}():\n    return hub()\n\n\ndef d{i}():\n    return c{i}()\n"
+                    ),
+                )
+            })
+            .collect();
+        let mut files: Vec<(&str, &str)> = vec![("hub.py", head)];
+        files.extend(texts.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+        let impact = tree_with_change(&files, "hub.py", base);
+        let hub = &impact.symbols[0];
+        assert_eq!(hub.dependents.symbols, callers);
+        assert_eq!(
+            hub.radius_truncated,
+            Some(RadiusCut {
+                followed: RADIUS_FOLLOWED,
+                dependents: callers
+            })
+        );
+        // Every caller, and the callers of the first ones followed.
+        assert_eq!(hub.radius, callers + RADIUS_FOLLOWED);
+        assert_eq!(
+            impact.limits,
+            [format!(
+                "Impact assessment: the depth-2 radius of hub (hub.py:1) counts the dependents \
+                 of {RADIUS_FOLLOWED} of its {callers} dependents, so it is a lower bound"
+            )]
+        );
+        let json = serde_json::to_value(&impact).expect("serializes");
+        assert_eq!(
+            json[0]["radius_truncated"],
+            serde_json::json!({"followed": RADIUS_FOLLOWED, "dependents": callers})
+        );
     }
 
     #[test]
