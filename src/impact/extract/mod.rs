@@ -186,37 +186,112 @@ fn line(node: Node) -> u32 {
     node.start_position().row as u32 + 1
 }
 
-/// Hash `src[start..end]` with runs of whitespace folded to one space, minus
-/// the `skip` ranges (bodies), so reformatting is not a signature change.
-fn signature_hash(src: &str, start: usize, end: usize, skip: &[(usize, usize)]) -> u64 {
+/// The text a definition's signature is read from: `start..end`, less the
+/// `bodies` inside it (a trait's default method bodies), which count as
+/// one token `{}`. Hashed once the file's comments are known (`finish`).
+#[derive(Debug, Clone, Default)]
+struct Sig {
+    start: usize,
+    end: usize,
+    bodies: Vec<(usize, usize)>,
+}
+
+impl Sig {
+    fn new(start: usize, end: usize) -> Sig {
+        Sig {
+            start,
+            end,
+            bodies: Vec::new(),
+        }
+    }
+}
+
+/// Hash the tokens of a signature: comments and whitespace are not
+/// tokens (a space is kept only where it separates two words), and a
+/// trailing comma before a closing bracket is not either, so reformatting,
+/// a comment or a formatter's trailing comma is not a signature change.
+/// `comments` are the file's comment ranges, in order.
+fn signature_hash(src: &str, sig: &Sig, comments: &[(usize, usize)]) -> u64 {
     let bytes = src.as_bytes();
-    let mut h = Fnv::new();
-    let mut pos = start;
-    let mut space = false;
-    let mut skips = skip.iter().copied().filter(|&(s, _)| s >= start && s < end);
-    let mut next = skips.next();
-    while pos < end {
-        if let Some((s, e)) = next {
+    // Bodies and comments inside the signature, in order (`true`: a body).
+    let mut skips: Vec<(usize, usize, bool)> = sig
+        .bodies
+        .iter()
+        .map(|&(s, e)| (s, e, true))
+        .chain(
+            comments[comments.partition_point(|c| c.1 <= sig.start)..]
+                .iter()
+                .take_while(|c| c.0 < sig.end)
+                .map(|&(s, e)| (s, e, false)),
+        )
+        .filter(|&(s, _, _)| s >= sig.start && s < sig.end)
+        .collect();
+    skips.sort_unstable();
+    let mut skips = skips.into_iter().peekable();
+    let mut h = TokenHash::default();
+    let mut pos = sig.start;
+    while pos < sig.end {
+        if let Some(&(s, e, body)) = skips.peek() {
             if pos >= s {
                 pos = e.max(pos);
-                next = skips.next();
-                h.write(b"{}");
+                skips.next();
+                if body {
+                    h.token(b"{}");
+                } else {
+                    h.space = true;
+                }
                 continue;
             }
         }
         let b = bytes[pos];
         if b.is_ascii_whitespace() {
-            space = true;
+            h.space = true;
         } else {
-            if space {
-                h.write(b" ");
-                space = false;
-            }
-            h.write(&[b]);
+            h.token(&[b]);
         }
         pos += 1;
     }
     h.finish()
+}
+
+/// `signature_hash`'s state: the hash of what was written, and what is
+/// held back until the next token says whether it counts.
+#[derive(Default)]
+struct TokenHash {
+    h: Fnv,
+    /// The last byte written.
+    prev: u8,
+    /// Whitespace or a comment since the last token.
+    space: bool,
+    /// A comma since the last token.
+    comma: bool,
+}
+
+impl TokenHash {
+    fn token(&mut self, token: &[u8]) {
+        let word = |b: u8| b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80;
+        let first = token[0];
+        if std::mem::take(&mut self.comma) && !matches!(first, b')' | b']' | b'}' | b'>') {
+            self.h.write(b",");
+            self.prev = b',';
+        }
+        if std::mem::take(&mut self.space) && word(self.prev) && word(first) {
+            self.h.write(b" ");
+        }
+        if token == b"," {
+            self.comma = true;
+        } else {
+            self.h.write(token);
+            self.prev = token[token.len() - 1];
+        }
+    }
+
+    fn finish(mut self) -> u64 {
+        if self.comma {
+            self.h.write(b",");
+        }
+        self.h.finish()
+    }
 }
 
 /// Definitions under construction, in document order, with their byte
@@ -225,14 +300,18 @@ fn signature_hash(src: &str, start: usize, end: usize, skip: &[(usize, usize)]) 
 struct Defs {
     defs: Vec<Def>,
     ranges: Vec<(usize, usize)>,
+    /// Each definition's signature text (see `Sig`).
+    sigs: Vec<Sig>,
     /// The definitions whose range the last one pushed is inside.
     open: Vec<u32>,
+    /// The file's comments, in order.
+    comments: Vec<(usize, usize)>,
 }
 
 impl Defs {
     /// Add the next definition met in a walk (document order: a definition
     /// comes before the ones inside it), linked to the one enclosing it.
-    fn push(&mut self, mut def: Def, range: (usize, usize)) {
+    fn push(&mut self, mut def: Def, range: (usize, usize), sig: Sig) {
         while let Some(&top) = self.open.last() {
             if range.0 >= self.ranges[top as usize].1 {
                 self.open.pop();
@@ -247,6 +326,12 @@ impl Defs {
         self.open.push(self.defs.len() as u32);
         self.defs.push(def);
         self.ranges.push(range);
+        self.sigs.push(sig);
+    }
+
+    /// Note a comment met in the walk (document order).
+    fn comment(&mut self, node: Node) {
+        self.comments.push((node.start_byte(), node.end_byte()));
     }
 
     /// The innermost definition whose range contains `pos`.
@@ -314,8 +399,17 @@ impl Locals {
     }
 }
 
-/// Finished references, sorted by line for stable output.
-fn finish(defs: Defs, mut refs: Vec<Ref>, imports: Vec<super::symbols::Import>) -> FileSymbols {
+/// Finished symbols: signatures hashed, references sorted by line for
+/// stable output.
+fn finish(
+    src: &str,
+    mut defs: Defs,
+    mut refs: Vec<Ref>,
+    imports: Vec<super::symbols::Import>,
+) -> FileSymbols {
+    for (d, sig) in defs.defs.iter_mut().zip(&defs.sigs) {
+        d.signature = signature_hash(src, sig, &defs.comments);
+    }
     refs.sort_by_key(|r| r.line);
     FileSymbols::new(defs.defs, refs, imports)
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{Defs, Field, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
+use super::{Defs, Field, Frame, Locals, Sig, finish, line, starts_upper, text, walk};
 use crate::impact::lang::{Grammar, Lang, Role};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
@@ -31,22 +31,26 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         match grammar.role(id) {
             Some(Role::Def(kind)) => {
                 if let Some(name) = child(node, "name") {
-                    let (d, range) = def(src, node, kind, name);
-                    defs.push(d, range);
+                    let (d, range, sig) = def(src, node, kind, name);
+                    defs.push(d, range, sig);
                 }
             }
             Some(Role::Import) => import_nodes.push(node),
             Some(Role::Assign) => {
                 if let Some(name) = module_variable(node, anc) {
-                    let (d, range) = def(src, node, Kind::Variable, name);
-                    defs.push(d, range);
+                    let (d, range, sig) = def(src, node, Kind::Variable, name);
+                    defs.push(d, range, sig);
                 }
                 binders.push((node, Role::Assign));
             }
             Some(role) => binders.push((node, role)),
+            None if kind_of(node) == "comment" => {
+                defs.comment(node);
+                return false;
+            }
             None => {}
         }
-        kind_of(node) != "comment"
+        true
     });
 
     let mut locals = Locals::default();
@@ -112,7 +116,7 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
             None => d.fields.push((name, ty)),
         }
     }
-    finish(defs, refs, imports)
+    finish(src, defs, refs, imports)
 }
 
 /// The name of a module-level variable: `x = …` or `x: T = …` as a
@@ -127,7 +131,7 @@ fn module_variable<'t>(assignment: Node<'t>, anc: &[Frame]) -> Option<Node<'t>> 
     child(assignment, "left").filter(|l| kind_of(*l) == "identifier")
 }
 
-fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
+fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize), Sig) {
     let name_text = text(name, src).to_string();
     let outer = node
         .parent()
@@ -176,19 +180,15 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
         _ => false,
     };
     let (s, e) = (outer.start_byte(), outer.end_byte());
-    let signature = match kind {
+    // Decorators are part of it: they change how it is called.
+    let sig = match kind {
         Kind::Variable => {
             let end = child(node, "type")
                 .or_else(|| child(node, "left"))
                 .map_or(e, |n| n.end_byte());
-            signature_hash(src, node.start_byte(), end, &[])
+            Sig::new(node.start_byte(), end)
         }
-        _ => signature_hash(
-            src,
-            s,
-            child(node, "body").map_or(e, |b| b.start_byte()),
-            &[],
-        ),
+        _ => Sig::new(s, child(node, "body").map_or(e, |b| b.start_byte())),
     };
     let returns = match kind {
         Kind::Function | Kind::Method => child(node, "return_type").and_then(|t| type_name(t, src)),
@@ -212,12 +212,13 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
             start_line: outer.start_position().row as u32 + 1,
             line: super::line(name),
             end_line: end_line as u32,
-            signature,
+            signature: 0,
             visibility,
             parent: None,
             test,
         },
         (node.start_byte(), node.end_byte()),
+        sig,
     )
 }
 

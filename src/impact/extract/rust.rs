@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use tree_sitter::Node;
 
 use super::tokens::{self, Tok, Token};
-use super::{Defs, Field, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
+use super::{Defs, Field, Frame, Locals, Sig, finish, line, starts_upper, text, walk};
 use crate::impact::lang::{Grammar, Lang, Role, is_rust_primitive};
 use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
 
@@ -109,7 +109,7 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         ..
     } = cx;
     inherit_visibility(&mut defs);
-    finish(defs, refs, imports)
+    finish(src, defs, refs, imports)
 }
 
 /// A definition from its item node, its kind, its name node and the item's
@@ -121,7 +121,7 @@ fn def(
     name: Node,
     anc: &[Frame],
     lead: Option<Lead>,
-) -> (Def, (usize, usize)) {
+) -> (Def, (usize, usize), Sig) {
     let mut kind = kind;
     let mut container = None;
     let mut trait_name = None;
@@ -177,15 +177,11 @@ fn def(
 
     let (s, e) = (node.start_byte(), node.end_byte());
     let field_start = |f: &str| child(node, f).map(|b| b.start_byte());
-    let signature = match kind {
-        Kind::Function | Kind::Method => {
-            signature_hash(src, s, field_start("body").unwrap_or(e), &[])
-        }
-        Kind::Const | Kind::Static => {
-            signature_hash(src, s, field_start("value").unwrap_or(e), &[])
-        }
-        Kind::Module => signature_hash(src, s, field_start("body").unwrap_or(e), &[]),
-        Kind::Macro => signature_hash(src, name.start_byte(), name.end_byte(), &[]),
+    let sig = match kind {
+        Kind::Function | Kind::Method => Sig::new(s, field_start("body").unwrap_or(e)),
+        Kind::Const | Kind::Static => Sig::new(s, field_start("value").unwrap_or(e)),
+        Kind::Module => Sig::new(s, field_start("body").unwrap_or(e)),
+        Kind::Macro => Sig::new(name.start_byte(), name.end_byte()),
         Kind::Trait => {
             let mut bodies = Vec::new();
             if let Some(body) = child(node, "body") {
@@ -196,9 +192,12 @@ fn def(
                     }
                 }
             }
-            signature_hash(src, s, e, &bodies)
+            Sig {
+                bodies,
+                ..Sig::new(s, e)
+            }
         }
-        _ => signature_hash(src, s, e, &[]),
+        _ => Sig::new(s, e),
     };
 
     let returns = match kind {
@@ -236,12 +235,13 @@ fn def(
             start_line: start as u32 + 1,
             line: super::line(name),
             end_line: end_line as u32,
-            signature,
+            signature: 0,
             visibility,
             parent: None,
             test,
         },
         (s, e),
+        sig,
     )
 }
 
@@ -716,8 +716,8 @@ impl<'a> Cx<'a> {
         match role {
             Role::Def(kind) => {
                 if let Some(name) = child(node, "name") {
-                    let (def, range) = def(self.src, node, kind, name, anc, lead);
-                    self.defs.push(def, range);
+                    let (def, range, sig) = def(self.src, node, kind, name, anc, lead);
+                    self.defs.push(def, range, sig);
                 }
             }
             Role::Import => self.import(node),
@@ -784,6 +784,9 @@ impl<'a> Cx<'a> {
     /// Dispatch one node of the walk; returns whether to descend.
     fn visit(&mut self, node: Node, id: u16, field: Field, anc: &[Frame]) -> bool {
         let shape = shape_of_id(id);
+        if shape == Shape::Comment {
+            self.defs.comment(node);
+        }
         let lead = self.lead(node, shape, anc.len());
         if let Some(role) = self.grammar.role(id) {
             self.capture(node, role, anc, lead);
