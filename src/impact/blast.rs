@@ -292,6 +292,10 @@ impl Blast<'_> {
     /// Make the references to these definitions (by any alias) available.
     fn scan(&mut self, defs: impl Iterator<Item = DefId>) {
         let mut names: Vec<String> = Vec::new();
+        let index = self.index;
+        let defs: Vec<DefId> = defs
+            .flat_map(|d| std::iter::once(d).chain(constructed_class(index, d)))
+            .collect();
         for d in defs {
             for n in self.names_of(d) {
                 if !self.scanned.contains(&n) && !names.contains(&n) {
@@ -360,6 +364,19 @@ impl Blast<'_> {
         let mut list: Vec<(u32, u32)> = Vec::new();
         for t in std::iter::once(&target).chain(&impls) {
             list.extend(self.by_target.get(t).into_iter().flatten());
+        }
+        // A Python class called is its `__init__` called.
+        if let Some(class) = constructed_class(index, target) {
+            for n in &self.names_of(class) {
+                self.resolve_named(n);
+            }
+            list.extend(
+                self.by_target
+                    .get(&class)
+                    .into_iter()
+                    .flatten()
+                    .filter(|&&(f, r)| index.file(f).syms.refs[r as usize].form == Form::Call),
+            );
         }
         list.sort_unstable();
         list.dedup();
@@ -644,6 +661,19 @@ impl Blast<'_> {
             ambiguous,
         }
     }
+}
+
+/// The class whose `__init__` `d` is, for a Python constructor.
+fn constructed_class(index: &Index, d: DefId) -> Option<DefId> {
+    let def = index.def(d);
+    if def.name != "__init__" || index.file(d.file).lang != Lang::Python {
+        return None;
+    }
+    let class = DefId {
+        file: d.file,
+        def: def.parent?,
+    };
+    (index.def(class).kind == Kind::Class).then_some(class)
 }
 
 /// Line, form and enclosing definition of a site. A declaration (`mod b;`)

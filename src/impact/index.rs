@@ -288,6 +288,8 @@ pub struct Index {
     probe: Option<RefCell<Probe>>,
     /// Each word of a field's declared type → the names of such fields.
     field_words: OnceCell<HashMap<String, Vec<String>>>,
+    /// A Rust type's name → the functions and methods declared to return it.
+    returning: OnceCell<HashMap<String, Vec<String>>>,
     /// Python attribute names some class assigns (`self.x = …`, `x: T`).
     data_attributes: OnceCell<HashSet<String>>,
     /// See `crate_roots`: for each module right under a test, bench or
@@ -556,6 +558,7 @@ impl Index {
             aliases: HashMap::new(),
             probe: None,
             field_words: OnceCell::new(),
+            returning: OnceCell::new(),
             data_attributes: OnceCell::new(),
             side_crates: OnceCell::new(),
             memo: RefCell::new(Memo::default()),
@@ -626,8 +629,9 @@ impl Index {
     /// the words one of which any file referencing it must contain. Such a
     /// name is never matched by name alone, so a reference reaches it only
     /// through its type: named in the file (`Shelf::new()`, `impl Shelf`,
-    /// `let s: Shelf`), under an alias (`use a::Shelf as Rack`), or as the
-    /// declared type of a field the file names (`self.shelf.new()`).
+    /// `let s: Shelf`), under an alias (`use a::Shelf as Rack`), as the
+    /// declared type of a field the file names (`self.shelf.new()`), or as
+    /// what a function the file calls returns (`b.build().new()`).
     /// `None` for every other definition.
     pub fn anchors(&self, id: DefId) -> Option<Vec<String>> {
         let f = &self.files[id.file as usize];
@@ -656,9 +660,28 @@ impl Index {
             }
             map
         });
+        let returning = self.returning.get_or_init(|| {
+            let mut map: HashMap<String, Vec<String>> = HashMap::new();
+            for f in self.files.iter().filter(|f| f.lang == Lang::Rust) {
+                for d in &f.syms.defs {
+                    let Some(ret) = &d.returns else { continue };
+                    let base = ret.rsplit("::").next().unwrap_or(ret);
+                    let list = map.entry(base.to_string()).or_default();
+                    if !list.contains(&d.name) {
+                        list.push(d.name.clone());
+                    }
+                }
+            }
+            map
+        });
         let mut extra = Vec::new();
         for w in &words {
-            for name in fields.get(w).into_iter().flatten() {
+            for name in fields
+                .get(w)
+                .into_iter()
+                .chain(returning.get(w))
+                .flatten()
+            {
                 if !words.contains(name) && !extra.contains(name) {
                     extra.push(name.clone());
                 }
@@ -1601,31 +1624,126 @@ impl Index {
         }
     }
 
-    /// Resolve a whole path (`crate::a::B`, `..mod.name`) seen from module `m`.
     /// The types that the function at `path`, seen from module `m`, is
     /// declared to return (each looked up from the function's own module).
+    /// `T::f` where `f` is not the project's (`T::default()`, a derived or
+    /// std trait's constructor) is taken to make a `T`.
     fn returned_types(&self, m: ModId, path: &[String], lang: Lang) -> Vec<DefId> {
-        let PathOutcome::Found(functions) = self.resolve_path(m, path, lang) else {
-            return Vec::new();
+        let functions = match self.resolve_path(m, path, lang) {
+            PathOutcome::Found(functions) => functions,
+            _ if path.len() >= 2 => {
+                let owner = &path[..path.len() - 1];
+                return self.types_at(m, owner, lang).unwrap_or_default();
+            }
+            _ => return Vec::new(),
         };
         let mut out = Vec::new();
         for f in functions {
             let Target::Def(f) = f else { continue };
-            let Some(ret) = &self.def(f).returns else {
-                continue;
-            };
-            let segs: Vec<String> = ret
-                .split(lang.member_separator())
-                .map(str::to_string)
-                .collect();
-            if let PathOutcome::Found(types) = self.resolve_path(self.def_module(f), &segs, lang) {
-                out.extend(types.into_iter().filter_map(|t| match t {
-                    Target::Def(d) if self.def(d).kind.is_type() => Some(d),
-                    _ => None,
-                }));
-            }
+            out.extend(self.declared_return(f).unwrap_or_default());
         }
         out
+    }
+
+    /// The types function `f` is declared to return, if it says.
+    fn declared_return(&self, f: DefId) -> Option<Vec<DefId>> {
+        let ret = self.def(f).returns.as_ref()?;
+        let lang = self.files[f.file as usize].lang;
+        let segs = split_path(ret, lang);
+        self.types_at(self.def_module(f), &segs, lang)
+    }
+
+    /// The project types `segs` names from module `m`, if it names any.
+    fn types_at(&self, m: ModId, segs: &[String], lang: Lang) -> Option<Vec<DefId>> {
+        let PathOutcome::Found(ts) = self.resolve_path(m, segs, lang) else {
+            return None;
+        };
+        let types: Vec<DefId> = ts
+            .into_iter()
+            .filter_map(|t| match t {
+                Target::Def(d) if self.def(d).kind.is_type() => Some(d),
+                _ => None,
+            })
+            .collect();
+        (!types.is_empty()).then_some(types)
+    }
+
+    /// The project types a value of `receiver` has, seen from module `m`
+    /// and `scope` of `file`; None when that is not known.
+    fn receiver_types(
+        &self,
+        file: u32,
+        scope: Option<u32>,
+        m: ModId,
+        receiver: &Receiver,
+    ) -> Option<Vec<DefId>> {
+        let lang = self.files[file as usize].lang;
+        match receiver {
+            Receiver::SelfValue => self.self_type(file, scope).map(|t| vec![t]),
+            Receiver::Type(t) | Receiver::Name(t) => self.types_at(m, &split_path(t, lang), lang),
+            Receiver::Field(f) => {
+                let owner = self.self_type(file, scope)?;
+                let (home, ty) = self
+                    .field_type(owner, f, 0)
+                    .filter(|(_, t)| !t.is_empty())?;
+                self.types_at(self.def_module(home), &split_path(ty, lang), lang)
+            }
+            Receiver::Returned(path) => {
+                let types = self.returned_types(m, path, lang);
+                (!types.is_empty()).then_some(types)
+            }
+            Receiver::MethodReturn(on, method) => {
+                let mut out = Vec::new();
+                for owner in self.receiver_types(file, scope, m, on)? {
+                    for f in self.members_of(owner, method) {
+                        for t in self.declared_return(f).unwrap_or_default() {
+                            if !out.contains(&t) {
+                                out.push(t);
+                            }
+                        }
+                    }
+                }
+                (!out.is_empty()).then_some(out)
+            }
+            Receiver::None | Receiver::Super | Receiver::Unknown => None,
+        }
+    }
+
+    /// `r` on a value of the project types `types`: their members of that
+    /// name. When they have none, the method is one of a trait (Rust) or of
+    /// a base outside the project: same-name methods of other types are not
+    /// candidates, only trait items may be.
+    fn on_types(&self, file: u32, r: &Ref, types: &[DefId]) -> Resolution {
+        let found: Vec<Target> = types
+            .iter()
+            .flat_map(|&t| self.members_of(t, &r.name))
+            .map(Target::Def)
+            .collect();
+        if !found.is_empty() {
+            return exact(found);
+        }
+        if self.files[file as usize].lang == Lang::Python {
+            return Resolution::none();
+        }
+        let by_name = self.by_method_name(file, r);
+        let targets: Vec<DefId> = by_name
+            .targets
+            .into_iter()
+            .filter(|&d| self.def(d).trait_name.is_some() || self.in_trait(d))
+            .collect();
+        self.by_name_filtered(&r.name, targets)
+    }
+
+    /// Whether `d` is declared in a trait's body (a default method).
+    fn in_trait(&self, d: DefId) -> bool {
+        self.def(d).parent.is_some_and(|p| {
+            self.def(DefId {
+                file: d.file,
+                def: p,
+            })
+            .kind
+                == Kind::Trait
+        })
     }
 
     fn resolve_path(&self, m: ModId, segs: &[String], lang: Lang) -> PathOutcome {
@@ -2061,18 +2179,18 @@ impl Index {
                     .collect();
                 match self.resolve_path(m, &segs, lang) {
                     PathOutcome::Found(ts) => {
-                        let mut found = Vec::new();
-                        for t in ts {
-                            if let Target::Def(d) = t {
-                                found.extend(self.members_of(d, &r.name));
-                            }
-                        }
-                        if !found.is_empty() {
-                            exact(found.into_iter().map(Target::Def).collect())
-                        } else {
-                            // A trait method, a wrong guess of the type, or
-                            // a value (a constant) rather than a type.
+                        let types: Vec<DefId> = ts
+                            .into_iter()
+                            .filter_map(|t| match t {
+                                Target::Def(d) if self.def(d).kind.is_type() => Some(d),
+                                _ => None,
+                            })
+                            .collect();
+                        if types.is_empty() {
+                            // A value (a constant) rather than a type.
                             self.by_method_name(file, r)
+                        } else {
+                            self.on_types(file, r, &types)
                         }
                     }
                     PathOutcome::External if lang == Lang::Rust && is_rust_primitive(t) => {
@@ -2082,18 +2200,11 @@ impl Index {
                     PathOutcome::Unresolved => self.by_method_name(file, r),
                 }
             }
-            Receiver::Returned(function) => {
-                let found: Vec<Target> = self
-                    .returned_types(m, function, lang)
-                    .into_iter()
-                    .flat_map(|t| self.members_of(t, &r.name))
-                    .map(Target::Def)
-                    .collect();
-                if found.is_empty() {
-                    // Undeclared, external, or a method of a trait it implements.
-                    self.by_method_name(file, r)
-                } else {
-                    exact(found)
+            Receiver::Returned(_) | Receiver::MethodReturn(..) => {
+                match self.receiver_types(file, r.scope, m, &r.receiver) {
+                    Some(types) => self.on_types(file, r, &types),
+                    // Undeclared or external.
+                    None => self.by_method_name(file, r),
                 }
             }
             Receiver::Name(n) => {
@@ -2154,19 +2265,17 @@ impl Index {
                     .collect();
                 match self.resolve_path(self.def_module(home), &segs, lang) {
                     PathOutcome::Found(ts) => {
-                        let found: Vec<Target> = ts
+                        let types: Vec<DefId> = ts
                             .into_iter()
                             .filter_map(|t| match t {
-                                Target::Def(d) => Some(d),
-                                Target::Module(_) => None,
+                                Target::Def(d) if self.def(d).kind.is_type() => Some(d),
+                                _ => None,
                             })
-                            .flat_map(|d| self.members_of(d, &r.name))
-                            .map(Target::Def)
                             .collect();
-                        if found.is_empty() {
+                        if types.is_empty() {
                             self.by_method_name(file, r)
                         } else {
-                            exact(found)
+                            self.on_types(file, r, &types)
                         }
                     }
                     PathOutcome::External => Resolution::none(),
@@ -2377,6 +2486,11 @@ fn may_name(segs: &[String], words: &HashSet<String>, lang: Lang) -> bool {
         Lang::Python => s.starts_with('.'),
     });
     anchored || segs.iter().any(|s| words.contains(s))
+}
+
+/// `a::b::C` or `a.b.C` as its segments.
+fn split_path(path: &str, lang: Lang) -> Vec<String> {
+    path.split(sep(lang)).map(str::to_string).collect()
 }
 
 fn sep(lang: Lang) -> &'static str {

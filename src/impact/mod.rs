@@ -1546,9 +1546,10 @@ mod tests {
         assert_eq!(
             site_places(&changed, "Float::halve"),
             [
-                // Calls through the bound (the chained second call's
-                // receiver type is not evident: ambiguous), then on f32
-                // and f64 values.
+                // Calls through the bound (the chained second one on
+                // what the first returns: `Self`, so a `Float`), then on
+                // f32 and f64 values.
+                "src/user.rs:4",
                 "src/user.rs:4",
                 "src/user.rs:11",
                 "src/user.rs:16",
@@ -2286,6 +2287,63 @@ mod tests {
             json[0]["radius_truncated"],
             serde_json::json!({"followed": RADIUS_FOLLOWED, "dependents": callers})
         );
+    }
+
+    #[test]
+    fn constructors_builders_and_typed_receivers_reach_their_methods_only() {
+        let models = "class Node:\n    def accept(self, v):\n        return v\n\n\nclass Other:\n    def accept(self, v):\n        return v\n\n\nclass Shelf:\n    def __init__(self, size):\n        self.size = size\n\n    def sized(self, n) -> \"Shelf\":\n        return self\n\n    def label(self):\n        return 1\n";
+        let app = "from models import Node, Shelf\n\n\ndef run(n: Node, x):\n    n.accept(1)\n    x.accept(2)\n    s = Shelf(3)\n    s.sized(4).label()\n    return Shelf(5).sized(6).label()\n";
+        let tree = [("models.py", models), ("app.py", app)];
+        let base = models.replace("self.size = size", "self.size = size + 0");
+        let changed = tree_with_change(&tree, "models.py", &base);
+        assert_eq!(
+            site_places(&changed, "Shelf.__init__"),
+            ["app.py:7", "app.py:9"],
+            "a class called is its __init__ called"
+        );
+        let base = models.replace("        return 1\n", "        return 0\n");
+        let changed = tree_with_change(&tree, "models.py", &base);
+        assert_eq!(
+            site_places(&changed, "Shelf.label"),
+            ["app.py:8", "app.py:9"],
+            "through what `sized` returns"
+        );
+        // `n: Node` calls Node's `accept`, never Other's; an untyped `x`
+        // may call either.
+        let base = models.replace(
+            "class Other:\n    def accept(self, v):\n        return v",
+            "class Other:\n    def accept(self, v):\n        return None",
+        );
+        let changed = tree_with_change(&tree, "models.py", &base);
+        let other = changed
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "Other.accept")
+            .expect("changed");
+        assert!(other.sites.is_empty());
+        let ambiguous: Vec<u32> = other.ambiguous.iter().map(|s| s.line).collect();
+        assert_eq!(ambiguous, [6]);
+    }
+
+    #[test]
+    fn a_rust_builder_chain_reaches_the_built_types_methods() {
+        let lib = "pub struct WalkBuilder;\npub struct Walk;\n\nimpl WalkBuilder {\n    pub fn new() -> WalkBuilder {\n        WalkBuilder\n    }\n\n    pub fn hidden(&mut self, yes: bool) -> &mut WalkBuilder {\n        self\n    }\n\n    pub fn build(&self) -> Walk {\n        Walk\n    }\n}\n\nimpl Walk {\n    pub fn run(&self) -> u32 {\n        1\n    }\n}\n\npub struct Other;\n\nimpl Other {\n    pub fn run(&self) -> u32 {\n        2\n    }\n}\n";
+        let user = "use crate::WalkBuilder;\n\npub fn go() -> u32 {\n    let w = WalkBuilder::new().hidden(true).build();\n    w.run() + WalkBuilder::new().build().run()\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"walk\"\n"),
+            ("src/lib.rs", lib),
+            ("src/user.rs", user),
+        ];
+        let base = lib.replace("        1\n", "        0\n");
+        let changed = tree_with_change(&tree, "src/lib.rs", &base);
+        let run = changed
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "Walk::run")
+            .expect("changed");
+        let exact: Vec<u32> = run.sites.iter().map(|s| s.line).collect();
+        assert_eq!(exact, [5, 5], "both chains");
+        assert!(run.ambiguous.is_empty(), "{:?}", run.ambiguous);
     }
 
     #[test]

@@ -658,7 +658,10 @@ mod tests {
         );
         let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
         assert_eq!(recv("count"), Receiver::Type("Shelf".into()));
-        assert_eq!(recv("add"), Receiver::Type("Store".into()));
+        assert_eq!(
+            recv("add"),
+            Receiver::Returned(vec!["Store".into(), "new".into()])
+        );
         assert_eq!(recv("label"), Receiver::Type("Book".into()));
         assert_eq!(recv("run"), Receiver::Field("inner".into()));
         assert_eq!(recv("go"), Receiver::Returned(vec!["other".into()]));
@@ -670,6 +673,42 @@ mod tests {
         assert_eq!(recv("event"), Receiver::Type("Events".into()));
         assert_eq!(recv("pour"), Receiver::Type("Sink".into()));
         assert_eq!(recv("file"), Receiver::Field("index".into()));
+    }
+
+    #[test]
+    fn method_chains_are_receivers_of_what_each_call_returns() {
+        let s = extract(
+            Lang::Rust,
+            "fn f(b: Builder) {\n    let w = WalkBuilder::new(p).hidden(true).build();\n    w.run();\n    b.step()?.finish().await.done();\n    let n = b.size().unwrap();\n    n.get();\n}\n",
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        let new = || Receiver::Returned(vec!["WalkBuilder".into(), "new".into()]);
+        assert_eq!(recv("hidden"), new());
+        assert_eq!(recv("build"), new().then_call("hidden"));
+        assert_eq!(recv("run"), new().then_call("hidden").then_call("build"));
+        let b = || Receiver::Type("Builder".into());
+        assert_eq!(recv("done"), b().then_call("step").then_call("finish"));
+        assert_eq!(recv("get"), b().then_call("size"), "unwrap keeps the type");
+        let p = extract(
+            Lang::Python,
+            "class App:\n    def go(self, x: Shelf):\n        self.make().run()\n        self.store.open().read_all()\n        y = x.copy()\n        y.label()\n        Book().save().close()\n\n    def make(self) -> \"Self\":\n        return self\n",
+        );
+        let recv = |n: &str| refs_named(&p, n)[0].receiver.clone();
+        assert_eq!(recv("run"), Receiver::SelfValue.then_call("make"));
+        assert_eq!(
+            recv("read_all"),
+            Receiver::Field("store".into()).then_call("open")
+        );
+        assert_eq!(
+            recv("label"),
+            Receiver::Type("Shelf".into()).then_call("copy")
+        );
+        assert_eq!(
+            recv("close"),
+            Receiver::Type("Book".into()).then_call("save")
+        );
+        let make = p.defs.iter().find(|d| d.name == "make").expect("make");
+        assert_eq!(make.returns.as_deref(), Some("App"), "Self is the class");
     }
 
     #[test]

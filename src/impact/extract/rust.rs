@@ -440,35 +440,37 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
                 "scoped_identifier" => {
                     let segs = path_segments(f, src)?;
                     let owner = segs.get(segs.len().checked_sub(2)?)?;
-                    if owner == "Self" {
-                        None
-                    } else if starts_upper(owner) {
-                        // `T::anything(..)`: most often a constructor.
-                        Some(Receiver::Type(owner.clone()))
-                    } else {
-                        Some(Receiver::Returned(segs))
-                    }
+                    // `T::f(..)`: what `f` is declared to return, which
+                    // the index takes to be a `T` when `f` is not the
+                    // project's (`T::default()`).
+                    (owner != "Self").then_some(Receiver::Returned(segs))
                 }
                 "field_expression" => {
                     let method = text(child(f, "field")?, src);
-                    matches!(
-                        method,
-                        "unwrap"
-                            | "expect"
-                            | "unwrap_or_default"
-                            | "unwrap_or_else"
-                            | "unwrap_or"
-                            | "clone"
-                            | "to_owned"
-                    )
-                    .then(|| value_type(child(f, "value")?, src))
-                    .flatten()
+                    keeps_type(method)
+                        .then(|| value_type(child(f, "value")?, src))
+                        .flatten()
                 }
                 _ => None,
             }
         }
         _ => None,
     }
+}
+
+/// Methods whose value has the type of the value they are called on
+/// (`Option<T>` and `Result<T, E>` unwrapped, `T` cloned).
+fn keeps_type(method: &str) -> bool {
+    matches!(
+        method,
+        "unwrap"
+            | "expect"
+            | "unwrap_or_default"
+            | "unwrap_or_else"
+            | "unwrap_or"
+            | "clone"
+            | "to_owned"
+    )
 }
 
 /// The type a function's value has once `?` or `.unwrap()` is applied:
@@ -773,6 +775,23 @@ impl<'a> Cx<'a> {
             .function_of(self.defs.innermost(pattern.start_byte()));
         let (pos, ty) = binding_site(pattern, parent, self.src);
         let ty = ty.filter(|t| !self.calls_local(t, pattern.start_byte()));
+        // `let w = b.hidden(true).build();`: a method chain's value.
+        let ty = ty.or_else(|| {
+            let p = parent.filter(|p| kind_of(*p) == "let_declaration")?;
+            if !matches!(kind_of(pattern), "identifier" | "mut_pattern")
+                || child(p, "type").is_some()
+            {
+                return None;
+            }
+            let mut value = child(p, "value")?;
+            while matches!(kind_of(value), "try_expression" | "await_expression") {
+                value = value.named_child(0)?;
+            }
+            (kind_of(value) == "call_expression")
+                .then(|| self.method_chain(value))
+                .flatten()
+                .filter(|r| *r != Receiver::Unknown)
+        });
         bind(pattern, self.src, func, pos, ty, &mut self.locals);
     }
 
@@ -1034,6 +1053,13 @@ impl<'a> Cx<'a> {
 
     fn receiver(&self, value: Node) -> Receiver {
         match kind_of(value) {
+            "try_expression" | "await_expression" | "parenthesized_expression" => value
+                .named_child(0)
+                .map_or(Receiver::Unknown, |inner| self.receiver(inner)),
+            // `a.b(..)`: what the method returns, on `a`'s receiver.
+            "call_expression" if self.method_chain(value).is_some() => {
+                self.method_chain(value).unwrap_or(Receiver::Unknown)
+            }
             "self" => Receiver::SelfValue,
             "identifier" => self.named_receiver(text(value, self.src), value.start_byte()),
             "field_expression" => {
@@ -1052,6 +1078,26 @@ impl<'a> Cx<'a> {
                 .filter(|t| !self.calls_local(t, value.start_byte()))
                 .unwrap_or(Receiver::Unknown),
         }
+    }
+
+    /// The value of a method call `a.m(..)` (`m` not one that keeps `a`'s
+    /// type, like `unwrap`): `m`'s return on `a`'s receiver.
+    fn method_chain(&self, call: Node) -> Option<Receiver> {
+        let f = child(call, "function")?;
+        let f = if kind_of(f) == "generic_function" {
+            child(f, "function")?
+        } else {
+            f
+        };
+        if kind_of(f) != "field_expression" {
+            return None;
+        }
+        let method = text(child(f, "field")?, self.src);
+        let on = self.receiver(child(f, "value")?);
+        if keeps_type(method) {
+            return Some(on);
+        }
+        Some(on.then_call(method))
     }
 
     /// Identifiers in a macro call's tokens: `f(…)` and `a::b(…)` are calls,
