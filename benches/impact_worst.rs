@@ -166,7 +166,7 @@ const CASES: &[Case] = &[
     Case {
         project: "tokio",
         file: "src/io/interest.rs",
-        symbol: "Interest::is_readable",
+        symbol: "Interest",
         nth: 0,
         why: "a type re-exported inside cfg macros",
     },

@@ -676,12 +676,7 @@ impl Index {
         });
         let mut extra = Vec::new();
         for w in &words {
-            for name in fields
-                .get(w)
-                .into_iter()
-                .chain(returning.get(w))
-                .flatten()
-            {
+            for name in fields.get(w).into_iter().chain(returning.get(w)).flatten() {
                 if !words.contains(name) && !extra.contains(name) {
                     extra.push(name.clone());
                 }

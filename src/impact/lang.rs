@@ -22,7 +22,8 @@ use super::symbols::Kind;
 /// tree-sitter runtime counts (15: 0.25 to 0.27), as its error recovery
 /// decides the tree of a file with syntax errors. 16: `let mut x` and
 /// `move |x|` inside macro calls bind `x`. 17: signatures hash tokens
-/// (comments, whitespace and trailing commas left out).
+/// (comments, whitespace and trailing commas left out); method-chain
+/// receivers; `use` and `mod` inside item macros.
 const EXTRACTOR_VERSION: u32 = 17;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -712,6 +712,30 @@ mod tests {
     }
 
     #[test]
+    fn long_method_chains_cost_time_linear_in_their_length() {
+        // Each call's receiver is the chain before it: read once per call,
+        // and only so deep (reading it twice per call once made this
+        // chain take 2^300 steps).
+        let chain = ".step()".repeat(300);
+        for (lang, src) in [
+            (Lang::Rust, format!("fn f(b: B) {{\n    b{chain};\n}}\n")),
+            (Lang::Python, format!("def f(b: B):\n    b{chain}\n")),
+        ] {
+            let s = extract(lang, &src);
+            let steps = refs_named(&s, "step");
+            assert_eq!(steps.len(), 300, "{lang:?}");
+            let has = |r: Receiver| steps.iter().any(|s| s.receiver == r);
+            assert!(has(Receiver::Type("B".into())), "{lang:?}");
+            assert!(
+                has(Receiver::Type("B".into()).then_call("step")),
+                "{lang:?}"
+            );
+            let unknown = steps.iter().filter(|s| s.receiver == Receiver::Unknown);
+            assert!(unknown.count() > 250, "{lang:?}: deep in the chain");
+        }
+    }
+
+    #[test]
     fn declared_return_types_unwrap_results_options_and_boxes() {
         let s = extract(
             Lang::Rust,
@@ -772,6 +796,51 @@ mod tests {
                 ("super::F".to_string(), "F", false, false),
                 ("crate::g::H".to_string(), "H", false, false),
                 ("crate::I".to_string(), "J", false, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn rust_use_and_mod_inside_item_macros_are_read_as_outside() {
+        let s = extract(
+            Lang::Rust,
+            "cfg_io! {\n    pub(crate) mod interest;\n    pub use interest::Interest;\n    cfg_net! {\n        pub use self::ready::{Ready, Other as O};\n    }\n}\nmod x {\n    cfg_rt! { use crate::a::B; }\n}\nfn f() {\n    m! { use a::b; }\n}\n",
+        );
+        let imports: Vec<(String, &str, bool, u32)> = s
+            .imports
+            .iter()
+            .map(|i| (i.path.join("::"), i.alias.as_str(), i.public, i.line))
+            .collect();
+        assert_eq!(
+            imports,
+            [
+                ("interest::Interest".to_string(), "Interest", true, 3),
+                ("self::ready::Ready".to_string(), "Ready", true, 5),
+                ("self::ready::Other".to_string(), "O", true, 5),
+                ("crate::a::B".to_string(), "B", false, 9),
+            ]
+        );
+        let x = s.defs.iter().position(|d| d.name == "x").expect("x");
+        assert_eq!(s.imports[3].scope, Some(x as u32));
+        let interest = s.defs.iter().find(|d| d.name == "interest").expect("mod");
+        assert_eq!(
+            (interest.kind, interest.visibility, interest.line),
+            (Kind::Module, Visibility::Crate, 2)
+        );
+        // Each imported name is an import reference, once.
+        let names: Vec<(&str, Form)> = s
+            .refs
+            .iter()
+            .filter(|r| ["Interest", "Ready", "Other", "B"].contains(&r.name.as_str()))
+            .map(|r| (r.name.as_str(), r.form))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("Interest", Form::Import),
+                ("Ready", Form::Import),
+                ("Other", Form::Import),
+                ("B", Form::Import)
             ]
         );
     }

@@ -8,7 +8,9 @@ use tree_sitter::Node;
 
 use super::{Defs, Field, Frame, Locals, Sig, finish, line, starts_upper, text, walk};
 use crate::impact::lang::{Grammar, Lang, Role};
-use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
+use crate::impact::symbols::{
+    Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility,
+};
 
 /// `node.kind()`, from the grammar's table.
 fn kind_of(node: Node) -> &'static str {
@@ -259,7 +261,12 @@ fn type_name(node: Node, src: &str) -> Option<String> {
 /// `self.make(…)`, `self.app.make(…)`, `make().build()`: what the method
 /// returns on that receiver.
 fn value_type(node: Node, src: &str) -> Option<Receiver> {
-    if kind_of(node) != "call" {
+    value_type_within(node, src, 0)
+}
+
+/// `value_type`, `depth` calls into a chain (none past `MAX_CHAIN`).
+fn value_type_within(node: Node, src: &str, depth: usize) -> Option<Receiver> {
+    if kind_of(node) != "call" || depth > MAX_CHAIN {
         return None;
     }
     let f = child(node, "function")?;
@@ -277,7 +284,7 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
                     _ => None,
                 }
             }
-            "call" => value_type(obj, src),
+            "call" => value_type_within(obj, src, depth + 1),
             _ => None,
         };
         if let Some(on) = on {
