@@ -8,15 +8,21 @@
 //! higher one.
 
 pub mod app;
+pub mod checks;
 pub mod cli;
 pub mod exit;
+pub mod fsx;
 pub mod git;
 pub mod impact;
+pub mod interrupt;
 pub mod llm;
 pub mod memory;
+pub mod paths;
+pub mod process;
 pub mod prompt;
 pub mod render;
 pub mod review;
+pub mod secrets;
 pub mod settings;
 pub mod specs;
 pub mod tasks;

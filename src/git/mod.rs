@@ -7,12 +7,14 @@
 //! not let a git2 type escape: callers get plain data (`diff::Diff`, hex ids).
 
 pub mod diff;
+mod export;
 
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
+pub use export::{ExportError, Exported};
 
 /// Everything that can go wrong reading a repository; each variant names the
 /// path, branch, revision or blob concerned.
@@ -34,8 +36,8 @@ pub enum Error {
     NoMainBranch { tried: String },
     #[error("revision `{rev}` does not name a commit in this repository")]
     CommitNotFound { rev: String },
-    #[error("commits {a} and {b} have no common ancestor")]
-    NoMergeBase { a: String, b: String },
+    #[error("commits {a} and {b} have no common ancestor{}", if *shallow { SHALLOW_HINT } else { "" })]
+    NoMergeBase { a: String, b: String, shallow: bool },
     #[error("blob {blob} not found in the object database")]
     BlobNotFound { blob: String },
     #[error("cannot read `{path}` at commit {commit}: {source}")]
@@ -53,6 +55,10 @@ pub enum Error {
         source: git2::Error,
     },
 }
+
+/// What a shallow clone's missing merge-base needs (CI checkouts often
+/// fetch one commit).
+const SHALLOW_HINT: &str = " in this shallow clone's history: fetch the rest with `git fetch --unshallow` (in CI, check out with full depth) and review again";
 
 /// The branch that holds the source of truth, and its commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,6 +238,8 @@ impl Repository {
             .map_err(|_| Error::NoMergeBase {
                 a: a.to_string(),
                 b: b.to_string(),
+                // The ancestor may be older than the clone's history.
+                shallow: self.repo.is_shallow(),
             })
     }
 
@@ -400,6 +408,43 @@ impl Repository {
         let oid = git2::Oid::from_str(blob).map_err(|_| not_found())?;
         let found = self.repo.find_blob(oid).map_err(|_| not_found())?;
         Ok(found.content().to_vec())
+    }
+
+    /// Whether `ancestor` is `descendant` or one of its ancestors.
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool, Error> {
+        let a = self.commit(ancestor)?.id();
+        let d = self.commit(descendant)?.id();
+        if a == d {
+            return Ok(true);
+        }
+        self.repo
+            .graph_descendant_of(d, a)
+            .map_err(|_| Error::NoMergeBase {
+                a: ancestor.to_string(),
+                b: descendant.to_string(),
+                shallow: self.repo.is_shallow(),
+            })
+    }
+
+    /// A commit's committer time, in seconds since the Unix epoch.
+    pub fn commit_time(&self, rev: &str) -> Result<i64, Error> {
+        Ok(self.commit(rev)?.committer().when().seconds())
+    }
+
+    /// `user.name` and `user.email` as git would sign a commit here
+    /// (repository, global and system configuration); None where unset.
+    pub fn user(&self) -> (Option<String>, Option<String>) {
+        let Ok(config) = self.repo.config() else {
+            return (None, None);
+        };
+        let get = |key: &str| {
+            config
+                .get_string(key)
+                .ok()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        (get("user.name"), get("user.email"))
     }
 
     /// The branch HEAD is on, if it is on one (not detached, not unborn).
