@@ -21,6 +21,8 @@
 //! ```
 //!
 //! `IMPACT_WORST_CASE=<text>` runs only the cases whose label holds it.
+//! `IMPACT_SITES=<project>` instead prints speed's reference sites for
+//! sampled definitions of the project, for `benches/impact_score.py`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -312,9 +314,8 @@ fn diff_of(tree: &Tree, case: &Case) -> Result<(Diff, String), String> {
             continue;
         }
         let lang = Lang::of_path(&f.path).ok_or("not a source file")?;
-        let bytes = &tree.blobs[&f.blob];
         let syms = extractor
-            .extract(lang, bytes)
+            .extract(lang, &tree.blobs[&f.blob])
             .map_err(|e| format!("{}: {e}", f.path))?;
         let Some(def) = (0..syms.defs.len())
             .filter(|&i| syms.display_name(i, lang.member_separator()) == case.symbol)
@@ -323,49 +324,115 @@ fn diff_of(tree: &Tree, case: &Case) -> Result<(Diff, String), String> {
         else {
             continue;
         };
-        let l = def.line;
-        let text = String::from_utf8_lossy(bytes);
-        let line = text.lines().nth(l as usize - 1).unwrap_or("").to_string();
-        let at = |kind, old: Option<u32>, new: Option<u32>| Line {
-            kind,
-            old_lineno: old,
-            new_lineno: new,
-            text: line.clone(),
-            no_newline: false,
-        };
-        let fd = FileDiff {
-            path: f.path.clone(),
-            old_path: None,
-            similarity: None,
-            status: FileStatus::Modified,
-            binary: false,
-            old_mode: Some(0o100644),
-            new_mode: Some(0o100644),
-            old_blob: Some(f.blob.clone()),
-            new_blob: Some(f.blob.clone()),
-            hunks: vec![Hunk {
-                old_start: l,
-                old_lines: 1,
-                new_start: l,
-                new_lines: 1,
-                context: String::new(),
-                lines: vec![
-                    at(LineKind::Removed, Some(l), None),
-                    at(LineKind::Added, None, Some(l)),
-                ],
-            }],
-            additions: 1,
-            deletions: 1,
-        };
-        let diff = Diff {
-            base_commit: "base".into(),
-            head_commit: "head".into(),
-            files: vec![fd],
-            sha256: String::new(),
-        };
-        return Ok((diff, format!("{}:{l}", f.path)));
+        return Ok((
+            line_diff(tree, f, def.line),
+            format!("{}:{}", f.path, def.line),
+        ));
     }
     Err(format!("{} not found in {}", case.symbol, case.file))
+}
+
+/// A diff touching line `l` of file `f` (same text on both sides).
+fn line_diff(tree: &Tree, f: &FileEntry, l: u32) -> Diff {
+    let text = String::from_utf8_lossy(&tree.blobs[&f.blob]);
+    let line = text.lines().nth(l as usize - 1).unwrap_or("").to_string();
+    let at = |kind, old: Option<u32>, new: Option<u32>| Line {
+        kind,
+        old_lineno: old,
+        new_lineno: new,
+        text: line.clone(),
+        no_newline: false,
+    };
+    let fd = FileDiff {
+        path: f.path.clone(),
+        old_path: None,
+        similarity: None,
+        status: FileStatus::Modified,
+        binary: false,
+        old_mode: Some(0o100644),
+        new_mode: Some(0o100644),
+        old_blob: Some(f.blob.clone()),
+        new_blob: Some(f.blob.clone()),
+        hunks: vec![Hunk {
+            old_start: l,
+            old_lines: 1,
+            new_start: l,
+            new_lines: 1,
+            context: String::new(),
+            lines: vec![
+                at(LineKind::Removed, Some(l), None),
+                at(LineKind::Added, None, Some(l)),
+            ],
+        }],
+        additions: 1,
+        deletions: 1,
+    };
+    Diff {
+        base_commit: "base".into(),
+        head_commit: "head".into(),
+        files: vec![fd],
+        sha256: String::new(),
+    }
+}
+
+/// For `benches/impact_score.py`: `count` definitions of `project` spread
+/// evenly over its non-test files (functions, methods, classes, structs,
+/// enums, traits), each analyzed alone, printed one JSON object a line:
+/// the definition's file, line and name, and speed's sites.
+fn dump_sites(project: &Project, tree: &Tree, count: usize) {
+    let mut extractor = Extractor::new();
+    let mut defs: Vec<(&FileEntry, u32, String)> = Vec::new();
+    for f in &tree.files {
+        let Some(lang) = Lang::of_path(&f.path) else {
+            continue;
+        };
+        let test = f.path.split('/').any(|p| {
+            matches!(
+                p,
+                "tests" | "test" | "testing" | "benches" | "examples" | "typeshed"
+            ) || p.starts_with("test_")
+        });
+        if test || f.path.ends_with(".pyi") {
+            continue;
+        }
+        let Ok(syms) = extractor.extract(lang, &tree.blobs[&f.blob]) else {
+            continue;
+        };
+        for d in &syms.defs {
+            use impact::Kind::*;
+            if matches!(d.kind, Function | Method | Class | Struct | Enum | Trait) && !d.test {
+                defs.push((f, d.line, d.name.clone()));
+            }
+        }
+    }
+    let step = (defs.len() / count.max(1)).max(1);
+    for (f, line, name) in defs.into_iter().step_by(step).take(count) {
+        let diff = line_diff(tree, f, line);
+        let result =
+            impact::analyze(&tree.files, &diff, tree, impact::CacheUse::Off).expect("analysis");
+        let Some(sym) = result
+            .symbols
+            .iter()
+            .find(|s| s.line == line && s.file == f.path)
+        else {
+            continue;
+        };
+        let sites = |list: &[impact::Site]| -> Vec<serde_json::Value> {
+            list.iter()
+                .filter(|s| !s.inside)
+                .map(|s| serde_json::json!({"file": s.file, "line": s.line, "form": s.form}))
+                .collect()
+        };
+        let record = serde_json::json!({
+            "project": project.name,
+            "file": f.path,
+            "line": line,
+            "name": name,
+            "sites": sites(&sym.sites),
+            "ambiguous": sites(&sym.ambiguous),
+        });
+        println!("{record}");
+    }
 }
 
 /// User plus system CPU time of this process so far: on a machine shared
@@ -389,6 +456,16 @@ fn main() {
     speed::memory::prefer_small_pages();
     let only = std::env::var("IMPACT_WORST_CASE").ok();
     let dirs = corpus_dirs();
+    if let Ok(name) = std::env::var("IMPACT_SITES") {
+        let count = std::env::var("IMPACT_SITES_COUNT")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(80);
+        if let Some(project) = PROJECTS.iter().find(|p| p.name == name) {
+            dump_sites(project, &load(&project_folders(&dirs, project)), count);
+        }
+        return;
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("machine: {cores} cores available; cold runs, no cache, prefiltered");
     let mut trees: HashMap<&str, Tree> = HashMap::new();

@@ -1433,17 +1433,19 @@ impl Index {
     /// Imports and glob imports lead to other lookups, which may lead back
     /// (glob cycles, a package whose glob imports name modules that are
     /// not in the tree, so each is looked up among the others): a lookup
-    /// met again while it is under way answers nothing for now (a cut).
-    /// An answer resting on a cut is kept aside until the cut lookup is
-    /// done: if that one found nothing, the cut was exact and the answer
-    /// is kept for good; else it is dropped, and recomputed when asked by
-    /// another question. Within one question no lookup is computed twice,
+    /// met again while it is under way answers only what its module
+    /// declares itself (a cut). An answer resting on a cut is kept aside
+    /// until the cut lookup is done: if that one found no more, the cut was
+    /// exact and the answer is kept for good; else it is dropped, and
+    /// recomputed when asked by another question. Within one question no lookup is computed twice,
     /// so no input makes the work grow faster than the lookups it holds.
     fn lookup_memo(&self, m: ModId, name: &str) -> Rc<[Target]> {
         let key = Key::Lookup(m, name.into());
         match self.memo_enter(&key) {
             Entered::Known(found) => found,
-            Entered::Cut => Rc::from([]),
+            // What the module itself declares: `pub use search::search;`
+            // names the module `search` to import its function.
+            Entered::Cut => Rc::from(self.declared(m, name)),
             Entered::Fresh(frame) => {
                 let found = self.lookup_uncached(m, name);
                 self.memo_leave(key, frame, found)
@@ -1451,7 +1453,9 @@ impl Index {
         }
     }
 
-    fn lookup_uncached(&self, m: ModId, name: &str) -> Vec<Target> {
+    /// What module `m` itself declares under `name`: its items and
+    /// submodules, no import. The answer of a lookup cut short.
+    fn declared(&self, m: ModId, name: &str) -> Vec<Target> {
         self.note_local(m, name);
         let mut out = Vec::new();
         if let Some(list) = self.items.get(name) {
@@ -1461,12 +1465,17 @@ impl Index {
                 }
             }
         }
-        let module = &self.modules[m as usize];
-        for (child, id) in &module.children {
+        for (child, id) in &self.modules[m as usize].children {
             if child == name {
                 push_unique(&mut out, Target::Module(*id));
             }
         }
+        out
+    }
+
+    fn lookup_uncached(&self, m: ModId, name: &str) -> Vec<Target> {
+        let mut out = self.declared(m, name);
+        let module = &self.modules[m as usize];
         for &(f, i) in module.by_alias.get(name).into_iter().flatten() {
             let imp = &self.files[f as usize].syms.imports[i as usize];
             if let PathOutcome::Found(ts) = self.resolve_import(m, imp) {
@@ -1538,15 +1547,21 @@ impl Index {
     /// rested on a cut of it, then keep its own answer for good, aside
     /// until the lookups it rests on are done, or for this question only.
     fn memo_leave(&self, key: Key, frame: Frame, found: Vec<Target>) -> Rc<[Target]> {
+        // What a cut of this question answered.
+        let cut = match &key {
+            Key::Lookup(m, name) => self.declared(*m, name),
+            Key::Members(..) => Vec::new(),
+        };
         let mut memo = self.memo.borrow_mut();
         memo.stack.pop();
         let at = memo.stack.len();
+        let exact_cut = found == cut;
         let found: Rc<[Target]> = Rc::from(found);
         for waiting in memo.waiting.remove(&at).unwrap_or_default() {
             let Some((answer, mut cuts)) = memo.provisional.remove(&waiting) else {
                 continue;
             };
-            if found.is_empty() {
+            if exact_cut {
                 cuts.retain(|&c| c != at);
             } else {
                 // The cut answered nothing where there was something.
@@ -2778,6 +2793,27 @@ mod tests {
         assert_eq!(
             resolved(&index, "tests/test_app.py", "f"),
             vec![vec!["nspkg.mod.f".to_string()]]
+        );
+    }
+
+    #[test]
+    fn a_re_export_through_a_module_of_the_same_name_resolves() {
+        // The import's own path names the module `search`, which the
+        // import's name would shadow were the lookup not cut at itself.
+        let index = index_of(&[
+            (
+                "src/lib.rs",
+                "pub mod search;\npub mod user;\npub use search::search;\n",
+            ),
+            ("src/search.rs", "pub fn search() {}\n"),
+            (
+                "src/user.rs",
+                "use crate::search;\n\npub fn u() {\n    search();\n}\n",
+            ),
+        ]);
+        assert_eq!(
+            resolved(&index, "src/user.rs", "search"),
+            vec![vec!["crate::search::search".to_string()]]
         );
     }
 
