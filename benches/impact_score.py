@@ -90,6 +90,7 @@ def main():
     parser.add_argument("--count", type=int, default=80)
     parser.add_argument("--corpus", default=str(Path.home() / "corpus/py"))
     parser.add_argument("--bin", help="a built impact_worst bench binary, instead of cargo bench")
+    parser.add_argument("--show", action="store_true", help="print each disagreement")
     args = parser.parse_args()
     corpus = Path(args.corpus)
     for project in args.projects:
@@ -118,6 +119,10 @@ def main():
             totals["confident"] += sum(sure.values())
             totals["all"] += sum(every.values())
             totals["confident_tp"] += sum((sure & want).values())
+            if args.show:
+                for kind, extra in (("speed only", sure - want), ("jedi only", want - sure)):
+                    for (f, l), n in sorted(extra.items()):
+                        print(f"  {record['name']} ({record['file']}:{record['line']}): {kind}: {f}:{l} x{n}")
             totals["all_tp"] += sum((every & want).values())
         p, r = score(totals["confident_tp"], totals["confident"], totals["reference"])
         ap, ar = score(totals["all_tp"], totals["all"], totals["reference"])
