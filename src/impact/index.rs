@@ -370,7 +370,8 @@ struct Memo {
 /// What `Index::memo_enter` found.
 enum Entered {
     Known(Rc<[Target]>),
-    /// Under way already (a cycle), or out of time: answer nothing.
+    /// Under way already (a cycle), or out of time or depth: a lookup
+    /// answers what its module declares itself, members nothing.
     Cut,
     /// Compute it, then hand the frame to `memo_leave`.
     Fresh(Frame),
