@@ -420,7 +420,7 @@ fn dump_sites(project: &Project, tree: &Tree, count: usize) {
         let sites = |list: &[impact::Site]| -> Vec<serde_json::Value> {
             list.iter()
                 .filter(|s| !s.inside)
-                .map(|s| serde_json::json!({"file": s.file, "line": s.line, "form": s.form}))
+                .map(|s| serde_json::json!({"file": s.file, "line": s.line, "column": s.column, "form": s.form}))
                 .collect()
         };
         let record = serde_json::json!({

@@ -4,7 +4,7 @@
 
 use super::symbols::{Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility};
 
-const MAGIC: &[u8; 4] = b"SPI3";
+const MAGIC: &[u8; 4] = b"SPI4";
 const NONE: u64 = 0;
 
 pub fn encode(syms: &FileSymbols) -> Vec<u8> {
@@ -34,6 +34,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         w.opt_string(d.returns.as_deref());
         w.uint(u64::from(d.start_line));
         w.uint(u64::from(d.line));
+        w.uint(u64::from(d.column));
         w.uint(u64::from(d.end_line));
         w.out.extend_from_slice(&d.signature.to_le_bytes());
         w.out.push(match d.visibility {
@@ -54,6 +55,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         }
         write_receiver(&mut w, &r.receiver);
         w.uint(u64::from(r.line));
+        w.uint(u64::from(r.column));
         w.opt_index(r.scope);
     }
     w.uint(syms.imports.len() as u64);
@@ -66,6 +68,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         w.out
             .push(u8::from(i.glob) | u8::from(i.public) << 1 | u8::from(i.module) << 2);
         w.uint(u64::from(i.line));
+        w.uint(u64::from(i.column));
         w.opt_index(i.scope);
     }
     w.out.push(u8::from(syms.syntax_errors));
@@ -117,6 +120,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         let returns = r.opt_string()?;
         let start_line = r.u32()?;
         let line = r.u32()?;
+        let column = r.u32()?;
         let end_line = r.u32()?;
         let signature = u64::from_le_bytes(r.bytes(8)?.try_into().ok()?);
         let visibility = match r.byte()? {
@@ -137,6 +141,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             returns,
             start_line,
             line,
+            column,
             end_line,
             signature,
             visibility,
@@ -156,6 +161,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         }
         let receiver = read_receiver(&mut r, 0)?;
         let line = r.u32()?;
+        let column = r.u32()?;
         let scope = r.opt_index()?;
         refs.push(Ref {
             name,
@@ -163,6 +169,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             path,
             receiver,
             line,
+            column,
             scope,
         });
     }
@@ -177,6 +184,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         let alias = r.string()?;
         let flags = r.byte()?;
         let line = r.u32()?;
+        let column = r.u32()?;
         let scope = r.opt_index()?;
         imports.push(Import {
             path,
@@ -185,6 +193,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             public: flags & 2 != 0,
             module: flags & 4 != 0,
             line,
+            column,
             scope,
         });
     }

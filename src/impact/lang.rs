@@ -23,8 +23,9 @@ use super::symbols::Kind;
 /// decides the tree of a file with syntax errors. 16: `let mut x` and
 /// `move |x|` inside macro calls bind `x`. 17: signatures hash tokens
 /// (comments, whitespace and trailing commas left out); method-chain
-/// receivers; `use` and `mod` inside item macros.
-const EXTRACTOR_VERSION: u32 = 17;
+/// receivers; `use` and `mod` inside item macros. 18: columns of
+/// definitions, references and imports.
+const EXTRACTOR_VERSION: u32 = 18;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1176,6 +1176,13 @@ mod tests {
         let json = serde_json::to_value(&impact).expect("serializes");
         assert_eq!(json[0]["change"], "signature_changed");
         assert_eq!(json[1]["sites"][0]["line"], 16);
+        assert_eq!(
+            json[1]["sites"][0]["column"], 16,
+            "`unused` in `crate::unused()`"
+        );
+        let helper_sites: Vec<(u32, u32)> =
+            helper.sites.iter().map(|s| (s.line, s.column)).collect();
+        assert_eq!(helper_sites, [(1, 12), (7, 9)], "the import, then the call");
     }
 
     #[test]
@@ -1183,6 +1190,7 @@ mod tests {
         let site = |file: &str, line: u32, form: Form, inside: bool| Site {
             file: file.into(),
             line,
+            column: 1,
             form,
             confidence: Confidence::Exact,
             candidates: 1,

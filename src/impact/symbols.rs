@@ -92,6 +92,8 @@ pub struct Def {
     pub start_line: u32,
     /// The line of its name (`start_line` counts attributes and doc comments).
     pub line: u32,
+    /// The 1-based column of its name on `line`, in characters.
+    pub column: u32,
     pub end_line: u32,
     /// Hash of the declaration without its body: a change here is a
     /// signature change, a change elsewhere inside the span a body change.
@@ -206,6 +208,8 @@ pub struct Ref {
     pub receiver: Receiver,
     /// 1-based line.
     pub line: u32,
+    /// The 1-based column of the name on `line`, in characters.
+    pub column: u32,
     /// Innermost enclosing definition (index in `FileSymbols::defs`).
     pub scope: Option<u32>,
 }
@@ -224,6 +228,9 @@ pub struct Import {
     /// Python `import a.b [as x]`: binds a module, not a member.
     pub module: bool,
     pub line: u32,
+    /// The 1-based column of the import statement (`use`, `pub use`,
+    /// `import`, `from`) on `line`, in characters.
+    pub column: u32,
     /// Innermost enclosing definition: an inline module or a function.
     pub scope: Option<u32>,
 }

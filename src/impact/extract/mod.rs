@@ -186,6 +186,34 @@ fn line(node: Node) -> u32 {
     node.start_position().row as u32 + 1
 }
 
+/// The 1-based column of a node's first character on its line.
+fn column(node: Node, src: &str) -> u32 {
+    let pos = node.start_byte();
+    chars_from(src, pos - node.start_position().column.min(pos), pos)
+}
+
+/// The 1-based column of byte `pos` on its line, in characters.
+fn column_at(src: &str, pos: usize) -> u32 {
+    let pos = pos.min(src.len());
+    let start = memchr::memrchr(b'\n', &src.as_bytes()[..pos]).map_or(0, |i| i + 1);
+    chars_from(src, start, pos)
+}
+
+/// One more than the characters in `src[start..pos]`: bytes when they
+/// are all ASCII, as they nearly always are before a name.
+fn chars_from(src: &str, start: usize, pos: usize) -> u32 {
+    let bytes = &src.as_bytes()[start..pos];
+    let n = if bytes.is_ascii() {
+        bytes.len()
+    } else {
+        // Not on a character boundary only for a range that is not a
+        // token of valid text: counted in bytes then.
+        src.get(start..pos)
+            .map_or(bytes.len(), |s| s.chars().count())
+    };
+    n as u32 + 1
+}
+
 /// The text a definition's signature is read from: `start..end`, less the
 /// `bodies` inside it (a trait's default method bodies), which count as
 /// one token `{}`. Hashed once the file's comments are known (`finish`).
@@ -508,6 +536,74 @@ mod tests {
             );
             assert_eq!(seen, expected, "{lang:?} source of {} bytes", src.len());
         }
+    }
+
+    /// (name, line, column) of every reference, in order.
+    fn places(s: &FileSymbols) -> Vec<(&str, u32, u32)> {
+        s.refs
+            .iter()
+            .map(|r| (r.name.as_str(), r.line, r.column))
+            .collect()
+    }
+
+    #[test]
+    fn every_site_has_the_column_of_its_name_in_characters() {
+        let s = extract(
+            Lang::Rust,
+            "use crate::{a::B,\n    c::D as E};\nfn f() {\n    let s = \"é\"; a::b::Shelf::make(s);\n    x.go(); m!(crate::k::h(1), y.z());\n}\n",
+        );
+        assert_eq!(
+            places(&s),
+            [
+                ("B", 1, 16),
+                ("D", 2, 8),
+                ("Shelf", 4, 24),
+                ("make", 4, 31),
+                ("go", 5, 7),
+                ("x", 5, 5),
+                ("m", 5, 13),
+                ("h", 5, 26),
+                ("y", 5, 32),
+                ("z", 5, 34),
+            ],
+            "`é` is one character"
+        );
+        let f = s.defs.iter().find(|d| d.name == "f").expect("f");
+        assert_eq!((f.line, f.column), (3, 4));
+        let imports: Vec<(u32, u32)> = s.imports.iter().map(|i| (i.line, i.column)).collect();
+        assert_eq!(imports, [(1, 1), (1, 1)], "an import is at its statement");
+        let m = extract(
+            Lang::Rust,
+            "cfg_io! {\n    pub use crate::io::{Ready,\n        Interest};\n}\n",
+        );
+        assert_eq!(
+            places(&m),
+            [("cfg_io", 1, 1), ("Ready", 2, 25), ("Interest", 3, 9)]
+        );
+        assert_eq!((m.imports[0].line, m.imports[0].column), (2, 5));
+        let p = extract(
+            Lang::Python,
+            "from .a import (b,\n    c as d)\nclass K(Base):\n    def go(self, x: \"mod.Node\") -> None:\n        «» = 1; self.run(); mod.f(x)\n",
+        );
+        let p_places: Vec<(&str, u32, u32)> = places(&p)
+            .into_iter()
+            .filter(|(n, _, _)| *n != "None")
+            .collect();
+        assert_eq!(
+            p_places,
+            [
+                ("b", 1, 17),
+                ("c", 2, 5),
+                ("Base", 3, 9),
+                ("mod", 4, 22),
+                ("Node", 4, 26),
+                ("run", 5, 22),
+                ("f", 5, 33),
+                ("mod", 5, 29),
+            ]
+        );
+        let go = p.defs.iter().find(|d| d.name == "go").expect("go");
+        assert_eq!((go.line, go.column), (4, 9));
     }
 
     #[test]

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{Defs, Field, Frame, Locals, Sig, finish, line, starts_upper, text, walk};
+use super::{
+    Defs, Field, Frame, Locals, Sig, column, column_at, finish, line, starts_upper, text, walk,
+};
 use crate::impact::lang::{Grammar, Lang, Role};
 use crate::impact::symbols::{
     Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility,
@@ -219,6 +221,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize), S
             returns,
             start_line: outer.start_position().row as u32 + 1,
             line: super::line(name),
+            column: column(name, src),
             end_line: end_line as u32,
             signature: 0,
             visibility,
@@ -381,6 +384,7 @@ impl Cx<'_> {
             path,
             receiver,
             line: line(node),
+            column: column(node, self.src),
             scope: self.defs.innermost(node.start_byte()),
         });
     }
@@ -403,6 +407,7 @@ impl Cx<'_> {
                 if self.local(segs[0], part.start_byte()).is_some() {
                     continue;
                 }
+                let mut pos = part.start_byte() + at;
                 for (i, seg) in segs.iter().enumerate() {
                     let receiver = match i {
                         0 => Receiver::None,
@@ -414,8 +419,10 @@ impl Cx<'_> {
                         path: Vec::new(),
                         receiver,
                         line: row,
+                        column: column_at(self.src, pos),
                         scope,
                     });
+                    pos += seg.len() + 1;
                 }
             }
         }
@@ -674,6 +681,7 @@ impl Cx<'_> {
     fn import(&mut self, node: Node, out: &mut Vec<Import>) {
         let scope = self.defs.innermost(node.start_byte());
         let line = line(node);
+        let column = column(node, self.src);
         let mut cursor = node.walk();
         if kind_of(node) == "import_statement" {
             for n in node.children_by_field_name("name", &mut cursor) {
@@ -692,6 +700,7 @@ impl Cx<'_> {
                                 public: true,
                                 module: true,
                                 line,
+                                column,
                                 scope,
                             });
                         }
@@ -716,6 +725,7 @@ impl Cx<'_> {
                         public: true,
                         module: true,
                         line,
+                        column,
                         scope,
                     });
                 }
@@ -753,6 +763,7 @@ impl Cx<'_> {
                 public: true,
                 module: false,
                 line,
+                column,
                 scope,
             });
             return;
@@ -780,6 +791,7 @@ impl Cx<'_> {
                 path: base.clone(),
                 receiver: Receiver::None,
                 line: self::line(n),
+                column: self::column(n, self.src),
                 scope,
             });
             let mut path = base.clone();
@@ -791,6 +803,7 @@ impl Cx<'_> {
                 public: true,
                 module: false,
                 line,
+                column,
                 scope,
             });
         }

@@ -8,7 +8,9 @@ use std::sync::OnceLock;
 use tree_sitter::Node;
 
 use super::tokens::{self, Tok, Token};
-use super::{Defs, Field, Frame, Locals, Sig, finish, line, starts_upper, text, walk};
+use super::{
+    Defs, Field, Frame, Locals, Sig, column, column_at, finish, line, starts_upper, text, walk,
+};
 use crate::impact::lang::{Grammar, Lang, Role, is_rust_primitive};
 use crate::impact::symbols::{
     Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility,
@@ -236,6 +238,7 @@ fn def(
             returns,
             start_line: start as u32 + 1,
             line: super::line(name),
+            column: column(name, src),
             end_line: end_line as u32,
             signature: 0,
             visibility,
@@ -581,39 +584,63 @@ fn bind(
 
 /// `a::b::C` → `["a", "b", "C"]`; None for paths built from macro variables.
 fn path_segments(node: Node, src: &str) -> Option<Vec<String>> {
-    match kind_of(node) {
-        "identifier" | "type_identifier" | "self" | "super" | "crate" => {
-            Some(vec![text(node, src).to_string()])
-        }
-        "scoped_identifier" | "scoped_type_identifier" => {
-            let mut segs = match child(node, "path") {
-                Some(p) => path_segments(p, src)?,
-                None => Vec::new(),
-            };
-            segs.push(text(child(node, "name")?, src).to_string());
-            Some(segs)
-        }
-        "generic_type" | "qualified_type" | "generic_type_with_turbofish" => {
-            path_segments(child(node, "type")?, src)
-        }
-        "bracketed_type" => path_segments(node.named_child(0)?, src),
-        _ => None,
-    }
+    let mut segs = Vec::new();
+    path_walk(node, src, &mut |seg| segs.push(text(seg, src).to_string()))?;
+    Some(segs)
 }
 
-/// Where a reference is: its line, and the byte that places it in its
-/// enclosing definition.
+/// `path_segments`, each segment with its node.
+fn path_nodes<'t>(node: Node<'t>, src: &str) -> Option<Vec<(String, Node<'t>)>> {
+    let mut segs = Vec::new();
+    path_walk(node, src, &mut |seg| {
+        segs.push((text(seg, src).to_string(), seg))
+    })?;
+    Some(segs)
+}
+
+/// Hand each segment of a path to `seg`, first to last.
+fn path_walk<'t>(node: Node<'t>, src: &str, seg: &mut impl FnMut(Node<'t>)) -> Option<()> {
+    match kind_of(node) {
+        "identifier" | "type_identifier" | "self" | "super" | "crate" => seg(node),
+        "scoped_identifier" | "scoped_type_identifier" => {
+            if let Some(p) = child(node, "path") {
+                path_walk(p, src, seg)?;
+            }
+            seg(child(node, "name")?);
+        }
+        "generic_type" | "qualified_type" | "generic_type_with_turbofish" => {
+            path_walk(child(node, "type")?, src, seg)?
+        }
+        "bracketed_type" => path_walk(node.named_child(0)?, src, seg)?,
+        _ => return None,
+    }
+    Some(())
+}
+
+/// Where a reference is: its line and column, and the byte that places it
+/// in its enclosing definition.
 #[derive(Clone, Copy)]
 struct Site {
     line: u32,
+    column: u32,
     pos: usize,
 }
 
 impl Site {
-    fn of(node: Node) -> Site {
+    fn of(node: Node, src: &str) -> Site {
         Site {
             line: line(node),
+            column: column(node, src),
             pos: node.start_byte(),
+        }
+    }
+
+    /// The site of a token at byte `pos` on line `line`.
+    fn at(src: &str, line: u32, pos: usize) -> Site {
+        Site {
+            line,
+            column: column_at(src, pos),
+            pos,
         }
     }
 }
@@ -646,6 +673,7 @@ impl<'a> Cx<'a> {
             path,
             receiver,
             line: at.line,
+            column: at.column,
             scope: self.defs.innermost(at.pos),
         });
     }
@@ -936,7 +964,13 @@ impl<'a> Cx<'a> {
         if form != Form::Macro && self.is_local(name, node.start_byte()) {
             return;
         }
-        self.push(name, form, Vec::new(), Receiver::None, Site::of(node));
+        self.push(
+            name,
+            form,
+            Vec::new(),
+            Receiver::None,
+            Site::of(node, self.src),
+        );
     }
 
     fn type_ident(&mut self, node: Node, field: Field, anc: &[Frame]) {
@@ -961,11 +995,23 @@ impl<'a> Cx<'a> {
                 return;
             }
             if let Some(t) = self.self_type(anc) {
-                self.push(&t, Form::Type, Vec::new(), Receiver::None, Site::of(node));
+                self.push(
+                    &t,
+                    Form::Type,
+                    Vec::new(),
+                    Receiver::None,
+                    Site::of(node, self.src),
+                );
             }
             return;
         }
-        self.push(name, Form::Type, Vec::new(), Receiver::None, Site::of(node));
+        self.push(
+            name,
+            Form::Type,
+            Vec::new(),
+            Receiver::None,
+            Site::of(node, self.src),
+        );
     }
 
     fn path(&mut self, node: Node, field: Field, anc: &[Frame]) {
@@ -985,9 +1031,11 @@ impl<'a> Cx<'a> {
         {
             return;
         }
-        let Some(segs) = path_segments(node, self.src) else {
+        let Some(nodes) = path_nodes(node, self.src) else {
             return;
         };
+        let sites: Vec<Site> = nodes.iter().map(|(_, n)| Site::of(*n, self.src)).collect();
+        let segs = nodes.into_iter().map(|(s, _)| s).collect();
         let Some((segs, from)) = self.self_path(segs, anc) else {
             return;
         };
@@ -996,18 +1044,20 @@ impl<'a> Cx<'a> {
             _ if kind_of(node) == "scoped_type_identifier" => Form::Type,
             _ => Form::Path,
         };
-        self.push_path(segs, form, Site::of(node), from);
+        self.push_path(segs, &sites, form, from);
     }
 
     /// A path reference names its last segment and, for `Type::item`, the
-    /// type too (`Foo::new()` is a use of `Foo`), from segment `from` on.
-    fn push_path(&mut self, segs: Vec<String>, form: Form, at: Site, from: usize) {
+    /// type too (`Foo::new()` is a use of `Foo`), from segment `from` on;
+    /// each at its own site (`sites`, one a segment).
+    fn push_path(&mut self, segs: Vec<String>, sites: &[Site], form: Form, from: usize) {
         for k in from..segs.len().saturating_sub(1) {
             if starts_upper(&segs[k]) && !self.type_params.contains(segs[k].as_str()) {
-                self.push(&segs[k], Form::Type, segs[..k].to_vec(), Receiver::None, at);
+                let path = segs[..k].to_vec();
+                self.push(&segs[k], Form::Type, path, Receiver::None, sites[k]);
             }
         }
-        if let Some((name, path)) = segs.split_last() {
+        if let (Some((name, path)), Some(&at)) = (segs.split_last(), sites.last()) {
             if path
                 .first()
                 .is_some_and(|s| self.type_params.contains(s.as_str()))
@@ -1035,7 +1085,7 @@ impl<'a> Cx<'a> {
             Form::MethodCall,
             Vec::new(),
             receiver,
-            Site::of(field),
+            Site::of(field, self.src),
         );
     }
 
@@ -1209,8 +1259,10 @@ impl<'a> Cx<'a> {
         };
         let mut found = Vec::new();
         use_tree(arg, text, &[], &mut found);
-        for (path, alias, glob, at) in found {
-            self.push_import(path, alias, glob, public, line, line + at - 1, scope);
+        let statement = Site::at(self.src, line, from);
+        for (path, alias, glob, row, pos) in found {
+            let name = Site::at(self.src, line + row - 1, from + pos);
+            self.push_import(path, alias, glob, public, statement, name, scope);
         }
     }
 
@@ -1231,6 +1283,7 @@ impl<'a> Cx<'a> {
             returns: None,
             start_line: line_at(self.src, from),
             line: name.line,
+            column: column_at(self.src, name.start),
             end_line: line_at(self.src, to.saturating_sub(1)),
             signature: 0,
             visibility,
@@ -1257,12 +1310,15 @@ impl<'a> Cx<'a> {
                 Tok::Pipe | Tok::Let => i = self.macro_bindings(&tokens, i),
                 Tok::Ident | Tok::SelfValue | Tok::Crate | Tok::Super => {
                     let mut segs = vec![self.token_text(tok).to_string()];
+                    let mut sites = vec![Site::at(self.src, tok.line, tok.start)];
                     let mut j = i + 1;
                     while j + 1 < tokens.len()
                         && tokens[j].kind == Tok::PathSep
                         && tokens[j + 1].kind.is_word()
                     {
-                        segs.push(self.token_text(tokens[j + 1]).to_string());
+                        let seg = tokens[j + 1];
+                        segs.push(self.token_text(seg).to_string());
+                        sites.push(Site::at(self.src, seg.line, seg.start));
                         j += 2;
                     }
                     let prev = i.checked_sub(1).map(|k| tokens[k].kind);
@@ -1271,7 +1327,7 @@ impl<'a> Cx<'a> {
                         n.kind == Tok::Tree && self.src.as_bytes().get(n.start) == Some(&b'(')
                     });
                     let next_kind = next.map(|n| n.kind);
-                    self.macro_site(&tokens, i, segs, (prev, next_kind, called), anc);
+                    self.macro_site(&tokens, i, (segs, sites), (prev, next_kind, called), anc);
                     i = j;
                 }
                 _ => i += 1,
@@ -1334,15 +1390,12 @@ impl<'a> Cx<'a> {
         &mut self,
         tokens: &[Token],
         i: usize,
-        segs: Vec<String>,
+        (segs, sites): (Vec<String>, Vec<Site>),
         (prev, next, called): (Option<Tok>, Option<Tok>, bool),
         anc: &[Frame],
     ) {
         let tok = tokens[i];
-        let at = Site {
-            line: tok.line,
-            pos: tok.start,
-        };
+        let at = sites[0];
         if matches!(segs[0].as_str(), "self" | "crate" | "super") && segs.len() == 1 {
             return;
         }
@@ -1367,7 +1420,7 @@ impl<'a> Cx<'a> {
             return;
         }
         if next == Some(Tok::Bang) {
-            if let Some((name, path)) = segs.split_last() {
+            if let (Some((name, path)), Some(&at)) = (segs.split_last(), sites.last()) {
                 self.push(name, Form::Macro, path.to_vec(), Receiver::None, at);
             }
             return;
@@ -1378,7 +1431,7 @@ impl<'a> Cx<'a> {
         }
         if segs.len() > 1 {
             if let Some((segs, from)) = self.self_path(segs, anc) {
-                self.push_path(segs, Form::Path, at, from);
+                self.push_path(segs, &sites, Form::Path, from);
             }
             return;
         }
@@ -1396,7 +1449,7 @@ impl<'a> Cx<'a> {
         let public = node
             .named_children(&mut cursor)
             .any(|c| kind_of(c) == "visibility_modifier");
-        let line = line(node);
+        let statement = Site::of(node, self.src);
         if kind_of(node) == "extern_crate_declaration" {
             let Some(name) = child(node, "name") else {
                 return;
@@ -1410,7 +1463,8 @@ impl<'a> Cx<'a> {
                 glob: false,
                 public,
                 module: true,
-                line,
+                line: statement.line,
+                column: statement.column,
                 scope,
             });
             return;
@@ -1420,13 +1474,14 @@ impl<'a> Cx<'a> {
         };
         let mut found = Vec::new();
         use_tree(arg, self.src, &[], &mut found);
-        for (path, alias, glob, at) in found {
-            self.push_import(path, alias, glob, public, line, at, scope);
+        for (path, alias, glob, line, pos) in found {
+            let name = Site::at(self.src, line, pos);
+            self.push_import(path, alias, glob, public, statement, name, scope);
         }
     }
 
-    /// One leaf of a `use` tree: the import, and the reference it makes
-    /// (`at` is the line of its name: a `use` list spans several).
+    /// One leaf of a `use` tree: the import (at `statement`), and the
+    /// reference it makes (at `name`: a `use` list spans several lines).
     #[allow(clippy::too_many_arguments)]
     fn push_import(
         &mut self,
@@ -1434,8 +1489,8 @@ impl<'a> Cx<'a> {
         alias: String,
         glob: bool,
         public: bool,
-        line: u32,
-        at: u32,
+        statement: Site,
+        name_at: Site,
         scope: Option<u32>,
     ) {
         // `use Kind::*` uses the enum; `use super::*` names a module,
@@ -1449,7 +1504,8 @@ impl<'a> Cx<'a> {
                         form: Form::Import,
                         path: prefix.to_vec(),
                         receiver: Receiver::None,
-                        line: at,
+                        line: name_at.line,
+                        column: name_at.column,
                         scope,
                     });
                 }
@@ -1461,7 +1517,8 @@ impl<'a> Cx<'a> {
             glob,
             public,
             module: false,
-            line,
+            line: statement.line,
+            column: statement.column,
             scope,
         });
     }
@@ -1477,8 +1534,9 @@ fn line_at(src: &str, pos: usize) -> u32 {
         + 1
 }
 
-/// A `use` tree flattened: (path, local name, glob, line of the name).
-type UseLeaf = (Vec<String>, String, bool, u32);
+/// A `use` tree flattened: (path, local name, glob, line and byte of the
+/// name in the text parsed).
+type UseLeaf = (Vec<String>, String, bool, u32, usize);
 
 /// Flatten a `use` tree into its leaves.
 fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
@@ -1496,7 +1554,8 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
                 path.pop();
             }
             let alias = path.last().cloned().unwrap_or_default();
-            out.push((path, alias, false, last_line(node)));
+            let name = last_segment(node);
+            out.push((path, alias, false, line(name), name.start_byte()));
         }
         "use_as_clause" => {
             let Some(p) = child(node, "path") else {
@@ -1511,7 +1570,8 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
             let alias = child(node, "alias")
                 .map(|a| text(a, src).to_string())
                 .unwrap_or_default();
-            out.push((path, alias, false, last_line(p)));
+            let name = last_segment(p);
+            out.push((path, alias, false, line(name), name.start_byte()));
         }
         "use_wildcard" => {
             let inner = node.named_child(0).and_then(|p| path_segments(p, src));
@@ -1519,7 +1579,7 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
                 Some(tail) => join(Some(tail)).unwrap_or_default(),
                 None => prefix.to_vec(),
             };
-            out.push((path, String::new(), true, line(node)));
+            out.push((path, String::new(), true, line(node), node.start_byte()));
         }
         "scoped_use_list" => {
             let base = match child(node, "path") {
@@ -1543,7 +1603,7 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
     }
 }
 
-/// The line of a path's last segment (`a::\n    b` is on `b`'s line).
-fn last_line(path: Node) -> u32 {
-    child(path, "name").map_or_else(|| line(path), line)
+/// A path's last segment (`a::\n    b` is on `b`'s line).
+fn last_segment(path: Node) -> Node {
+    child(path, "name").unwrap_or(path)
 }
