@@ -448,11 +448,76 @@ enum Reach {
     Pending,
 }
 
-/// A Rust package manifest: directory (relative, "" for the root) and name.
+/// A Rust package manifest: directory (relative, "" for the root), name,
+/// and the crate roots it declares where Cargo would not look for them.
 #[derive(Debug, Clone)]
 pub struct Manifest {
     pub dir: String,
     pub name: String,
+    pub roots: Vec<Root>,
+}
+
+/// A crate root a manifest declares outside Cargo's conventional places
+/// (`[[bin]] path = "crates/core/main.rs"`, as ripgrep has it): the files
+/// in its folder and below are its modules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// Relative to the manifest's directory.
+    pub path: String,
+    pub kind: RootKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootKind {
+    Lib,
+    /// A binary, by name.
+    Bin(String),
+}
+
+impl Root {
+    /// Whether Cargo's conventions already place a root at `path`
+    /// (`src/lib.rs`, `src/main.rs`, `src/bin/…`, `tests/…`, `benches/…`,
+    /// `examples/…`), which the layout reads without the manifest.
+    pub fn conventional(path: &str) -> bool {
+        let path = path.trim_start_matches("./");
+        matches!(path, "src/lib.rs" | "src/main.rs")
+            || ["src/bin/", "tests/", "benches/", "examples/"]
+                .iter()
+                .any(|d| path.starts_with(d))
+    }
+
+    fn dir(&self) -> &str {
+        self.path.rsplit_once('/').map_or("", |(d, _)| d)
+    }
+}
+
+impl Manifest {
+    /// The target and module segments of the file at `rel` (relative to
+    /// the manifest's directory) when it lies under a declared root's
+    /// folder: the deepest such root.
+    fn declared_module<'p>(&self, rel: &'p str, has_lib: bool) -> Option<(String, Vec<&'p str>)> {
+        let root = self
+            .roots
+            .iter()
+            .filter(|r| {
+                let dir = r.dir();
+                rel == r.path || (!dir.is_empty() && rel.starts_with(&format!("{dir}/")))
+            })
+            .max_by_key(|r| r.dir().len())?;
+        let has_lib = has_lib || self.roots.iter().any(|r| r.kind == RootKind::Lib);
+        let target = match &root.kind {
+            RootKind::Lib => "lib".to_string(),
+            RootKind::Bin(name) if has_lib => format!("bin/{name}"),
+            // A package of binaries only: its root is the crate, as
+            // `src/main.rs` is without a `src/lib.rs`.
+            RootKind::Bin(_) => "lib".to_string(),
+        };
+        if rel == root.path {
+            return Some((target, Vec::new()));
+        }
+        let inside = rel[root.dir().len()..].trim_end_matches(".rs");
+        Some((target, module_segments(inside)))
+    }
 }
 
 /// What module paths are computed from: the crates' manifests, the
@@ -762,7 +827,11 @@ impl Index {
             format!("{dir}/")
         };
         let stem = rel.trim_end_matches(".rs");
-        let (target, segs): (String, Vec<&str>) = if let Some(inside) = stem.strip_prefix("src/") {
+        let declared =
+            manifest.and_then(|m| m.declared_module(rel, layout.has_lib.contains(&prefix)));
+        let (target, segs): (String, Vec<&str>) = if let Some(found) = declared {
+            found
+        } else if let Some(inside) = stem.strip_prefix("src/") {
             if inside == "lib" {
                 ("lib".to_string(), Vec::new())
             } else if inside == "main" {
@@ -2586,6 +2655,10 @@ mod tests {
     use crate::impact::Extractor;
 
     fn index_of(files: &[(&str, &str)]) -> Index {
+        index_with(files, &[])
+    }
+
+    fn index_with(files: &[(&str, &str)], manifests: &[Manifest]) -> Index {
         let mut ex = Extractor::new();
         let sources = files
             .iter()
@@ -2599,7 +2672,7 @@ mod tests {
                 }
             })
             .collect();
-        Index::build(sources, &[])
+        Index::build(sources, manifests)
     }
 
     fn file_id(index: &Index, path: &str) -> u32 {
@@ -2794,6 +2867,59 @@ mod tests {
         assert_eq!(
             resolved(&index, "tests/test_app.py", "f"),
             vec![vec!["nspkg.mod.f".to_string()]]
+        );
+    }
+
+    #[test]
+    fn a_crate_root_the_manifest_places_elsewhere_roots_the_files_beside_it() {
+        // ripgrep: `[[bin]] path = "crates/core/main.rs"`, no library.
+        let manifest = Manifest {
+            dir: "rg".into(),
+            name: "ripgrep".into(),
+            roots: vec![Root {
+                path: "crates/core/main.rs".into(),
+                kind: RootKind::Bin("rg".into()),
+            }],
+        };
+        let index = index_with(
+            &[
+                (
+                    "rg/crates/core/main.rs",
+                    "mod flags;
+fn main() { flags::parse(); }
+",
+                ),
+                (
+                    "rg/crates/core/flags/mod.rs",
+                    "pub(crate) mod lowargs;
+pub fn parse() {}
+",
+                ),
+                (
+                    "rg/crates/core/flags/lowargs.rs",
+                    "pub(crate) enum SortModeKind { Path }
+",
+                ),
+                (
+                    "rg/crates/core/flags/defs.rs",
+                    "use crate::flags::lowargs::SortModeKind;
+fn f(k: SortModeKind) {}
+",
+                ),
+            ],
+            &[manifest],
+        );
+        assert_eq!(
+            module_key(&index, "rg/crates/core/flags/defs.rs"),
+            "rs:ripgrep:lib::flags::defs"
+        );
+        assert_eq!(
+            resolved(&index, "rg/crates/core/flags/defs.rs", "SortModeKind"),
+            vec![vec!["ripgrep::flags::lowargs::SortModeKind".to_string()]]
+        );
+        assert_eq!(
+            resolved(&index, "rg/crates/core/main.rs", "parse"),
+            vec![vec!["ripgrep::flags::parse".to_string()]]
         );
     }
 

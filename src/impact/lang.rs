@@ -25,7 +25,7 @@ use super::symbols::Kind;
 /// (comments, whitespace and trailing commas left out); method-chain
 /// receivers; `use` and `mod` inside item macros. 18: columns of
 /// definitions, references and imports.
-const EXTRACTOR_VERSION: u32 = 18;
+const EXTRACTOR_VERSION: u32 = 19;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

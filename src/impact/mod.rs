@@ -989,11 +989,8 @@ fn manifests(head_files: &[FileEntry], blobs: &dyn Blobs, impact: &mut Impact) -
         let Some(dir) = manifest_dir(&f.path) else {
             continue;
         };
-        match package_name(blobs, &f.blob) {
-            Ok(Some(name)) => out.push(Manifest {
-                dir: dir.to_string(),
-                name,
-            }),
+        match read_manifest(blobs, &f.blob, dir) {
+            Ok(Some(m)) => out.push(m),
             Ok(None) => {}
             Err(e) => impact.skipped.push(Skipped {
                 path: f.path.clone(),
@@ -1038,11 +1035,8 @@ fn base_layout(
             continue;
         };
         touched_dirs.insert(dir);
-        match package_name(blobs, blob) {
-            Ok(Some(name)) => base_manifests.push(Manifest {
-                dir: dir.to_string(),
-                name,
-            }),
+        match read_manifest(blobs, blob, dir) {
+            Ok(Some(m)) => base_manifests.push(m),
             Ok(None) => {}
             Err(e) => impact.skipped.push(Skipped {
                 path: format!("{old_path} (base side)"),
@@ -1068,17 +1062,52 @@ fn manifest_dir(path: &str) -> Option<&str> {
     }
 }
 
-/// The `[package]` name of a manifest blob; None for a workspace manifest.
-fn package_name(blobs: &dyn Blobs, blob: &str) -> Result<Option<String>, String> {
+/// The package a manifest blob in `dir` declares: its name and the crate
+/// roots it places outside Cargo's conventions; None for a workspace
+/// manifest.
+fn read_manifest(blobs: &dyn Blobs, blob: &str, dir: &str) -> Result<Option<Manifest>, String> {
     let text = blobs
         .read(blob)
         .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))?;
     let table = toml::from_str::<toml::Table>(&text).map_err(|e| e.to_string())?;
-    Ok(table
+    let Some(name) = table
         .get("package")
         .and_then(|p| p.get("name"))
         .and_then(|n| n.as_str())
-        .map(str::to_string))
+    else {
+        return Ok(None);
+    };
+    let path_of = |target: &toml::Value| -> Option<String> {
+        let path = target.get("path")?.as_str()?.trim_start_matches("./");
+        (!index::Root::conventional(path)).then(|| path.to_string())
+    };
+    let mut roots = Vec::new();
+    if let Some(path) = table.get("lib").and_then(path_of) {
+        roots.push(index::Root {
+            path,
+            kind: index::RootKind::Lib,
+        });
+    }
+    let bins = table.get("bin").and_then(|b| b.as_array());
+    for bin in bins.into_iter().flatten() {
+        if let Some(path) = path_of(bin) {
+            let stem = path
+                .rsplit('/')
+                .next()
+                .unwrap_or(&path)
+                .trim_end_matches(".rs");
+            let bin_name = bin.get("name").and_then(|n| n.as_str()).unwrap_or(stem);
+            roots.push(index::Root {
+                kind: index::RootKind::Bin(bin_name.to_string()),
+                path,
+            });
+        }
+    }
+    Ok(Some(Manifest {
+        dir: dir.to_string(),
+        name: name.to_string(),
+        roots,
+    }))
 }
 
 #[cfg(test)]
@@ -1183,6 +1212,35 @@ mod tests {
         let helper_sites: Vec<(u32, u32)> =
             helper.sites.iter().map(|s| (s.line, s.column)).collect();
         assert_eq!(helper_sites, [(1, 12), (7, 9)], "the import, then the call");
+    }
+
+    #[test]
+    fn a_manifest_names_its_package_and_the_roots_it_places_off_convention() {
+        let text = "[package]\nname = \"ripgrep\"\n\n[lib]\npath = \"src/lib.rs\"\n\n[[bin]]\nname = \"rg\"\npath = \"crates/core/main.rs\"\n\n[[bin]]\npath = \"./tools/gen.rs\"\n\n[[test]]\nname = \"integration\"\npath = \"tests/tests.rs\"\n";
+        let blobs = Mem(HashMap::from([("m".to_string(), text.as_bytes().to_vec())]));
+        let m = read_manifest(&blobs, "m", "rg")
+            .expect("reads")
+            .expect("a package");
+        assert_eq!((m.dir.as_str(), m.name.as_str()), ("rg", "ripgrep"));
+        assert_eq!(
+            m.roots,
+            [
+                index::Root {
+                    path: "crates/core/main.rs".into(),
+                    kind: index::RootKind::Bin("rg".into())
+                },
+                index::Root {
+                    path: "tools/gen.rs".into(),
+                    kind: index::RootKind::Bin("gen".into())
+                },
+            ],
+            "conventional places are left to the layout"
+        );
+        let workspace = Mem(HashMap::from([(
+            "w".to_string(),
+            b"[workspace]\nmembers = [\"a\"]\n".to_vec(),
+        )]));
+        assert!(read_manifest(&workspace, "w", "").expect("reads").is_none());
     }
 
     #[test]

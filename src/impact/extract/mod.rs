@@ -572,6 +572,8 @@ mod tests {
         assert_eq!((f.line, f.column), (3, 4));
         let imports: Vec<(u32, u32)> = s.imports.iter().map(|i| (i.line, i.column)).collect();
         assert_eq!(imports, [(1, 1), (1, 1)], "an import is at its statement");
+        let g = extract(Lang::Rust, "fn f() {\n    use ignore::WalkState::*;\n}\n");
+        assert_eq!(places(&g), [("WalkState", 2, 17)], "the enum, not the path");
         let m = extract(
             Lang::Rust,
             "cfg_io! {\n    pub use crate::io::{Ready,\n        Interest};\n}\n",

@@ -1574,12 +1574,14 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
             out.push((path, alias, false, line(name), name.start_byte()));
         }
         "use_wildcard" => {
-            let inner = node.named_child(0).and_then(|p| path_segments(p, src));
-            let path = match inner {
+            let inner = node.named_child(0);
+            let path = match inner.and_then(|p| path_segments(p, src)) {
                 Some(tail) => join(Some(tail)).unwrap_or_default(),
                 None => prefix.to_vec(),
             };
-            out.push((path, String::new(), true, line(node), node.start_byte()));
+            // `use Kind::*` names `Kind` where it is written.
+            let name = inner.map_or(node, last_segment);
+            out.push((path, String::new(), true, line(name), name.start_byte()));
         }
         "scoped_use_list" => {
             let base = match child(node, "path") {
