@@ -24,7 +24,8 @@ use super::symbols::Kind;
 /// `move |x|` inside macro calls bind `x`. 17: signatures hash tokens
 /// (comments, whitespace and trailing commas left out); method-chain
 /// receivers; `use` and `mod` inside item macros. 18: columns of
-/// definitions, references and imports.
+/// definitions, references and imports. 19: `use Kind::*`
+/// is sited at `Kind`.
 const EXTRACTOR_VERSION: u32 = 19;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
