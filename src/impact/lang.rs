@@ -25,8 +25,9 @@ use super::symbols::Kind;
 /// (comments, whitespace and trailing commas left out); method-chain
 /// receivers; `use` and `mod` inside item macros. 18: columns of
 /// definitions, references and imports. 19: `use Kind::*`
-/// is sited at `Kind`.
-const EXTRACTOR_VERSION: u32 = 19;
+/// is sited at `Kind`. 20: receivers of call chains inside macros
+/// and of calls of local closures.
+const EXTRACTOR_VERSION: u32 = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -395,6 +395,9 @@ struct Local {
     /// What calling a method on it means, when evident: `Receiver::Type`
     /// or `Receiver::Returned`.
     ty: Option<Receiver>,
+    /// For a closure (`let m = |p| a.f(p);`): what calling it returns,
+    /// when evident.
+    calls: Option<Receiver>,
 }
 
 /// Locals by name, each with its function.
@@ -405,10 +408,26 @@ struct Locals {
 
 impl Locals {
     fn add(&mut self, func: Option<u32>, name: &str, pos: usize, ty: Option<Receiver>) {
-        self.by_name
-            .entry(name.to_string())
-            .or_default()
-            .push((func, Local { pos, ty }));
+        self.by_name.entry(name.to_string()).or_default().push((
+            func,
+            Local {
+                pos,
+                ty,
+                calls: None,
+            },
+        ));
+    }
+
+    /// A closure bound to `name`, calling which returns `calls`.
+    fn add_closure(&mut self, func: Option<u32>, name: &str, pos: usize, calls: Receiver) {
+        self.by_name.entry(name.to_string()).or_default().push((
+            func,
+            Local {
+                pos,
+                ty: None,
+                calls: Some(calls),
+            },
+        ));
     }
 
     /// The latest binding of `name` in `func` at or before `pos`.
@@ -771,6 +790,34 @@ mod tests {
         assert_eq!(recv("event"), Receiver::Type("Events".into()));
         assert_eq!(recv("pour"), Receiver::Type("Sink".into()));
         assert_eq!(recv("file"), Receiver::Field("index".into()));
+    }
+
+    #[test]
+    fn chains_inside_macros_and_calls_of_closures_keep_their_receivers() {
+        // ripgrep's `ignore` tests: `assert!(ig.matched("a", false).is_ignore())`
+        // and `let m = |p| gi.matched_path_or_any_parents(p, false);`.
+        let s = extract(
+            Lang::Rust,
+            "fn t(b: B) {\n    let ov = ov(&[]);\n    assert!(ov.matched(\"a\", false).is_ignore());\n    let m = |p: &str| {\n        b.find(p, false)\n    };\n    assert!(m(\"a\").is_some_one());\n    let x = m(\"b\");\n    x.is_none_one();\n    check!(a::make()?.go().await.step(), self.k.len_of());\n    let f = |p| p;\n    f(1).unknown();\n}\n",
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        let ov = || Receiver::Returned(vec!["ov".into()]);
+        assert_eq!(recv("is_ignore"), ov().then_call("matched"));
+        let found = || Receiver::Type("B".into()).then_call("find");
+        assert_eq!(recv("is_some_one"), found(), "a closure's call");
+        assert_eq!(recv("is_none_one"), found(), "a closure's call's value");
+        let make = || Receiver::Returned(vec!["a".into(), "make".into()]);
+        assert_eq!(
+            recv("step"),
+            make().then_call("go"),
+            "through `?` and `.await`"
+        );
+        assert_eq!(recv("len_of"), Receiver::Field("k".into()));
+        assert_eq!(
+            recv("unknown"),
+            Receiver::Unknown,
+            "a closure of no evident value"
+        );
     }
 
     #[test]

@@ -463,6 +463,25 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
     }
 }
 
+/// The expression a closure's body evaluates to: the body itself, or a
+/// block's only expression (`|p| { a.f(p) }`); None for a block of
+/// statements.
+fn tail_value(body: Node) -> Option<Node> {
+    if kind_of(body) != "block" {
+        return Some(body);
+    }
+    let mut cursor = body.walk();
+    let mut inner = body
+        .named_children(&mut cursor)
+        .filter(|c| !matches!(kind_of(*c), "line_comment" | "block_comment"));
+    let only = inner.next()?;
+    let statement = matches!(
+        kind_of(only),
+        "expression_statement" | "let_declaration" | "empty_statement"
+    ) || kind_of(only).ends_with("_item");
+    (inner.next().is_none() && !statement).then_some(only)
+}
+
 /// Methods whose value has the type of the value they are called on
 /// (`Option<T>` and `Result<T, E>` unwrapped, `T` cloned).
 fn keeps_type(method: &str) -> bool {
@@ -804,7 +823,12 @@ impl<'a> Cx<'a> {
             .defs
             .function_of(self.defs.innermost(pattern.start_byte()));
         let (pos, ty) = binding_site(pattern, parent, self.src);
-        let ty = ty.filter(|t| !self.calls_local(t, pattern.start_byte()));
+        if let Some(calls) = self.closure_bound(pattern, parent) {
+            let name = text(pattern, self.src);
+            self.locals.add_closure(func, name, pos, calls);
+            return;
+        }
+        let ty = ty.and_then(|t| self.through_closure(t, pattern.start_byte()));
         // `let w = b.hidden(true).build();`: a method chain's value.
         let ty = ty.or_else(|| {
             let p = parent.filter(|p| kind_of(*p) == "let_declaration")?;
@@ -828,6 +852,51 @@ impl<'a> Cx<'a> {
     /// `Returned` from a call of a local (a closure), not of a function.
     fn calls_local(&self, ty: &Receiver, pos: usize) -> bool {
         matches!(ty, Receiver::Returned(path) if path.len() == 1 && self.is_local(&path[0], pos))
+    }
+
+    /// `ty`, unless it is the value of a call of a local: then what that
+    /// closure is known to return, if anything.
+    fn through_closure(&self, ty: Receiver, pos: usize) -> Option<Receiver> {
+        match &ty {
+            Receiver::Returned(path) if path.len() == 1 && self.is_local(&path[0], pos) => {
+                self.closure_returns(&path[0], pos)
+            }
+            _ => Some(ty),
+        }
+    }
+
+    /// What calling the local closure `name` at `pos` returns, when its
+    /// body says (`let m = |p| ig.matched(p, false);`, then `m("a")`).
+    fn closure_returns(&self, name: &str, pos: usize) -> Option<Receiver> {
+        let func = self.defs.function_of(self.defs.innermost(pos));
+        self.locals.before(func, name, pos)?.calls.clone()
+    }
+
+    /// `let m = |…| body;` with a body whose value is evident: the
+    /// receiver a call of `m` returns.
+    fn closure_bound(&self, pattern: Node, parent: Option<Node>) -> Option<Receiver> {
+        let p = parent.filter(|p| kind_of(*p) == "let_declaration")?;
+        if kind_of(pattern) != "identifier" {
+            return None;
+        }
+        let value = child(p, "value").filter(|v| kind_of(*v) == "closure_expression")?;
+        let body = tail_value(child(value, "body")?)?;
+        // The closure's own parameters are not bound yet: a body that
+        // starts from one (`|p| p.go()`) has no evident value here.
+        let mut first = body;
+        while let Some(c) = first.child(0) {
+            first = c;
+        }
+        let params = child(value, "parameters")?;
+        let mut cursor = params.walk();
+        let own = text(first, self.src);
+        if params
+            .named_children(&mut cursor)
+            .any(|p| text(p, self.src).split(':').next().map(str::trim) == Some(own))
+        {
+            return None;
+        }
+        Some(self.receiver(body)).filter(|r| *r != Receiver::Unknown)
     }
 
     /// Dispatch one node of the walk; returns whether to descend.
@@ -1136,7 +1205,7 @@ impl<'a> Cx<'a> {
             // `a.b(..)`: what the method returns, on `a`'s receiver.
             "call_expression" => self.method_chain(value, depth).unwrap_or_else(|| {
                 value_type(value, self.src)
-                    .filter(|t| !self.calls_local(t, value.start_byte()))
+                    .and_then(|t| self.through_closure(t, value.start_byte()))
                     .unwrap_or(Receiver::Unknown)
             }),
             _ => value_type(value, self.src)
@@ -1335,6 +1404,90 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// The receiver a macro's tokens end with at `k` (just before a
+    /// `.`): `self`, `self.field`, a local or a name, and chains of calls
+    /// on them (`ig.matched("a", false)`, `make()?`, `m("a")` of a local
+    /// closure), as `receiver` reads them from a syntax tree.
+    fn macro_receiver(&self, tokens: &[Token], k: usize, depth: usize) -> Receiver {
+        let kind = |k: Option<usize>| k.map(|k| tokens[k].kind);
+        let tok = tokens[k];
+        if depth > MAX_CHAIN {
+            return Receiver::Unknown;
+        }
+        match tok.kind {
+            Tok::SelfValue => Receiver::SelfValue,
+            Tok::Ident if kind(k.checked_sub(1)) == Some(Tok::Dot) => {
+                if k >= 2 && kind(Some(k - 2)) == Some(Tok::SelfValue) {
+                    Receiver::Field(self.token_text(tok).to_string())
+                } else {
+                    Receiver::Unknown
+                }
+            }
+            Tok::Ident if kind(k.checked_sub(1)) != Some(Tok::PathSep) => {
+                self.named_receiver(self.token_text(tok), tok.start)
+            }
+            // `x.await` and `x?` have `x`'s receiver, as the tree's do.
+            Tok::Keyword if self.token_text(tok) == "await" && k >= 2 => {
+                if kind(Some(k - 1)) == Some(Tok::Dot) {
+                    self.macro_receiver(tokens, k - 2, depth + 1)
+                } else {
+                    Receiver::Unknown
+                }
+            }
+            Tok::Other if self.token_text(tok) == "?" && k >= 1 => {
+                self.macro_receiver(tokens, k - 1, depth + 1)
+            }
+            Tok::Tree if self.src.as_bytes().get(tok.start) == Some(&b'(') && k >= 1 => {
+                self.macro_call_value(tokens, k - 1, depth)
+            }
+            _ => Receiver::Unknown,
+        }
+    }
+
+    /// The value of a call whose callee ends at `k` in a macro's tokens:
+    /// a method's return on its receiver, a function's, a tuple struct.
+    fn macro_call_value(&self, tokens: &[Token], k: usize, depth: usize) -> Receiver {
+        let kind = |k: usize| tokens.get(k).map(|t| t.kind);
+        let callee = tokens[k];
+        if callee.kind != Tok::Ident {
+            return Receiver::Unknown;
+        }
+        let name = self.token_text(callee);
+        if k >= 2 && kind(k - 1) == Some(Tok::Dot) {
+            let on = self.macro_receiver(tokens, k - 2, depth + 1);
+            return if keeps_type(name) {
+                on
+            } else {
+                on.then_call(name)
+            };
+        }
+        // A path `a::b::f`: its segments, first to last.
+        let mut segs = vec![name.to_string()];
+        let mut j = k;
+        while j >= 2 && kind(j - 1) == Some(Tok::PathSep) && kind(j - 2).is_some_and(Tok::is_word) {
+            segs.insert(0, self.token_text(tokens[j - 2]).to_string());
+            j -= 2;
+        }
+        if segs.len() == 1 {
+            if self.is_local(name, callee.start) {
+                return self
+                    .closure_returns(name, callee.start)
+                    .unwrap_or(Receiver::Unknown);
+            }
+            return if starts_upper(name) {
+                Receiver::Type(name.to_string())
+            } else {
+                Receiver::Returned(segs)
+            };
+        }
+        let owner = &segs[segs.len() - 2];
+        if owner == "Self" {
+            Receiver::Unknown
+        } else {
+            Receiver::Returned(segs)
+        }
+    }
+
     fn token_text(&self, token: Token) -> &'a str {
         self.src.get(token.start..token.end).unwrap_or("")
     }
@@ -1403,18 +1556,9 @@ impl<'a> Cx<'a> {
             if !called || segs.len() != 1 {
                 return;
             }
-            let before = |back: usize| i.checked_sub(back).map(|k| tokens[k].kind);
-            let receiver = match i.checked_sub(2).map(|k| tokens[k]) {
-                Some(r) if r.kind == Tok::SelfValue => Receiver::SelfValue,
-                Some(r)
-                    if r.kind == Tok::Ident
-                        && before(3) == Some(Tok::Dot)
-                        && before(4) == Some(Tok::SelfValue) =>
-                {
-                    Receiver::Field(self.token_text(r).to_string())
-                }
-                Some(r) if r.kind == Tok::Ident => self.named_receiver(self.token_text(r), r.start),
-                _ => Receiver::Unknown,
+            let receiver = match i.checked_sub(2) {
+                Some(k) => self.macro_receiver(tokens, k, 0),
+                None => Receiver::Unknown,
             };
             self.push(&segs[0], Form::MethodCall, Vec::new(), receiver, at);
             return;
