@@ -26,8 +26,9 @@ use super::symbols::Kind;
 /// receivers; `use` and `mod` inside item macros. 18: columns of
 /// definitions, references and imports. 19: `use Kind::*`
 /// is sited at `Kind`. 20: receivers of call chains inside macros
-/// and of calls of local closures.
-const EXTRACTOR_VERSION: u32 = 20;
+/// and of calls of local closures. 21: item macros of plain items
+/// (`cfg_net! { … }`) are read as those items.
+const EXTRACTOR_VERSION: u32 = 21;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

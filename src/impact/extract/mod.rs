@@ -50,13 +50,25 @@ impl Extractor {
                 lang: lang.name(),
                 message: e.to_string(),
             })?;
-        let tree = self
+        let mut src = src;
+        let mut tree = self
             .parser
             .parse(src.as_bytes(), None)
             .ok_or(Error::Parse { lang: lang.name() })?;
+        let mut unwrapped = Vec::new();
+        if lang == Lang::Rust {
+            if let Some((text, found)) = rust::unwrap_item_macros(tree.root_node(), &src, grammar) {
+                tree = self
+                    .parser
+                    .parse(text.as_bytes(), None)
+                    .ok_or(Error::Parse { lang: lang.name() })?;
+                src = std::borrow::Cow::Owned(text);
+                unwrapped = found;
+            }
+        }
         let root = tree.root_node();
         let mut out = match lang {
-            Lang::Rust => rust::build(grammar, &src, root),
+            Lang::Rust => rust::build(grammar, &src, root, &unwrapped),
             Lang::Python => python::build(grammar, &src, root),
         };
         out.syntax_errors = root.has_error();
@@ -790,6 +802,38 @@ mod tests {
         assert_eq!(recv("event"), Receiver::Type("Events".into()));
         assert_eq!(recv("pour"), Receiver::Type("Sink".into()));
         assert_eq!(recv("file"), Receiver::Field("index".into()));
+    }
+
+    #[test]
+    fn item_macros_of_plain_items_are_read_as_the_items_they_hold() {
+        // tokio: `cfg_net! { pub struct UdpSocket { io: … } }`.
+        let src = "cfg_net! {\n    /// A socket.\n    pub struct Udp {\n        io: Evented,\n    }\n    cfg_unix! {\n        pub fn bind() -> Udp { Udp::new() }\n    }\n}\nimpl Udp {\n    cfg_rt! {\n        fn new() -> Udp { todo!() }\n    }\n}\nbitflags! {\n    pub struct Flags: u32 {\n        const A = 1;\n    }\n}\n";
+        let s = extract(Lang::Rust, src);
+        let udp = s.defs.iter().find(|d| d.name == "Udp").expect("the struct");
+        assert_eq!((udp.line, udp.column), (3, 16), "at its place in the file");
+        assert_eq!(udp.fields, [("io".to_string(), "Evented".to_string())]);
+        let bind = s.defs.iter().find(|d| d.name == "bind").expect("nested");
+        assert_eq!((bind.line, bind.returns.as_deref()), (7, Some("Udp")));
+        let new = s.defs.iter().find(|d| d.name == "new").expect("in an impl");
+        assert_eq!(new.container.as_deref(), Some("Udp"));
+        let calls: Vec<(u32, u32)> = refs_named(&s, "new")
+            .iter()
+            .map(|r| (r.line, r.column))
+            .collect();
+        assert_eq!(calls, [(7, 37)]);
+        let macros: Vec<(&str, u32, u32)> = s
+            .refs
+            .iter()
+            .filter(|r| r.form == Form::Macro)
+            .map(|r| (r.name.as_str(), r.line, r.column))
+            .collect();
+        assert!(macros.contains(&("cfg_unix", 6, 5)), "{macros:?}");
+        assert!(macros.contains(&("cfg_net", 1, 1)) && macros.contains(&("cfg_rt", 11, 5)));
+        assert!(
+            !s.defs.iter().any(|d| d.name == "Flags"),
+            "a body that is not plain items stays a macro"
+        );
+        assert!(!s.syntax_errors);
     }
 
     #[test]

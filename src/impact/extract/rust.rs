@@ -91,7 +91,125 @@ fn shape_of_id(id: u16) -> Shape {
     shapes.get(usize::from(id)).copied().unwrap_or(Shape::Other)
 }
 
-pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
+/// An item macro `unwrap_item_macros` opened: its name and where it is.
+pub(super) struct Unwrapped {
+    name: String,
+    pos: usize,
+}
+
+/// The source with every item macro whose body is plain items
+/// (`cfg_net! { pub struct UdpSocket { … } }`, as tokio wraps most of its
+/// items) opened up: the macro's name, `!` and braces become spaces, so
+/// the items parse as the module's own, at the same lines and columns,
+/// with their fields, bodies and references. None when there is none.
+/// A body that is not items on its own (`lazy_static! { static ref … }`,
+/// `bitflags!`) stays a macro, read token by token.
+pub(super) fn unwrap_item_macros(
+    root: Node,
+    src: &str,
+    grammar: &Grammar,
+) -> Option<(String, Vec<Unwrapped>)> {
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(grammar.language).ok()?;
+    let mut found = Vec::new();
+    let mut blanks = Vec::new();
+    item_macros(root, src, 0, &mut parser, &mut found, &mut blanks);
+    if found.is_empty() {
+        return None;
+    }
+    let mut bytes = src.as_bytes().to_vec();
+    for (from, to) in blanks {
+        for b in &mut bytes[from..to] {
+            // Line breaks stay, so that lines do not move.
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    // Only ASCII (a name, `!`, braces, spaces) was replaced by spaces.
+    let text = String::from_utf8(bytes).ok()?;
+    Some((text, found))
+}
+
+/// The item macros among the items under `node` (a file or a block of
+/// items, its text starting at byte `base` of `src`), nested ones too.
+fn item_macros(
+    node: Node,
+    src: &str,
+    base: usize,
+    parser: &mut tree_sitter::Parser,
+    found: &mut Vec<Unwrapped>,
+    blanks: &mut Vec<(usize, usize)>,
+) {
+    let mut cursor = node.walk();
+    for item in node.named_children(&mut cursor) {
+        match kind_of(item) {
+            "mod_item" | "impl_item" | "trait_item" => {
+                if let Some(body) = child(item, "body") {
+                    item_macros(body, src, base, parser, found, blanks);
+                }
+            }
+            "macro_invocation" => {
+                let (Some(name), Some(tt)) = (child(item, "macro"), item.named_child(1)) else {
+                    continue;
+                };
+                let (open, close) = (base + tt.start_byte(), base + tt.end_byte());
+                let braced = src.as_bytes().get(open) == Some(&b'{')
+                    && src.as_bytes().get(close - 1) == Some(&b'}');
+                if kind_of(name) != "identifier" || kind_of(tt) != "token_tree" || !braced {
+                    continue;
+                }
+                let Some(body) = src.get(open + 1..close - 1) else {
+                    continue;
+                };
+                let Some(tree) = parser.parse(body, None) else {
+                    continue;
+                };
+                let inner = tree.root_node();
+                if !holds_only_items(inner) {
+                    continue;
+                }
+                found.push(Unwrapped {
+                    name: src[base + name.start_byte()..base + name.end_byte()].to_string(),
+                    pos: base + name.start_byte(),
+                });
+                blanks.push((base + item.start_byte(), open + 1));
+                blanks.push((close - 1, close));
+                item_macros(inner, src, open + 1, parser, found, blanks);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a parsed macro body is items, without a syntax error: what a
+/// module or an impl may hold.
+fn holds_only_items(root: Node) -> bool {
+    if root.has_error() {
+        return false;
+    }
+    let mut cursor = root.walk();
+    let mut items = 0;
+    for c in root.named_children(&mut cursor) {
+        match kind_of(c) {
+            "line_comment" | "block_comment" | "attribute_item" | "inner_attribute_item" => {}
+            "use_declaration"
+            | "extern_crate_declaration"
+            | "macro_invocation"
+            | "macro_definition" => items += 1,
+            k if k.ends_with("_item") || k == "function_signature_item" => items += 1,
+            _ => return false,
+        }
+    }
+    items > 0
+}
+
+pub(super) fn build(
+    grammar: &Grammar,
+    src: &str,
+    root: Node,
+    unwrapped: &[Unwrapped],
+) -> FileSymbols {
     let mut cx = Cx {
         grammar,
         src,
@@ -106,6 +224,11 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
     walk(root, Lang::Rust.names(), |node, id, field, anc| {
         cx.visit(node, id, field, anc)
     });
+    // An opened item macro is still a use of the macro.
+    for m in unwrapped {
+        let at = Site::at(src, line_at(src, m.pos), m.pos);
+        cx.push(&m.name, Form::Macro, Vec::new(), Receiver::None, at);
+    }
     let Cx {
         mut defs,
         refs,
