@@ -253,6 +253,15 @@ fn write_receiver<'a>(w: &mut Writer<'a>, receiver: &'a Receiver) {
             w.string(method);
             write_receiver(w, on);
         }
+        Receiver::Attribute(on, name) => {
+            w.out.push(9);
+            w.string(name);
+            write_receiver(w, on);
+        }
+        Receiver::Item(on) => {
+            w.out.push(10);
+            write_receiver(w, on);
+        }
     }
 }
 
@@ -279,6 +288,11 @@ fn read_receiver(r: &mut Reader, depth: usize) -> Option<Receiver> {
             let method = r.string()?;
             Receiver::MethodReturn(Box::new(read_receiver(r, depth + 1)?), method)
         }
+        9 if depth < MAX_CHAIN => {
+            let name = r.string()?;
+            Receiver::Attribute(Box::new(read_receiver(r, depth + 1)?), name)
+        }
+        10 if depth < MAX_CHAIN => Receiver::Item(Box::new(read_receiver(r, depth + 1)?)),
         _ => return None,
     })
 }
@@ -456,6 +470,19 @@ mod tests {
                 .iter()
                 .any(|r| r.receiver == Receiver::Returned(vec!["make".into()]))
         );
+        assert_eq!(decode(&encode(&syms)), Some(syms));
+    }
+
+    #[test]
+    fn round_trips_attribute_and_element_receivers() {
+        let src = "def f(o: Stmt, ts: list[T]):\n    o.expr.go()\n    ts[0].run()\n";
+        let syms = Extractor::new()
+            .extract(Lang::Python, src.as_bytes())
+            .expect("extracts");
+        let on = Receiver::Type("Stmt".into()).then_attribute("expr");
+        assert!(syms.refs.iter().any(|r| r.receiver == on));
+        let item = Receiver::Type("[T]".into()).then_item();
+        assert!(syms.refs.iter().any(|r| r.receiver == item));
         assert_eq!(decode(&encode(&syms)), Some(syms));
     }
 

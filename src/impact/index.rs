@@ -1785,7 +1785,118 @@ impl Index {
                 }
                 (!out.is_empty()).then_some(out)
             }
+            Receiver::Attribute(..) | Receiver::Item(_) => {
+                let mut out = Vec::new();
+                for (home, ty) in self.declared_types(file, scope, m, receiver) {
+                    if ty.starts_with('[') {
+                        continue;
+                    }
+                    for t in self
+                        .types_at(home, &split_path(&ty, lang), lang)
+                        .unwrap_or_default()
+                    {
+                        if !out.contains(&t) {
+                            out.push(t);
+                        }
+                    }
+                }
+                (!out.is_empty()).then_some(out)
+            }
             Receiver::None | Receiver::Super | Receiver::Unknown => None,
+        }
+    }
+
+    /// Whether an attribute or element `receiver` is declared, and only
+    /// as types from outside the project or containers.
+    fn declared_outside(
+        &self,
+        file: u32,
+        scope: Option<u32>,
+        m: ModId,
+        receiver: &Receiver,
+    ) -> bool {
+        if !matches!(receiver, Receiver::Attribute(..) | Receiver::Item(_)) {
+            return false;
+        }
+        let lang = self.files[file as usize].lang;
+        let declared = self.declared_types(file, scope, m, receiver);
+        !declared.is_empty()
+            && declared.iter().all(|(home, ty)| {
+                ty.starts_with('[')
+                    || matches!(
+                        self.resolve_path(*home, &split_path(ty, lang), lang),
+                        PathOutcome::External
+                    )
+            })
+    }
+
+    /// The types a value of `receiver` is declared to have, as written
+    /// (`[T]` for a container of `T`), each with the module that reads
+    /// it: what an attribute or an element of the value needs.
+    fn declared_types(
+        &self,
+        file: u32,
+        scope: Option<u32>,
+        m: ModId,
+        receiver: &Receiver,
+    ) -> Vec<(ModId, String)> {
+        let lang = self.files[file as usize].lang;
+        let returns = |f: DefId| {
+            let d = self.def(f);
+            d.returns.clone().map(|r| (self.def_module(f), r))
+        };
+        match receiver {
+            Receiver::Type(t) => vec![(m, t.clone())],
+            Receiver::Field(f) => self
+                .self_type(file, scope)
+                .and_then(|owner| self.field_type(owner, f, 0))
+                .filter(|(_, t)| !t.is_empty())
+                .map(|(home, t)| vec![(self.def_module(home), t.to_string())])
+                .unwrap_or_default(),
+            Receiver::Attribute(on, name) => {
+                let owners = self.receiver_types(file, scope, m, on).unwrap_or_default();
+                let mut out = Vec::new();
+                for owner in owners {
+                    match self
+                        .field_type(owner, name, 0)
+                        .filter(|(_, t)| !t.is_empty())
+                    {
+                        Some((home, t)) => out.push((self.def_module(home), t.to_string())),
+                        // A property: what its method returns.
+                        None => {
+                            out.extend(self.members_of(owner, name).into_iter().filter_map(returns))
+                        }
+                    }
+                }
+                out
+            }
+            Receiver::Item(on) => self
+                .declared_types(file, scope, m, on)
+                .into_iter()
+                .filter_map(|(home, t)| {
+                    let inner = t.strip_prefix('[')?.strip_suffix(']')?;
+                    Some((home, inner.to_string()))
+                })
+                .collect(),
+            Receiver::Returned(path) => match self.resolve_path(m, path, lang) {
+                PathOutcome::Found(fs) => fs
+                    .into_iter()
+                    .filter_map(|f| match f {
+                        Target::Def(f) => returns(f),
+                        Target::Module(_) => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
+            Receiver::MethodReturn(on, method) => {
+                let owners = self.receiver_types(file, scope, m, on).unwrap_or_default();
+                owners
+                    .into_iter()
+                    .flat_map(|owner| self.members_of(owner, method))
+                    .filter_map(returns)
+                    .collect()
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -2252,6 +2363,8 @@ impl Index {
                 }
                 self.by_method_name(file, r)
             }
+            // A container (`x: list[T]`): its methods are the language's.
+            Receiver::Type(t) if t.starts_with('[') => Resolution::none(),
             Receiver::Type(t) => {
                 let segs: Vec<String> = t
                     .split(if lang == Lang::Rust { "::" } else { "." })
@@ -2280,9 +2393,17 @@ impl Index {
                     PathOutcome::Unresolved => self.by_method_name(file, r),
                 }
             }
-            Receiver::Returned(_) | Receiver::MethodReturn(..) => {
+            Receiver::Returned(_)
+            | Receiver::MethodReturn(..)
+            | Receiver::Attribute(..)
+            | Receiver::Item(_) => {
                 match self.receiver_types(file, r.scope, m, &r.receiver) {
                     Some(types) => self.on_types(file, r, &types),
+                    // Declared as a type from outside the project (`str`,
+                    // a `list[…]`): none of its methods are the project's.
+                    None if self.declared_outside(file, r.scope, m, &r.receiver) => {
+                        Resolution::none()
+                    }
                     // Undeclared or external.
                     None => self.by_method_name(file, r),
                 }
@@ -2920,6 +3041,36 @@ fn f(k: SortModeKind) {}
         assert_eq!(
             resolved(&index, "rg/crates/core/main.rs", "parse"),
             vec![vec!["ripgrep::flags::parse".to_string()]]
+        );
+    }
+
+    #[test]
+    fn attributes_and_elements_of_typed_values_resolve_on_their_declared_types() {
+        // mypy: `o.expr.accept(self)` with `o: ExpressionStmt`, listed
+        // before for every `accept` of the project.
+        let index = index_of(&[
+            ("pkg/__init__.py", ""),
+            (
+                "pkg/nodes.py",
+                "class Expression:\n    def accept(self, v):\n        pass\n\nclass Call(Expression):\n    def accept(self, v):\n        pass\n\nclass Stmt:\n    expr: Expression\n\n    def __init__(self, args: Sequence[Expression], name: str) -> None:\n        self.args = list(args)\n        self.name = name\n\n    def accept(self, v):\n        pass\n\n    @property\n    def first(self) -> Expression:\n        return self.args[0]\n",
+            ),
+            (
+                "pkg/use.py",
+                "from pkg.nodes import Stmt\n\ndef f(o: Stmt, v):\n    o.expr.accept(v)\n    for a in o.args:\n        a.accept(v)\n    o.args[0].accept(v)\n    o.first.accept(v)\n    o.name.accept(v)\n    o.args.accept(v)\n",
+            ),
+        ]);
+        let expression = vec!["pkg.nodes.Expression.accept".to_string()];
+        assert_eq!(
+            resolved(&index, "pkg/use.py", "accept"),
+            [
+                expression.clone(),
+                expression.clone(),
+                expression.clone(),
+                expression,
+                vec![],
+                vec![]
+            ],
+            "a `str` attribute and a list are not the project's"
         );
     }
 

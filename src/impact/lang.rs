@@ -27,8 +27,10 @@ use super::symbols::Kind;
 /// definitions, references and imports. 19: `use Kind::*`
 /// is sited at `Kind`. 20: receivers of call chains inside macros
 /// and of calls of local closures. 21: item macros of plain items
-/// (`cfg_net! { … }`) are read as those items.
-const EXTRACTOR_VERSION: u32 = 21;
+/// (`cfg_net! { … }`) are read as those items. 22: `Arc::new(x)` has
+/// `x`'s type; Python receivers that are attributes and elements of typed
+/// values; annotations of containers and optionals.
+const EXTRACTOR_VERSION: u32 = 22;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -837,6 +837,23 @@ mod tests {
     }
 
     #[test]
+    fn a_shared_pointer_made_of_a_value_has_the_value_s_methods() {
+        let s = extract(
+            Lang::Rust,
+            "fn t() {\n    let sem = Arc::new(Semaphore::new(2));\n    sem.forget_permits(1);\n    let b = Box::pin(make());\n    b.go();\n    let v = Arc::new(x);\n    v.stop();\n}\n",
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        let semaphore = Receiver::Returned(vec!["Semaphore".into(), "new".into()]);
+        assert_eq!(recv("forget_permits"), semaphore);
+        assert_eq!(recv("go"), Receiver::Returned(vec!["make".into()]));
+        assert_eq!(
+            recv("stop"),
+            Receiver::Unknown,
+            "a value of no evident type"
+        );
+    }
+
+    #[test]
     fn chains_inside_macros_and_calls_of_closures_keep_their_receivers() {
         // ripgrep's `ignore` tests: `assert!(ig.matched("a", false).is_ignore())`
         // and `let m = |p| gi.matched_path_or_any_parents(p, false);`.
@@ -1032,6 +1049,38 @@ mod tests {
                 ("B", Form::Import)
             ]
         );
+    }
+
+    #[test]
+    fn python_annotations_attributes_and_elements_type_receivers() {
+        let s = extract(
+            Lang::Python,
+            "def f(o: ExprStmt, ts: list[Type], m: Optional[\"Node\"], u: Node | None, p: tuple[A, ...], d: dict[str, B]):\n    o.expr.accept(v)\n    for t in ts:\n        t.accept(v)\n    [x.serialize() for x in o.items]\n    ts[0].copy()\n    m.go()\n    u.go2()\n    p[1].go3()\n    d.get()\n    self.a.b.run()\n",
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        let o = || Receiver::Type("ExprStmt".into());
+        assert_eq!(recv("accept"), o().then_attribute("expr"));
+        let ts = || Receiver::Type("[Type]".into());
+        assert_eq!(
+            refs_named(&s, "accept")[1].receiver,
+            ts().then_item(),
+            "a loop's name"
+        );
+        assert_eq!(
+            recv("serialize"),
+            o().then_attribute("items").then_item(),
+            "a comprehension's name, used before it is bound"
+        );
+        assert_eq!(recv("copy"), ts().then_item(), "indexing");
+        assert_eq!(
+            recv("go"),
+            Receiver::Type("Node".into()),
+            "Optional of a forward reference"
+        );
+        assert_eq!(recv("go2"), Receiver::Type("Node".into()));
+        assert_eq!(recv("go3"), Receiver::Type("[A]".into()).then_item());
+        assert_eq!(recv("get"), Receiver::Unknown, "a mapping is not read");
+        assert_eq!(recv("run"), Receiver::Field("a".into()).then_attribute("b"));
     }
 
     #[test]

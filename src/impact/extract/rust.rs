@@ -567,6 +567,15 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
                 }
                 "scoped_identifier" => {
                     let segs = path_segments(f, src)?;
+                    // `Arc::new(Semaphore::new(1))`: a pointer that
+                    // dereferences to its value has the value's methods.
+                    if let [ptr, make] = segs.as_slice() {
+                        let pointer = matches!(ptr.as_str(), "Arc" | "Rc" | "Box");
+                        if pointer && matches!(make.as_str(), "new" | "pin" | "from") {
+                            let args = child(node, "arguments")?;
+                            return value_type(args.named_child(0)?, src);
+                        }
+                    }
                     let owner = segs.get(segs.len().checked_sub(2)?)?;
                     // `T::f(..)`: what `f` is declared to return, which
                     // the index takes to be a `T` when `f` is not the
@@ -727,33 +736,33 @@ fn bind(
 /// `a::b::C` → `["a", "b", "C"]`; None for paths built from macro variables.
 fn path_segments(node: Node, src: &str) -> Option<Vec<String>> {
     let mut segs = Vec::new();
-    path_walk(node, src, &mut |seg| segs.push(text(seg, src).to_string()))?;
+    path_walk(node, &mut |seg| segs.push(text(seg, src).to_string()))?;
     Some(segs)
 }
 
 /// `path_segments`, each segment with its node.
 fn path_nodes<'t>(node: Node<'t>, src: &str) -> Option<Vec<(String, Node<'t>)>> {
     let mut segs = Vec::new();
-    path_walk(node, src, &mut |seg| {
+    path_walk(node, &mut |seg| {
         segs.push((text(seg, src).to_string(), seg))
     })?;
     Some(segs)
 }
 
 /// Hand each segment of a path to `seg`, first to last.
-fn path_walk<'t>(node: Node<'t>, src: &str, seg: &mut impl FnMut(Node<'t>)) -> Option<()> {
+fn path_walk<'t>(node: Node<'t>, seg: &mut impl FnMut(Node<'t>)) -> Option<()> {
     match kind_of(node) {
         "identifier" | "type_identifier" | "self" | "super" | "crate" => seg(node),
         "scoped_identifier" | "scoped_type_identifier" => {
             if let Some(p) = child(node, "path") {
-                path_walk(p, src, seg)?;
+                path_walk(p, seg)?;
             }
             seg(child(node, "name")?);
         }
         "generic_type" | "qualified_type" | "generic_type_with_turbofish" => {
-            path_walk(child(node, "type")?, src, seg)?
+            path_walk(child(node, "type")?, seg)?
         }
-        "bracketed_type" => path_walk(node.named_child(0)?, src, seg)?,
+        "bracketed_type" => path_walk(node.named_child(0)?, seg)?,
         _ => return None,
     }
     Some(())
