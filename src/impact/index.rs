@@ -3075,6 +3075,85 @@ fn f(k: SortModeKind) {}
     }
 
     #[test]
+    fn generic_calls_explicit_re_exports_and_module_aliases_resolve() {
+        // flask: `ConfigAttribute[bool]("TESTING")`, `from .blueprints
+        // import Blueprint as Blueprint`; `import a.b as c`.
+        let index = index_of(&[
+            (
+                "pkg/__init__.py",
+                "from .blueprints import Blueprint as Blueprint\n",
+            ),
+            (
+                "pkg/config.py",
+                "class ConfigAttribute(t.Generic[T]):\n    def __init__(self, name):\n        self.name = name\n",
+            ),
+            (
+                "pkg/blueprints.py",
+                "class Blueprint:\n    def route(self, rule):\n        pass\n",
+            ),
+            (
+                "pkg/app.py",
+                "from .config import ConfigAttribute\n\nclass App:\n    testing = ConfigAttribute[bool](\"TESTING\")\n",
+            ),
+            (
+                "user.py",
+                "import pkg.blueprints as bp\nfrom pkg import Blueprint\n\ndef f():\n    Blueprint()\n    bp.Blueprint()\n",
+            ),
+        ]);
+        assert!(
+            resolved(&index, "pkg/app.py", "ConfigAttribute")
+                .iter()
+                .all(|r| r == &["pkg.config.ConfigAttribute".to_string()]),
+            "{:?}",
+            resolved(&index, "pkg/app.py", "ConfigAttribute")
+        );
+        let blueprint = vec!["pkg.blueprints.Blueprint".to_string()];
+        assert_eq!(
+            resolved(&index, "user.py", "Blueprint"),
+            [blueprint.clone(), blueprint],
+            "through the package's `as` re-export, and the module alias"
+        );
+    }
+
+    #[test]
+    fn an_extern_crate_re_exported_under_another_name_resolves() {
+        // grep: `pub extern crate grep_cli as cli;`, then `grep::cli::is_tty()`.
+        let manifests = [
+            Manifest {
+                dir: "grep".into(),
+                name: "grep".into(),
+                roots: Vec::new(),
+            },
+            Manifest {
+                dir: "grep-cli".into(),
+                name: "grep-cli".into(),
+                roots: Vec::new(),
+            },
+            Manifest {
+                dir: "rg".into(),
+                name: "ripgrep".into(),
+                roots: Vec::new(),
+            },
+        ];
+        let index = index_with(
+            &[
+                ("grep/src/lib.rs", "pub extern crate grep_cli as cli;\n"),
+                ("grep-cli/src/lib.rs", "pub fn is_tty() -> bool { true }\n"),
+                (
+                    "rg/src/main.rs",
+                    "use grep::cli;\n\nfn main() {\n    cli::is_tty();\n    grep::cli::is_tty();\n}\n",
+                ),
+            ],
+            &manifests,
+        );
+        let is_tty = vec!["grep_cli::is_tty".to_string()];
+        assert_eq!(
+            resolved(&index, "rg/src/main.rs", "is_tty"),
+            [is_tty.clone(), is_tty]
+        );
+    }
+
+    #[test]
     fn a_re_export_through_a_module_of_the_same_name_resolves() {
         // The import's own path names the module `search`, which the
         // import's name would shadow were the lookup not cut at itself.
