@@ -1853,6 +1853,18 @@ impl Index {
                 .filter(|(_, t)| !t.is_empty())
                 .map(|(home, t)| vec![(self.def_module(home), t.to_string())])
                 .unwrap_or_default(),
+            // `let (tx, rx) = channel();`: the element of a tuple.
+            Receiver::Attribute(on, place) if place.parse::<usize>().is_ok() => {
+                let i: usize = place.parse().unwrap_or_default();
+                self.declared_types(file, scope, m, on)
+                    .into_iter()
+                    .filter_map(|(home, t)| {
+                        let inner = t.strip_prefix('(')?.strip_suffix(')')?;
+                        let element = tuple_elements(inner).into_iter().nth(i)?;
+                        (element != "_").then(|| (home, element.to_string()))
+                    })
+                    .collect()
+            }
             Receiver::Attribute(on, name) => {
                 let owners = self.receiver_types(file, scope, m, on).unwrap_or_default();
                 let mut out = Vec::new();
@@ -2672,6 +2684,26 @@ fn exact(targets: Vec<Target>) -> Resolution {
     }
 }
 
+/// The elements of a tuple type's text, `(A, (B, C))` without its
+/// parentheses: split at the commas outside brackets.
+fn tuple_elements(inner: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut from) = (0i32, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' | '<' => depth += 1,
+            ')' | ']' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(inner[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(inner[from..].trim());
+    out
+}
+
 fn push_unique(out: &mut Vec<Target>, t: Target) {
     if !out.contains(&t) {
         out.push(t);
@@ -3112,6 +3144,31 @@ fn f(k: SortModeKind) {}
             resolved(&index, "user.py", "Blueprint"),
             [blueprint.clone(), blueprint],
             "through the package's `as` re-export, and the module alias"
+        );
+    }
+
+    #[test]
+    fn names_bound_by_a_tuple_pattern_have_the_element_types() {
+        // tokio: `let (tx, mut rx) = mpsc::channel(8); rx.recv()`.
+        let index = index_of(&[
+            (
+                "src/lib.rs",
+                "pub mod mpsc;\npub mod other;\n\nfn f() {\n    let (tx, mut rx) = mpsc::channel::<u8>(8);\n    rx.recv();\n    tx.send();\n    let (_, r) = mpsc::channel::<u8>(1);\n    r.recv();\n}\n",
+            ),
+            (
+                "src/mpsc.rs",
+                "pub struct Sender;\npub struct Receiver;\n\npub fn channel<T>(n: usize) -> (Sender<T>, Receiver<T>) { todo!() }\n\nimpl Sender {\n    pub fn send(&self) {}\n}\n\nimpl Receiver {\n    pub fn recv(&mut self) {}\n}\n",
+            ),
+            (
+                "src/other.rs",
+                "pub struct Queue;\n\nimpl Queue {\n    pub fn recv(&mut self) {}\n    pub fn send(&self) {}\n}\n",
+            ),
+        ]);
+        let recv = vec!["crate::mpsc::Receiver::recv".to_string()];
+        assert_eq!(resolved(&index, "src/lib.rs", "recv"), [recv.clone(), recv]);
+        assert_eq!(
+            resolved(&index, "src/lib.rs", "send"),
+            [vec!["crate::mpsc::Sender::send".to_string()]]
         );
     }
 

@@ -29,8 +29,9 @@ use super::symbols::Kind;
 /// and of calls of local closures. 21: item macros of plain items
 /// (`cfg_net! { … }`) are read as those items. 22: `Arc::new(x)` has
 /// `x`'s type; Python receivers that are attributes and elements of typed
-/// values; annotations of containers and optionals.
-const EXTRACTOR_VERSION: u32 = 22;
+/// values; annotations of containers and optionals. 23: names bound by
+/// a tuple pattern (`let (tx, rx) = channel()`) and tuple return types.
+const EXTRACTOR_VERSION: u32 = 23;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

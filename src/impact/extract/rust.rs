@@ -556,6 +556,12 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
         }
         "call_expression" => {
             let f = child(node, "function")?;
+            // `channel::<u8>(8)`: the function, whatever its arguments.
+            let f = if kind_of(f) == "generic_function" {
+                child(f, "function")?
+            } else {
+                f
+            };
             match kind_of(f) {
                 "identifier" => {
                     let t = text(f, src);
@@ -643,6 +649,16 @@ fn returned_type(node: Node, src: &str) -> Option<String> {
             }
         }
         "reference_type" | "pointer_type" => returned_type(child(node, "type")?, src),
+        // `(Sender<T>, Receiver<T>)`: `(Sender, Receiver)`, an element
+        // `_` when its type says nothing.
+        "tuple_type" => {
+            let mut cursor = node.walk();
+            let elements: Vec<String> = node
+                .named_children(&mut cursor)
+                .map(|e| returned_type(e, src).unwrap_or_else(|| "_".to_string()))
+                .collect();
+            Some(format!("({})", elements.join(", ")))
+        }
         _ => type_path(node, src),
     }
 }
@@ -960,6 +976,9 @@ impl<'a> Cx<'a> {
             self.locals.add_closure(func, name, pos, calls);
             return;
         }
+        if self.bind_tuple(pattern, parent, func, pos) {
+            return;
+        }
         let ty = ty.and_then(|t| self.through_closure(t, pattern.start_byte()));
         // `let w = b.hidden(true).build();`: a method chain's value.
         let ty = ty.or_else(|| {
@@ -979,6 +998,62 @@ impl<'a> Cx<'a> {
                 .filter(|r| *r != Receiver::Unknown)
         });
         bind(pattern, self.src, func, pos, ty, &mut self.locals);
+    }
+
+    /// `let (tx, mut rx) = mpsc::channel(8);`: each name is the element
+    /// of the value at its place. Whether the pattern was bound here.
+    fn bind_tuple(
+        &mut self,
+        pattern: Node,
+        parent: Option<Node>,
+        func: Option<u32>,
+        pos: usize,
+    ) -> bool {
+        let Some(p) = parent.filter(|p| kind_of(*p) == "let_declaration") else {
+            return false;
+        };
+        if kind_of(pattern) != "tuple_pattern" || child(p, "type").is_some() {
+            return false;
+        }
+        let Some(value) = child(p, "value") else {
+            return false;
+        };
+        let whole = self.receiver(value);
+        if whole == Receiver::Unknown {
+            return false;
+        }
+        // Every element counts for the places, `_` (not a named node) too.
+        let mut cursor = pattern.walk();
+        let elements: Vec<Node> = pattern
+            .children(&mut cursor)
+            .filter(|e| {
+                !matches!(
+                    kind_of(*e),
+                    "(" | ")" | "," | "line_comment" | "block_comment"
+                )
+            })
+            .collect();
+        for (i, e) in elements.into_iter().enumerate() {
+            let name = match kind_of(e) {
+                "identifier" => Some(e),
+                "mut_pattern" => {
+                    let mut c = e.walk();
+                    let found = e
+                        .named_children(&mut c)
+                        .find(|n| kind_of(*n) == "identifier");
+                    found
+                }
+                _ => None,
+            };
+            match name {
+                Some(n) => {
+                    let ty = whole.clone().then_attribute(&i.to_string());
+                    self.locals.add(func, text(n, self.src), pos, Some(ty));
+                }
+                None => bind(e, self.src, func, pos, None, &mut self.locals),
+            }
+        }
+        true
     }
 
     /// `Returned` from a call of a local (a closure), not of a function.
