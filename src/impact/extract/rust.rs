@@ -1038,10 +1038,8 @@ impl<'a> Cx<'a> {
                 "identifier" => Some(e),
                 "mut_pattern" => {
                     let mut c = e.walk();
-                    let found = e
-                        .named_children(&mut c)
-                        .find(|n| kind_of(*n) == "identifier");
-                    found
+                    e.named_children(&mut c)
+                        .find(|n| kind_of(*n) == "identifier")
                 }
                 _ => None,
             };
