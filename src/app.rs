@@ -109,11 +109,9 @@ struct Gathered {
 }
 
 fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outcome> {
-    // First, so the tokenizer is built while git is read. It lives as long
-    // as the process: freeing its hundreds of thousands of entries on the
-    // way out would only delay the exit (tens of ms), so it is never freed.
+    // Named now, so an unknown encoding fails at once; built only when a
+    // prompt is first counted.
     let counter = Arc::new(PendingCounter::start(&settings.tokenizer)?);
-    std::mem::forget(Arc::clone(&counter));
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
     let shared = Shared {

@@ -2,7 +2,7 @@
 //! impact rows, vision) into the review prompt or the guardian prompt, never
 //! exceeding a token budget and keeping what matters most.
 //!
-//! It owns token counting (`tokens`), the templates under `prompts/`
+//! It owns token counting (`tokens`, over the byte-pair encoder `bpe`), the templates under `prompts/`
 //! (`template`), the fencing of untrusted text (`fence`), the ranking of
 //! changed files (`files`) and the budgeted assembly itself (`assemble`).
 //! It must not read git, parse code or call a model: it never sees git2 or
@@ -10,6 +10,7 @@
 //! the pipeline fills.
 
 mod assemble;
+mod bpe;
 mod fence;
 mod files;
 mod template;
