@@ -1,5 +1,5 @@
 //! Exact token counting, token for token as OpenAI's tiktoken counts
-//! (`bpe`). A `Counter` compiles its encoding's regex (a few ms), so it is
+//! (`bpe`). A `Counter` compiles its encoding's regex (about 2 ms), so it is
 //! built once and shared by reference; a `PendingCounter` builds it on first
 //! use, so a command that counts nothing never pays for it.
 

@@ -4,9 +4,13 @@
 //!
 //! Building tiktoken-rs's o200k_base decoded 200,000 base64 lines into hash
 //! maps on every run (about 0.2 s); here the vocabularies are tables that
-//! `build.rs` prepared (`vocab`), so an encoding costs only its regex, a few
-//! milliseconds. The regex crate has no look-ahead, which tiktoken's patterns
-//! use once, in `\s+(?!\S)`; `Pieces` does what that look-ahead does.
+//! `build.rs` prepared (`vocab`), so an encoding costs only its regex, about
+//! 2 ms. The regex is a lazy DFA run forward from each piece's start, since
+//! every character starts a piece: a `regex::Regex` would also search
+//! backwards for each start, and building that reverse automaton over these
+//! Unicode classes cost more than the counting. It has no look-ahead, which
+//! tiktoken's patterns use once, in `\s+(?!\S)`; `Pieces` does what that
+//! look-ahead does.
 
 mod table;
 mod vocab;
@@ -14,7 +18,8 @@ mod vocab;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use regex::Regex;
+use regex_automata::util::pool::Pool;
+use regex_automata::{Anchored, Input, hybrid};
 
 use vocab::Vocab;
 
@@ -65,7 +70,7 @@ pub(super) struct Bpe {
 impl Bpe {
     /// The named encoding; `None` for a name that is not one of
     /// `super::Counter::KNOWN`. Compiling its regex is the only work.
-    pub(super) fn new(name: &str) -> Option<Result<Bpe, regex::Error>> {
+    pub(super) fn new(name: &str) -> Option<Result<Bpe, hybrid::BuildError>> {
         let (vocab, pattern, newline_alternative) = match name {
             "o200k_base" => (&vocab::O200K_BASE, O200K_PATTERN, true),
             "cl100k_base" => (&vocab::CL100K_BASE, CL100K_PATTERN, true),
@@ -73,13 +78,7 @@ impl Bpe {
             "r50k_base" => (&vocab::R50K_BASE, GPT2_PATTERN, false),
             _ => return None,
         };
-        Some(Regex::new(pattern).map(|regex| Bpe {
-            vocab,
-            pieces: Pieces {
-                regex,
-                newline_alternative,
-            },
-        }))
+        Some(Pieces::new(pattern, newline_alternative).map(|pieces| Bpe { vocab, pieces }))
     }
 
     /// How many tokens `text` encodes to, as tiktoken's `encode_ordinary`
@@ -117,27 +116,63 @@ impl Bpe {
     }
 }
 
+/// The search state of a lazy DFA: the states it has built so far. Each
+/// thread counting at once takes one of its own.
+type Caches = Pool<hybrid::dfa::Cache, Box<dyn Fn() -> hybrid::dfa::Cache + Send + Sync>>;
+
 /// Splits text into the pieces tiktoken's regex finds.
 struct Pieces {
-    /// The pattern with `\s+` in place of `\s+(?!\S)` and what follows it.
-    regex: Regex,
+    /// The pattern with `\s+` in place of `\s+(?!\S)` and what follows it,
+    /// searched forward from a piece's start for the piece's end.
+    dfa: hybrid::dfa::DFA,
+    caches: Caches,
     /// Whether an earlier alternative takes every whitespace run that holds
     /// a newline (o200k_base and cl100k_base have one, GPT-2's has not).
     newline_alternative: bool,
 }
 
 impl Pieces {
+    fn new(pattern: &str, newline_alternative: bool) -> Result<Pieces, hybrid::BuildError> {
+        let dfa = hybrid::dfa::DFA::new(pattern)?;
+        let for_caches = dfa.clone();
+        Ok(Pieces {
+            dfa,
+            caches: Pool::new(Box::new(move || for_caches.create_cache())),
+            newline_alternative,
+        })
+    }
+
     fn each(&self, text: &str, mut piece: impl FnMut(&str)) {
+        let mut cache = self.caches.get();
         let mut at = 0;
-        while let Some(found) = self.regex.find_at(text, at) {
-            let mut end = found.end();
-            if self.trims(found.as_str(), end < text.len()) {
+        while at < text.len() {
+            let Some(mut end) = self.end(&mut cache, text, at) else {
+                // Nothing starts here, so tiktoken's search, which finds the
+                // leftmost match, skips it. Every character starts a piece in
+                // these patterns; this keeps the search exact all the same.
+                at += text[at..].chars().next().map_or(1, char::len_utf8);
+                continue;
+            };
+            let found = &text[at..end];
+            if self.trims(found, end < text.len()) {
                 // `found` is two or more whitespace characters, so it has a last one.
-                end -= found.as_str().chars().next_back().map_or(0, char::len_utf8);
+                end -= found.chars().next_back().map_or(0, char::len_utf8);
             }
-            piece(&text[found.start()..end]);
+            piece(&text[at..end]);
             at = end;
         }
+    }
+
+    /// The end of the piece that starts at `at`, if one does.
+    fn end(&self, cache: &mut hybrid::dfa::Cache, text: &str, at: usize) -> Option<usize> {
+        let input = Input::new(text).range(at..).anchored(Anchored::Yes);
+        self.dfa
+            .try_search_fwd(cache, &input)
+            // A lazy DFA fails only on a quit byte (these patterns have no
+            // Unicode word boundary, which is what sets them) or when told to
+            // give up on a thrashing cache (not set here).
+            .expect("the lazy DFA of a tokenizer pattern never fails")
+            .map(|found| found.offset())
     }
 
     /// Whether `found` came from the `\s+` alternative and `\s+(?!\S)` would
