@@ -472,9 +472,13 @@ mod tests {
             texts.len() > 100 && texts.iter().map(|(_, t)| t.len()).sum::<usize>() > 500_000,
             "too little real text to compare"
         );
-        for name in NAMES {
+        // All of it for the default encoding; every fifth file for the
+        // others, whose patterns the made texts below cover as well (this
+        // test runs unoptimized, so a full pass over each costs seconds).
+        for (n, name) in NAMES.into_iter().enumerate() {
             let bpe = bpe(name);
-            for (path, text) in &texts {
+            let step = if n == 0 { 1 } else { 5 };
+            for (path, text) in texts.iter().step_by(step) {
                 assert_same(&bpe, name, path, text);
             }
         }
