@@ -9,11 +9,13 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use git2::{Repository as Git, Signature, Time};
+use speed::cli::Cli;
 use speed::git::Repository;
 use speed::prompt::{PendingCounter, Templates};
 use speed::review::{Shared, Subject};
-use speed::settings::{GuardianSettings, LlmSettings, ReviewSettings, Target};
+use speed::settings::{CommandSettings, ReviewSettings, Settings};
 
 const FILES: usize = 2_000;
 const CHANGED: usize = 200;
@@ -76,13 +78,21 @@ fn measure_one(
     dry_run: bool,
 ) {
     let repo = Repository::discover(root).expect("repository");
-    let main = repo.resolve_main(None).expect("a main branch");
+    let settings = settings(&repo, dry_run);
+    let templates = Templates::with_overrides(
+        settings
+            .prompts
+            .iter()
+            .map(|o| (o.name.as_str(), o.from.as_str(), o.text.as_str())),
+    )
+    .expect("templates");
     let shared = Shared {
         root: repo.root().to_path_buf(),
-        settings: settings(dry_run),
-        main,
+        main: settings.main.clone(),
+        settings,
         counter: counter.clone(),
-        templates: Templates::load(Some(&root.join(".speed/prompts"))).expect("templates"),
+        templates,
+        actor: speed::tasks::Actor::new("bench", None),
     };
     // The first run is cold (and fills the symbol cache when allowed).
     let cold = Instant::now();
@@ -109,45 +119,19 @@ fn measure_one(
     let _: Duration = cold;
 }
 
-fn settings(dry_run: bool) -> ReviewSettings {
-    ReviewSettings {
-        target: Target::Tasks {
-            ids: Vec::new(),
-            feature: None,
-        },
-        json: false,
-        dry_run,
-        force: false,
-        concurrency: 1,
-        main_branch: None,
-        budget: 60_000,
-        tokenizer: "o200k_base".to_string(),
-        max_revisions: 2,
-        spec_args: Vec::new(),
-        llm: LlmSettings {
-            provider: None,
-            base_url: None,
-            model: None,
-            api_key_env: None,
-            command: Vec::new(),
-            timeout: Duration::from_secs(120),
-            connect_timeout: Duration::from_secs(10),
-            max_retries: 3,
-            retry_base: Duration::from_secs(1),
-            temperature: 0.0,
-            seed: 7,
-            max_output_tokens: 4096,
-            structured_output: false,
-            rpm: None,
-            tpm: None,
-        },
-        guardian: GuardianSettings {
-            enabled: false,
-            skip_reason: Some("bench".to_string()),
-            vision_file: "specs/product/overview.md".to_string(),
-            model: None,
-            budget: 60_000,
-        },
+/// The settings a `speed review --no-guardian --concurrency 1 [--dry-run]`
+/// run in the repository would resolve (its own config, read at main).
+fn settings(repo: &Repository, dry_run: bool) -> ReviewSettings {
+    let mut args = vec!["speed", "review", "--no-guardian", "--concurrency", "1"];
+    if dry_run {
+        args.push("--dry-run");
+    }
+    let cli = Cli::try_parse_from(args).expect("bench flags parse");
+    let resolved = Settings::resolve(cli, repo.root().to_path_buf(), Ok(repo), &|_| None)
+        .expect("bench settings resolve");
+    match resolved.command {
+        CommandSettings::Review(review) => *review,
+        other => panic!("expected review settings, got {other:?}"),
     }
 }
 

@@ -15,14 +15,16 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::Parser;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, Command};
 use crate::exit::Outcome;
 use crate::git::Repository;
 use crate::llm;
 use crate::prompt::{PendingCounter, Templates};
 use crate::render::{self, Style};
 use crate::review::{self, Event, Events, Shared, Subject, batch, dry, nits};
-use crate::settings::{CommandSettings, LlmSettings, ReviewSettings, Settings, Target};
+use crate::settings::{
+    self, CommandSettings, ConfigSettings, LlmSettings, Provider, ReviewSettings, Settings, Target,
+};
 use crate::tasks;
 
 /// Run speed with these arguments (the first is the program name) and return
@@ -32,26 +34,86 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(err) => {
             // clap formats help, version and usage errors itself.
             let _ = err.print();
-            return if err.use_stderr() {
-                Outcome::Usage.code()
-            } else {
-                Outcome::Approved.code()
-            };
+            if !err.use_stderr() {
+                return Outcome::Approved.code();
+            }
+            if let Some(shape) = usage_json_shape(&args) {
+                print!("{}", json_failure(shape, err.render().to_string().trim()));
+            }
+            return Outcome::Usage.code();
         }
     };
     init_logging(cli.verbose);
+    let shape = cli.json().then(|| JsonShape::of(&cli.command));
     match run(cli) {
         Ok(outcome) => outcome.code(),
         Err(err) => {
             let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            // `--json` promises one JSON object on stdout, even when nothing
+            // could be done; every path that prints its own returns Ok.
+            if let Some(shape) = shape {
+                print!("{}", json_failure(shape, &format!("{err:#}")));
+            }
             Outcome::Error.code()
         }
     }
+}
+
+/// Which JSON object a failed command prints: the one it would have printed,
+/// empty, with `error` set.
+#[derive(Debug, Clone, Copy)]
+enum JsonShape {
+    Review,
+    Nits,
+    Config,
+}
+
+impl JsonShape {
+    fn of(command: &Command) -> JsonShape {
+        match command {
+            Command::Review(_) => JsonShape::Review,
+            Command::Nits(_) => JsonShape::Nits,
+            Command::Config(_) => JsonShape::Config,
+        }
+    }
+}
+
+fn json_failure(shape: JsonShape, error: &str) -> String {
+    match shape {
+        JsonShape::Review => render::json::failure(error),
+        JsonShape::Nits => render::json::nits_failure(error),
+        JsonShape::Config => render::config::json_failure(error),
+    }
+}
+
+/// For a usage error: whether `--json` was asked for, and by which command
+/// (the first word naming one; review when none does).
+fn usage_json_shape(args: &[OsString]) -> Option<JsonShape> {
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map(|a| a.to_str().unwrap_or(""))
+        .take_while(|a| *a != "--")
+        .collect();
+    if !words.contains(&"--json") {
+        return None;
+    }
+    Some(
+        match words
+            .iter()
+            .find(|w| matches!(**w, "review" | "nits" | "config"))
+        {
+            Some(&"nits") => JsonShape::Nits,
+            Some(&"config") => JsonShape::Config,
+            _ => JsonShape::Review,
+        },
+    )
 }
 
 fn init_logging(verbose: u8) {
@@ -72,21 +134,29 @@ fn init_logging(verbose: u8) {
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let settings = Settings::resolve(cli, &cwd, &|key| std::env::var(key).ok())?;
+    let dir = settings::run_dir(cli.dir.as_deref(), &cwd);
+    // Outside a repository speed still resolves settings (`speed config`
+    // shows them); commands that need one report why there is none.
+    let repo = Repository::discover(&dir).map_err(|err| err.to_string());
+    let settings = Settings::resolve(
+        cli,
+        dir,
+        repo.as_ref()
+            .map(|r| r as &dyn settings::Repo)
+            .map_err(String::as_str),
+        &|key| std::env::var(key).ok(),
+    )?;
+    drop(repo);
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
+    for notice in &settings.notices {
+        eprintln!("note: {notice}");
+    }
     match &settings.command {
-        CommandSettings::Review(review) => {
-            let result = review_command(&settings.dir, review);
-            // `--json` promises one JSON object on stdout, even when nothing
-            // could be reviewed; the error is on stderr as well.
-            if let (Err(err), true) = (&result, review.json) {
-                print!("{}", render::json::failure(&format!("{err:#}")));
-            }
-            result
-        }
+        CommandSettings::Review(review) => review_command(&settings.dir, review),
         CommandSettings::Nits { json } => nits_command(&settings.dir, *json),
+        CommandSettings::Config(config) => config_command(config, &settings),
     }
 }
 
@@ -106,18 +176,25 @@ struct Gathered {
     /// Batch mode: tasks already approved at their current diff.
     skipped: Vec<batch::Skipped>,
     batch_mode: bool,
+    /// Batch mode: the task files read (in the chosen feature), so "nothing
+    /// to review" can say what it looked at.
+    tasks_read: usize,
 }
 
 fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outcome> {
+    if let (Some(note), false) = (&settings.llm.offline_note, settings.dry_run) {
+        eprintln!("note: {note}");
+    }
     // Named now, so an unknown encoding fails at once; built only when a
     // prompt is first counted.
     let counter = Arc::new(PendingCounter::start(&settings.tokenizer)?);
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
     let shared = Shared {
-        main: repo.resolve_main(settings.main_branch.as_deref())?,
+        main: settings.main.clone(),
         counter,
-        templates: Templates::load(Some(&root.join(".speed/prompts")))?,
+        templates: templates(&settings.prompts)?,
+        actor: actor(&repo, settings),
         settings: settings.clone(),
         root,
     };
@@ -128,7 +205,7 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
         }
     }
     if gathered.subjects.is_empty() {
-        return Ok(nothing_to_review(settings, &gathered));
+        return Ok(nothing_to_review(&shared.root, settings, &gathered));
     }
     if settings.dry_run {
         return Ok(dry_run_command(
@@ -140,6 +217,31 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
     run_reviews(&shared, gathered)
 }
 
+/// Who reviews: config `review.actor`, else the git user (`user.name`), else
+/// the login name; the email is git's `user.email`, else `<name>@local`.
+fn actor(repo: &Repository, settings: &ReviewSettings) -> tasks::Actor {
+    let (git_name, git_email) = repo.user();
+    let login = || {
+        ["USER", "USERNAME"]
+            .iter()
+            .find_map(|key| std::env::var(key).ok().filter(|v| !v.trim().is_empty()))
+    };
+    let name = settings
+        .actor
+        .clone()
+        .or(git_name)
+        .or_else(login)
+        .unwrap_or_default();
+    tasks::Actor::new(&name, git_email.as_deref())
+}
+
+/// The built-in prompt templates with the overrides settings chose.
+fn templates(overrides: &[settings::Override]) -> anyhow::Result<Templates> {
+    Ok(Templates::with_overrides(overrides.iter().map(|o| {
+        (o.name.as_str(), o.from.as_str(), o.text.as_str())
+    }))?)
+}
+
 /// The tasks (or the branch) to review, from the settings' target.
 fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
     let store = tasks::Store::open(&shared.root);
@@ -148,6 +250,7 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
         unreadable: Vec::new(),
         skipped: Vec::new(),
         batch_mode: false,
+        tasks_read: 0,
     };
     match &shared.settings.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
@@ -173,6 +276,13 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
                 .into_iter()
                 .filter(|t| feature.is_none() || t.feature == *feature)
                 .collect();
+            gathered.tasks_read = all.len();
+            if all.is_empty() && !gathered.unreadable.is_empty() {
+                eprintln!(
+                    "error: task files exist but none could be read ({} unreadable); nothing was reviewed",
+                    gathered.unreadable.len()
+                );
+            }
             let (selected, skipped) = batch::select(shared, all, shared.settings.force)?;
             gathered.subjects = selected
                 .into_iter()
@@ -206,7 +316,7 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
 
 /// No review to run: either every named task was unreadable (an error) or
 /// no `done` task needs a review (success).
-fn nothing_to_review(settings: &ReviewSettings, gathered: &Gathered) -> Outcome {
+fn nothing_to_review(root: &Path, settings: &ReviewSettings, gathered: &Gathered) -> Outcome {
     if !gathered.unreadable.is_empty() {
         if settings.json && settings.dry_run {
             let runs: Vec<dry::DryRun> = gathered
@@ -225,12 +335,32 @@ fn nothing_to_review(settings: &ReviewSettings, gathered: &Gathered) -> Outcome 
     }
     if settings.json {
         print!("{}", render::json::reviews(&[], &[], &gathered.skipped));
+    } else if gathered.batch_mode && gathered.tasks_read == 0 {
+        let looked: Vec<String> = tasks::Store::open(root)
+            .task_folders()
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+            .collect();
+        let feature = match &settings.target {
+            Target::Tasks {
+                feature: Some(f), ..
+            } => format!(" of feature {f}"),
+            _ => String::new(),
+        };
+        eprintln!(
+            "Nothing to review: no task files{feature} found (looked in {}).",
+            looked.join(", ")
+        );
     } else {
         let approved = match gathered.skipped.len() {
             0 => String::new(),
-            n => format!(" ({n} approved at their current diff)"),
+            n => format!("; {n} approved and still covered by that approval"),
         };
-        eprintln!("Nothing to review: no `done` task needs a review{approved}.");
+        eprintln!(
+            "Nothing to review: {} task file{} read, no `done` task needs a review{approved}.",
+            gathered.tasks_read,
+            if gathered.tasks_read == 1 { "" } else { "s" }
+        );
     }
     Outcome::Approved
 }
@@ -314,25 +444,29 @@ fn dry_run_command(
     let already_reported = runs.len();
     runs.extend(subjects.into_iter().map(|s| dry::dry_run(shared, s)));
     let err_style = style_for(std::io::stderr().is_terminal());
+    let explain = |run: &dry::DryRun, why: &str| match run.nothing_implemented {
+        true => eprintln!("{why}: the review would request changes without calling a model"),
+        false => eprintln!("error: {why}"),
+    };
     if shared.settings.json {
         print!("{}", render::json::dry_runs(&runs));
         for run in &runs[already_reported..] {
-            if let Err(err) = &run.result {
-                eprintln!("error: {err}");
+            if let Err(why) = &run.result {
+                explain(run, why);
             }
         }
     } else {
         for run in &runs[already_reported..] {
             match &run.result {
                 Ok(prompt) => print!("{}", prompt.prompt),
-                Err(err) => eprintln!("error: {err}"),
+                Err(why) => explain(run, why),
             }
             if run.result.is_ok() {
                 eprint!("{}", render::human::accounting(run, &err_style));
             }
         }
     }
-    if runs.iter().any(|r| r.result.is_err()) {
+    if runs.iter().any(dry::DryRun::failed) {
         Outcome::Error
     } else {
         Outcome::Approved
@@ -340,9 +474,11 @@ fn dry_run_command(
 }
 
 fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
-    let provider = match &settings.provider {
-        Some(p) => p.parse()?,
-        None => llm::ProviderKind::default(),
+    let provider = match settings.provider {
+        Provider::Model(kind) => kind,
+        Provider::Offline => {
+            anyhow::bail!("an offline review asks no model (llm.provider = \"none\", --offline)")
+        }
     };
     Ok(llm::Config {
         provider,
@@ -365,6 +501,13 @@ fn build_models(
     settings: &LlmSettings,
     guardian_model: &Option<String>,
 ) -> anyhow::Result<review::Models> {
+    if settings.provider == Provider::Offline {
+        let none: Arc<dyn llm::Provider> = Arc::new(review::NoModel);
+        return Ok(review::Models {
+            review: none.clone(),
+            guardian: none,
+        });
+    }
     let env = |key: &str| std::env::var(key).ok();
     let config = llm_config(settings)?;
     let review: Arc<dyn llm::Provider> = Arc::from(llm::provider(&config, &env)?);
@@ -377,6 +520,22 @@ fn build_models(
         _ => review.clone(),
     };
     Ok(review::Models { review, guardian })
+}
+
+/// `speed config`: the effective settings and where each came from. The
+/// prompt templates are parsed too, so a broken override fails here as it
+/// would fail a review.
+fn config_command(config: &ConfigSettings, settings: &Settings) -> anyhow::Result<Outcome> {
+    templates(&config.prompts)?;
+    if config.json {
+        print!(
+            "{}",
+            render::config::json(config, &settings.notices, &settings.warnings)
+        );
+    } else {
+        print!("{}", render::config::human(config));
+    }
+    Ok(Outcome::Approved)
 }
 
 fn nits_command(dir: &Path, json: bool) -> anyhow::Result<Outcome> {

@@ -1,9 +1,13 @@
 //! Command-line types (clap) only. Nothing here is seen by the commands:
-//! `settings` turns these into plain, checked settings first.
+//! `settings` turns these into plain, checked settings first. Value ranges
+//! come from `settings::limits`, so a flag and its config key agree.
 
 use std::path::PathBuf;
 
+use clap::builder::RangedI64ValueParser;
 use clap::{Args, Parser, Subcommand};
+
+use crate::settings::limits;
 
 /// speed: a git-native spec-alignment reviewer.
 ///
@@ -16,6 +20,11 @@ pub struct Cli {
     /// Run as if started in this directory.
     #[arg(short = 'C', global = true, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+
+    /// Read the configuration from this file instead of the main branch's
+    /// .speed/config.toml.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 
     /// More logging on stderr (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -35,6 +44,13 @@ pub enum Command {
     Review(Box<ReviewArgs>),
     /// Print the nits saved by the last batch review.
     Nits(NitsArgs),
+    /// Print the effective settings and where each came from.
+    ///
+    /// The configuration is read at the main branch's commit (the working
+    /// tree's copy on the main branch itself, or the file named with
+    /// --config); flags and environment win over it. Takes the review's
+    /// setting flags to show what a review with them would use.
+    Config(ConfigArgs),
 }
 
 #[derive(Debug, Args)]
@@ -57,25 +73,8 @@ pub struct ReviewArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Skip the guardian gate after an approval.
-    #[arg(long)]
-    pub no_guardian: bool,
-
-    /// Model provider: openai (any OpenAI-compatible server), anthropic or command.
-    #[arg(long, value_name = "P")]
-    pub provider: Option<String>,
-
-    /// Model name sent to the provider.
-    #[arg(long, value_name = "M")]
-    pub model: Option<String>,
-
-    /// Prompt token budget [default: 60000].
-    #[arg(long, value_name = "TOKENS")]
-    pub budget: Option<usize>,
-
-    /// Reviews run at once in batch mode [default: 4].
-    #[arg(long, value_name = "N")]
-    pub concurrency: Option<usize>,
+    #[command(flatten)]
+    pub values: ValueArgs,
 
     /// Review approved tasks again even when the diff is unchanged.
     #[arg(long)]
@@ -85,11 +84,9 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "B", requires = "spec")]
     pub branch: Option<String>,
 
-    /// The main branch to diff against.
-    #[arg(long, value_name = "REF")]
-    pub base: Option<String>,
-
-    /// Spec to review against, optionally with #Section (repeatable).
+    /// Spec to review against, optionally with #Section (repeatable); a
+    /// relative path is relative to the directory speed runs in, else to
+    /// the repository root.
     #[arg(long, value_name = "PATH[#Section]")]
     pub spec: Vec<String>,
 
@@ -98,11 +95,70 @@ pub struct ReviewArgs {
     pub criteria: Option<PathBuf>,
 }
 
+/// The flags that override configured values; `review` and `config` share
+/// them.
+#[derive(Debug, Args, Default)]
+pub struct ValueArgs {
+    /// Skip the guardian gate after an approval.
+    #[arg(long)]
+    pub no_guardian: bool,
+
+    /// Model provider: openai (any OpenAI-compatible server), anthropic,
+    /// command, or none (an offline review by speed's own checks).
+    #[arg(long, value_name = "P", value_parser = ["openai", "anthropic", "command", "none"])]
+    pub provider: Option<String>,
+
+    /// Review with speed's own checks alone: no model is called, an
+    /// approval is never written (the same as --provider none).
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Model name sent to the provider.
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+
+    /// Prompt token budget [default: 60000].
+    #[arg(long, value_name = "TOKENS",
+          value_parser = RangedI64ValueParser::<u64>::new().range(limits::TOKEN_BUDGET))]
+    pub budget: Option<u64>,
+
+    /// Reviews run at once in batch mode [default: 4].
+    #[arg(long, value_name = "N",
+          value_parser = RangedI64ValueParser::<u64>::new().range(limits::CONCURRENCY))]
+    pub concurrency: Option<u64>,
+
+    /// The main branch to diff against.
+    #[arg(long, value_name = "REF")]
+    pub base: Option<String>,
+}
+
 #[derive(Debug, Args)]
 pub struct NitsArgs {
     /// Print the nits as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// Print the settings as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub values: ValueArgs,
+}
+
+impl Cli {
+    /// Whether the command promised one JSON object on stdout, which it
+    /// must print even when it fails.
+    pub fn json(&self) -> bool {
+        match &self.command {
+            Command::Review(args) => args.json,
+            Command::Nits(args) => args.json,
+            Command::Config(args) => args.json,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -119,6 +175,31 @@ mod tests {
     fn branch_requires_spec() {
         let err = Cli::try_parse_from(["speed", "review", "--branch", "x"]).unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+    }
+
+    #[test]
+    fn values_out_of_range_are_usage_errors() {
+        for args in [
+            ["speed", "review", "--budget", "0"],
+            ["speed", "review", "--concurrency", "0"],
+            ["speed", "review", "--concurrency", "100000"],
+            ["speed", "review", "--provider", "gpt"],
+        ] {
+            let err = Cli::try_parse_from(args).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn config_is_global_and_config_takes_the_value_flags() {
+        let cli = Cli::try_parse_from(["speed", "nits", "--config", "x.toml"]).unwrap();
+        assert_eq!(cli.config.as_deref(), Some(std::path::Path::new("x.toml")));
+        let cli = Cli::try_parse_from(["speed", "config", "--json", "--budget", "9000"]).unwrap();
+        assert!(cli.json());
+        let Command::Config(args) = cli.command else {
+            panic!("expected config")
+        };
+        assert_eq!(args.values.budget, Some(9000));
     }
 
     #[test]

@@ -8,15 +8,18 @@
 //! higher one.
 
 pub mod app;
+pub mod checks;
 pub mod cli;
 pub mod exit;
 pub mod git;
 pub mod impact;
 pub mod llm;
 pub mod memory;
+pub mod paths;
 pub mod prompt;
 pub mod render;
 pub mod review;
+pub mod secrets;
 pub mod settings;
 pub mod specs;
 pub mod tasks;

@@ -1,38 +1,137 @@
 //! Flags + environment + `.speed/config.toml` resolved once into `Settings`.
 //!
-//! Precedence: command-line flags, then environment, then the config file, then
-//! defaults. Commands only ever see these plain values, never clap types, so
-//! they can be built and tested without argv. Unknown config keys are reported
-//! as warnings (a typo should not be silent, but a newer key should not break
-//! an older speed).
+//! Precedence: command-line flags, then environment, then the config file,
+//! then defaults. The config file is the one at the main branch's commit
+//! (see `locate` for the whole rule), read strictly (see `file`). Commands
+//! only ever see these plain values, never clap types, so they can be built
+//! and tested without argv; git is reached through the small `Repo` trait.
+//!
+//! Every value resolved here is also recorded as an `Entry` with its source,
+//! which is what `speed config` prints: one code path decides both.
 
-use std::path::{Path, PathBuf};
+mod file;
+mod locate;
+mod sections;
+
+use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::Serialize;
 
-use crate::cli::{Cli, Command, ReviewArgs};
+use crate::cli::{Cli, Command, ReviewArgs, ValueArgs};
+use crate::git::{self, MainBranch};
+use crate::llm::ProviderKind;
 
+pub use file::{Error as FileError, Problem, Problems};
+pub use locate::{MainFound, Origin, Override, Repo, TEMPLATE_NAMES};
+pub use sections::{
+    Check, ChecksSettings, CommandCheck, DefectSettings, HookSettings, Policy, Provider,
+};
+
+pub const CONFIG_PATH: &str = ".speed/config.toml";
+pub const PROMPTS_DIR: &str = ".speed/prompts";
 pub const DEFAULT_BUDGET: usize = 60_000;
 pub const DEFAULT_CONCURRENCY: usize = 4;
 pub const DEFAULT_MAX_REVISIONS: u32 = 2;
+pub const DEFAULT_MAX_PARTS: usize = 4;
 pub const DEFAULT_TOKENIZER: &str = "o200k_base";
 pub const DEFAULT_VISION_FILE: &str = "specs/product/overview.md";
-pub const CONFIG_PATH: &str = ".speed/config.toml";
+pub const DEFAULT_PROVIDER: Provider = Provider::Model(ProviderKind::OpenAi);
+pub const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
+pub const DEFAULT_CONNECT_TIMEOUT_SECS: f64 = 10.0;
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+pub const DEFAULT_RETRY_BASE_MS: u64 = 1000;
+pub const DEFAULT_SEED: u64 = 7;
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+/// An answer larger than this (from a server or a command) is refused.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 << 20;
+
+/// The ranges numbers must lie in, shared by config keys and flags.
+pub mod limits {
+    use std::ops::RangeInclusive;
+
+    pub const TOKEN_BUDGET: RangeInclusive<i64> = 1..=10_000_000;
+    pub const CONCURRENCY: RangeInclusive<i64> = 1..=256;
+    pub const MAX_REVISIONS: RangeInclusive<i64> = 0..=100;
+    pub const MAX_PARTS: RangeInclusive<i64> = 1..=16;
+    pub const MAX_RETRIES: RangeInclusive<i64> = 0..=10;
+    pub const RETRY_BASE_MS: RangeInclusive<i64> = 0..=600_000;
+    pub const TEMPERATURE: RangeInclusive<f64> = 0.0..=2.0;
+    pub const MAX_OUTPUT_TOKENS: RangeInclusive<i64> = 1..=1_000_000;
+    pub const RPM: RangeInclusive<i64> = 1..=1_000_000;
+    pub const TPM: RangeInclusive<i64> = 1..=1_000_000_000;
+    pub const MAX_ANSWER_BYTES: RangeInclusive<i64> = 1024..=(1 << 30);
+    pub const DIFF_LINES: RangeInclusive<i64> = 1..=100_000_000;
+    pub const DIFF_FILES: RangeInclusive<i64> = 1..=10_000_000;
+    /// A day: a model call or a check command that takes longer is stuck.
+    pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+    pub const MAX_CONNECT_TIMEOUT_SECS: f64 = 600.0;
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {}: {source}", path.display())]
     Read {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} is not valid TOML: {message}")]
-    Toml { path: PathBuf, message: String },
-    #[error("{origin}: unknown provider {value:?} (expected openai, anthropic or command)")]
-    UnknownProvider { origin: String, value: String },
-    #[error("{origin}: {message}")]
-    Invalid { origin: String, message: String },
+    #[error("{file} is not UTF-8 text")]
+    NotUtf8 { file: String },
+    #[error(transparent)]
+    File(#[from] FileError),
+    #[error("{file}: git.main_branch = {named:?}: {message}")]
+    MainRedirect {
+        file: String,
+        named: String,
+        message: String,
+    },
+    /// Why there is no repository (git's message).
+    #[error("{0}")]
+    NoRepository(String),
+    #[error(transparent)]
+    Git(#[from] git::Error),
+}
+
+/// Where a value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Default,
+    File(Origin),
+    Env(&'static str),
+    Flag(&'static str),
+}
+
+impl Source {
+    /// `default`, `main`, `working_tree`, `config_file`, `environment` or `flag`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::File(origin) => origin.kind(),
+            Source::Env(_) => "environment",
+            Source::Flag(_) => "flag",
+        }
+    }
+
+    /// For people: "default", ".speed/config.toml at main (6f4bc06c71)",
+    /// "environment MAIN_BRANCH", "flag --budget".
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Default => "default".to_string(),
+            Source::File(origin) => origin.describe(CONFIG_PATH),
+            Source::Env(var) => format!("environment {var}"),
+            Source::Flag(flag) => format!("flag {flag}"),
+        }
+    }
+}
+
+/// One effective setting and its source, for `speed config`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Dotted key as in the config file (`llm.provider`).
+    pub key: String,
+    /// null when unset.
+    pub value: serde_json::Value,
+    pub source: Source,
 }
 
 /// Everything a command needs, resolved once.
@@ -43,6 +142,8 @@ pub struct Settings {
     pub verbose: u8,
     /// Problems worth telling the user that do not stop the run.
     pub warnings: Vec<String>,
+    /// Where the configuration came from, when that needs saying.
+    pub notices: Vec<String>,
     pub command: CommandSettings,
 }
 
@@ -50,6 +151,7 @@ pub struct Settings {
 pub enum CommandSettings {
     Review(Box<ReviewSettings>),
     Nits { json: bool },
+    Config(Box<ConfigSettings>),
 }
 
 #[derive(Debug, Clone)]
@@ -58,19 +160,33 @@ pub struct ReviewSettings {
     pub json: bool,
     pub dry_run: bool,
     pub force: bool,
+    /// The branch that holds the source of truth (see `locate`).
+    pub main: MainBranch,
+    /// Prompt templates replacing built-in ones, read like the config.
+    pub prompts: Vec<Override>,
+    /// Said in every report: the configuration or a template that decided
+    /// the review is not main's committed one, or the working tree's was
+    /// not used.
+    pub report_notices: Vec<String>,
     pub concurrency: usize,
-    /// The first of `--base`, `git.main_branch`, `MAIN_BRANCH`; None lets git
-    /// fall back to origin/HEAD, main, master.
-    pub main_branch: Option<String>,
     pub budget: usize,
     pub tokenizer: String,
     pub max_revisions: u32,
-    /// `--spec PATH[#Section]` as given: for a task, the last resort after
-    /// its spec_references, its feature's spec_path and
-    /// specs/product/<feature>.md.
+    /// At most this many model calls share one large diff.
+    pub max_parts: usize,
+    /// Config `review.actor`: who a review is recorded as (`reviewed_by`,
+    /// the actor of event files in the multi-player layout); None means the
+    /// git user.
+    pub actor: Option<String>,
+    /// `--spec PATH[#Section]`, PATH relative to the repository root: for a
+    /// task, it replaces the task's spec_references, its feature's
+    /// spec_path and specs/product/<feature>.md.
     pub spec_args: Vec<String>,
     pub llm: LlmSettings,
     pub guardian: GuardianSettings,
+    pub checks: ChecksSettings,
+    pub defect: DefectSettings,
+    pub hook: HookSettings,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -81,16 +197,19 @@ pub enum Target {
     },
     Branch {
         branch: String,
-        /// `PATH[#Section]` as given.
+        /// `PATH[#Section]`, PATH relative to the repository root.
         specs: Vec<String>,
+        /// Absolute (relative paths are taken from the directory speed runs in).
         criteria: Option<PathBuf>,
     },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmSettings {
-    /// None when nothing configured a provider.
-    pub provider: Option<String>,
+    pub provider: Provider,
+    /// Why the review is offline when nobody asked for it (no provider is
+    /// configured), for stderr.
+    pub offline_note: Option<String>,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
@@ -106,6 +225,8 @@ pub struct LlmSettings {
     /// Requests and tokens per minute shared by all concurrent reviews.
     pub rpm: Option<u32>,
     pub tpm: Option<u32>,
+    /// The largest answer read from a server or a command.
+    pub max_answer_bytes: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -119,467 +240,615 @@ pub struct GuardianSettings {
     pub budget: usize,
 }
 
-/// The config file as written; every key optional.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct FileConfig {
-    git: GitConfig,
-    llm: LlmConfig,
-    review: ReviewConfig,
-    guardian: GuardianConfig,
+/// What `speed config` prints.
+#[derive(Debug, Clone)]
+pub struct ConfigSettings {
+    pub json: bool,
+    /// Where the configuration is read (None outside a repository or
+    /// without a main branch).
+    pub origin: Option<Origin>,
+    /// Whether a file exists there.
+    pub file_found: bool,
+    /// The main branch, or why there is none.
+    pub main: Result<(MainBranch, Source), String>,
+    pub prompts: Vec<Override>,
+    pub entries: Vec<Entry>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GitConfig {
-    main_branch: Option<String>,
+/// The directory speed runs in: `-C DIR` (relative to `cwd`) or `cwd`.
+pub fn run_dir(flag: Option<&Path>, cwd: &Path) -> PathBuf {
+    match flag {
+        Some(dir) => cwd.join(dir),
+        None => cwd.to_path_buf(),
+    }
 }
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct LlmConfig {
-    provider: Option<String>,
-    base_url: Option<String>,
-    model: Option<String>,
-    api_key_env: Option<String>,
-    command: Option<Vec<String>>,
-    timeout_secs: Option<f64>,
-    connect_timeout_secs: Option<f64>,
-    max_retries: Option<u32>,
-    retry_base_ms: Option<u64>,
-    temperature: Option<f64>,
-    seed: Option<u64>,
-    max_output_tokens: Option<u32>,
-    structured_output: Option<bool>,
-    rpm: Option<u32>,
-    tpm: Option<u32>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ReviewConfig {
-    token_budget: Option<usize>,
-    max_revisions: Option<u32>,
-    tokenizer: Option<String>,
-    concurrency: Option<usize>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct GuardianConfig {
-    enabled: Option<bool>,
-    vision_file: Option<String>,
-    model: Option<String>,
-    token_budget: Option<usize>,
-}
-
-/// Keys the config file may hold, per table, for the unknown-key warning.
-const KNOWN_KEYS: &[(&str, &[&str])] = &[
-    ("git", &["main_branch"]),
-    (
-        "llm",
-        &[
-            "provider",
-            "base_url",
-            "model",
-            "api_key_env",
-            "command",
-            "timeout_secs",
-            "connect_timeout_secs",
-            "max_retries",
-            "retry_base_ms",
-            "temperature",
-            "seed",
-            "max_output_tokens",
-            "structured_output",
-            "rpm",
-            "tpm",
-        ],
-    ),
-    (
-        "review",
-        &["token_budget", "max_revisions", "tokenizer", "concurrency"],
-    ),
-    (
-        "guardian",
-        &["enabled", "vision_file", "model", "token_budget"],
-    ),
-];
 
 impl Settings {
-    /// Resolve settings from parsed flags, the process's working directory and
+    /// Resolve settings from parsed flags, the directory speed runs in (see
+    /// `run_dir`), the repository containing it (or why there is none) and
     /// an environment lookup (a function so tests need no real environment).
     pub fn resolve(
         cli: Cli,
-        cwd: &Path,
+        dir: PathBuf,
+        repo: Result<&dyn Repo, &str>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Settings, Error> {
-        let dir = match &cli.dir {
-            Some(dir) if dir.is_absolute() => dir.clone(),
-            Some(dir) => cwd.join(dir),
-            None => cwd.to_path_buf(),
-        };
+        let config_flag = cli.config.as_ref().map(|p| dir.join(p));
         let mut warnings = Vec::new();
-        let config = match repo_root(&dir) {
-            Some(root) => load_config(&root.join(CONFIG_PATH), &mut warnings)?,
-            None => FileConfig::default(),
-        };
-        let command = match cli.command {
+        let (command, notices) = match cli.command {
             Command::Review(args) => {
-                CommandSettings::Review(Box::new(review_settings(*args, config, env)?))
+                let located = locate::locate(
+                    repo,
+                    config_flag.as_deref(),
+                    args.values.base.as_deref(),
+                    env,
+                )?;
+                let notices = all_notices(&located);
+                let repo = repo.map_err(|why| Error::NoRepository(why.to_string()))?;
+                let review = review_settings(*args, located, repo, &dir, env, &mut warnings)?;
+                (CommandSettings::Review(Box::new(review)), notices)
             }
-            Command::Nits(args) => CommandSettings::Nits { json: args.json },
+            Command::Config(args) => {
+                let located = locate::locate(
+                    repo,
+                    config_flag.as_deref(),
+                    args.values.base.as_deref(),
+                    env,
+                )?;
+                let notices = all_notices(&located);
+                let config = config_settings(args.json, &args.values, located, env, &mut warnings);
+                (CommandSettings::Config(Box::new(config)), notices)
+            }
+            Command::Nits(args) => {
+                // Nits use no configuration, but a file named on the command
+                // line is still checked rather than silently ignored.
+                if let Some(path) = &config_flag {
+                    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    file::parse(&text, &Origin::Flag(path.clone()).describe(CONFIG_PATH))?;
+                }
+                (CommandSettings::Nits { json: args.json }, Vec::new())
+            }
         };
         Ok(Settings {
             dir,
             verbose: cli.verbose,
             warnings,
+            notices,
             command,
         })
     }
 }
 
-/// The nearest enclosing directory holding `.git` (a folder, or a file for
-/// worktrees), for finding the config before git itself is opened.
-fn repo_root(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .map(Path::to_path_buf)
-}
-
-fn load_config(path: &Path, warnings: &mut Vec<String>) -> Result<FileConfig, Error> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(FileConfig::default());
-        }
-        Err(source) => {
-            return Err(Error::Read {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    let toml_error = |err: toml::de::Error| Error::Toml {
-        path: path.to_path_buf(),
-        message: err.to_string().trim_end().to_string(),
-    };
-    let table: toml::Table = toml::from_str(&text).map_err(toml_error)?;
-    warnings.extend(unknown_keys(&table, path));
-    toml::from_str(&text).map_err(toml_error)
-}
-
-fn unknown_keys(table: &toml::Table, path: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for (name, value) in table {
-        let Some((_, known)) = KNOWN_KEYS.iter().find(|(t, _)| t == name) else {
-            out.push(format!(
-                "{}: unknown table [{name}] ignored",
-                path.display()
-            ));
-            continue;
-        };
-        if let Some(inner) = value.as_table() {
-            for key in inner.keys().filter(|k| !known.contains(&k.as_str())) {
-                out.push(format!(
-                    "{}: unknown key {name}.{key} ignored",
-                    path.display()
-                ));
-            }
-        }
-    }
-    out
+fn all_notices(located: &locate::Located) -> Vec<String> {
+    located
+        .notices
+        .iter()
+        .chain(&located.report_notices)
+        .cloned()
+        .collect()
 }
 
 fn review_settings(
     args: ReviewArgs,
-    config: FileConfig,
+    located: locate::Located,
+    repo: &dyn Repo,
+    dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
 ) -> Result<ReviewSettings, Error> {
-    let spec_args = args.spec.clone();
+    let main = located.main?.branch;
+    let file = located
+        .config
+        .as_ref()
+        .map(|(f, _)| f.clone())
+        .unwrap_or_default();
+    let mut entries = Vec::new();
+    let values = Values::resolve(
+        &file,
+        located.origin.as_ref(),
+        &args.values,
+        env,
+        &mut entries,
+        warnings,
+    );
+    for e in &entries {
+        tracing::debug!("setting {} = {} ({})", e.key, e.value, e.source.describe());
+    }
+
+    let exists = |path: &str| {
+        matches!(repo.read_file(&main.commit, path), Ok(Some(_)))
+            || repo.root().join(path).is_file()
+    };
+    let specs: Vec<String> = args
+        .spec
+        .iter()
+        .map(|arg| spec_arg(arg, dir, repo.root(), &exists))
+        .collect();
     let target = match args.branch {
         Some(branch) => Target::Branch {
             branch,
-            specs: args.spec,
-            criteria: args.criteria,
+            specs: specs.clone(),
+            criteria: args.criteria.map(|path| dir.join(path)),
         },
         None => Target::Tasks {
             ids: args.task_ids,
             feature: args.feature,
         },
     };
-    let main_branch = args
-        .base
-        .or(config.git.main_branch)
-        .or_else(|| env("MAIN_BRANCH").filter(|v| !v.trim().is_empty()));
-
-    let budget = args
-        .budget
-        .or(config.review.token_budget)
-        .unwrap_or(DEFAULT_BUDGET);
-    positive(budget, "token budget (--budget / review.token_budget)")?;
-    let concurrency = args
-        .concurrency
-        .or(config.review.concurrency)
-        .unwrap_or(DEFAULT_CONCURRENCY);
-    positive(
-        concurrency,
-        "concurrency (--concurrency / review.concurrency)",
-    )?;
-
-    let llm = llm_settings(args.provider, args.model, config.llm)?;
-    let guardian = guardian_settings(args.no_guardian, config.guardian, budget, env);
-
     Ok(ReviewSettings {
         target,
         json: args.json,
         dry_run: args.dry_run,
         force: args.force,
-        concurrency,
-        main_branch,
-        budget,
-        tokenizer: config
-            .review
-            .tokenizer
-            .unwrap_or_else(|| DEFAULT_TOKENIZER.to_string()),
-        max_revisions: config.review.max_revisions.unwrap_or(DEFAULT_MAX_REVISIONS),
-        spec_args,
-        llm,
-        guardian,
+        main,
+        prompts: located.templates,
+        report_notices: located.report_notices,
+        concurrency: values.concurrency,
+        budget: values.budget,
+        tokenizer: values.tokenizer,
+        max_revisions: values.max_revisions,
+        max_parts: values.max_parts,
+        actor: values.actor,
+        spec_args: specs,
+        llm: values.llm,
+        guardian: values.guardian,
+        checks: values.checks,
+        defect: values.defect,
+        hook: values.hook,
     })
 }
 
-fn positive(value: usize, what: &str) -> Result<(), Error> {
-    if value == 0 {
-        return Err(Error::Invalid {
-            origin: what.to_string(),
-            message: "must be at least 1".to_string(),
+fn config_settings(
+    json: bool,
+    flags: &ValueArgs,
+    located: locate::Located,
+    env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
+) -> ConfigSettings {
+    let file = located
+        .config
+        .as_ref()
+        .map(|(f, _)| f.clone())
+        .unwrap_or_default();
+    let mut entries = Vec::new();
+    let main = match &located.main {
+        Ok(found) => {
+            entries.push(Entry {
+                key: "git.main_branch".to_string(),
+                value: found.branch.name.clone().into(),
+                source: found.source.clone(),
+            });
+            Ok((found.branch.clone(), found.source.clone()))
+        }
+        Err(err) => {
+            entries.push(Entry {
+                key: "git.main_branch".to_string(),
+                value: serde_json::Value::Null,
+                source: Source::Default,
+            });
+            Err(err.to_string())
+        }
+    };
+    Values::resolve(
+        &file,
+        located.origin.as_ref(),
+        flags,
+        env,
+        &mut entries,
+        warnings,
+    );
+    ConfigSettings {
+        json,
+        file_found: located.config.is_some(),
+        origin: located.origin,
+        main,
+        prompts: located.templates,
+        entries,
+    }
+}
+
+/// The values of the config sections after flags, environment and file,
+/// shared by every command that reviews or shows settings.
+struct Values {
+    concurrency: usize,
+    budget: usize,
+    tokenizer: String,
+    max_revisions: u32,
+    max_parts: usize,
+    actor: Option<String>,
+    llm: LlmSettings,
+    guardian: GuardianSettings,
+    checks: ChecksSettings,
+    defect: DefectSettings,
+    hook: HookSettings,
+}
+
+/// Picks each value by precedence and records where it came from.
+struct Recorder<'a> {
+    entries: &'a mut Vec<Entry>,
+    file: Source,
+}
+
+impl Recorder<'_> {
+    fn record(&mut self, key: &str, value: &impl Serialize, source: Source) {
+        self.entries.push(Entry {
+            key: key.to_string(),
+            value: serde_json::to_value(value).unwrap_or(serde_json::Value::Null),
+            source,
         });
     }
-    Ok(())
-}
 
-fn seconds(value: Option<f64>, default: u64, key: &str) -> Result<Duration, Error> {
-    match value {
-        None => Ok(Duration::from_secs(default)),
-        Some(secs) if secs.is_finite() && secs > 0.0 => Ok(Duration::from_secs_f64(secs)),
-        Some(secs) => Err(Error::Invalid {
-            origin: format!("{CONFIG_PATH}: llm.{key}"),
-            message: format!("{secs} is not a positive number of seconds"),
-        }),
+    /// The flag's value, else the file's, else the default.
+    fn pick<T: Serialize>(
+        &mut self,
+        key: &str,
+        flag: Option<(T, &'static str)>,
+        file: Option<T>,
+        default: T,
+    ) -> T {
+        let (value, source) = match (flag, file) {
+            (Some((v, name)), _) => (v, Source::Flag(name)),
+            (None, Some(v)) => (v, self.file.clone()),
+            (None, None) => (default, Source::Default),
+        };
+        self.record(key, &value, source);
+        value
+    }
+
+    /// The file's value, else the default.
+    fn file<T: Serialize>(&mut self, key: &str, file: Option<T>, default: T) -> T {
+        self.pick(key, None, file, default)
     }
 }
 
-fn llm_settings(
-    provider_flag: Option<String>,
-    model_flag: Option<String>,
-    config: LlmConfig,
-) -> Result<LlmSettings, Error> {
-    let (provider, origin) = match provider_flag {
-        Some(p) => (Some(p), "--provider".to_string()),
-        None => (config.provider, format!("{CONFIG_PATH}: llm.provider")),
-    };
-    let provider = provider.map(|p| p.trim().to_ascii_lowercase());
-    if let Some(p) = &provider {
-        if !["openai", "anthropic", "command"].contains(&p.as_str()) {
-            return Err(Error::UnknownProvider {
-                origin,
-                value: p.clone(),
-            });
+impl Values {
+    fn resolve(
+        file: &file::File,
+        origin: Option<&Origin>,
+        flags: &ValueArgs,
+        env: &dyn Fn(&str) -> Option<String>,
+        entries: &mut Vec<Entry>,
+        warnings: &mut Vec<String>,
+    ) -> Values {
+        let mut r = Recorder {
+            entries,
+            file: origin.map_or(Source::Default, |o| Source::File(o.clone())),
+        };
+        let llm = llm_values(&mut r, &file.llm, flags);
+
+        let f = &file.review;
+        let budget = r.pick(
+            "review.token_budget",
+            flags.budget.map(|b| (b as usize, "--budget")),
+            f.token_budget,
+            DEFAULT_BUDGET,
+        );
+        let max_revisions = r.file(
+            "review.max_revisions",
+            f.max_revisions,
+            DEFAULT_MAX_REVISIONS,
+        );
+        let max_parts = r.file("review.max_parts", f.max_parts, DEFAULT_MAX_PARTS);
+        let actor = r.file("review.actor", f.actor.clone().map(Some), None);
+        let tokenizer = r.file(
+            "review.tokenizer",
+            f.tokenizer.clone(),
+            DEFAULT_TOKENIZER.to_string(),
+        );
+        let concurrency = r.pick(
+            "review.concurrency",
+            flags.concurrency.map(|c| (c as usize, "--concurrency")),
+            f.concurrency,
+            DEFAULT_CONCURRENCY,
+        );
+
+        let guardian = guardian_values(&mut r, &file.guardian, flags, budget, env, warnings);
+        let checks = checks_values(&mut r, &file.checks);
+
+        let f = &file.defect;
+        let defaults = DefectSettings::default();
+        let defect = DefectSettings {
+            max_lines: r.file("defect.max_lines", f.max_lines, defaults.max_lines),
+            max_files: r.file("defect.max_files", f.max_files, defaults.max_files),
+            exempt: r.file("defect.exempt", f.exempt.clone(), defaults.exempt),
+        };
+
+        let f = &file.hook;
+        let defaults = HookSettings::default();
+        let hook = HookSettings {
+            review_on_miss: r.file(
+                "hook.review_on_miss",
+                f.review_on_miss,
+                defaults.review_on_miss,
+            ),
+            unknown: r.file("hook.unknown", f.unknown, defaults.unknown),
+            on_error: r.file("hook.on_error", f.on_error, defaults.on_error),
+        };
+
+        Values {
+            concurrency,
+            budget,
+            tokenizer,
+            max_revisions,
+            max_parts,
+            actor,
+            llm,
+            guardian,
+            checks,
+            defect,
+            hook,
         }
     }
-    Ok(LlmSettings {
-        provider,
-        base_url: config.base_url,
-        model: model_flag.or(config.model),
-        api_key_env: config.api_key_env,
-        command: config.command.unwrap_or_default(),
-        timeout: seconds(config.timeout_secs, 120, "timeout_secs")?,
-        connect_timeout: seconds(config.connect_timeout_secs, 10, "connect_timeout_secs")?,
-        max_retries: config.max_retries.unwrap_or(3),
-        retry_base: Duration::from_millis(config.retry_base_ms.unwrap_or(1000)),
-        temperature: config.temperature.unwrap_or(0.0),
-        seed: config.seed.unwrap_or(7),
-        max_output_tokens: config.max_output_tokens.unwrap_or(4096),
-        structured_output: config.structured_output.unwrap_or(false),
-        rpm: config.rpm,
-        tpm: config.tpm,
-    })
 }
 
-fn guardian_settings(
-    no_guardian: bool,
-    config: GuardianConfig,
+fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings {
+    let flag = if flags.offline {
+        Some((Provider::Offline, "--offline"))
+    } else {
+        flags
+            .provider
+            .as_deref()
+            .and_then(Provider::parse)
+            .map(|p| (p, "--provider"))
+    };
+    // Nothing says which model to ask: review with speed's checks alone,
+    // so a fresh machine with no model server can still review.
+    let unconfigured = flag.is_none()
+        && f.provider.is_none()
+        && f.base_url.is_none()
+        && f.model.is_none()
+        && flags.model.is_none()
+        && f.command.is_none()
+        && f.api_key_env.is_none();
+    let provider = r.pick(
+        "llm.provider",
+        flag,
+        f.provider,
+        if unconfigured {
+            Provider::Offline
+        } else {
+            DEFAULT_PROVIDER
+        },
+    );
+    let offline_note = (unconfigured && provider == Provider::Offline).then(|| {
+        "no model provider is configured ([llm] in .speed/config.toml, or --provider): \
+         reviewing offline with speed's own checks"
+            .to_string()
+    });
+    let base_url = r.file("llm.base_url", f.base_url.clone().map(Some), None);
+    let model = r.pick(
+        "llm.model",
+        flags.model.clone().map(|m| (Some(m), "--model")),
+        f.model.clone().map(Some),
+        None,
+    );
+    let api_key_env = r.file("llm.api_key_env", f.api_key_env.clone().map(Some), None);
+    let command = r.file("llm.command", f.command.clone(), Vec::new());
+    let timeout = r.file("llm.timeout_secs", f.timeout_secs, DEFAULT_TIMEOUT_SECS);
+    let connect_timeout = r.file(
+        "llm.connect_timeout_secs",
+        f.connect_timeout_secs,
+        DEFAULT_CONNECT_TIMEOUT_SECS,
+    );
+    let max_retries = r.file("llm.max_retries", f.max_retries, DEFAULT_MAX_RETRIES);
+    let retry_base_ms = r.file("llm.retry_base_ms", f.retry_base_ms, DEFAULT_RETRY_BASE_MS);
+    LlmSettings {
+        provider,
+        offline_note,
+        base_url,
+        model,
+        api_key_env,
+        command,
+        // In range (checked by `file`), so these cannot panic.
+        timeout: Duration::from_secs_f64(timeout),
+        connect_timeout: Duration::from_secs_f64(connect_timeout),
+        max_retries,
+        retry_base: Duration::from_millis(retry_base_ms),
+        temperature: r.file("llm.temperature", f.temperature, 0.0),
+        seed: r.file("llm.seed", f.seed, DEFAULT_SEED),
+        max_output_tokens: r.file(
+            "llm.max_output_tokens",
+            f.max_output_tokens,
+            DEFAULT_MAX_OUTPUT_TOKENS,
+        ),
+        structured_output: r.file("llm.structured_output", f.structured_output, false),
+        rpm: r.file("llm.rpm", f.rpm.map(Some), None),
+        tpm: r.file("llm.tpm", f.tpm.map(Some), None),
+        max_answer_bytes: r.file(
+            "llm.max_answer_bytes",
+            f.max_answer_bytes,
+            DEFAULT_MAX_ANSWER_BYTES,
+        ),
+    }
+}
+
+fn guardian_values(
+    r: &mut Recorder,
+    f: &file::Guardian,
+    flags: &ValueArgs,
     review_budget: usize,
     env: &dyn Fn(&str) -> Option<String>,
+    warnings: &mut Vec<String>,
 ) -> GuardianSettings {
-    let skip_env = env("SKIP_GUARDIAN")
-        .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
-        .unwrap_or(false);
-    let skip_reason = if no_guardian {
-        Some("--no-guardian".to_string())
-    } else if skip_env {
-        Some("SKIP_GUARDIAN=true".to_string())
-    } else if config.enabled == Some(false) {
-        Some("guardian.enabled = false".to_string())
-    } else {
-        None
+    let skip_env = match env("SKIP_GUARDIAN") {
+        Some(value) => match value.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" => true,
+            "" | "0" | "false" | "no" => false,
+            _ => {
+                warnings.push(format!(
+                    "SKIP_GUARDIAN={value:?} is not true or false: ignored"
+                ));
+                false
+            }
+        },
+        None => false,
     };
+    let (skip_reason, source) = if flags.no_guardian {
+        (Some("--no-guardian"), Source::Flag("--no-guardian"))
+    } else if skip_env {
+        (Some("SKIP_GUARDIAN=true"), Source::Env("SKIP_GUARDIAN"))
+    } else if f.enabled == Some(false) {
+        (Some("guardian.enabled = false"), r.file.clone())
+    } else if f.enabled == Some(true) {
+        (None, r.file.clone())
+    } else {
+        (None, Source::Default)
+    };
+    r.record("guardian.enabled", &skip_reason.is_none(), source);
     GuardianSettings {
         enabled: skip_reason.is_none(),
-        skip_reason,
-        vision_file: config
-            .vision_file
-            .unwrap_or_else(|| DEFAULT_VISION_FILE.to_string()),
-        model: config.model,
-        budget: config.token_budget.unwrap_or(review_budget),
+        skip_reason: skip_reason.map(str::to_string),
+        vision_file: r.file(
+            "guardian.vision_file",
+            f.vision_file.clone(),
+            DEFAULT_VISION_FILE.to_string(),
+        ),
+        model: r.file("guardian.model", f.model.clone().map(Some), None),
+        budget: r.file("guardian.token_budget", f.token_budget, review_budget),
     }
+}
+
+fn checks_values(r: &mut Recorder, f: &file::Checks) -> ChecksSettings {
+    let word = |level: Option<crate::verdict::Severity>| level.map_or("off", |s| s.as_str());
+    let mut checks = ChecksSettings::default();
+    for (check, level) in checks.levels.iter_mut() {
+        // `large_diff` is also a table (lines, files): its level is `severity`.
+        let key = match check {
+            Check::LargeDiff => "checks.large_diff.severity".to_string(),
+            _ => format!("checks.{}", check.name()),
+        };
+        let set = f.levels.iter().find(|(c, _)| c == check).map(|(_, l)| *l);
+        let source = match set {
+            Some(l) => {
+                *level = l;
+                r.file.clone()
+            }
+            None => Source::Default,
+        };
+        r.record(&key, &word(*level), source);
+    }
+    checks.large_diff_lines = r.file(
+        "checks.large_diff.lines",
+        f.large_diff_lines,
+        checks.large_diff_lines,
+    );
+    checks.large_diff_files = r.file(
+        "checks.large_diff.files",
+        f.large_diff_files,
+        checks.large_diff_files,
+    );
+    let commands = f.commands.as_ref().map(|list| {
+        list.iter()
+            .map(|c| CommandCheck {
+                name: c.name.clone(),
+                run: c.run.clone(),
+                severity: c.severity.unwrap_or(sections::DEFAULT_COMMAND_SEVERITY),
+                timeout: c.timeout_secs.map_or(
+                    Duration::from_secs(sections::DEFAULT_COMMAND_TIMEOUT_SECS),
+                    Duration::from_secs_f64,
+                ),
+            })
+            .collect()
+    });
+    checks.commands = r.file("checks.command", commands, Vec::new());
+    checks
+}
+
+/// The actor names event files: letters, digits, `.`, `-`, `_`; at most 64;
+/// not starting with a dot.
+pub fn valid_actor(actor: &str) -> bool {
+    !actor.is_empty()
+        && actor.len() <= 64
+        && !actor.starts_with('.')
+        && actor
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+}
+
+/// A `--spec PATH[#Section]` with PATH made relative to the repository root.
+/// A relative PATH is taken from the directory speed runs in, like git's
+/// `-C`; when nothing is there but the path exists from the repository root
+/// (at main's commit or in the working tree), that one is meant.
+fn spec_arg(arg: &str, dir: &Path, root: &Path, exists: &dyn Fn(&str) -> bool) -> String {
+    let (path, section) = match arg.split_once('#') {
+        Some((path, section)) => (path.trim(), Some(section)),
+        None => (arg.trim(), None),
+    };
+    if path.is_empty() {
+        return arg.to_string();
+    }
+    let given = Path::new(path);
+    let from_dir = inside(root, &dir.join(given));
+    let from_root = (!given.is_absolute()).then(|| lexical(given)).flatten();
+    let chosen = match (from_dir, from_root) {
+        (Some(d), Some(r)) if d != r && !exists(&d) && exists(&r) => r,
+        (Some(d), _) => d,
+        (None, Some(r)) => r,
+        // Outside the repository: left as given, so the error names it.
+        (None, None) => path.to_string(),
+    };
+    match section {
+        Some(section) => format!("{chosen}#{section}"),
+        None => chosen,
+    }
+}
+
+/// `path` relative to `root` ("a/b.md") when it lies inside it. Both are
+/// compared in canonical form when they exist, so symlinked temp dirs and
+/// `..` in `-C` agree with git's idea of the root.
+fn inside(root: &Path, path: &Path) -> Option<String> {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let path = canonical_prefix(path);
+    let rel = path.strip_prefix(&root).ok()?;
+    lexical(rel)
+}
+
+/// The path with its longest existing prefix canonicalized (the spec file
+/// itself may exist only at main's commit), and `.`/`..` resolved.
+fn canonical_prefix(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_os_string());
+                existing = parent.to_path_buf();
+            }
+            _ => break,
+        }
+    }
+    let mut out = std::fs::canonicalize(&existing).unwrap_or(existing);
+    for part in rest.into_iter().rev() {
+        match part.to_str() {
+            Some("..") => {
+                out.pop();
+            }
+            Some(".") => {}
+            _ => out.push(part),
+        }
+    }
+    out
+}
+
+/// A relative path with `.` and `..` resolved, joined with `/`; None when it
+/// climbs out of where it starts.
+fn lexical(path: &Path) -> Option<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(parts.join("/"))
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    fn resolve_in(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Settings, Error> {
-        let cli = Cli::try_parse_from(args).unwrap();
-        let env: Vec<(String, String)> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Settings::resolve(cli, dir, &move |key| {
-            env.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
-        })
-    }
-
-    fn review(settings: Settings) -> ReviewSettings {
-        match settings.command {
-            CommandSettings::Review(r) => *r,
-            other => panic!("expected review settings, got {other:?}"),
-        }
-    }
-
-    fn repo_with_config(config: &str) -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
-        std::fs::create_dir_all(dir.path().join(".speed")).unwrap();
-        std::fs::write(dir.path().join(CONFIG_PATH), config).unwrap();
-        dir
-    }
-
-    #[test]
-    fn defaults_without_config() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = review(resolve_in(dir.path(), &["speed", "review"], &[]).unwrap());
-        assert_eq!(r.budget, DEFAULT_BUDGET);
-        assert_eq!(r.concurrency, DEFAULT_CONCURRENCY);
-        assert_eq!(r.max_revisions, 2);
-        assert_eq!(r.llm.provider, None);
-        assert!(r.guardian.enabled);
-        assert_eq!(r.guardian.vision_file, DEFAULT_VISION_FILE);
-        assert_eq!(r.main_branch, None);
-    }
-
-    #[test]
-    fn flags_win_over_environment_and_file() {
-        let dir = repo_with_config(
-            "[git]\nmain_branch = \"trunk\"\n[llm]\nprovider = \"anthropic\"\nmodel = \"file-model\"\n[review]\ntoken_budget = 9000\n",
-        );
-        let r = review(
-            resolve_in(
-                dir.path(),
-                &[
-                    "speed",
-                    "review",
-                    "--base",
-                    "dev",
-                    "--provider",
-                    "openai",
-                    "--model",
-                    "m",
-                    "--budget",
-                    "5000",
-                ],
-                &[("MAIN_BRANCH", "env-main")],
-            )
-            .unwrap(),
-        );
-        assert_eq!(r.main_branch.as_deref(), Some("dev"));
-        assert_eq!(r.llm.provider.as_deref(), Some("openai"));
-        assert_eq!(r.llm.model.as_deref(), Some("m"));
-        assert_eq!(r.budget, 5000);
-    }
-
-    #[test]
-    fn file_wins_over_main_branch_environment() {
-        let dir = repo_with_config("[git]\nmain_branch = \"trunk\"\n");
-        let r = review(
-            resolve_in(dir.path(), &["speed", "review"], &[("MAIN_BRANCH", "env")]).unwrap(),
-        );
-        assert_eq!(r.main_branch.as_deref(), Some("trunk"));
-        let plain = tempfile::tempdir().unwrap();
-        let r = review(
-            resolve_in(
-                plain.path(),
-                &["speed", "review"],
-                &[("MAIN_BRANCH", "env")],
-            )
-            .unwrap(),
-        );
-        assert_eq!(r.main_branch.as_deref(), Some("env"));
-    }
-
-    #[test]
-    fn guardian_skips_are_recorded_with_their_reason() {
-        let dir = tempfile::tempdir().unwrap();
-        let r = review(
-            resolve_in(
-                dir.path(),
-                &["speed", "review"],
-                &[("SKIP_GUARDIAN", "true")],
-            )
-            .unwrap(),
-        );
-        assert_eq!(
-            r.guardian.skip_reason.as_deref(),
-            Some("SKIP_GUARDIAN=true")
-        );
-        let r = review(resolve_in(dir.path(), &["speed", "review", "--no-guardian"], &[]).unwrap());
-        assert_eq!(r.guardian.skip_reason.as_deref(), Some("--no-guardian"));
-        let cfg = repo_with_config("[guardian]\nenabled = false\n");
-        let r = review(resolve_in(cfg.path(), &["speed", "review"], &[]).unwrap());
-        assert!(!r.guardian.enabled);
-        assert_eq!(
-            r.guardian.skip_reason.as_deref(),
-            Some("guardian.enabled = false")
-        );
-    }
-
-    #[test]
-    fn bad_toml_names_the_file_and_line() {
-        let dir = repo_with_config("[llm]\nprovider = \n");
-        let err = resolve_in(dir.path(), &["speed", "review"], &[]).unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("config.toml"), "{msg}");
-        assert!(msg.contains("line 2"), "{msg}");
-    }
-
-    #[test]
-    fn unknown_provider_is_an_error_and_unknown_keys_warn() {
-        let dir = repo_with_config("[llm]\nprovider = \"gpt\"\n");
-        let err = resolve_in(dir.path(), &["speed", "review"], &[]).unwrap_err();
-        assert!(err.to_string().contains("unknown provider \"gpt\""));
-        let dir = repo_with_config("[llm]\nprovidr = \"openai\"\n[extra]\nx = 1\n");
-        let s = resolve_in(dir.path(), &["speed", "review"], &[]).unwrap();
-        assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
-        assert!(s.warnings[0].contains("llm.providr") || s.warnings[1].contains("llm.providr"));
-    }
-
-    #[test]
-    fn zero_budget_is_rejected() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = resolve_in(dir.path(), &["speed", "review", "--budget", "0"], &[]).unwrap_err();
-        assert!(err.to_string().contains("token budget"));
-    }
-}
+mod tests;

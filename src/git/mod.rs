@@ -7,12 +7,14 @@
 //! not let a git2 type escape: callers get plain data (`diff::Diff`, hex ids).
 
 pub mod diff;
+mod export;
 
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
+pub use export::{ExportError, Exported};
 
 /// Everything that can go wrong reading a repository; each variant names the
 /// path, branch, revision or blob concerned.
@@ -400,6 +402,42 @@ impl Repository {
         let oid = git2::Oid::from_str(blob).map_err(|_| not_found())?;
         let found = self.repo.find_blob(oid).map_err(|_| not_found())?;
         Ok(found.content().to_vec())
+    }
+
+    /// Whether `ancestor` is `descendant` or one of its ancestors.
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool, Error> {
+        let a = self.commit(ancestor)?.id();
+        let d = self.commit(descendant)?.id();
+        if a == d {
+            return Ok(true);
+        }
+        self.repo
+            .graph_descendant_of(d, a)
+            .map_err(|_| Error::NoMergeBase {
+                a: ancestor.to_string(),
+                b: descendant.to_string(),
+            })
+    }
+
+    /// A commit's committer time, in seconds since the Unix epoch.
+    pub fn commit_time(&self, rev: &str) -> Result<i64, Error> {
+        Ok(self.commit(rev)?.committer().when().seconds())
+    }
+
+    /// `user.name` and `user.email` as git would sign a commit here
+    /// (repository, global and system configuration); None where unset.
+    pub fn user(&self) -> (Option<String>, Option<String>) {
+        let Ok(config) = self.repo.config() else {
+            return (None, None);
+        };
+        let get = |key: &str| {
+            config
+                .get_string(key)
+                .ok()
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        (get("user.name"), get("user.email"))
     }
 
     /// The branch HEAD is on, if it is on one (not detached, not unborn).

@@ -101,6 +101,13 @@ fn assemble_with(
         Kind::Review => {
             let cap = room * MEDIUM_SHARE_PERCENT / 100;
             vec![
+                Medium::fit(&ctx, "task_notes", bullet_items(&input.task_notes), cap),
+                Medium::fit(
+                    &ctx,
+                    "previous_review",
+                    bullet_items(&input.previous_review),
+                    cap,
+                ),
                 Medium::fit(&ctx, "scope", scope_items(&input.scope), cap),
                 Medium::fit(&ctx, "gates", gate_items(&input.gates), cap),
                 Medium::fit(&ctx, "assumptions", bullet_items(&input.assumptions), cap),
@@ -271,6 +278,8 @@ impl Accounting<'_, '_> {
                 "notices",
                 "task",
                 "criteria",
+                "task_notes",
+                "previous_review",
                 "scope",
                 "gates",
                 "assumptions",
@@ -354,6 +363,8 @@ fn untrusted_texts<'a>(input: &'a Input) -> Vec<&'a str> {
         texts.extend([g.name.as_str(), &g.status, &g.note]);
     }
     texts.extend(input.assumptions.iter().map(String::as_str));
+    texts.extend(input.task_notes.iter().map(String::as_str));
+    texts.extend(input.previous_review.iter().map(String::as_str));
     texts.extend(input.notices.iter().map(String::as_str));
     texts.extend(input.cross_cutting.iter().map(String::as_str));
     for f in &input.diff.files {
@@ -462,13 +473,13 @@ fn scope_items(scope: &Scope) -> Vec<String> {
 fn gate_items(gates: &[GateCheck]) -> Vec<String> {
     gates
         .iter()
-        .map(|g| {
-            if g.note.trim().is_empty() {
-                format!("- {}: {}", g.name, g.status)
-            } else {
-                format!("- {}: {} — {}", g.name, g.status, g.note)
-            }
-        })
+        .map(
+            |g| match (g.status.trim().is_empty(), g.note.trim().is_empty()) {
+                (_, true) => format!("- {}: {}", g.name, g.status),
+                (true, false) => format!("- {}: {}", g.name, g.note),
+                (false, false) => format!("- {}: {} — {}", g.name, g.status, g.note),
+            },
+        )
         .collect()
 }
 
@@ -1326,6 +1337,15 @@ mod tests {
                 text: "BookQuery.books returns all books with status | field".into(),
                 verify_by: "test".into(),
             }],
+            task_notes: vec![
+                "Decision: Status is a computed field.".into(),
+                "Depends on task 2 (branch speed/task-2): merged into main".into(),
+            ],
+            previous_review: vec![
+                "This is attempt 2 at this task (retry_count 0, revision_count 1).".into(),
+                "Feedback of the last review, which this attempt had to address:\nAC-1 is unmet."
+                    .into(),
+            ],
             scope: Scope {
                 to_modify: vec!["src/book.rs".into()],
                 ..Scope::default()
@@ -1460,6 +1480,8 @@ mod tests {
             [
                 "task",
                 "criteria",
+                "task_notes",
+                "previous_review",
                 "scope",
                 "gates",
                 "assumptions",

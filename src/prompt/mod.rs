@@ -44,6 +44,12 @@ pub struct Input<'a> {
     pub task: Task,
     /// Acceptance criteria with their stable ids (AC-1, AC-2, …).
     pub criteria: Vec<Criterion>,
+    /// The developer's notes on the task (decisions, concerns) and what it
+    /// depends on, one item each; the review prompt's `task_notes`.
+    pub task_notes: Vec<String>,
+    /// The attempt number, the feedback of the last review and the earlier
+    /// reviews, one item each; the review prompt's `previous_review`.
+    pub previous_review: Vec<String>,
     pub scope: Scope,
     pub gates: Vec<GateCheck>,
     pub assumptions: Vec<String>,
@@ -189,6 +195,8 @@ pub enum Error {
     UnknownEncoding { name: String, known: String },
     #[error("could not build the {name} tokenizer: {message}")]
     Encoding { name: String, message: String },
+    #[error("unknown prompt template {file}; known templates: {known}")]
+    UnknownTemplate { file: String, known: String },
     #[error("could not read prompt template {}: {source}", path.display())]
     TemplateRead {
         path: std::path::PathBuf,

@@ -1,6 +1,7 @@
 //! Prompt templates: `prompts/review.md` and `prompts/guardian.md`, embedded
-//! in the binary, each replaceable by a file of the same name in an override
-//! directory (`<repo>/.speed/prompts`). Substitution is one pass over
+//! in the binary, each replaceable by an override of the same name (a review
+//! takes them from `.speed/prompts/` at the main branch's commit: see
+//! `settings`). Substitution is one pass over
 //! `{{placeholder}}` slots parsed once, so text put into a slot is never
 //! itself expanded. This module knows nothing about budgets or fencing.
 
@@ -20,6 +21,8 @@ pub(crate) const REVIEW_SLOTS: &[&str] = &[
     "tag",
     "task",
     "criteria",
+    "task_notes",
+    "previous_review",
     "scope",
     "gates",
     "assumptions",
@@ -55,13 +58,42 @@ impl Templates {
     /// The embedded templates, each replaced by the file of the same name in
     /// `override_dir` when there is one. A missing directory means no overrides.
     pub fn load(override_dir: Option<&Path>) -> Result<Templates, Error> {
-        let mut templates = Templates::embedded();
+        let mut found = Vec::new();
         if let Some(dir) = override_dir {
-            if let Some(t) = read_override(dir, REVIEW_FILE, REVIEW_SLOTS)? {
-                templates.review = t;
+            for file in [REVIEW_FILE, GUARDIAN_FILE] {
+                let path = dir.join(file);
+                match std::fs::read_to_string(&path) {
+                    Ok(text) => found.push((file, path.display().to_string(), text)),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(source) => return Err(Error::TemplateRead { path, source }),
+                }
             }
-            if let Some(t) = read_override(dir, GUARDIAN_FILE, GUARDIAN_SLOTS)? {
-                templates.guardian = t;
+        }
+        Templates::with_overrides(
+            found
+                .iter()
+                .map(|(file, from, text)| (*file, from.as_str(), text.as_str())),
+        )
+    }
+
+    /// The embedded templates, each replaced by an override given as (file
+    /// name, where it was read, text). The caller decides where overrides
+    /// come from (the main branch's commit, for a review); a name that is
+    /// not a template's is an error, never ignored.
+    pub fn with_overrides<'a>(
+        overrides: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    ) -> Result<Templates, Error> {
+        let mut templates = Templates::embedded();
+        for (file, from, text) in overrides {
+            match file {
+                REVIEW_FILE => templates.review = Template::parse(from, text, REVIEW_SLOTS)?,
+                GUARDIAN_FILE => templates.guardian = Template::parse(from, text, GUARDIAN_SLOTS)?,
+                other => {
+                    return Err(Error::UnknownTemplate {
+                        file: other.to_string(),
+                        known: format!("{REVIEW_FILE}, {GUARDIAN_FILE}"),
+                    });
+                }
             }
         }
         Ok(templates)
@@ -83,19 +115,6 @@ impl Templates {
 
 fn embedded_name(file: &str) -> String {
     format!("prompts/{file} (built in)")
-}
-
-fn read_override(
-    dir: &Path,
-    file: &str,
-    slots: &[&'static str],
-) -> Result<Option<Template>, Error> {
-    let path = dir.join(file);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Template::parse(&path.display().to_string(), &text, slots).map(Some),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(Error::TemplateRead { path, source }),
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -242,6 +261,33 @@ mod tests {
         );
         // The guardian template has no override, so it stays the built-in one.
         assert!(t.source(Kind::Guardian).contains("built in"));
+    }
+
+    #[test]
+    fn overrides_given_as_text_replace_embedded_ones() {
+        let custom: String = GUARDIAN_SLOTS
+            .iter()
+            .map(|s| format!("G {{{{{s}}}}}\n"))
+            .collect();
+        let t = Templates::with_overrides([(
+            "guardian.md",
+            ".speed/prompts/guardian.md at main (abc)",
+            custom.as_str(),
+        )])
+        .unwrap();
+        assert_eq!(
+            t.source(Kind::Guardian),
+            ".speed/prompts/guardian.md at main (abc)"
+        );
+        assert!(t.get(Kind::Guardian).render(|_| "v").starts_with("G v\n"));
+        assert!(t.source(Kind::Review).contains("built in"));
+        let err = Templates::with_overrides([("reviw.md", "x", "")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("reviw.md") && err.contains("review.md"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -33,7 +33,22 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
                 "coverage": {"files_shown": prepared.files_shown, "files_omitted": prepared.files_omitted},
                 "hashes": {"diff": prepared.diff_hash, "spec": prepared.spec_hash, "prompt": prepared.prompt_hash},
                 "notices": prepared.notices,
+                "criteria": prepared.criteria.iter().map(|c| json!({
+                    "id": c.id,
+                    "criterion": c.text,
+                    "verify_by": c.verify_by,
+                })).collect::<Vec<Value>>(),
                 "impact": prepared.impact.as_ref().map_or(json!([]), |i| json!(i)),
+                "checks": prepared.checks,
+                "redactions": prepared.redactions,
+                "error": Value::Null,
+            }),
+            Err(why) if run.nothing_implemented => json!({
+                "task_id": run.task_id,
+                "feature": run.feature,
+                "branch": run.branch,
+                "verdict": "request_changes",
+                "notices": [format!("{why}: the review would request changes without calling a model")],
                 "error": Value::Null,
             }),
             Err(err) => json!({
@@ -50,6 +65,11 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
 /// The object printed when no review could start at all.
 pub fn failure(error: &str) -> String {
     pretty(&json!({"reviews": [], "nits": [], "error": error}))
+}
+
+/// The object `speed nits --json` prints when it fails.
+pub fn nits_failure(error: &str) -> String {
+    pretty(&json!({"nits": [], "error": error}))
 }
 
 pub fn nits(nits: &[Nit]) -> String {

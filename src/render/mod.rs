@@ -3,6 +3,7 @@
 //! chosen by `app` (terminal and `NO_COLOR`), and the text reads the same
 //! without it.
 
+pub mod config;
 pub mod human;
 pub mod json;
 

@@ -43,18 +43,41 @@ pub fn select(
             continue;
         }
         let subject = Subject::Task(Box::new(task.clone()));
-        match prepare::diff_for(&repo, &shared.main, &subject) {
-            Ok((_, _, diff)) if task.reviewed_diff.as_deref() == Some(diff.sha256.as_str()) => {
-                skipped.push(Skipped {
-                    task_id: task.id.clone(),
-                    feature: task.feature.clone(),
-                    reason: "approved at its current diff".to_string(),
-                });
-            }
-            _ => selected.push(task),
+        let reason = prepare::diff_for(&repo, &shared.main, &subject)
+            .ok()
+            .and_then(|resolved| {
+                let head_time = repo.commit_time(&resolved.diff.head_commit).ok();
+                covered(&task, &resolved.diff.sha256, head_time)
+            });
+        match reason {
+            Some(reason) => skipped.push(Skipped {
+                task_id: task.id.clone(),
+                feature: task.feature.clone(),
+                reason,
+            }),
+            None => selected.push(task),
         }
     }
     Ok((selected, skipped))
+}
+
+/// Why an approved task's approval still covers its branch, if it does: it
+/// was given to this very diff, or (an approval written before speed
+/// recorded `reviewed_diff`) the branch's head commit is not newer than the
+/// approval's `reviewed_at`.
+fn covered(task: &Task, diff_hash: &str, head_time: Option<i64>) -> Option<String> {
+    if let Some(reviewed) = &task.reviewed_diff {
+        return (reviewed == diff_hash).then(|| "approved at its current diff".to_string());
+    }
+    let at = task.reviewed_at.as_deref()?;
+    let approved = humantime::parse_rfc3339_weak(at.trim()).ok()?;
+    let approved = approved
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs();
+    let head_time = u64::try_from(head_time?).ok()?;
+    (head_time <= approved)
+        .then(|| format!("approved at {at}, and its head commit is not newer than that approval"))
 }
 
 /// Review every subject with `concurrency` workers; `on_report` sees each
@@ -98,4 +121,38 @@ pub fn run(
         }
     });
     results.into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn task(text: &str) -> Task {
+        Task::parse(Path::new(".speed/tasks/1.json"), None, text).unwrap()
+    }
+
+    #[test]
+    fn an_approval_covers_its_own_diff_only() {
+        let t = task(r#"{"reviewed_diff": "sha256:a", "reviewed_at": "2030-01-01T00:00:00Z"}"#);
+        assert!(covered(&t, "sha256:a", Some(0)).is_some());
+        // A recorded diff decides, whatever the times say.
+        assert_eq!(covered(&t, "sha256:b", Some(0)), None);
+    }
+
+    #[test]
+    fn an_older_approval_covers_a_head_not_newer_than_it() {
+        // 2026-03-15T03:34:11Z is 1773545651.
+        let t = task(r#"{"review_verdict": "approve", "reviewed_at": "2026-03-15T03:34:11Z"}"#);
+        assert!(covered(&t, "sha256:x", Some(1_773_545_651)).is_some());
+        assert!(covered(&t, "sha256:x", Some(1_773_545_000)).is_some());
+        assert_eq!(covered(&t, "sha256:x", Some(1_773_545_652)), None);
+        assert_eq!(covered(&t, "sha256:x", None), None);
+        let millis = task(r#"{"reviewed_at": "2026-03-15T03:34:11.500Z"}"#);
+        assert!(covered(&millis, "sha256:x", Some(1_773_545_651)).is_some());
+        for unreadable in [r#"{}"#, r#"{"reviewed_at": "yesterday"}"#] {
+            assert_eq!(covered(&task(unreadable), "sha256:x", Some(0)), None);
+        }
+    }
 }

@@ -2,12 +2,16 @@
 
 use super::prepare::{self, Shared, Subject};
 use crate::prompt::{Omission, SectionAccount};
+use crate::tasks::Criterion;
 
 pub struct DryRun {
     pub task_id: Option<String>,
     pub feature: Option<String>,
     pub branch: String,
     pub result: Result<DryPrompt, String>,
+    /// The branch holds no changes: the review would request changes
+    /// without a model, so this is not an error (`result` says why).
+    pub nothing_implemented: bool,
 }
 
 pub struct DryPrompt {
@@ -24,12 +28,23 @@ pub struct DryPrompt {
     pub spec_hash: String,
     pub prompt_hash: String,
     pub notices: Vec<String>,
+    /// The acceptance criteria as speed understood them and the prompt
+    /// lists them.
+    pub criteria: Vec<Criterion>,
     /// The changed symbols with their blast radius (None if it could not be
     /// computed; the notices say why).
     pub impact: Option<crate::impact::Impact>,
+    /// speed's own checks, as the review would report them.
+    pub checks: Vec<crate::checks::Finding>,
+    pub redactions: Vec<crate::secrets::Redaction>,
 }
 
 impl DryRun {
+    /// Whether this dry run found a problem the real review would fail on.
+    pub fn failed(&self) -> bool {
+        self.result.is_err() && !self.nothing_implemented
+    }
+
     /// A task that could not be read, for the dry run's output.
     pub fn unreadable(report: &super::Report) -> DryRun {
         DryRun {
@@ -37,6 +52,7 @@ impl DryRun {
             feature: report.feature.clone(),
             branch: report.branch.clone(),
             result: Err(report.error.clone().unwrap_or_default()),
+            nothing_implemented: false,
         }
     }
 }
@@ -49,8 +65,12 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
         Subject::Task(t) => t.branch.clone(),
         Subject::Branch { branch, .. } => branch.clone(),
     };
-    let result = prepare::prepare(shared, subject)
+    let criteria = subject.criteria().to_vec();
+    let prepared = prepare::prepare(shared, subject);
+    let nothing_implemented = matches!(prepared, Err(super::Error::EmptyDiff { .. }));
+    let result = prepared
         .map(|p| DryPrompt {
+            criteria,
             base_commit: p.base_commit,
             head_commit: p.head_commit,
             total_tokens: p.prompt.total_tokens,
@@ -63,8 +83,16 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
             diff_hash: p.diff.sha256,
             spec_hash: p.spec_hash,
             prompt_hash: p.prompt_hash,
-            notices: p.notices,
+            notices: shared
+                .settings
+                .report_notices
+                .iter()
+                .cloned()
+                .chain(p.notices)
+                .collect(),
             impact: p.impact,
+            checks: p.checks,
+            redactions: p.redactions,
         })
         .map_err(|e| e.to_string());
     DryRun {
@@ -72,5 +100,6 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
         feature,
         branch,
         result,
+        nothing_implemented,
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod batch;
 pub mod dry;
+pub mod guard;
 pub mod guardian;
 pub mod model;
 pub mod nits;
@@ -22,7 +23,7 @@ use crate::exit::Outcome;
 
 pub use prepare::{Prepared, Shared, Subject};
 pub use report::Report;
-pub use single::Models;
+pub use single::{Models, NoModel};
 
 /// Progress a long review reports to whoever is watching (the app draws a
 /// spinner from these; tests ignore them).
@@ -73,11 +74,17 @@ pub enum Error {
         branch: String,
         source: Box<crate::git::Error>,
     },
-    #[error("{subject}: the diff between {base} and {branch} is empty: nothing to review")]
+    /// Not a failure of the review: single review turns it into a
+    /// request_changes decided without a model.
+    #[error(
+        "{subject}: the diff between {base} and {} is empty: nothing was implemented",
+        found.branch
+    )]
     EmptyDiff {
         subject: String,
-        branch: String,
+        /// The base commit, short.
         base: String,
+        found: Box<prepare::Empty>,
     },
     /// `at` names the main branch and its commit, e.g. "main (6f4bc06c71)".
     #[error("{subject}: spec {path} not found on {at}{hint}")]

@@ -1,5 +1,6 @@
 //! Everything a review needs up to the model call: resolve the branch and the
-//! diff base, diff from git objects, load the specs at the main branch's
+//! diff base (stacked on an unmerged dependency's head when the branch builds
+//! on one), diff from git objects, load the specs at the main branch's
 //! commit, compute the impact, and assemble the budgeted prompt.
 
 use std::collections::BTreeMap;
@@ -12,7 +13,7 @@ use crate::impact;
 use crate::prompt::{self, PendingCounter, Prompt, Templates};
 use crate::settings::ReviewSettings;
 use crate::specs::{self, Document, Section};
-use crate::tasks::{Criterion, Feature, Task};
+use crate::tasks::{self, Actor, Criterion, Feature, Task};
 use crate::verdict;
 
 use super::Error;
@@ -25,6 +26,8 @@ pub struct Shared {
     /// Built on its own thread; taken when the first prompt is assembled.
     pub counter: std::sync::Arc<PendingCounter>,
     pub templates: Templates,
+    /// Who the reviews are recorded as.
+    pub actor: Actor,
 }
 
 /// What to review.
@@ -54,6 +57,14 @@ impl Subject {
             Subject::Branch { .. } => None,
         }
     }
+
+    /// The acceptance criteria as the prompt lists them.
+    pub fn criteria(&self) -> &[Criterion] {
+        match self {
+            Subject::Task(task) => &task.criteria,
+            Subject::Branch { criteria, .. } => criteria,
+        }
+    }
 }
 
 /// A referenced spec section: (document path, section name; None = all).
@@ -65,6 +76,8 @@ pub struct LoadedSpec {
     pub document: Document,
     /// "main@<short>" or "working tree".
     pub origin: String,
+    /// Secrets replaced in its text.
+    pub redactions: Vec<crate::secrets::Redaction>,
 }
 
 /// The result of preparation: the prompt and every input needed to check the
@@ -93,6 +106,10 @@ pub struct Prepared {
     pub prompt: Prompt,
     pub spec_hash: String,
     pub prompt_hash: String,
+    /// speed's own checks, worst first.
+    pub checks: Vec<crate::checks::Finding>,
+    /// Secrets replaced in the diff, the specs and the task's fields.
+    pub redactions: Vec<crate::secrets::Redaction>,
 }
 
 pub fn sha256(text: &str) -> String {
@@ -101,12 +118,31 @@ pub fn sha256(text: &str) -> String {
     format!("sha256:{hex}")
 }
 
+/// A subject's branch, base and diff, and what its dependencies are.
+pub struct Resolved {
+    pub branch: String,
+    pub base: git::Base,
+    pub diff: Diff,
+    /// One line per `depends_on` entry: merged, stacked on, or why not.
+    pub dependencies: Vec<String>,
+}
+
+/// What a review of an empty diff decides from, without a model.
+#[derive(Debug, Clone)]
+pub struct Empty {
+    pub branch: String,
+    pub base_commit: String,
+    pub base_how: String,
+    pub head_commit: String,
+    pub diff_hash: String,
+}
+
 /// Resolve the head and base commits of a subject and diff them.
 pub fn diff_for(
     repo: &Repository,
     main: &MainBranch,
     subject: &Subject,
-) -> Result<(String, git::Base, Diff), Error> {
+) -> Result<Resolved, Error> {
     let (branch, task) = match subject {
         Subject::Task(task) => (task.branch.clone(), Some(task.as_ref())),
         Subject::Branch { branch, .. } => (branch.clone(), None),
@@ -125,31 +161,190 @@ pub fn diff_for(
         base_commit: task.and_then(|t| t.base_commit.as_deref()),
         task_base_branch: task.and_then(|t| t.base_branch.as_deref()),
     })?;
+    let (base, dependencies) = match task {
+        Some(task) if !task.depends_on.is_empty() => stack(repo, main, task, &head, base),
+        _ => (base, Vec::new()),
+    };
     let diff = repo.diff(&base.commit, &head)?;
-    Ok((branch, base, diff))
+    Ok(Resolved {
+        branch,
+        base,
+        diff,
+        dependencies,
+    })
+}
+
+/// A dependency's branch that is not merged into main but that the task's
+/// branch contains.
+struct Unmerged {
+    id: String,
+    branch: String,
+    head: String,
+}
+
+/// Moves the base of a task that builds on unmerged dependencies to the
+/// head of the one it was built on, so the diff shows this task's own work,
+/// and describes each dependency for the prompt. An `execution_base_commit`
+/// is where the orchestrator says the work started, so it is kept.
+fn stack(
+    repo: &Repository,
+    main: &MainBranch,
+    task: &Task,
+    head: &str,
+    base: git::Base,
+) -> (git::Base, Vec<String>) {
+    let store = tasks::Store::open(repo.root());
+    let mut lines = Vec::new();
+    let mut unmerged: Vec<Unmerged> = Vec::new();
+    // Each dependency costs graph walks, and choosing among them compares
+    // every pair: a task file listing thousands must not stall the review.
+    const MAX_DEPENDENCIES: usize = 32;
+    let examined = task.depends_on.len().min(MAX_DEPENDENCIES);
+    for id in &task.depends_on[..examined] {
+        if id == &task.id {
+            lines.push(format!("task {id}: this task itself (ignored)"));
+            continue;
+        }
+        let dependency = match store.dependency(task, id) {
+            Ok(Some(dependency)) => dependency,
+            Ok(None) => {
+                lines.push(format!("task {id}: no task file beside this one"));
+                continue;
+            }
+            Err(err) => {
+                lines.push(format!("task {id}: its task file cannot be read ({err})"));
+                continue;
+            }
+        };
+        let branch = dependency.branch;
+        if branch == task.branch {
+            // Its head is this task's head: stacking on it would hide the
+            // work under review, so the base stays where it was.
+            lines.push(format!(
+                "task {id} (branch {branch}): shares this task's branch"
+            ));
+            continue;
+        }
+        let Ok(dep_head) = repo.resolve_branch(&branch) else {
+            lines.push(format!("task {id} (branch {branch}): branch not found"));
+            continue;
+        };
+        let merged = repo.is_ancestor(&dep_head, &main.commit).unwrap_or(false);
+        let contained = repo.is_ancestor(&dep_head, head).unwrap_or(false);
+        let line = match (merged, contained) {
+            (true, _) => format!("task {id} (branch {branch}): merged into {}", main.name),
+            (false, true) => {
+                unmerged.push(Unmerged {
+                    id: id.clone(),
+                    branch: branch.clone(),
+                    head: dep_head.clone(),
+                });
+                format!(
+                    "task {id} (branch {branch}, head {}): not merged into {}; this branch contains it",
+                    short(&dep_head),
+                    main.name
+                )
+            }
+            (false, false) => format!(
+                "task {id} (branch {branch}): not merged into {} and not part of this branch",
+                main.name
+            ),
+        };
+        lines.push(line);
+    }
+    if examined < task.depends_on.len() {
+        lines.push(format!(
+            "{} more tasks, not examined: only the first {MAX_DEPENDENCIES} dependencies are",
+            task.depends_on.len() - examined
+        ));
+    }
+    if base.how == "execution_base_commit" {
+        return (base, lines);
+    }
+    // Only a dependency newer than the base moves it; of several, the one
+    // that contains the others (the last one built on).
+    let newer: Vec<&Unmerged> = unmerged
+        .iter()
+        .filter(|d| {
+            d.head != base.commit && repo.is_ancestor(&base.commit, &d.head).unwrap_or(false)
+        })
+        .collect();
+    let Some(chosen) = newer
+        .iter()
+        .find(|d| {
+            newer
+                .iter()
+                .all(|other| repo.is_ancestor(&other.head, &d.head).unwrap_or(false))
+        })
+        .or(newer.first())
+    else {
+        return (base, lines);
+    };
+    let mut how = format!(
+        "head of task {}'s branch {} ({}): this task depends on it and it is not merged into {}, so the diff starts there and shows only this task's work (without it: {})",
+        chosen.id,
+        chosen.branch,
+        short(&chosen.head),
+        main.name,
+        base.how
+    );
+    let others: Vec<&str> = newer
+        .iter()
+        .filter(|d| d.id != chosen.id && !repo.is_ancestor(&d.head, &chosen.head).unwrap_or(false))
+        .map(|d| d.id.as_str())
+        .collect();
+    if !others.is_empty() {
+        how.push_str(&format!(
+            "; the work of task {} is not in that head and still shows in the diff",
+            others.join(", task ")
+        ));
+    }
+    let base = git::Base {
+        commit: chosen.head.clone(),
+        how,
+    };
+    (base, lines)
 }
 
 pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     let repo = Repository::open(&shared.root)?;
     let label = subject.label();
-    let (branch, base, diff) = diff_for(&repo, &shared.main, &subject)?;
+    // Secrets are replaced where they are read, so nothing later sees them.
+    let mut subject = subject;
+    let task_secrets = super::guard::redact_task(&mut subject, &shared.root);
+    let Resolved {
+        branch,
+        base,
+        mut diff,
+        dependencies,
+    } = diff_for(&repo, &shared.main, &subject)?;
+    let diff_secrets = crate::secrets::redact_diff(&mut diff);
     if diff.is_empty() {
         return Err(Error::EmptyDiff {
             subject: label,
-            branch,
             base: short(&base.commit).to_string(),
+            found: Box::new(Empty {
+                branch,
+                base_commit: base.commit,
+                base_how: base.how,
+                head_commit: diff.head_commit,
+                diff_hash: diff.sha256,
+            }),
         });
     }
 
-    let store = crate::tasks::Store::open(&shared.root);
-    let feature: Option<Feature> = match subject.task().and_then(|t| t.feature.as_deref()) {
-        Some(name) => store.feature(name)?,
+    let store = tasks::Store::open(&shared.root);
+    let feature: Option<Feature> = match subject.task() {
+        Some(task) => store.feature_of(task)?,
         None => None,
     };
 
-    let (specs, referenced) = load_specs(&repo, shared, &subject, feature.as_ref())?;
-    let primary_spec = specs[0].document.path.clone();
     let mut notices = Vec::new();
+    let (specs, referenced) = load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
+    let primary_spec = specs[0].document.path.clone();
+    if base.how.starts_with("head of task ") {
+        notices.push(format!("The diff starts at the {}", base.how));
+    }
     for spec in &specs {
         if spec.origin == "working tree" {
             notices.push(format!(
@@ -224,6 +419,24 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         }
     };
 
+    let mut other_secrets = task_secrets;
+    other_secrets.extend(specs.iter().flat_map(|s| s.redactions.iter().cloned()));
+    let blobs = super::guard::Blobs(std::sync::Mutex::new(Repository::open(&shared.root)?));
+    let (checks, check_notices) = super::guard::run_checks(
+        shared,
+        &super::guard::CheckInput {
+            subject: &subject,
+            diff: &diff,
+            impact: impact.as_ref(),
+            diff_secrets: &diff_secrets,
+            other_secrets: &other_secrets,
+            blobs: &blobs,
+        },
+    );
+    notices.extend(check_notices);
+    let mut redactions = super::guard::diff_redactions(&diff_secrets);
+    redactions.extend(other_secrets);
+
     let cross_cutting = feature
         .as_ref()
         .map(|f| f.cross_cutting.clone())
@@ -231,6 +444,8 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     let parts = Parts {
         task: prompt_task(&subject, &branch, &base.commit, &diff.head_commit),
         criteria: prompt_criteria(&subject),
+        task_notes: task_notes(&subject, &dependencies),
+        previous_review: previous_review(&subject),
         scope: prompt::Scope {
             touched: scope.touched.clone(),
             to_create: scope.create.clone(),
@@ -247,9 +462,12 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
                         status: g.status.clone(),
                         note: g.note.clone(),
                     })
-                    .collect()
+                    .collect::<Vec<_>>()
             })
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            .into_iter()
+            .chain(super::guard::gate_checks(&checks))
+            .collect(),
         assumptions: subject
             .task()
             .map(|t| t.assumptions.clone())
@@ -301,6 +519,8 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         parts,
         spec_hash,
         prompt_hash,
+        checks,
+        redactions,
     })
 }
 
@@ -311,66 +531,56 @@ pub fn short(commit: &str) -> &str {
 /// The spec documents for a subject (primary first) and the referenced
 /// sections. Specs are read at the main branch's commit so a task branch
 /// cannot rewrite its own source of truth; a `--spec` not committed there is
-/// read from the working tree.
+/// read from the working tree. `--spec` replaces a task's own references.
 fn load_specs(
     repo: &Repository,
     shared: &Shared,
     subject: &Subject,
     feature: Option<&Feature>,
+    notices: &mut Vec<String>,
 ) -> Result<(Vec<LoadedSpec>, Vec<SectionRef>), Error> {
     let main_commit = &shared.main.commit;
     let exists = |path: &str| matches!(repo.read_file(main_commit, path), Ok(Some(_)));
-    let (paths, referenced, cli) = match subject {
-        Subject::Task(task) => {
-            let refs: Vec<String> = task
-                .spec_references
-                .iter()
-                .map(|r| r.spec.clone())
-                .collect();
-            let cli_specs = &shared.settings.spec_args;
-            let paths = specs::select::spec_paths(
-                &refs,
-                feature.and_then(|f| f.spec_path.as_deref()),
-                task.feature.as_deref(),
-                cli_specs,
-                &exists,
-            );
-            let cli_refs: Vec<SectionRef> = cli_specs
-                .iter()
-                .map(|arg| {
-                    let (path, section) = specs::select::split_spec_arg(arg);
-                    (normalise(&path), section)
-                })
-                .collect();
-            // The task named nothing, so `--spec` chose: its sections are
-            // the referenced ones, and it may be read from the working tree.
-            let from_cli = !cli_refs.is_empty()
-                && paths
-                    .iter()
-                    .all(|p| cli_refs.iter().any(|(c, _)| c == &normalise(p)));
-            let referenced = if from_cli {
-                cli_refs
-            } else {
-                task.spec_references
-                    .iter()
-                    .map(|r| (normalise(&r.spec), r.section.clone()))
-                    .collect()
-            };
-            (paths, referenced, from_cli)
-        }
-        Subject::Branch { specs: args, .. } => {
-            let mut paths = Vec::new();
-            let mut referenced = Vec::new();
-            for arg in args {
-                let (path, section) = specs::select::split_spec_arg(arg);
-                let path = normalise(&path);
-                if !paths.contains(&path) {
-                    paths.push(path.clone());
-                }
-                referenced.push((path, section));
+    let from_args = |args: &[String]| {
+        let mut paths = Vec::new();
+        let mut referenced = Vec::new();
+        for arg in args {
+            let (path, section) = specs::select::split_spec_arg(arg);
+            let path = normalise(&path);
+            if !paths.contains(&path) {
+                paths.push(path.clone());
             }
-            (paths, referenced, true)
+            referenced.push((path, section));
         }
+        (paths, referenced, true)
+    };
+    let (paths, referenced, cli) = match subject {
+        Subject::Task(_) if !shared.settings.spec_args.is_empty() => {
+            from_args(&shared.settings.spec_args)
+        }
+        Subject::Task(task) => {
+            let spec_path = feature.and_then(|f| f.spec_path.as_deref());
+            let mut referenced: Vec<SectionRef> = Vec::new();
+            for r in &task.spec_references {
+                match specs::select::reference_path(
+                    &r.spec,
+                    task.feature.as_deref(),
+                    spec_path,
+                    &exists,
+                ) {
+                    Ok((path, note)) => {
+                        notices.extend(note);
+                        referenced.push((normalise(&path), r.section.clone()));
+                    }
+                    Err(why) => notices.push(format!("Spec reference not used: {why}.")),
+                }
+            }
+            let ref_paths: Vec<String> = referenced.iter().map(|(p, _)| p.clone()).collect();
+            let paths =
+                specs::select::spec_paths(&ref_paths, spec_path, task.feature.as_deref(), &exists);
+            (paths, referenced, false)
+        }
+        Subject::Branch { specs: args, .. } => from_args(args),
     };
     if paths.is_empty() {
         return Err(Error::NoSpec {
@@ -391,10 +601,12 @@ fn load_specs(
             },
             None => return Err(spec_missing(subject, &path, shared, false)),
         };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let text = String::from_utf8_lossy(&bytes);
+        let (text, redactions) = super::guard::redact_spec(&path, &text);
         loaded.push(LoadedSpec {
             document: specs::markdown::parse(&path, &text),
             origin,
+            redactions,
         });
     }
     Ok((loaded, referenced))
@@ -576,6 +788,10 @@ fn compute_impact(
 pub struct Parts {
     pub task: prompt::Task,
     pub criteria: Vec<prompt::Criterion>,
+    /// The developer's decisions and concerns, and the dependencies.
+    pub task_notes: Vec<String>,
+    /// The attempt number, the latest feedback and earlier reviews.
+    pub previous_review: Vec<String>,
     pub scope: prompt::Scope,
     pub gates: Vec<prompt::GateCheck>,
     pub assumptions: Vec<String>,
@@ -597,6 +813,8 @@ impl Parts {
             kind,
             task: self.task.clone(),
             criteria: self.criteria.clone(),
+            task_notes: self.task_notes.clone(),
+            previous_review: self.previous_review.clone(),
             scope: self.scope.clone(),
             gates: self.gates.clone(),
             assumptions: self.assumptions.clone(),
@@ -637,11 +855,8 @@ fn prompt_task(subject: &Subject, branch: &str, base: &str, head: &str) -> promp
 }
 
 fn prompt_criteria(subject: &Subject) -> Vec<prompt::Criterion> {
-    let criteria: &[Criterion] = match subject {
-        Subject::Task(t) => &t.criteria,
-        Subject::Branch { criteria, .. } => criteria,
-    };
-    criteria
+    subject
+        .criteria()
         .iter()
         .map(|c| prompt::Criterion {
             id: c.id.clone(),
@@ -649,6 +864,49 @@ fn prompt_criteria(subject: &Subject) -> Vec<prompt::Criterion> {
             verify_by: c.verify_by.clone().unwrap_or_default(),
         })
         .collect()
+}
+
+/// What the developer noted while working (decisions, concerns) and what
+/// the task builds on, one item each.
+fn task_notes(subject: &Subject, dependencies: &[String]) -> Vec<String> {
+    let Some(task) = subject.task() else {
+        return Vec::new();
+    };
+    let mut notes = Vec::new();
+    notes.extend(task.decisions.iter().map(|d| format!("Decision: {d}")));
+    notes.extend(task.concerns.iter().map(|c| format!("Concern: {c}")));
+    notes.extend(dependencies.iter().map(|d| format!("Depends on {d}")));
+    notes
+}
+
+/// What a re-review needs: which attempt this is, the feedback the last
+/// review gave (each point must have been addressed), and the earlier
+/// reviews, newest first.
+fn previous_review(subject: &Subject) -> Vec<String> {
+    let Some(task) = subject.task() else {
+        return Vec::new();
+    };
+    let attempt = task.attempt();
+    let mut items = vec![if attempt == 1 && task.review_feedback.is_none() {
+        "This is the first attempt at this task: there is no earlier review.".to_string()
+    } else {
+        format!(
+            "This is attempt {attempt} at this task (retry_count {}, revision_count {}).",
+            task.retry_count, task.revision_count
+        )
+    }];
+    if let Some(feedback) = &task.review_feedback {
+        items.push(format!(
+            "Feedback of the last review, which this attempt had to address:\n{feedback}"
+        ));
+    }
+    items.extend(task.review_history.iter().rev().map(|entry| {
+        format!(
+            "Earlier review: {}",
+            tasks::state::describe_history_entry(entry)
+        )
+    }));
+    items
 }
 
 /// What the blast radius could not see, so no one reads a file it skipped

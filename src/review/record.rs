@@ -1,5 +1,6 @@
-//! What a review changes, and nothing else: the task file (atomically, unknown
-//! fields kept), a report file under `.speed/reviews/`, and one line appended
+//! What a review changes, and nothing else: the task file it read (by its
+//! path, atomically, unknown fields kept), in the multi-player layout one
+//! event file, a report file under `.speed/reviews/`, and one line appended
 //! to `.speed/reviews/log.jsonl`. A review that failed writes its report and
 //! log line (so the raw answers are kept) but never the task file.
 
@@ -10,11 +11,11 @@ use std::sync::Mutex;
 
 use serde_json::{Value, json};
 
-use crate::tasks::{self, state::ReviewOutcome};
-use crate::verdict;
+use crate::tasks::{self, Task, state::ReviewOutcome};
+use crate::verdict::{self, CriterionStatus};
 
 use super::Error;
-use super::prepare::{Prepared, Shared};
+use super::prepare::Shared;
 use super::report::{Evidence, Report};
 
 pub const REVIEWS_DIR: &str = ".speed/reviews";
@@ -25,36 +26,108 @@ static LOG_LOCK: Mutex<()> = Mutex::new(());
 
 pub fn record(
     shared: &Shared,
-    prepared: &Prepared,
+    task: Option<&Task>,
     report: &mut Report,
     evidence: &Evidence,
 ) -> Result<(), Error> {
-    let now = now_rfc3339();
+    let at = std::time::SystemTime::now();
+    let now = humantime::format_rfc3339_millis(at).to_string();
     save_report(&shared.root, report, evidence, &now)?;
-    if let Some(task) = prepared.subject.task() {
-        // Re-read the task: an orchestrator may have written it meanwhile, and
-        // only the review's own fields should change.
+    // An offline review whose checks passed approves nothing: the task
+    // file keeps its state.
+    let task = task.filter(|_| report.verdict != Some(verdict::Kind::ChecksPassed));
+    if let Some(task) = task {
+        // Re-read the very file the review read: an orchestrator may have
+        // written it meanwhile, and only the review's own fields change.
         let store = tasks::Store::open(&shared.root);
-        let mut fresh = store.find(&task.id, task.feature.as_deref())?;
-        let approved = report.verdict == Some(verdict::Kind::Approve);
-        let guardian = match report.guardian.status.as_str() {
-            "not_run" => None,
-            status => Some((status.to_string(), guardian_summary(report))),
-        };
-        tasks::state::record_review(
-            &mut fresh,
-            &ReviewOutcome {
-                approved,
-                feedback: report.feedback.clone(),
-                reviewed_at: now.clone(),
-                diff_hash: report.hashes.diff.clone(),
-                max_revisions: shared.settings.max_revisions,
-                guardian,
-            },
-        );
+        let mut fresh = store.reload(task)?;
+        let outcome = task_outcome(shared, report, evidence, &now);
+        tasks::state::record_review(&mut fresh, &outcome);
         store.save(&fresh)?;
+        let verdict = if outcome.approved {
+            "approve"
+        } else {
+            "request_changes"
+        };
+        if let Some(event) = tasks::events::review_completed(&fresh, verdict, &shared.actor, at) {
+            tasks::events::write(&event)?;
+        }
     }
     append_log(&shared.root, report, &now)
+}
+
+/// What the task file records of a decided review.
+fn task_outcome(shared: &Shared, report: &Report, evidence: &Evidence, now: &str) -> ReviewOutcome {
+    let approved = report.verdict == Some(verdict::Kind::Approve);
+    let guardian = match report.guardian.status.as_str() {
+        "not_run" => None,
+        status => Some((status.to_string(), guardian_summary(report))),
+    };
+    ReviewOutcome {
+        approved,
+        feedback: report.feedback.clone(),
+        reviewed_at: now.to_string(),
+        reviewed_by: shared.actor.name.clone(),
+        diff_hash: report.hashes.diff.clone(),
+        head_commit: report.head_commit.clone(),
+        blocking: if approved {
+            Vec::new()
+        } else {
+            blocking(report, evidence)
+        },
+        max_revisions: shared.settings.max_revisions,
+        guardian,
+    }
+}
+
+/// What stood in the way of an approval, one line each, for the task's
+/// `review_history`: blocking issues (the model's and speed's), unmet
+/// criteria, what the spec asks that is missing, and speed's overrules.
+fn blocking(report: &Report, evidence: &Evidence) -> Vec<String> {
+    let mut out = Vec::new();
+    let added = evidence.decision.iter().flat_map(|d| &d.added_issues);
+    if let Some(review) = &report.review {
+        for issue in review.issues.iter().chain(added) {
+            if !issue.severity.is_blocking() {
+                continue;
+            }
+            let at = match (&issue.file, issue.line) {
+                (Some(file), Some(line)) => format!(" {file}:{line}"),
+                (Some(file), None) => format!(" {file}"),
+                _ => String::new(),
+            };
+            out.push(format!(
+                "{}{at}: {}",
+                issue.severity.as_str(),
+                issue.message
+            ));
+        }
+        for c in &review.criteria {
+            if c.status == CriterionStatus::Unmet {
+                out.push(format!("{} unmet: {}", c.id, c.evidence));
+            }
+        }
+        for m in &review.missing_from_spec {
+            let what = if m.description.trim().is_empty() {
+                &m.spec_quote
+            } else {
+                &m.description
+            };
+            out.push(format!("missing: {what}"));
+        }
+    }
+    for o in &report.overrules {
+        out.push(o.reason.clone());
+    }
+    if out.is_empty() {
+        let first = report
+            .feedback
+            .as_deref()
+            .and_then(|f| f.lines().map(str::trim).find(|l| !l.is_empty()));
+        out.extend(first.map(str::to_string));
+    }
+    out.dedup();
+    out
 }
 
 pub fn record_failure(
@@ -132,6 +205,7 @@ fn write_report(
         path: dir.clone(),
         source,
     })?;
+    ignore_in_git(&dir)?;
     let mut body = serde_json::to_value(report).unwrap_or(Value::Null);
     if let (Value::Object(map), Ok(Value::Object(extra))) =
         (&mut body, serde_json::to_value(evidence))
@@ -156,6 +230,20 @@ fn write_report(
         }
         n += 1;
     }
+}
+
+/// A `.gitignore` of `*` in the reviews folder, as the cache has: reports
+/// hold diffs and prompts, which have no place in a commit.
+fn ignore_in_git(dir: &Path) -> Result<(), Error> {
+    let path = dir.join(".gitignore");
+    if path.exists() {
+        return Ok(());
+    }
+    std::fs::write(
+        &path,
+        "# Written by speed: review reports and logs hold diffs; keep them out of git.\n*\n",
+    )
+    .map_err(|source| Error::Write { path, source })
 }
 
 /// Temp file in the same folder, fsync, rename: readers see the old state or

@@ -15,12 +15,19 @@ pub struct Report {
     pub title: Option<String>,
     pub base_commit: String,
     pub head_commit: String,
+    /// How the diff base was chosen (the first that resolved, or the head of
+    /// an unmerged dependency the branch builds on), and why.
+    pub base_resolved_by: String,
     /// speed's final verdict; None when the review failed.
     pub verdict: Option<verdict::Kind>,
     pub model_verdict: Option<verdict::Kind>,
     pub overrules: Vec<verdict::Overrule>,
     pub review: Option<Verdict>,
     pub quotes: Vec<verdict::QuoteCheck>,
+    /// speed's own checks, worst first.
+    pub checks: Vec<crate::checks::Finding>,
+    /// Secrets replaced by `[REDACTED:<rule>]` wherever they were read.
+    pub redactions: Vec<crate::secrets::Redaction>,
     pub guardian: GuardianOutcome,
     pub impact: serde_json::Value,
     pub coverage: Coverage,
@@ -138,5 +145,4 @@ pub struct Evidence {
     pub decision: Option<Decision>,
     pub sections: Vec<crate::prompt::SectionAccount>,
     pub spec_sources: Vec<String>,
-    pub base_resolved_by: String,
 }

@@ -25,6 +25,29 @@ pub struct Models {
     pub guardian: Arc<dyn Provider>,
 }
 
+/// The provider of an offline review: it is never asked (the review
+/// returns before any model call), and says so if it were.
+pub struct NoModel;
+
+impl Provider for NoModel {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn model(&self) -> &str {
+        ""
+    }
+
+    fn complete(
+        &self,
+        _request: &crate::llm::Request,
+    ) -> Result<crate::llm::Completion, crate::llm::Error> {
+        Err(crate::llm::Error::NotConfigured {
+            hint: "an offline review asks no model".to_string(),
+        })
+    }
+}
+
 pub fn review(
     shared: &Shared,
     models: &Models,
@@ -42,6 +65,9 @@ pub fn review(
     };
     let prepared = match prepare::prepare(shared, subject.clone()) {
         Ok(p) => p,
+        Err(super::Error::EmptyDiff { found, .. }) => {
+            return nothing_implemented(shared, models, subject, &found, started);
+        }
         Err(err) => return failed_early(&subject, &err),
     };
     let mut report = report_for(&prepared, shared, models);
@@ -53,9 +79,12 @@ pub fn review(
             .iter()
             .map(|s| format!("{} ({})", s.document.path, s.origin))
             .collect(),
-        base_resolved_by: prepared.base_how.clone(),
         ..Evidence::default()
     };
+
+    if shared.settings.llm.provider == crate::settings::Provider::Offline {
+        return offline(shared, &prepared, report, evidence, started);
+    }
 
     let label = prepared.subject.label();
     let schema = shared
@@ -118,8 +147,31 @@ pub fn review(
     let mut feedback = verdict::feedback(&model_verdict, &decision);
     report.review = Some(model_verdict);
     evidence.decision = Some(decision.clone());
+    // speed's own checks decide before the guardian: a critical or major
+    // finding blocks the approval whatever the model said.
+    let blocking: Vec<&crate::checks::Finding> =
+        prepared.checks.iter().filter(|f| f.blocking()).collect();
+    if !blocking.is_empty() {
+        if report.verdict == Some(verdict::Kind::Approve) {
+            report.overrules.push(verdict::Overrule {
+                rule: verdict::Rule::CheckFailed,
+                reason: format!(
+                    "speed's checks found {} blocking problem{}: {}",
+                    blocking.len(),
+                    if blocking.len() == 1 { "" } else { "s" },
+                    blocking
+                        .iter()
+                        .map(|f| describe(f))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            });
+            report.verdict = Some(verdict::Kind::RequestChanges);
+        }
+        feedback.push_str(&check_feedback(&blocking));
+    }
 
-    if decision.final_verdict == verdict::Kind::Approve {
+    if report.verdict == Some(verdict::Kind::Approve) {
         let gate = guardian::run(shared, models, pacer, events, &prepared, &mut evidence);
         match gate {
             guardian::Gate::Confirmed(outcome) => report.guardian = outcome,
@@ -155,7 +207,128 @@ pub fn review(
     }
     fill_tokens(&mut report, &evidence);
     report.duration_ms = started.elapsed().as_millis() as u64;
-    match record::record(shared, &prepared, &mut report, &evidence) {
+    match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
+        Ok(()) => report,
+        Err(err) => {
+            report.error = Some(err.to_string());
+            report.outcome = Outcome::Error;
+            report
+        }
+    }
+}
+
+/// `check (severity) file:line: message`, one finding on one line.
+fn describe(f: &crate::checks::Finding) -> String {
+    let first = f.message.lines().next().unwrap_or("");
+    match f.location() {
+        Some(at) => format!("{} ({}) {at}: {first}", f.check, f.severity.as_str()),
+        None => format!("{} ({}): {first}", f.check, f.severity.as_str()),
+    }
+}
+
+/// The blocking findings as feedback a developer can act on.
+fn check_feedback(blocking: &[&crate::checks::Finding]) -> String {
+    let mut out = String::from("\n\nspeed's own checks found problems that block approval:\n");
+    for f in blocking {
+        out.push_str(&format!("- {}\n", describe(f)));
+        // A command's output tail follows its first line.
+        for line in f.message.lines().skip(1) {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    out
+}
+
+/// An offline review: speed's checks alone decide. A blocking finding
+/// requests changes; otherwise the checks passed, which is not an approval
+/// (no one compared the work with the spec), so the task file is left as
+/// it is.
+fn offline(
+    shared: &Shared,
+    prepared: &Prepared,
+    mut report: Report,
+    evidence: Evidence,
+    started: Instant,
+) -> Report {
+    let blocking: Vec<&crate::checks::Finding> =
+        prepared.checks.iter().filter(|f| f.blocking()).collect();
+    report.model = ModelInfo {
+        provider: "none".to_string(),
+        name: String::new(),
+    };
+    report.guardian = GuardianOutcome::skipped("offline review: no model was asked");
+    report.notices.push(
+        "Offline review: speed's own checks decided; no model compared the work with the spec."
+            .to_string(),
+    );
+    if blocking.is_empty() {
+        report.verdict = Some(verdict::Kind::ChecksPassed);
+        report.outcome = Outcome::Approved;
+    } else {
+        report.verdict = Some(verdict::Kind::RequestChanges);
+        report.outcome = Outcome::ChangesRequested;
+        report.feedback = Some(check_feedback(&blocking).trim_start().to_string());
+    }
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
+        Ok(()) => report,
+        Err(err) => {
+            report.error = Some(err.to_string());
+            report.outcome = Outcome::Error;
+            report
+        }
+    }
+}
+
+/// A branch with no changes: nothing was implemented, so the review requests
+/// changes without asking a model, and is recorded like any other review.
+fn nothing_implemented(
+    shared: &Shared,
+    models: &Models,
+    subject: Subject,
+    empty: &prepare::Empty,
+    started: Instant,
+) -> Report {
+    let mut report = empty_report(&subject);
+    report.branch = empty.branch.clone();
+    report.base_commit = empty.base_commit.clone();
+    report.head_commit = empty.head_commit.clone();
+    report.hashes.diff = empty.diff_hash.clone();
+    report.model = ModelInfo {
+        provider: models.review.name().to_string(),
+        name: models.review.model().to_string(),
+    };
+    report.tokens.budget = shared.settings.budget;
+    report.verdict = Some(verdict::Kind::RequestChanges);
+    report.guardian = GuardianOutcome::not_run("nothing was implemented");
+    if let Some(severity) = shared
+        .settings
+        .checks
+        .severity(crate::checks::Check::EmptyDiff)
+    {
+        report.checks.push(crate::checks::Finding {
+            check: crate::checks::Check::EmptyDiff.name().to_string(),
+            severity,
+            file: None,
+            line: None,
+            message: "Nothing was implemented: the branch does not differ from its base."
+                .to_string(),
+        });
+    }
+    report.feedback = Some(format!(
+        "Nothing was implemented: branch {} has no changes against its base {} ({}). Implement the task on this branch and commit the work.",
+        empty.branch,
+        prepare::short(&empty.base_commit),
+        empty.base_how
+    ));
+    report
+        .notices
+        .push("The diff is empty: changes were requested without calling a model.".to_string());
+    report.outcome = Outcome::ChangesRequested;
+    report.base_resolved_by = empty.base_how.clone();
+    let evidence = Evidence::default();
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    match record::record(shared, subject.task(), &mut report, &evidence) {
         Ok(()) => report,
         Err(err) => {
             report.error = Some(err.to_string());
@@ -223,11 +396,14 @@ pub fn empty_report(subject: &Subject) -> Report {
         title: task.map(|t| t.title.clone()),
         base_commit: String::new(),
         head_commit: String::new(),
+        base_resolved_by: String::new(),
         verdict: None,
         model_verdict: None,
         overrules: Vec::new(),
         review: None,
         quotes: Vec::new(),
+        checks: Vec::new(),
+        redactions: Vec::new(),
         guardian: GuardianOutcome::not_run("the review did not complete"),
         impact: serde_json::Value::Array(Vec::new()),
         coverage: Coverage::default(),
@@ -248,6 +424,7 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models) -> Report {
     report.branch = prepared.branch.clone();
     report.base_commit = prepared.base_commit.clone();
     report.head_commit = prepared.head_commit.clone();
+    report.base_resolved_by = prepared.base_how.clone();
     report.impact = prepared
         .impact
         .as_ref()
@@ -268,6 +445,10 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models) -> Report {
     };
     report.tokens.budget = shared.settings.budget;
     report.tokens.prompt_counted = prepared.prompt.total_tokens;
-    report.notices = prepared.notices.clone();
+    report.checks = prepared.checks.clone();
+    report.redactions = prepared.redactions.clone();
+    // Where the configuration came from, when that needs saying, first.
+    report.notices = shared.settings.report_notices.clone();
+    report.notices.extend(prepared.notices.iter().cloned());
     report
 }

@@ -26,15 +26,15 @@ pub struct Candidate {
 }
 
 /// The spec files to load for a task, primary first, without duplicates: the
-/// specs named by the task's spec references, else the feature's `spec_path`,
-/// else `specs/product/<feature>.md` when it exists, else the `--spec` paths.
-/// References and `--spec` paths may carry a `#Section` suffix, which is not
-/// part of the path.
+/// specs named by the task's spec references (paths, kinds already resolved
+/// by [`reference_path`]), else the feature's `spec_path`, else
+/// `specs/product/<feature>.md` when it exists. References may carry a
+/// `#Section` suffix, which is not part of the path. (`--spec` replaces all
+/// of this; the caller decides.)
 pub fn spec_paths(
     references: &[String],
     feature_spec_path: Option<&str>,
     feature: Option<&str>,
-    cli_specs: &[String],
     exists: &dyn Fn(&str) -> bool,
 ) -> Vec<String> {
     let from_refs = dedup_paths(references);
@@ -50,7 +50,61 @@ pub fn spec_paths(
             return vec![conventional];
         }
     }
-    dedup_paths(cli_specs)
+    Vec::new()
+}
+
+/// Whether a spec reference names a kind of spec (`product`, `tech`,
+/// `design`) rather than a file: one word, no folder, no extension.
+pub fn is_kind(spec: &str) -> bool {
+    let spec = spec.trim();
+    !spec.is_empty()
+        && spec.len() <= 32
+        && spec
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The file a spec reference names. A path is itself. A kind means the
+/// feature's spec of that kind: its `spec_path` when that lies in a folder of
+/// the kind's name (`specs/tech/x.md` for `tech`), else
+/// `specs/<kind>/<feature>.md` when it exists, else the `spec_path` (with a
+/// note saying so), else `specs/<kind>/<feature>.md`, which the caller then
+/// reports missing. Err says why a kind names nothing (no feature).
+pub fn reference_path(
+    spec: &str,
+    feature: Option<&str>,
+    feature_spec_path: Option<&str>,
+    exists: &dyn Fn(&str) -> bool,
+) -> Result<(String, Option<String>), String> {
+    if !is_kind(spec) {
+        return Ok((clean_path(spec), None));
+    }
+    let kind = spec.trim();
+    let spec_path = feature_spec_path.map(clean_path).filter(|p| !p.is_empty());
+    if let Some(path) = &spec_path {
+        let mut folders = path.split('/').rev().skip(1);
+        if folders.any(|folder| folder == kind) {
+            return Ok((path.clone(), None));
+        }
+    }
+    let Some(feature) = feature.map(str::trim).filter(|f| !f.is_empty()) else {
+        return Err(format!(
+            "the spec reference `{kind}` names a feature's {kind} spec, and this task belongs to no feature"
+        ));
+    };
+    let conventional = format!("specs/{kind}/{feature}.md");
+    if exists(&conventional) {
+        return Ok((conventional, None));
+    }
+    match spec_path {
+        Some(path) => {
+            let note = format!(
+                "The spec reference `{kind}` was read as {path}, the feature's spec_path: {conventional} does not exist."
+            );
+            Ok((path, Some(note)))
+        }
+        None => Ok((conventional, None)),
+    }
 }
 
 /// Splits `--spec specs/product/x.md#Search` into the path and the section
@@ -420,32 +474,69 @@ mod tests {
     }
 
     #[test]
-    fn spec_paths_prefer_references_then_feature_then_convention_then_cli() {
+    fn spec_paths_prefer_references_then_feature_then_convention() {
         let nothing = |_: &str| false;
         let everything = |_: &str| true;
         let refs = strings(&["specs/a.md", "./specs/b.md#Search", "specs/a.md#Other", ""]);
-        let cli = strings(&["cli.md#X", "cli.md", "other.md"]);
 
         assert_eq!(
-            spec_paths(&refs, Some("specs/f.md"), Some("lib"), &cli, &everything),
+            spec_paths(&refs, Some("specs/f.md"), Some("lib"), &everything),
             strings(&["specs/a.md", "specs/b.md"])
         );
         assert_eq!(
-            spec_paths(&[], Some(" specs/f.md\n"), Some("lib"), &cli, &everything),
+            spec_paths(&[], Some(" specs/f.md\n"), Some("lib"), &everything),
             strings(&["specs/f.md"])
         );
         assert_eq!(
-            spec_paths(&[], None, Some("lib"), &cli, &everything),
+            spec_paths(&[], None, Some("lib"), &everything),
             strings(&["specs/product/lib.md"])
         );
         assert_eq!(
-            spec_paths(&[], None, Some("lib"), &cli, &nothing),
-            strings(&["cli.md", "other.md"])
-        );
-        assert_eq!(
-            spec_paths(&[], None, None, &[], &everything),
+            spec_paths(&[], None, Some("lib"), &nothing),
             Vec::<String>::new()
         );
+        assert_eq!(
+            spec_paths(&[], None, None, &everything),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_kind_names_the_features_spec_of_that_kind() {
+        let only = |wanted: &'static [&'static str]| move |p: &str| wanted.contains(&p);
+        let tech = Some("specs/tech/landing.md");
+        let resolve = |spec: &str, spec_path: Option<&str>, exists: &dyn Fn(&str) -> bool| {
+            reference_path(spec, Some("landing"), spec_path, exists)
+        };
+        // A path is itself; a kind whose folder holds spec_path is spec_path.
+        assert_eq!(
+            resolve("./specs/x.md", tech, &only(&[])),
+            Ok(("specs/x.md".to_string(), None))
+        );
+        assert_eq!(
+            resolve("tech", tech, &only(&[])),
+            Ok(("specs/tech/landing.md".to_string(), None))
+        );
+        // Another kind: its conventional file, else spec_path with a note.
+        assert_eq!(
+            resolve("product", tech, &only(&["specs/product/landing.md"])),
+            Ok(("specs/product/landing.md".to_string(), None))
+        );
+        let (path, note) = resolve("product", tech, &only(&[])).unwrap();
+        assert_eq!(path, "specs/tech/landing.md");
+        assert!(
+            note.unwrap()
+                .contains("specs/product/landing.md does not exist")
+        );
+        // No spec_path: the conventional path, reported missing later.
+        assert_eq!(
+            resolve("design", None, &only(&[])),
+            Ok(("specs/design/landing.md".to_string(), None))
+        );
+        // A kind means nothing without a feature.
+        let err = reference_path("tech", None, None, &only(&[])).unwrap_err();
+        assert!(err.contains("no feature"), "{err}");
+        assert!(!is_kind("specs/tech.md") && !is_kind("tech.md") && is_kind("tech"));
     }
 
     #[test]
@@ -455,7 +546,7 @@ mod tests {
             asked.borrow_mut().push(p.to_string());
             false
         };
-        spec_paths(&[], None, Some("library-catalog"), &[], &exists);
+        spec_paths(&[], None, Some("library-catalog"), &exists);
         assert_eq!(
             *asked.borrow(),
             strings(&["specs/product/library-catalog.md"])

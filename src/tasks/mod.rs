@@ -1,18 +1,24 @@
 //! Task files: the typed model of a task, read from the working tree (task
 //! files are state, not code, so they are not read from git), the store that
-//! finds, lists and atomically saves them, and the state changes a review
-//! makes.
+//! finds, lists and atomically saves them in the orchestrator's layouts, the
+//! acceptance-criteria dialects, the state changes a review makes, and the
+//! event a review leaves in the multi-player layout.
 //!
 //! It must keep every field it does not know, in order, when it writes a file
-//! back, and must not touch anything but the task file itself.
+//! back, write a review only to the file it read, and touch nothing under
+//! `.speed/` but task files and event files.
 
+mod criteria;
+pub mod events;
 mod model;
 pub mod state;
 mod store;
 
 use std::path::PathBuf;
 
-pub use model::{Criterion, GateCheck, Scope, SpecReference, Status, Task};
+pub use criteria::Criterion;
+pub use events::Actor;
+pub use model::{GateCheck, Layout, Scope, SpecReference, Status, Task};
 pub use state::{ReviewOutcome, record_review};
 pub use store::{Feature, Store};
 
@@ -45,13 +51,35 @@ pub enum Error {
         field: String,
         expected: String,
     },
+    #[error(
+        "{}: its id {id:?} does not match its file name {}; a task's id is its file name without .json, so that its review is written back to this file",
+        path.display(),
+        path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default()
+    )]
+    IdMismatch { path: PathBuf, id: String },
     #[error("task {id} not found (looked in {})", list(searched))]
     NotFound { id: String, searched: Vec<PathBuf> },
     #[error(
-        "task {id} exists in more than one place: {}; pick one with --feature",
-        list(places)
+        "task {id} exists in more than one place: {}; pick one with --feature{}",
+        list(places),
+        active_hint(active)
     )]
-    Ambiguous { id: String, places: Vec<PathBuf> },
+    Ambiguous {
+        id: String,
+        places: Vec<PathBuf>,
+        /// What the `active_feature` files said, if they named anything.
+        active: Vec<String>,
+    },
+}
+
+fn active_hint(active: &[String]) -> String {
+    match active {
+        [] => " (or name one of them in .speed/active_feature)".to_string(),
+        names => format!(
+            " (the active feature, {}, is not one of them)",
+            names.join(" / ")
+        ),
+    }
 }
 
 fn list(paths: &[PathBuf]) -> String {

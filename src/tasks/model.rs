@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::Error;
+use super::criteria::{self, Criterion};
 
 /// A task's lifecycle state; unknown values are kept verbatim.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,35 +47,6 @@ impl Status {
 impl std::fmt::Display for Status {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
-    }
-}
-
-/// One acceptance criterion with its stable id (`AC-1`, `AC-2`, ...).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Criterion {
-    pub id: String,
-    pub text: String,
-    pub verify_by: Option<String>,
-}
-
-impl Criterion {
-    /// Criteria from one string of lines: blank lines dropped, leading
-    /// bullets and numbers stripped, a trailing `[verify: X]` read as
-    /// `verify_by`. Ids are numbered from AC-1 in order.
-    pub fn parse_lines(text: &str) -> Vec<Criterion> {
-        text.lines()
-            .map(strip_bullet)
-            .filter(|line| !line.is_empty())
-            .enumerate()
-            .map(|(i, line)| {
-                let (text, verify_by) = split_verify(line);
-                Criterion {
-                    id: format!("AC-{}", i + 1),
-                    text,
-                    verify_by,
-                }
-            })
-            .collect()
     }
 }
 
@@ -174,12 +146,28 @@ pub struct GateCheck {
     pub note: String,
 }
 
+/// Which of the orchestrator's layouts a task file lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `.speed/tasks/<id>.json`: a project without features.
+    Flat,
+    /// `.speed/features/<feature>/tasks/<id>.json`: single-player.
+    Features,
+    /// `.speed/shared/features/<feature>/tasks/<id>.json`: multi-player,
+    /// where every review also leaves an event for the team.
+    Shared,
+}
+
 /// A task file: the typed fields speed uses, and the whole file in `raw`.
 #[derive(Debug, Clone)]
 pub struct Task {
+    /// Always the file's name without `.json`: a file whose `id` says
+    /// otherwise is refused, so a review can never land in another task.
     pub id: String,
     /// The feature folder the file lives in; None for `.speed/tasks/`.
     pub feature: Option<String>,
+    pub layout: Layout,
+    /// The file this task was read from, and the only one a review writes.
     pub path: PathBuf,
     pub title: String,
     pub description: String,
@@ -192,20 +180,40 @@ pub struct Task {
     pub scope: Scope,
     pub spec_references: Vec<SpecReference>,
     pub assumptions: Vec<String>,
+    /// What the developer decided and worried about.
+    pub decisions: Vec<String>,
+    pub concerns: Vec<String>,
+    /// Ids of the tasks this one builds on.
+    pub depends_on: Vec<String>,
     pub gate_checks: Vec<GateCheck>,
     pub execution_base_commit: Option<String>,
     pub base_commit: Option<String>,
     pub review_verdict: Option<String>,
+    /// The latest review's feedback, as text; None when empty.
+    pub review_feedback: Option<String>,
+    pub reviewed_at: Option<String>,
     pub reviewed_diff: Option<String>,
+    /// Developer attempts after the first, counted by the orchestrator.
+    pub retry_count: u32,
+    /// Reviews that requested changes, counted by speed.
     pub revision_count: u32,
+    /// Earlier reviews as speed recorded them, oldest first.
+    pub review_history: Vec<Value>,
+    /// The file began with a UTF-8 byte order mark, kept when it is saved.
+    pub bom: bool,
     /// The whole file, field order kept, written back by `Store::save`.
     pub raw: Map<String, Value>,
 }
 
 impl Task {
     /// Parse a task file's text. `path` is where it lives (for errors and
-    /// for saving); its stem is the id when the file has none.
+    /// for saving); its stem is the id, and an `id` field must agree with it.
+    /// A leading UTF-8 byte order mark is allowed.
     pub fn parse(path: &Path, feature: Option<&str>, text: &str) -> Result<Task, Error> {
+        let (text, bom) = match text.strip_prefix('\u{feff}') {
+            Some(rest) => (rest, true),
+            None => (text, false),
+        };
         let value: Value = serde_json::from_str(text).map_err(|e| malformed(path, &e))?;
         let Value::Object(raw) = value else {
             return Err(Error::InvalidField {
@@ -215,20 +223,32 @@ impl Task {
             });
         };
         let fields = Fields { path, raw: &raw };
+        let stem = path
+            .file_stem()
+            .map(|stem| stem.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let id = match raw.get("id") {
+            None | Some(Value::Null) => stem.clone(),
             Some(Value::String(id)) => id.clone(),
-            Some(Value::Number(id)) => id.to_string(),
-            None | Some(Value::Null) => path
-                .file_stem()
-                .map(|stem| stem.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            Some(_) => return Err(fields.invalid("id", "a string or number")),
+            Some(Value::Number(n)) if n.is_u64() || n.is_i64() => n.to_string(),
+            Some(_) => return Err(fields.invalid("id", "a string or an integer")),
         };
+        if id != stem {
+            return Err(Error::IdMismatch {
+                path: path.to_path_buf(),
+                id,
+            });
+        }
         let branch = fields
             .string("branch")?
             .unwrap_or_else(|| format!("speed/task-{id}"));
         Ok(Task {
             feature: feature.map(str::to_string),
+            layout: if feature.is_some() {
+                Layout::Features
+            } else {
+                Layout::Flat
+            },
             path: path.to_path_buf(),
             title: fields.string("title")?.unwrap_or_default(),
             description: fields.string("description")?.unwrap_or_default(),
@@ -247,15 +267,30 @@ impl Task {
             },
             spec_references: fields.spec_references()?,
             assumptions: fields.strings("assumptions")?,
+            decisions: fields.notes("decisions")?,
+            concerns: fields.notes("concerns")?,
+            depends_on: fields.ids("depends_on")?,
             gate_checks: fields.gate_checks()?,
             execution_base_commit: fields.string("execution_base_commit")?,
             base_commit: fields.string("base_commit")?,
             review_verdict: fields.string("review_verdict")?,
+            review_feedback: fields.text("review_feedback"),
+            reviewed_at: fields.string("reviewed_at")?,
             reviewed_diff: fields.string("reviewed_diff")?,
+            retry_count: fields.count("retry_count")?,
             revision_count: fields.count("revision_count")?,
+            review_history: fields.history()?,
+            bom,
             id,
             raw,
         })
+    }
+
+    /// Which developer attempt is under review: the first, plus one for each
+    /// retry the orchestrator made and each revision a review asked for.
+    pub fn attempt(&self) -> u32 {
+        1u32.saturating_add(self.retry_count)
+            .saturating_add(self.revision_count)
     }
 }
 
@@ -315,47 +350,89 @@ impl Fields<'_> {
 
     fn criteria(&self) -> Result<Vec<Criterion>, Error> {
         const KEY: &str = "acceptance_criteria";
-        let items = match self.get(KEY) {
-            None => return Ok(Vec::new()),
-            Some(Value::String(text)) => return Ok(Criterion::parse_lines(text)),
-            Some(Value::Array(items)) => items,
-            Some(_) => {
-                return Err(self.invalid(
-                    KEY,
-                    "an array of {criterion, verify_by} or one string of lines",
-                ));
-            }
-        };
-        let mut criteria = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let field = format!("{KEY}[{i}]");
-            let (text, verify_by) = match item {
-                Value::String(line) => split_verify(strip_bullet(line)),
-                Value::Object(object) => {
-                    let text = match object.get("criterion") {
-                        Some(Value::String(s)) => s.trim().to_string(),
-                        _ => return Err(self.invalid(&format!("{field}.criterion"), "a string")),
-                    };
-                    match object.get("verify_by") {
-                        None | Some(Value::Null) => split_verify(&text),
-                        Some(Value::String(v)) => (text, Some(v.clone())),
-                        Some(_) => {
-                            return Err(self.invalid(&format!("{field}.verify_by"), "a string"));
-                        }
-                    }
-                }
-                _ => return Err(self.invalid(&field, "a string or {criterion, verify_by}")),
-            };
-            if text.is_empty() {
-                continue;
-            }
-            criteria.push(Criterion {
-                id: format!("AC-{}", criteria.len() + 1),
-                text,
-                verify_by,
-            });
+        match self.get(KEY) {
+            None => Ok(Vec::new()),
+            Some(Value::String(text)) => Ok(Criterion::parse_lines(text)),
+            Some(Value::Array(items)) => criteria::from_array(items).map_err(|bad| {
+                let field = match bad.key {
+                    Some(key) => format!("{KEY}[{}].{key}", bad.index),
+                    None => format!("{KEY}[{}]", bad.index),
+                };
+                let expected = match bad.key {
+                    None => "a string or {criterion, verify_by}",
+                    Some(_) => "a string",
+                };
+                self.invalid(&field, expected)
+            }),
+            Some(_) => Err(self.invalid(
+                KEY,
+                "an array of {criterion, verify_by} or one string of lines",
+            )),
         }
-        Ok(criteria)
+    }
+
+    /// Notes a developer left (`decisions`, `concerns`): an array of strings,
+    /// or one string. They are only shown to the reviewer, so an item of
+    /// another type is shown as its JSON rather than refused.
+    fn notes(&self, key: &str) -> Result<Vec<String>, Error> {
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(Vec::new()),
+            Some(Value::String(s)) => Ok(vec![s.clone()]),
+            Some(Value::Array(items)) => Ok(items
+                .iter()
+                .filter(|item| !item.is_null())
+                .map(|item| match item {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .filter(|note| !note.trim().is_empty())
+                .collect()),
+            Some(_) => Err(self.invalid(key, "an array of strings")),
+        }
+    }
+
+    /// Task ids: strings or integers, one or an array.
+    fn ids(&self, key: &str) -> Result<Vec<String>, Error> {
+        let one = |value: &Value, field: &str| match value {
+            Value::String(s) => Ok(s.trim().to_string()),
+            Value::Number(n) if n.is_u64() || n.is_i64() => Ok(n.to_string()),
+            _ => Err(self.invalid(field, "a task id (a string or an integer)")),
+        };
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| one(item, &format!("{key}[{i}]")))
+                .filter(|id| !matches!(id, Ok(id) if id.is_empty()))
+                .collect(),
+            Some(value) => one(value, key).map(|id| match id.is_empty() {
+                true => Vec::new(),
+                false => vec![id],
+            }),
+        }
+    }
+
+    /// Free text written by a reviewer (speed, or the orchestrator's own,
+    /// which stores its verdict object): a string as is, anything else as
+    /// its JSON. Empty means none.
+    fn text(&self, key: &str) -> Option<String> {
+        let text = match self.get(key)? {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        (!text.trim().is_empty()).then_some(text)
+    }
+
+    /// `review_history`: speed appends to it, so it must be an array.
+    fn history(&self) -> Result<Vec<Value>, Error> {
+        const KEY: &str = "review_history";
+        match self.get(KEY) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) => Ok(items.clone()),
+            Some(_) => Err(self.invalid(KEY, "an array of review entries")),
+        }
     }
 
     fn spec_references(&self) -> Result<Vec<SpecReference>, Error> {
@@ -401,83 +478,93 @@ impl Fields<'_> {
         Ok(refs)
     }
 
+    /// `gate_results.checks`, each with any details beyond name, status and
+    /// note (such as `undeclared_files`) added to its note, then the other
+    /// keys of `gate_results` that say something (`scope: {undeclared_files}`).
     fn gate_checks(&self) -> Result<Vec<GateCheck>, Error> {
         const KEY: &str = "gate_results";
-        let checks = match self.get(KEY) {
+        let results = match self.get(KEY) {
             None => return Ok(Vec::new()),
-            Some(Value::Object(results)) => match results.get("checks") {
-                None | Some(Value::Null) => return Ok(Vec::new()),
-                Some(Value::Array(checks)) => checks,
-                Some(_) => {
-                    return Err(
-                        self.invalid(&format!("{KEY}.checks"), "an array of {name, status, note}")
-                    );
-                }
-            },
+            Some(Value::Object(results)) => results,
             Some(_) => return Err(self.invalid(KEY, "an object {checks: [...]}")),
         };
-        checks
+        let checks: &[Value] = match results.get("checks") {
+            None | Some(Value::Null) => &[],
+            Some(Value::Array(checks)) => checks,
+            Some(_) => {
+                return Err(
+                    self.invalid(&format!("{KEY}.checks"), "an array of {name, status, note}")
+                );
+            }
+        };
+        let mut out = Vec::with_capacity(checks.len());
+        for (i, check) in checks.iter().enumerate() {
+            let field = format!("{KEY}.checks[{i}]");
+            let Value::Object(check) = check else {
+                return Err(self.invalid(&field, "{name, status, note}"));
+            };
+            // Orchestrators write statuses as strings or booleans and
+            // notes as text or numbers; all are shown as text.
+            let text = |key: &str| match check.get(key) {
+                None | Some(Value::Null) => Ok(String::new()),
+                Some(Value::String(s)) => Ok(s.clone()),
+                Some(v @ (Value::Bool(_) | Value::Number(_))) => Ok(v.to_string()),
+                Some(_) => Err(self.invalid(&format!("{field}.{key}"), "a string")),
+            };
+            let mut note = text("note")?;
+            for (key, value) in check {
+                if matches!(key.as_str(), "name" | "status" | "note") || is_empty(value) {
+                    continue;
+                }
+                if !note.is_empty() {
+                    note.push_str("; ");
+                }
+                note.push_str(&format!("{key}: {}", describe(value)));
+            }
+            out.push(GateCheck {
+                name: text("name")?,
+                status: text("status")?,
+                note,
+            });
+        }
+        for (key, value) in results {
+            if key == "checks" || is_empty(value) {
+                continue;
+            }
+            out.push(GateCheck {
+                name: key.clone(),
+                status: String::new(),
+                note: describe(value),
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.trim().is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(map) => map.values().all(is_empty),
+        Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// A gate detail as one line: lists joined with commas, objects as
+/// `key: value; key: value`.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Bool(_) | Value::Number(_) => value.to_string(),
+        Value::Array(items) => items.iter().map(describe).collect::<Vec<_>>().join(", "),
+        Value::Object(map) => map
             .iter()
-            .enumerate()
-            .map(|(i, check)| {
-                let field = format!("{KEY}.checks[{i}]");
-                let Value::Object(check) = check else {
-                    return Err(self.invalid(&field, "{name, status, note}"));
-                };
-                // Orchestrators write statuses as strings or booleans and
-                // notes as text or numbers; all are shown as text.
-                let text = |key: &str| match check.get(key) {
-                    None | Some(Value::Null) => Ok(String::new()),
-                    Some(Value::String(s)) => Ok(s.clone()),
-                    Some(v @ (Value::Bool(_) | Value::Number(_))) => Ok(v.to_string()),
-                    Some(_) => Err(self.invalid(&format!("{field}.{key}"), "a string")),
-                };
-                Ok(GateCheck {
-                    name: text("name")?,
-                    status: text("status")?,
-                    note: text("note")?,
-                })
-            })
-            .collect()
-    }
-}
-
-/// A line without its leading bullet (`- `, `* `, `+ `, `• `) or number
-/// (`1. `, `1) `), trimmed.
-fn strip_bullet(line: &str) -> &str {
-    let line = line.trim();
-    for bullet in ["- ", "* ", "+ ", "• "] {
-        if let Some(rest) = line.strip_prefix(bullet) {
-            return rest.trim();
-        }
-    }
-    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-    if digits > 0 {
-        let rest = &line[digits..];
-        if let Some(rest) = rest.strip_prefix(". ").or_else(|| rest.strip_prefix(") ")) {
-            return rest.trim();
-        }
-    }
-    line
-}
-
-/// Splits a trailing `[verify: X]` off a criterion.
-fn split_verify(line: &str) -> (String, Option<String>) {
-    let line = line.trim();
-    let Some(open) = line.rfind('[') else {
-        return (line.to_string(), None);
-    };
-    let Some(inner) = line[open + 1..].strip_suffix(']') else {
-        return (line.to_string(), None);
-    };
-    let inner = inner.trim();
-    match inner.get(..7) {
-        Some(tag) if tag.eq_ignore_ascii_case("verify:") => {
-            let how = inner[7..].trim();
-            let text = line[..open].trim_end().to_string();
-            (text, (!how.is_empty()).then(|| how.to_string()))
-        }
-        _ => (line.to_string(), None),
+            .filter(|(_, v)| !is_empty(v))
+            .map(|(k, v)| format!("{k}: {}", describe(v)))
+            .collect::<Vec<_>>()
+            .join("; "),
     }
 }
 
@@ -580,7 +667,7 @@ mod tests {
     #[test]
     fn reads_every_contract_field() {
         let task = parse(
-            r#"{"id": "3", "title": "List books", "description": "d", "rationale": "r",
+            r#"{"id": "7", "title": "List books", "description": "d", "rationale": "r",
                 "status": "done", "branch": "feat/list", "base_branch": "main",
                 "files_touched": ["src/a.rs"], "files_to_create": ["src/new/"],
                 "files_to_modify": ["src/**/*.py"], "files_to_delete": ["old.txt"],
@@ -593,7 +680,7 @@ mod tests {
                 "review_verdict": "approve", "reviewed_diff": "sha256:x", "revision_count": 1}"#,
         )
         .unwrap();
-        assert_eq!(task.id, "3");
+        assert_eq!(task.id, "7");
         assert_eq!(task.title, "List books");
         assert_eq!(task.status, Status::Done);
         assert_eq!(task.branch, "feat/list");
@@ -671,7 +758,24 @@ mod tests {
                 "revision_count",
                 "a non-negative integer",
             ),
-            (r#"{"id": true}"#, "id", "a string or number"),
+            (r#"{"id": true}"#, "id", "a string or an integer"),
+            (r#"{"id": 7.0}"#, "id", "a string or an integer"),
+            (r#"{"id": {"n": 7}}"#, "id", "a string or an integer"),
+            (
+                r#"{"depends_on": [1, {"id": 2}]}"#,
+                "depends_on[1]",
+                "a task id (a string or an integer)",
+            ),
+            (
+                r#"{"review_history": {"attempt": 1}}"#,
+                "review_history",
+                "an array of review entries",
+            ),
+            (
+                r#"{"acceptance_criteria": [{"criterion": "a", "verify_by": 1}]}"#,
+                "acceptance_criteria[0].verify_by",
+                "a string",
+            ),
             (r#"[1]"#, "(top level)", "a JSON object"),
         ];
         for (text, want_field, want_expected) in cases {
@@ -688,5 +792,81 @@ mod tests {
                 other => panic!("{text}: expected InvalidField, got {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn an_id_that_disagrees_with_the_file_name_is_refused_naming_both() {
+        for text in [r#"{"id": 2}"#, r#"{"id": "../../x"}"#, r#"{"id": "7 "}"#] {
+            let err = parse(text).unwrap_err();
+            assert!(matches!(err, Error::IdMismatch { .. }), "{text}: {err:?}");
+            let message = err.to_string();
+            assert!(
+                message.contains(".speed/tasks/7.json") && message.contains("7.json"),
+                "{message}"
+            );
+        }
+        let message = parse(r#"{"id": 2}"#).unwrap_err().to_string();
+        assert!(message.contains("\"2\""), "{message}");
+        // Ids like 10a are file names like any other.
+        let task = Task::parse(Path::new("t/10a.json"), None, r#"{"id": "10a"}"#).unwrap();
+        assert_eq!(
+            (task.id.as_str(), task.branch.as_str()),
+            ("10a", "speed/task-10a")
+        );
+        assert_eq!(parse(r#"{"id": 7}"#).unwrap().id, "7");
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_read_and_remembered() {
+        let task = parse("\u{feff}{\"id\": 7, \"title\": \"BOM\"}").unwrap();
+        assert_eq!(task.title, "BOM");
+        assert!(task.bom);
+        assert!(!parse("{}").unwrap().bom);
+    }
+
+    #[test]
+    fn reads_the_notes_real_task_files_carry() {
+        let task = parse(
+            r#"{"id": "7", "decisions": ["Used a Map", {"why": "speed"}, "", null],
+                "concerns": "Tests deferred to task 4",
+                "depends_on": ["2", 3, ""], "retry_count": 2, "revision_count": 1,
+                "review_feedback": {"verdict": "request_changes", "issues": []},
+                "reviewed_at": "2026-03-15T03:34:11Z",
+                "review_history": [{"attempt": 1, "verdict": "request_changes"}],
+                "gate_results": {"checks": [
+                    {"name": "scope", "status": "warn", "undeclared_files": ["a.test.tsx", "b.tsx"]},
+                    {"name": "lint", "status": "pass", "note": "clean", "extra": []}],
+                  "scope": {"undeclared_files": ["a.test.tsx"]}, "other": {}}}"#,
+        )
+        .unwrap();
+        assert_eq!(task.decisions, ["Used a Map", r#"{"why":"speed"}"#]);
+        assert_eq!(task.concerns, ["Tests deferred to task 4"]);
+        assert_eq!(task.depends_on, ["2", "3"]);
+        assert_eq!(task.attempt(), 4);
+        assert_eq!(
+            task.review_feedback.as_deref(),
+            Some(r#"{"verdict":"request_changes","issues":[]}"#)
+        );
+        assert_eq!(task.reviewed_at.as_deref(), Some("2026-03-15T03:34:11Z"));
+        assert_eq!(task.review_history.len(), 1);
+        let gates: Vec<(&str, &str, &str)> = task
+            .gate_checks
+            .iter()
+            .map(|g| (g.name.as_str(), g.status.as_str(), g.note.as_str()))
+            .collect();
+        assert_eq!(
+            gates,
+            [
+                ("scope", "warn", "undeclared_files: a.test.tsx, b.tsx"),
+                ("lint", "pass", "clean"),
+                ("scope", "", "undeclared_files: a.test.tsx"),
+            ]
+        );
+        // Empty feedback is no feedback.
+        assert_eq!(
+            parse(r#"{"review_feedback": ""}"#).unwrap().review_feedback,
+            None
+        );
+        assert_eq!(parse(r#"{"depends_on": 5}"#).unwrap().depends_on, ["5"]);
     }
 }

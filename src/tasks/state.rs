@@ -1,9 +1,11 @@
 //! What a review changes in a task (the contract's "What a review changes"):
-//! the verdict, feedback, time, reviewed diff hash, status and revision
-//! count. It edits the task in memory only; `Store::save` writes it.
-//! Existing keys keep their position in the file; new keys are appended.
+//! the verdict, feedback, time, reviewer, reviewed diff hash, status,
+//! revision count, the reason a task failed, and one new entry in
+//! `review_history`. It edits the task in memory only; `Store::save` writes
+//! it. Existing keys keep their position in the file; new keys are appended;
+//! earlier history entries are never touched.
 
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
 use super::{Status, Task};
 
@@ -15,8 +17,14 @@ pub struct ReviewOutcome {
     pub feedback: Option<String>,
     /// When the review finished (RFC 3339).
     pub reviewed_at: String,
+    /// Who reviewed (config `review.actor`, else the git user).
+    pub reviewed_by: String,
     /// `sha256:<hex>` of the diff that was reviewed.
     pub diff_hash: String,
+    /// The branch's head commit that was reviewed.
+    pub head_commit: String,
+    /// The findings that stood in the way of an approval, one line each.
+    pub blocking: Vec<String>,
     /// `review.max_revisions`: past this many revisions a task fails.
     pub max_revisions: u32,
     /// The guardian's status and summary, when it ran.
@@ -30,6 +38,7 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
     } else {
         "request_changes"
     };
+    let attempt = task.attempt();
     if !outcome.approved {
         task.revision_count = task.revision_count.saturating_add(1);
         task.status = if task.revision_count > outcome.max_revisions {
@@ -38,11 +47,22 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
             Status::Pending
         };
         set(task, "status", Value::String(task.status.to_string()));
+        if task.status == Status::Failed {
+            let reason = failure_reason(task.revision_count, outcome);
+            set(task, "error", Value::String(reason));
+        }
     }
     set(task, "review_verdict", Value::String(verdict.to_string()));
+    let feedback = outcome.feedback.clone().unwrap_or_default();
     if !outcome.approved {
-        let feedback = outcome.feedback.clone().unwrap_or_default();
-        set(task, "review_feedback", Value::String(feedback));
+        set(task, "review_feedback", Value::String(feedback.clone()));
+    } else if task
+        .raw
+        .get("review_feedback")
+        .is_some_and(|v| !v.is_null())
+    {
+        // The feedback was for an earlier attempt; the history keeps it.
+        set(task, "review_feedback", Value::Null);
     }
     set(
         task,
@@ -54,6 +74,11 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         "reviewed_diff",
         Value::String(outcome.diff_hash.clone()),
     );
+    set(
+        task,
+        "reviewed_by",
+        Value::String(outcome.reviewed_by.clone()),
+    );
     if !outcome.approved {
         set(task, "revision_count", Value::from(task.revision_count));
     }
@@ -61,13 +86,109 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         set(task, "guardian_verdict", Value::String(status.clone()));
         set(task, "guardian_summary", Value::String(summary.clone()));
     }
+    let entry = json!({
+        "attempt": attempt,
+        "verdict": verdict,
+        "reviewed_at": outcome.reviewed_at,
+        "head_commit": outcome.head_commit,
+        "blocking": outcome.blocking,
+        "feedback": outcome.feedback,
+    });
+    append_history(task, entry);
     task.review_verdict = Some(verdict.to_string());
     task.reviewed_diff = Some(outcome.diff_hash.clone());
+    task.reviewed_at = Some(outcome.reviewed_at.clone());
+    task.review_feedback = (!outcome.approved && !feedback.trim().is_empty()).then_some(feedback);
+}
+
+/// Why the task failed, for its `error` field: the count, the limit, and the
+/// first line of what the last review asked for.
+fn failure_reason(revisions: u32, outcome: &ReviewOutcome) -> String {
+    let mut reason = format!(
+        "review requested changes {revisions} times, more than review.max_revisions ({})",
+        outcome.max_revisions
+    );
+    let first = outcome
+        .feedback
+        .as_deref()
+        .and_then(|f| f.lines().map(str::trim).find(|l| !l.is_empty()));
+    if let Some(line) = first {
+        reason.push_str("; last review: ");
+        reason.push_str(line);
+    }
+    reason
+}
+
+/// Appends to `review_history`, creating it at the end of the file when
+/// absent. `Task::parse` refused any other type, so an existing value is an
+/// array here.
+fn append_history(task: &mut Task, entry: Value) {
+    match task.raw.get_mut("review_history") {
+        Some(Value::Array(items)) => items.push(entry.clone()),
+        _ => {
+            task.raw.insert(
+                "review_history".to_string(),
+                Value::Array(vec![entry.clone()]),
+            );
+        }
+    }
+    task.review_history.push(entry);
 }
 
 /// Replaces a value in place (keeping its position) or appends a new key.
 fn set(task: &mut Task, key: &str, value: Value) {
     task.raw.insert(key.to_string(), value);
+}
+
+/// One `review_history` entry as the prompt shows it: attempt, verdict,
+/// time, head commit and what blocked it. Entries written by hand may lack
+/// any of these; what is there is shown.
+pub fn describe_history_entry(entry: &Value) -> String {
+    let empty = Map::new();
+    let object = entry.as_object().unwrap_or(&empty);
+    let text = |key: &str| match object.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    let mut line = String::new();
+    let attempt = text("attempt");
+    if !attempt.is_empty() {
+        line.push_str(&format!("attempt {attempt}: "));
+    }
+    let verdict = text("verdict");
+    line.push_str(if verdict.is_empty() {
+        "review"
+    } else {
+        &verdict
+    });
+    let at = text("reviewed_at");
+    if !at.is_empty() {
+        line.push_str(&format!(" at {at}"));
+    }
+    let head = text("head_commit");
+    if !head.is_empty() {
+        let short: String = head.chars().take(10).collect();
+        line.push_str(&format!(" (head {short})"));
+    }
+    let blocking: Vec<String> = match object.get("blocking") {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| match i {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    if !blocking.is_empty() {
+        line.push_str(&format!("; blocking: {}", blocking.join(" | ")));
+    }
+    if entry.is_object() {
+        line
+    } else {
+        entry.to_string()
+    }
 }
 
 #[cfg(test)]
@@ -85,7 +206,14 @@ mod tests {
             approved,
             feedback: (!approved).then(|| "AC-2 is unmet: add the empty-catalog hint".to_string()),
             reviewed_at: "2025-01-02T03:04:05Z".into(),
+            reviewed_by: "Ana".into(),
             diff_hash: "sha256:abc".into(),
+            head_commit: "0123456789abcdef".into(),
+            blocking: if approved {
+                vec![]
+            } else {
+                vec!["AC-2 unmet: no hint".into()]
+            },
             max_revisions: 2,
             guardian: None,
         }
@@ -108,6 +236,7 @@ mod tests {
         assert!(!t.raw.contains_key("revision_count"));
         assert_eq!(t.review_verdict.as_deref(), Some("approve"));
         assert_eq!(t.reviewed_diff.as_deref(), Some("sha256:abc"));
+        assert_eq!(t.raw["reviewed_by"], "Ana");
         assert_eq!(
             keys(&t),
             [
@@ -116,8 +245,15 @@ mod tests {
                 "x-owner",
                 "review_verdict",
                 "reviewed_at",
-                "reviewed_diff"
+                "reviewed_diff",
+                "reviewed_by",
+                "review_history"
             ]
+        );
+        assert_eq!(
+            t.raw["review_history"],
+            serde_json::json!([{"attempt": 1, "verdict": "approve", "reviewed_at": "2025-01-02T03:04:05Z",
+                "head_commit": "0123456789abcdef", "blocking": [], "feedback": null}])
         );
     }
 
@@ -146,9 +282,16 @@ mod tests {
                 "revision_count",
                 "review_feedback",
                 "reviewed_at",
-                "reviewed_diff"
+                "reviewed_diff",
+                "reviewed_by",
+                "review_history"
             ]
         );
+        assert_eq!(
+            t.raw["review_history"][0]["blocking"][0],
+            "AC-2 unmet: no hint"
+        );
+        assert!(!t.raw.contains_key("error"));
     }
 
     #[test]
@@ -162,6 +305,10 @@ mod tests {
         assert_eq!((t.status.clone(), t.revision_count), (Status::Failed, 3));
         assert_eq!(t.raw["status"], "failed");
         assert_eq!(t.raw["revision_count"], 3);
+        assert_eq!(
+            t.raw["error"],
+            "review requested changes 3 times, more than review.max_revisions (2); last review: AC-2 is unmet: add the empty-catalog hint"
+        );
     }
 
     #[test]
@@ -177,6 +324,67 @@ mod tests {
         assert_eq!(
             t.raw["guardian_summary"],
             "Adds a feature the vision excludes"
+        );
+    }
+
+    #[test]
+    fn history_grows_by_one_entry_and_never_rewrites_earlier_ones() {
+        let mut t = task(
+            r#"{"id": 3, "status": "done", "retry_count": 1, "review_feedback": "old",
+                "review_history": [{"attempt": 1, "verdict": "request_changes", "note": "hand-written"}]}"#,
+        );
+        let earlier = t.raw["review_history"][0].clone();
+        record_review(&mut t, &outcome(false));
+        assert_eq!(t.raw["review_history"][0], earlier);
+        assert_eq!(t.raw["review_history"][1]["attempt"], 2);
+        assert_eq!(
+            t.raw["review_feedback"],
+            "AC-2 is unmet: add the empty-catalog hint"
+        );
+
+        t.status = Status::Done;
+        record_review(&mut t, &outcome(true));
+        let history = t.raw["review_history"].as_array().unwrap();
+        assert_eq!(history.len(), 3);
+        assert_eq!(history[0], earlier);
+        assert_eq!(
+            history[1]["feedback"],
+            "AC-2 is unmet: add the empty-catalog hint"
+        );
+        assert_eq!(history[2]["attempt"], 3, "retry 1 + revision 1 + 1");
+        // The approval clears the stale feedback but keeps the key's place.
+        assert_eq!(t.raw["review_feedback"], Value::Null);
+        assert_eq!(t.review_feedback, None);
+        assert_eq!(t.review_history.len(), 3);
+    }
+
+    #[test]
+    fn an_approval_adds_no_feedback_key() {
+        let mut t = task(r#"{"id": 3, "status": "done", "review_feedback": null}"#);
+        record_review(&mut t, &outcome(true));
+        assert_eq!(t.raw["review_feedback"], Value::Null);
+        let mut t = task(r#"{"id": 3, "status": "done"}"#);
+        record_review(&mut t, &outcome(true));
+        assert!(!t.raw.contains_key("review_feedback"));
+    }
+
+    #[test]
+    fn history_entries_read_as_one_line() {
+        let entry = serde_json::json!({"attempt": 2, "verdict": "request_changes",
+            "reviewed_at": "2025-01-02T03:04:05Z", "head_commit": "0123456789abcdef",
+            "blocking": ["major src/a.rs:3: unchecked input", "AC-2 unmet"], "feedback": "x"});
+        assert_eq!(
+            describe_history_entry(&entry),
+            "attempt 2: request_changes at 2025-01-02T03:04:05Z (head 0123456789); blocking: major src/a.rs:3: unchecked input | AC-2 unmet"
+        );
+        assert_eq!(describe_history_entry(&serde_json::json!({})), "review");
+        assert_eq!(
+            describe_history_entry(&serde_json::json!({"head_commit": "ééééééééééé"})),
+            "review (head éééééééééé)"
+        );
+        assert_eq!(
+            describe_history_entry(&serde_json::json!("free text")),
+            "\"free text\""
         );
     }
 }

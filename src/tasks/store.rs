@@ -1,14 +1,17 @@
-//! Where task files live and how they are found, listed and saved. Both
-//! layouts are read: `.speed/features/<feature>/tasks/<id>.json` and
-//! `.speed/tasks/<id>.json`. Files are read from the working tree.
+//! Where task files live and how they are found, listed and saved. Every
+//! layout of the orchestrator is read: `.speed/features/<feature>/tasks/`
+//! (single-player), `.speed/shared/features/<feature>/tasks/` (multi-player)
+//! and `.speed/tasks/` (no features). Files are read from the working tree.
+//! A task is saved to the path it was read from, never found again by id.
 
+use std::cmp::Ordering;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::model::malformed;
+use super::model::{Layout, malformed};
 use super::{Error, Task};
 
 /// A feature folder and what it says about its spec and constraints.
@@ -28,6 +31,13 @@ pub struct Store {
     root: PathBuf,
 }
 
+/// A feature folder of one layout.
+struct FeatureDir {
+    name: String,
+    layout: Layout,
+    dir: PathBuf,
+}
+
 impl Store {
     pub fn open(repo_root: &Path) -> Store {
         Store {
@@ -35,65 +45,107 @@ impl Store {
         }
     }
 
-    fn features_dir(&self) -> PathBuf {
-        self.root.join(".speed").join("features")
-    }
-
     fn flat_dir(&self) -> PathBuf {
         self.root.join(".speed").join("tasks")
     }
 
-    /// Feature folder names, sorted; none if `.speed/features` is absent.
-    fn feature_names(&self) -> Result<Vec<String>, Error> {
-        let dir = self.features_dir();
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(source) => return Err(Error::Read { path: dir, source }),
-        };
-        let mut names = Vec::new();
-        for entry in entries {
-            let entry = entry.map_err(|source| Error::Read {
-                path: dir.clone(),
-                source,
-            })?;
-            if entry.path().is_dir() {
-                names.push(entry.file_name().to_string_lossy().into_owned());
-            }
-        }
-        names.sort();
-        Ok(names)
+    /// The folders holding feature folders, in the order they are read.
+    fn feature_roots(&self) -> [(Layout, PathBuf); 2] {
+        let speed = self.root.join(".speed");
+        [
+            (Layout::Features, speed.join("features")),
+            (Layout::Shared, speed.join("shared").join("features")),
+        ]
     }
 
-    /// The task with this id. With `feature`, only that feature's folder is
-    /// searched; without, an id found in more than one place is ambiguous.
+    /// The folders a scan reads task files from, for messages.
+    pub fn task_folders(&self) -> Vec<PathBuf> {
+        let [(_, single), (_, shared)] = self.feature_roots();
+        vec![
+            single.join("*").join("tasks"),
+            shared.join("*").join("tasks"),
+            self.flat_dir(),
+        ]
+    }
+
+    /// Every feature folder of both layouts, by name (single-player first at
+    /// equal names); none for a layout whose folder is absent.
+    fn feature_dirs(&self) -> Result<Vec<FeatureDir>, Error> {
+        let mut out = Vec::new();
+        for (layout, root) in self.feature_roots() {
+            let entries = match fs::read_dir(&root) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(source) => return Err(Error::Read { path: root, source }),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|source| Error::Read {
+                    path: root.clone(),
+                    source,
+                })?;
+                if entry.path().is_dir() {
+                    out.push(FeatureDir {
+                        name: entry.file_name().to_string_lossy().into_owned(),
+                        layout,
+                        dir: entry.path(),
+                    });
+                }
+            }
+        }
+        out.sort_by(|a, b| {
+            a.name
+                .cmp(&b.name)
+                .then_with(|| (a.layout == Layout::Shared).cmp(&(b.layout == Layout::Shared)))
+        });
+        Ok(out)
+    }
+
+    /// The task with this id. With `feature`, only that feature's folders
+    /// (in either layout) are searched. Without, an id found in more than one
+    /// place is ambiguous, unless an `active_feature` file names the feature
+    /// of exactly one of them.
     pub fn find(&self, id: &str, feature: Option<&str>) -> Result<Task, Error> {
         let mut searched = Vec::new();
-        let mut places: Vec<(Option<String>, PathBuf)> = Vec::new();
+        let mut places: Vec<(Option<String>, Layout, PathBuf)> = Vec::new();
         // An id is a file name, never a path out of the task folders.
         let plausible = !id.is_empty() && !id.contains(['/', '\\']) && !id.starts_with('.');
         let file = format!("{id}.json");
         match feature {
             Some(name) => {
-                let path = self.features_dir().join(name).join("tasks").join(&file);
+                let name_ok = !name.is_empty() && !name.contains(['/', '\\']) && name != "..";
+                for (layout, root) in self.feature_roots() {
+                    let path = root.join(name).join("tasks").join(&file);
+                    if plausible && name_ok && path.is_file() {
+                        places.push((Some(name.to_string()), layout, path.clone()));
+                    }
+                    searched.push(path);
+                }
+            }
+            None => {
+                for dir in self.feature_dirs()? {
+                    let path = dir.dir.join("tasks").join(&file);
+                    if plausible && path.is_file() {
+                        places.push((Some(dir.name), dir.layout, path));
+                    }
+                }
+                for (_, root) in self.feature_roots() {
+                    searched.push(root.join("*").join("tasks").join(&file));
+                }
+                let path = self.flat_dir().join(&file);
                 if plausible && path.is_file() {
-                    places.push((Some(name.to_string()), path.clone()));
+                    places.push((None, Layout::Flat, path.clone()));
                 }
                 searched.push(path);
             }
-            None => {
-                for name in self.feature_names()? {
-                    let path = self.features_dir().join(&name).join("tasks").join(&file);
-                    if plausible && path.is_file() {
-                        places.push((Some(name), path));
-                    }
-                }
-                searched.push(self.features_dir().join("*").join("tasks").join(&file));
-                let path = self.flat_dir().join(&file);
-                if plausible && path.is_file() {
-                    places.push((None, path.clone()));
-                }
-                searched.push(path);
+        }
+        let mut active = Vec::new();
+        if places.len() > 1 && feature.is_none() {
+            active = self.active_features()?;
+            let picked: Vec<usize> = (0..places.len())
+                .filter(|&i| places[i].0.as_ref().is_some_and(|f| active.contains(f)))
+                .collect();
+            if let [only] = picked[..] {
+                places = vec![places.swap_remove(only)];
             }
         }
         match places.len() {
@@ -102,18 +154,38 @@ impl Store {
                 searched,
             }),
             1 => {
-                let (feature, path) = places.remove(0);
-                load(&path, feature.as_deref())
+                let (feature, layout, path) = places.remove(0);
+                load(&path, feature.as_deref(), layout)
             }
             _ => Err(Error::Ambiguous {
                 id: id.to_string(),
-                places: places.into_iter().map(|(_, path)| path).collect(),
+                places: places.into_iter().map(|(_, _, path)| path).collect(),
+                active,
             }),
         }
     }
 
-    /// Every task in both layouts, by feature (flat layout first) then id
-    /// (numbers in numeric order). A malformed file is an error naming it.
+    /// The features `.speed/active_feature` and `.speed/shared/active_feature`
+    /// name (the orchestrator writes the one of its layout).
+    pub fn active_features(&self) -> Result<Vec<String>, Error> {
+        let speed = self.root.join(".speed");
+        let mut out = Vec::new();
+        for path in [
+            speed.join("active_feature"),
+            speed.join("shared").join("active_feature"),
+        ] {
+            if let Some(name) = read_optional(&path)?.as_deref().and_then(first_line) {
+                if !out.contains(&name) {
+                    out.push(name);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every task in every layout, by feature (flat layout first) then id
+    /// (numbers in numeric order, `10a` after `10`). A malformed file is an
+    /// error naming it.
     pub fn list(&self) -> Result<Vec<Task>, Error> {
         let (tasks, mut broken) = self.scan()?;
         match broken.is_empty() {
@@ -133,56 +205,65 @@ impl Store {
             Err(err) => broken.push(err),
         };
         for path in json_files(&self.flat_dir())? {
-            take(load(&path, None));
+            take(load(&path, None, Layout::Flat));
         }
-        for name in self.feature_names()? {
-            let dir = self.features_dir().join(&name).join("tasks");
-            for path in json_files(&dir)? {
-                take(load(&path, Some(&name)));
+        for dir in self.feature_dirs()? {
+            for path in json_files(&dir.dir.join("tasks"))? {
+                take(load(&path, Some(&dir.name), dir.layout));
             }
         }
         tasks.sort_by(|a, b| {
-            let key = |t: &Task| (t.feature.clone(), t.id.parse::<u64>().ok(), t.id.clone());
-            // Numeric ids before others, each in their natural order.
-            let (fa, na, ia) = key(a);
-            let (fb, nb, ib) = key(b);
-            fa.cmp(&fb)
-                .then_with(|| match (na, nb) {
-                    (Some(x), Some(y)) => x.cmp(&y),
-                    (Some(_), None) => std::cmp::Ordering::Less,
-                    (None, Some(_)) => std::cmp::Ordering::Greater,
-                    (None, None) => std::cmp::Ordering::Equal,
-                })
-                .then_with(|| ia.cmp(&ib))
+            a.feature
+                .cmp(&b.feature)
+                .then_with(|| (a.layout == Layout::Shared).cmp(&(b.layout == Layout::Shared)))
+                .then_with(|| natural(&a.id, &b.id))
         });
         Ok((tasks, broken))
     }
 
-    /// A feature's folder, spec path and cross-cutting concerns; None if
-    /// there is no such feature folder.
-    pub fn feature(&self, name: &str) -> Result<Option<Feature>, Error> {
-        let dir = self.features_dir().join(name);
-        if name.is_empty() || name.contains(['/', '\\']) || !dir.is_dir() {
+    /// The task file as it is on disk now, read from the path `task` came
+    /// from: a review writes back to the very file it read.
+    pub fn reload(&self, task: &Task) -> Result<Task, Error> {
+        load(&task.path, task.feature.as_deref(), task.layout)
+    }
+
+    /// A task `task` depends on, from the same folder (dependencies are
+    /// within a feature); None if there is no such file.
+    pub fn dependency(&self, task: &Task, id: &str) -> Result<Option<Task>, Error> {
+        let plausible = !id.is_empty() && !id.contains(['/', '\\']) && !id.starts_with('.');
+        let Some(dir) = task.path.parent() else {
+            return Ok(None);
+        };
+        let path = dir.join(format!("{id}.json"));
+        if !plausible || !path.is_file() {
             return Ok(None);
         }
-        let spec_path = read_optional(&dir.join("spec_path"))?.and_then(|text| {
-            text.lines()
-                .map(str::trim)
-                .find(|line| !line.is_empty())
-                .map(str::to_string)
-        });
+        load(&path, task.feature.as_deref(), task.layout).map(Some)
+    }
+
+    /// The feature folder a task lives in, with its spec path and
+    /// cross-cutting concerns; None for a task without a feature.
+    pub fn feature_of(&self, task: &Task) -> Result<Option<Feature>, Error> {
+        let (Some(name), Some(dir)) = (&task.feature, task.path.parent().and_then(Path::parent))
+        else {
+            return Ok(None);
+        };
+        let spec_path = read_optional(&dir.join("spec_path"))?
+            .as_deref()
+            .and_then(first_line);
         let concerns_path = dir.join("cross_cutting_concerns.json");
         let cross_cutting = match read_optional(&concerns_path)? {
             None => Vec::new(),
             Some(text) => {
+                let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
                 let value: Value =
-                    serde_json::from_str(&text).map_err(|e| malformed(&concerns_path, &e))?;
+                    serde_json::from_str(text).map_err(|e| malformed(&concerns_path, &e))?;
                 concerns(&value)
             }
         };
         Ok(Some(Feature {
-            name: name.to_string(),
-            dir,
+            name: name.clone(),
+            dir: dir.to_path_buf(),
             spec_path,
             cross_cutting,
         }))
@@ -190,14 +271,19 @@ impl Store {
 
     /// Writes `task.raw` back to `task.path` atomically: a temporary file in
     /// the same folder, fsynced, then renamed over the original, so a reader
-    /// never sees half a file. Pretty JSON, 2 spaces, trailing newline.
+    /// never sees half a file. Pretty JSON, 2 spaces, trailing newline, and
+    /// the byte order mark the file had, if it had one.
     pub fn save(&self, task: &Task) -> Result<(), Error> {
         let path = &task.path;
         let write_err = |source: io::Error| Error::Write {
             path: path.clone(),
             source,
         };
-        let mut text = serde_json::to_string_pretty(&task.raw).map_err(|e| write_err(e.into()))?;
+        let mut text = String::new();
+        if task.bom {
+            text.push('\u{feff}');
+        }
+        text.push_str(&serde_json::to_string_pretty(&task.raw).map_err(|e| write_err(e.into()))?);
         text.push('\n');
         let dir = match path.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
@@ -237,12 +323,40 @@ fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn load(path: &Path, feature: Option<&str>) -> Result<Task, Error> {
+fn load(path: &Path, feature: Option<&str>, layout: Layout) -> Result<Task, Error> {
     let text = fs::read_to_string(path).map_err(|source| Error::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    Task::parse(path, feature, &text)
+    let mut task = Task::parse(path, feature, &text)?;
+    task.layout = layout;
+    Ok(task)
+}
+
+/// The first non-blank line, trimmed: what a one-line file like `spec_path`
+/// or `active_feature` says.
+fn first_line(text: &str) -> Option<String> {
+    text.trim_start_matches('\u{feff}')
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty())
+        .map(str::to_string)
+}
+
+/// Task ids in natural order: `2` < `10` < `10a` < `10b` < `abc`.
+fn natural(a: &str, b: &str) -> Ordering {
+    fn split(id: &str) -> (Option<u64>, &str) {
+        let digits = id.bytes().take_while(u8::is_ascii_digit).count();
+        (id[..digits].parse().ok(), &id[digits..])
+    }
+    let ((na, ra), (nb, rb)) = (split(a), split(b));
+    match (na, nb) {
+        (Some(x), Some(y)) => x.cmp(&y).then_with(|| ra.cmp(rb)),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+    .then_with(|| a.cmp(b))
 }
 
 /// `*.json` files directly in `dir`, sorted; none if `dir` is absent.
@@ -265,7 +379,10 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>, Error> {
                 source,
             })?
             .path();
-        if path.extension().is_some_and(|ext| ext == "json") && path.is_file() {
+        let hidden = path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        if !hidden && path.extension().is_some_and(|ext| ext == "json") && path.is_file() {
             files.push(path);
         }
     }
@@ -476,53 +593,191 @@ mod tests {
     }
 
     #[test]
-    fn feature_reads_spec_path_and_concerns_in_any_shape() {
+    fn feature_reads_spec_path_and_concerns_in_any_shape_in_either_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path());
+        for base in [".speed/features/cat", ".speed/shared/features/cat"] {
+            write(dir.path(), &format!("{base}/tasks/1.json"), "{}");
+            write(
+                dir.path(),
+                &format!("{base}/spec_path"),
+                "\n  specs/product/cat.md  \n",
+            );
+            let task = store.reload(&load_at(dir.path(), base)).unwrap();
+            let feature = store.feature_of(&task).unwrap().unwrap();
+            assert_eq!(feature.spec_path.as_deref(), Some("specs/product/cat.md"));
+            assert_eq!(feature.dir, dir.path().join(base));
+            assert!(feature.cross_cutting.is_empty());
+
+            let shapes = [
+                (
+                    r#"["No network", "Log to stderr"]"#,
+                    vec!["No network", "Log to stderr"],
+                ),
+                (
+                    r#"{"concerns": [{"name": "Security", "description": "No secrets in logs"}]}"#,
+                    vec!["Security: No secrets in logs"],
+                ),
+                (
+                    r#"{"security": "No secrets", "perf": ["Under 1s", "No N+1"]}"#,
+                    vec!["security: No secrets", "perf: Under 1s", "perf: No N+1"],
+                ),
+                (
+                    r#"[{"area": "i18n", "rule": "UTF-8"}]"#,
+                    vec!["area: i18n; rule: UTF-8"],
+                ),
+            ];
+            for (json, want) in shapes {
+                write(
+                    dir.path(),
+                    &format!("{base}/cross_cutting_concerns.json"),
+                    json,
+                );
+                let feature = store.feature_of(&task).unwrap().unwrap();
+                assert_eq!(feature.cross_cutting, want, "{json}");
+            }
+            write(
+                dir.path(),
+                &format!("{base}/cross_cutting_concerns.json"),
+                "[1,",
+            );
+            assert!(matches!(
+                store.feature_of(&task),
+                Err(Error::Malformed { .. })
+            ));
+        }
+        write(dir.path(), ".speed/tasks/2.json", "{}");
+        let flat = store.find("2", None).unwrap();
+        assert_eq!(store.feature_of(&flat).unwrap(), None);
+    }
+
+    fn load_at(root: &Path, base: &str) -> Task {
+        let layout = if base.contains("shared") {
+            Layout::Shared
+        } else {
+            Layout::Features
+        };
+        load(&root.join(base).join("tasks/1.json"), Some("cat"), layout).unwrap()
+    }
+
+    #[test]
+    fn the_multi_player_layout_is_read_like_the_others() {
         let dir = tempfile::tempdir().unwrap();
         write(
             dir.path(),
-            ".speed/features/cat/spec_path",
-            "\n  specs/product/cat.md  \n",
+            ".speed/shared/features/audit/tasks/10a.json",
+            r#"{"id": "10a", "status": "done"}"#,
         );
-        let store = Store::open(dir.path());
-        let feature = store.feature("cat").unwrap().unwrap();
-        assert_eq!(feature.spec_path.as_deref(), Some("specs/product/cat.md"));
-        assert!(feature.cross_cutting.is_empty());
-        assert_eq!(store.feature("nope").unwrap(), None);
-
-        let shapes = [
-            (
-                r#"["No network", "Log to stderr"]"#,
-                vec!["No network", "Log to stderr"],
-            ),
-            (
-                r#"{"concerns": [{"name": "Security", "description": "No secrets in logs"}]}"#,
-                vec!["Security: No secrets in logs"],
-            ),
-            (
-                r#"{"security": "No secrets", "perf": ["Under 1s", "No N+1"]}"#,
-                vec!["security: No secrets", "perf: Under 1s", "perf: No N+1"],
-            ),
-            (
-                r#"[{"area": "i18n", "rule": "UTF-8"}]"#,
-                vec!["area: i18n; rule: UTF-8"],
-            ),
-        ];
-        for (json, want) in shapes {
-            write(
-                dir.path(),
-                ".speed/features/cat/cross_cutting_concerns.json",
-                json,
-            );
-            let feature = store.feature("cat").unwrap().unwrap();
-            assert_eq!(feature.cross_cutting, want, "{json}");
-        }
-
         write(
             dir.path(),
-            ".speed/features/cat/cross_cutting_concerns.json",
-            "[1,",
+            ".speed/shared/features/audit/tasks/2.json",
+            r#"{"id": "2"}"#,
         );
-        assert!(matches!(store.feature("cat"), Err(Error::Malformed { .. })));
+        write(
+            dir.path(),
+            ".speed/shared/features/audit/tasks/10.json",
+            r#"{"id": "10"}"#,
+        );
+        write(
+            dir.path(),
+            ".speed/shared/features/audit/contract.json",
+            "{}",
+        );
+        let store = Store::open(dir.path());
+        let task = store.find("10a", None).unwrap();
+        assert_eq!(task.layout, Layout::Shared);
+        assert_eq!(task.feature.as_deref(), Some("audit"));
+        let ids: Vec<String> = store.list().unwrap().into_iter().map(|t| t.id).collect();
+        assert_eq!(ids, ["2", "10", "10a"]);
+        let found = store.find("10", Some("audit")).unwrap();
+        assert_eq!(found.layout, Layout::Shared);
+        assert_eq!(
+            store.dependency(&found, "2").unwrap().map(|t| t.path),
+            Some(dir.path().join(".speed/shared/features/audit/tasks/2.json"))
+        );
+        assert!(store.dependency(&found, "99").unwrap().is_none());
+        assert!(store.dependency(&found, "../x").unwrap().is_none());
+    }
+
+    #[test]
+    fn active_feature_decides_a_bare_id_in_several_features() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            ".speed/shared/features/alpha/tasks/3.json",
+            r#"{"title": "A"}"#,
+        );
+        write(
+            dir.path(),
+            ".speed/shared/features/beta/tasks/3.json",
+            r#"{"title": "B"}"#,
+        );
+        let store = Store::open(dir.path());
+        let message = store.find("3", None).unwrap_err().to_string();
+        assert!(
+            message.contains("alpha") && message.contains("beta"),
+            "{message}"
+        );
+        assert!(message.contains("active_feature"), "{message}");
+
+        write(dir.path(), ".speed/shared/active_feature", "beta\n");
+        assert_eq!(store.find("3", None).unwrap().title, "B");
+        write(dir.path(), ".speed/shared/active_feature", "gamma\n");
+        let message = store.find("3", None).unwrap_err().to_string();
+        assert!(
+            message.contains("the active feature, gamma, is not one of them"),
+            "{message}"
+        );
+        write(dir.path(), ".speed/active_feature", "\n alpha \n");
+        assert_eq!(store.find("3", None).unwrap().title, "A");
+        assert_eq!(store.find("3", Some("beta")).unwrap().title, "B");
+    }
+
+    #[test]
+    fn a_feature_in_both_layouts_is_ambiguous_even_when_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), ".speed/features/cat/tasks/1.json", "{}");
+        let b = write(dir.path(), ".speed/shared/features/cat/tasks/1.json", "{}");
+        let store = Store::open(dir.path());
+        match store.find("1", Some("cat")) {
+            Err(Error::Ambiguous { places, .. }) => assert_eq!(places, vec![a, b]),
+            other => panic!("expected Ambiguous, got {other:?}"),
+        }
+        let message = store.find("9", Some("cat")).unwrap_err().to_string();
+        assert!(
+            message.contains(".speed/features/cat/tasks/9.json")
+                && message.contains(".speed/shared/features/cat/tasks/9.json"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn reload_reads_the_same_file_and_refuses_a_changed_id() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), ".speed/tasks/1.json", r#"{"id": 1}"#);
+        write(
+            dir.path(),
+            ".speed/tasks/2.json",
+            r#"{"id": 2, "status": "running"}"#,
+        );
+        let store = Store::open(dir.path());
+        let task = store.find("1", None).unwrap();
+        fs::write(&path, r#"{"id": 2}"#).unwrap();
+        let err = store.reload(&task).unwrap_err();
+        assert!(matches!(err, Error::IdMismatch { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn save_keeps_a_byte_order_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(dir.path(), ".speed/tasks/1.json", "\u{feff}{\"id\": 1}");
+        let store = Store::open(dir.path());
+        let task = store.find("1", None).unwrap();
+        store.save(&task).unwrap();
+        assert_eq!(
+            fs::read_to_string(&path).unwrap(),
+            "\u{feff}{\n  \"id\": 1\n}\n"
+        );
     }
 
     #[test]

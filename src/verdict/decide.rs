@@ -50,6 +50,9 @@ pub enum Rule {
     /// The guardian gate rejected the approval (recorded by the review
     /// pipeline, which runs the guardian after this decision).
     GuardianRejected,
+    /// One of speed's own checks found a critical or major problem
+    /// (recorded by the review pipeline, which runs the checks).
+    CheckFailed,
 }
 
 impl Rule {
@@ -61,6 +64,7 @@ impl Rule {
             Rule::UncheckedCriterion => "unchecked_criterion",
             Rule::SpecEdited => "spec_edited",
             Rule::GuardianRejected => "guardian_rejected",
+            Rule::CheckFailed => "check_failed",
         }
     }
 }

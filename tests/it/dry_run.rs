@@ -275,7 +275,7 @@ fn malformed_task_json_gives_line_and_column() {
 }
 
 #[test]
-fn empty_diff_is_an_error() {
+fn an_empty_diff_would_request_changes_without_a_model() {
     let (tmp, root) = repo::empty();
     let mut b = RepoBuilder::init(&root).unwrap();
     b.commit(
@@ -295,7 +295,25 @@ fn empty_diff_is_an_error() {
         r#"{"id": "1", "title": "Nothing", "status": "done", "spec_references": [{"spec": "specs/product/x.md"}]}"#,
     );
     let run = speed(repo.path(), &["review", "--task-id", "1", "--dry-run"], &[]);
-    expect_error(&run, &["empty", "speed/task-1"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.is_empty(), "no prompt: {}", run.stdout);
+    for part in [
+        "is empty: nothing was implemented",
+        "speed/task-1",
+        "would request changes without calling a model",
+    ] {
+        assert!(run.stderr.contains(part), "{part}: {}", run.stderr);
+    }
+    assert!(!run.stderr.contains("error"), "{}", run.stderr);
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "1", "--dry-run", "--json"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["reviews"][0]["verdict"], "request_changes");
+    assert_eq!(out["reviews"][0]["error"], serde_json::Value::Null);
 }
 
 #[test]

@@ -5,10 +5,13 @@
 mod support;
 
 mod batch;
+mod checks;
+mod config;
 mod dry_run;
 mod example_repo;
 mod guardian;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;
+mod orchestrator;
 mod review;

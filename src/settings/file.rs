@@ -1,0 +1,1235 @@
+//! `.speed/config.toml`, read strictly: every key is known, every value has
+//! the expected type and lies in its range, or the file is an error naming
+//! the file, the line, the key and what was expected (with the closest known
+//! key when an unknown one looks like a typo). All problems of a file are
+//! reported at once.
+//!
+//! This module only turns text into plain optional values (`File`); it does
+//! not know defaults, flags or the environment (see `settings`).
+
+use std::ops::{Range, RangeInclusive};
+
+use toml::de::{DeTable, DeValue};
+
+use super::{Check, Policy, Provider, limits};
+use crate::verdict::Severity;
+
+/// One thing wrong with a config file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// 1-based line of the key or value, when known.
+    pub line: Option<usize>,
+    /// The dotted key (`llm.timeout_secs`), or the table (`[llm]`).
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(line) = self.line {
+            write!(f, "line {line}: ")?;
+        }
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+/// The problems of one file, displayed one per line after the first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problems(pub Vec<Problem>);
+
+impl std::fmt::Display for Problems {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.as_slice() {
+            [one] => write!(f, "{one}"),
+            many => {
+                write!(f, "{} problems", many.len())?;
+                for p in many {
+                    write!(f, "\n  {p}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{file} is not valid TOML: {message}")]
+    Toml { file: String, message: String },
+    #[error("{file}: {problems}")]
+    Invalid { file: String, problems: Problems },
+}
+
+/// The file as written: every value optional, every present one checked.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct File {
+    pub git: Git,
+    pub llm: Llm,
+    pub review: Review,
+    pub guardian: Guardian,
+    pub checks: Checks,
+    pub defect: Defect,
+    pub hook: Hook,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Git {
+    pub main_branch: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Llm {
+    pub provider: Option<Provider>,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub command: Option<Vec<String>>,
+    pub timeout_secs: Option<f64>,
+    pub connect_timeout_secs: Option<f64>,
+    pub max_retries: Option<u32>,
+    pub retry_base_ms: Option<u64>,
+    pub temperature: Option<f64>,
+    pub seed: Option<u64>,
+    pub max_output_tokens: Option<u32>,
+    pub structured_output: Option<bool>,
+    pub rpm: Option<u32>,
+    pub tpm: Option<u32>,
+    pub max_answer_bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Review {
+    pub token_budget: Option<usize>,
+    pub max_revisions: Option<u32>,
+    pub max_parts: Option<usize>,
+    pub actor: Option<String>,
+    pub tokenizer: Option<String>,
+    pub concurrency: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Guardian {
+    pub enabled: Option<bool>,
+    pub vision_file: Option<String>,
+    pub model: Option<String>,
+    pub token_budget: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Checks {
+    /// The built-in checks the file sets: None turns one off.
+    pub levels: Vec<(Check, Option<Severity>)>,
+    pub large_diff_lines: Option<usize>,
+    pub large_diff_files: Option<usize>,
+    /// `[[checks.command]]`, when the file has any.
+    pub commands: Option<Vec<CommandCheck>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandCheck {
+    pub name: String,
+    pub run: Vec<String>,
+    pub severity: Option<Severity>,
+    pub timeout_secs: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Defect {
+    pub max_lines: Option<usize>,
+    pub max_files: Option<usize>,
+    pub exempt: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Hook {
+    pub review_on_miss: Option<bool>,
+    pub unknown: Option<Policy>,
+    pub on_error: Option<Policy>,
+}
+
+/// Every table and its keys, for unknown-key errors and their suggestions.
+pub const KEYS: &[(&str, &[&str])] = &[
+    ("git", &["main_branch"]),
+    (
+        "llm",
+        &[
+            "provider",
+            "base_url",
+            "model",
+            "api_key_env",
+            "command",
+            "timeout_secs",
+            "connect_timeout_secs",
+            "max_retries",
+            "retry_base_ms",
+            "temperature",
+            "seed",
+            "max_output_tokens",
+            "structured_output",
+            "rpm",
+            "tpm",
+            "max_answer_bytes",
+        ],
+    ),
+    (
+        "review",
+        &[
+            "token_budget",
+            "max_revisions",
+            "max_parts",
+            "actor",
+            "tokenizer",
+            "concurrency",
+        ],
+    ),
+    (
+        "guardian",
+        &["enabled", "vision_file", "model", "token_budget"],
+    ),
+    (
+        "checks",
+        &[
+            "empty_diff",
+            "scope",
+            "breaking_change",
+            "secret",
+            "placeholder",
+            "debug_leftover",
+            "test_weakened",
+            "untested_criterion",
+            "large_diff",
+            "command",
+        ],
+    ),
+    ("defect", &["max_lines", "max_files", "exempt"]),
+    ("hook", &["review_on_miss", "unknown", "on_error"]),
+];
+
+const LARGE_DIFF_KEYS: &[&str] = &["lines", "files", "severity"];
+const COMMAND_KEYS: &[&str] = &["name", "run", "severity", "timeout_secs"];
+const SEVERITY_WORDS: &[&str] = &["critical", "major", "minor", "nit", "off"];
+
+/// Parses and checks a config file; `file` names it in every message.
+pub fn parse(text: &str, file: &str) -> Result<File, Error> {
+    let doc = DeTable::parse(text).map_err(|err| Error::Toml {
+        file: file.to_string(),
+        message: err.to_string().trim_end().to_string(),
+    })?;
+    let mut reader = Reader {
+        text,
+        problems: Vec::new(),
+    };
+    let config = reader.document(doc.get_ref());
+    // Tables are walked in key order; report in the order of the file.
+    reader.problems.sort_by_key(|p| p.line);
+    if reader.problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(Error::Invalid {
+            file: file.to_string(),
+            problems: Problems(reader.problems),
+        })
+    }
+}
+
+type Value<'i> = toml::Spanned<DeValue<'i>>;
+
+/// Walks the document, collecting problems instead of stopping at the first.
+struct Reader<'t> {
+    text: &'t str,
+    problems: Vec<Problem>,
+}
+
+/// One table being read: its dotted name and entries.
+struct Table<'a, 'i> {
+    name: String,
+    entries: &'a DeTable<'i>,
+}
+
+impl<'a, 'i> Table<'a, 'i> {
+    fn get(&self, key: &str) -> Option<&'a Value<'i>> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.get_ref().as_ref() == key)
+            .map(|(_, v)| v)
+    }
+
+    fn path(&self, key: &str) -> String {
+        format!("{}.{key}", self.name)
+    }
+}
+
+impl Reader<'_> {
+    fn line(&self, span: Range<usize>) -> Option<usize> {
+        let start = span.start.min(self.text.len());
+        Some(
+            self.text.as_bytes()[..start]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count()
+                + 1,
+        )
+    }
+
+    fn problem(&mut self, span: Range<usize>, key: String, message: String) {
+        let line = self.line(span);
+        self.problems.push(Problem { line, key, message });
+    }
+
+    /// How a value was written, for "found …" (clipped, so a long value
+    /// cannot flood the terminal).
+    fn found(&self, value: &Value<'_>) -> String {
+        match value.get_ref() {
+            DeValue::String(s) => format!("the string {:?}", clip(s)),
+            DeValue::Integer(_) | DeValue::Float(_) | DeValue::Boolean(_) => {
+                let written = self.text.get(value.span()).unwrap_or("").trim();
+                format!("{} {}", value.get_ref().type_str(), clip(written))
+            }
+            DeValue::Datetime(_) => "a date".to_string(),
+            DeValue::Array(_) => "an array".to_string(),
+            DeValue::Table(_) => "a table".to_string(),
+        }
+    }
+
+    fn expected(&mut self, table: &Table, key: &str, value: &Value<'_>, what: &str) {
+        let found = self.found(value);
+        self.problem(
+            value.span(),
+            table.path(key),
+            format!("expected {what}, found {found}"),
+        );
+    }
+
+    fn document(&mut self, doc: &DeTable<'_>) -> File {
+        let mut file = File::default();
+        for (key, value) in doc {
+            let name = key.get_ref().as_ref();
+            let Some(table) = value.get_ref().as_table() else {
+                if KEYS.iter().any(|(t, _)| *t == name) {
+                    let found = self.found(value);
+                    self.problem(
+                        value.span(),
+                        name.to_string(),
+                        format!("expected a table ([{name}]), found {found}"),
+                    );
+                } else {
+                    self.unknown(key.span(), None, name);
+                }
+                continue;
+            };
+            let table = Table {
+                name: name.to_string(),
+                entries: table,
+            };
+            match name {
+                "git" => file.git = self.git(&table),
+                "llm" => file.llm = self.llm(&table),
+                "review" => file.review = self.review(&table),
+                "guardian" => file.guardian = self.guardian(&table),
+                "checks" => file.checks = self.checks(&table),
+                "defect" => file.defect = self.defect(&table),
+                "hook" => file.hook = self.hook(&table),
+                _ => self.unknown(key.span(), None, name),
+            }
+        }
+        file
+    }
+
+    /// Reports the keys of `table` not in `known`.
+    fn check_keys(&mut self, table: &Table, known: &[&str]) {
+        for (key, _) in table.entries {
+            let name = key.get_ref().as_ref();
+            if !known.contains(&name) {
+                self.unknown(key.span(), Some((&table.name, known)), name);
+            }
+        }
+    }
+
+    /// An unknown key (or table, when `table` is None), with a suggestion:
+    /// a close key of the same table, or the same key in another table.
+    fn unknown(&mut self, span: Range<usize>, table: Option<(&str, &[&str])>, key: &str) {
+        let (path, hint) = match table {
+            Some((name, known)) => {
+                let hint = closest(key, known.iter().copied())
+                    .map(|k| format!("did you mean `{k}`?"))
+                    .or_else(|| {
+                        elsewhere(key, name)
+                            .map(|t| format!("did you mean `{t}.{key}` (in [{t}])?"))
+                    });
+                (format!("{name}.{key}"), hint)
+            }
+            None => {
+                let hint = closest(key, KEYS.iter().map(|(t, _)| *t))
+                    .map(|t| format!("did you mean [{t}]?"))
+                    .or_else(|| {
+                        elsewhere(key, "").map(|t| format!("did you mean `{t}.{key}` (in [{t}])?"))
+                    });
+                (key.to_string(), hint)
+            }
+        };
+        let what = if table.is_some() {
+            "key"
+        } else {
+            "key or table"
+        };
+        let message = match hint {
+            Some(hint) => format!("unknown {what}; {hint}"),
+            None => match table {
+                Some((_, known)) => format!("unknown {what}; known keys: {}", known.join(", ")),
+                None => format!(
+                    "unknown {what}; known tables: {}",
+                    KEYS.iter().map(|(t, _)| *t).collect::<Vec<_>>().join(", ")
+                ),
+            },
+        };
+        self.problem(span, path, message);
+    }
+
+    fn string(&mut self, table: &Table, key: &str) -> Option<String> {
+        let value = table.get(key)?;
+        match value.get_ref().as_str() {
+            Some(s) if !s.trim().is_empty() => Some(s.to_string()),
+            Some(_) => {
+                self.expected(table, key, value, "a non-empty string");
+                None
+            }
+            None => {
+                self.expected(table, key, value, "a string");
+                None
+            }
+        }
+    }
+
+    fn bool(&mut self, table: &Table, key: &str) -> Option<bool> {
+        let value = table.get(key)?;
+        let b = value.get_ref().as_bool();
+        if b.is_none() {
+            self.expected(table, key, value, "true or false");
+        }
+        b
+    }
+
+    /// An integer within `range`.
+    fn int(&mut self, table: &Table, key: &str, range: RangeInclusive<i64>) -> Option<i64> {
+        let value = table.get(key)?;
+        let parsed = value
+            .get_ref()
+            .as_integer()
+            .and_then(|i| i64::from_str_radix(i.as_str(), i.radix()).ok());
+        match parsed {
+            Some(n) if range.contains(&n) => Some(n),
+            _ => {
+                let what = format!("an integer from {} to {}", range.start(), range.end());
+                self.expected(table, key, value, &what);
+                None
+            }
+        }
+    }
+
+    fn usize(&mut self, table: &Table, key: &str, range: RangeInclusive<i64>) -> Option<usize> {
+        self.int(table, key, range)
+            .and_then(|n| usize::try_from(n).ok())
+    }
+
+    fn u32(&mut self, table: &Table, key: &str, range: RangeInclusive<i64>) -> Option<u32> {
+        self.int(table, key, range)
+            .and_then(|n| u32::try_from(n).ok())
+    }
+
+    fn u64(&mut self, table: &Table, key: &str, range: RangeInclusive<i64>) -> Option<u64> {
+        self.int(table, key, range)
+            .and_then(|n| u64::try_from(n).ok())
+    }
+
+    /// A number (integer or float) within `range`; NaN and infinities are
+    /// never in range.
+    fn number(
+        &mut self,
+        table: &Table,
+        key: &str,
+        range: RangeInclusive<f64>,
+        unit: &str,
+    ) -> Option<f64> {
+        let value = table.get(key)?;
+        let parsed = number(value);
+        match parsed {
+            Some(n) if range.contains(&n) => Some(n),
+            _ => {
+                let what = format!("{unit} from {} to {}", range.start(), range.end());
+                self.expected(table, key, value, &what);
+                None
+            }
+        }
+    }
+
+    /// Seconds: more than zero, at most `max`.
+    fn seconds(&mut self, table: &Table, key: &str, max: f64) -> Option<f64> {
+        let value = table.get(key)?;
+        match number(value) {
+            Some(n) if n > 0.0 && n <= max => Some(n),
+            _ => {
+                let what = format!("a number of seconds above 0 and at most {max}");
+                self.expected(table, key, value, &what);
+                None
+            }
+        }
+    }
+
+    /// An array of non-empty strings (possibly empty when `allow_empty`).
+    fn strings(&mut self, table: &Table, key: &str, allow_empty: bool) -> Option<Vec<String>> {
+        let value = table.get(key)?;
+        let what = if allow_empty {
+            "an array of strings"
+        } else {
+            "a non-empty array of strings"
+        };
+        let Some(items) = value.get_ref().as_array() else {
+            self.expected(table, key, value, what);
+            return None;
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for item in items.iter() {
+            match item.get_ref().as_str() {
+                Some(s) if !s.is_empty() => out.push(s.to_string()),
+                _ => {
+                    let found = self.found(item);
+                    self.problem(
+                        item.span(),
+                        table.path(key),
+                        format!("expected {what}, found an element that is {found}"),
+                    );
+                    return None;
+                }
+            }
+        }
+        if out.is_empty() && !allow_empty {
+            self.expected(table, key, value, what);
+            return None;
+        }
+        Some(out)
+    }
+
+    /// One word of `words`, with a suggestion when it is close to one.
+    fn word(&mut self, table: &Table, key: &str, words: &[&str]) -> Option<String> {
+        let value = table.get(key)?;
+        let Some(s) = value.get_ref().as_str() else {
+            let what = format!("one of {}", quoted(words));
+            self.expected(table, key, value, &what);
+            return None;
+        };
+        if words.contains(&s) {
+            return Some(s.to_string());
+        }
+        let hint = closest(s, words.iter().copied())
+            .map(|w| format!(" (did you mean \"{w}\"?)"))
+            .unwrap_or_default();
+        let what = format!("one of {}", quoted(words));
+        let found = self.found(value);
+        self.problem(
+            value.span(),
+            table.path(key),
+            format!("expected {what}, found {found}{hint}"),
+        );
+        None
+    }
+
+    fn sub_table<'a, 'i>(&mut self, table: &Table<'a, 'i>, key: &str) -> Option<Table<'a, 'i>> {
+        let value = table.get(key)?;
+        match value.get_ref().as_table() {
+            Some(entries) => Some(Table {
+                name: table.path(key),
+                entries,
+            }),
+            None => {
+                self.expected(table, key, value, "a table");
+                None
+            }
+        }
+    }
+
+    fn git(&mut self, t: &Table) -> Git {
+        self.check_keys(t, keys("git"));
+        Git {
+            main_branch: self.branch_name(t, "main_branch"),
+        }
+    }
+
+    fn branch_name(&mut self, t: &Table, key: &str) -> Option<String> {
+        let name = self.string(t, key)?;
+        if name.trim() != name || name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            let value = t.get(key)?;
+            self.expected(t, key, value, "a branch name without spaces");
+            return None;
+        }
+        Some(name)
+    }
+
+    fn llm(&mut self, t: &Table) -> Llm {
+        self.check_keys(t, keys("llm"));
+        let provider = self
+            .word(t, "provider", Provider::WORDS)
+            .and_then(|w| Provider::parse(&w));
+        Llm {
+            provider,
+            base_url: self.url(t, "base_url"),
+            model: self.string(t, "model"),
+            api_key_env: self.variable_name(t, "api_key_env"),
+            command: self.strings(t, "command", false),
+            timeout_secs: self.seconds(t, "timeout_secs", limits::MAX_TIMEOUT_SECS),
+            connect_timeout_secs: self.seconds(
+                t,
+                "connect_timeout_secs",
+                limits::MAX_CONNECT_TIMEOUT_SECS,
+            ),
+            max_retries: self.u32(t, "max_retries", limits::MAX_RETRIES),
+            retry_base_ms: self.u64(t, "retry_base_ms", limits::RETRY_BASE_MS),
+            temperature: self.number(t, "temperature", limits::TEMPERATURE, "a number"),
+            seed: self.u64(t, "seed", 0..=i64::MAX),
+            max_output_tokens: self.u32(t, "max_output_tokens", limits::MAX_OUTPUT_TOKENS),
+            structured_output: self.bool(t, "structured_output"),
+            rpm: self.u32(t, "rpm", limits::RPM),
+            tpm: self.u32(t, "tpm", limits::TPM),
+            max_answer_bytes: self.usize(t, "max_answer_bytes", limits::MAX_ANSWER_BYTES),
+        }
+    }
+
+    fn url(&mut self, t: &Table, key: &str) -> Option<String> {
+        let url = self.string(t, key)?;
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            return Some(url);
+        }
+        let value = t.get(key)?;
+        self.expected(t, key, value, "an http:// or https:// URL");
+        None
+    }
+
+    /// The name of an environment variable. A value that is not a name is
+    /// probably the secret itself, so it is never echoed.
+    fn variable_name(&mut self, t: &Table, key: &str) -> Option<String> {
+        let value = t.get(key)?;
+        let Some(name) = value.get_ref().as_str() else {
+            self.expected(t, key, value, "the name of an environment variable");
+            return None;
+        };
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if valid {
+            return Some(name.to_string());
+        }
+        self.problem(
+            value.span(),
+            t.path(key),
+            "expected the name of an environment variable (letters, digits and _), \
+             not the key itself (the value is not shown)"
+                .to_string(),
+        );
+        None
+    }
+
+    fn review(&mut self, t: &Table) -> Review {
+        self.check_keys(t, keys("review"));
+        Review {
+            token_budget: self.usize(t, "token_budget", limits::TOKEN_BUDGET),
+            max_revisions: self.u32(t, "max_revisions", limits::MAX_REVISIONS),
+            max_parts: self.usize(t, "max_parts", limits::MAX_PARTS),
+            actor: self.actor(t, "actor"),
+            tokenizer: self.word(t, "tokenizer", &crate::prompt::Counter::KNOWN),
+            concurrency: self.usize(t, "concurrency", limits::CONCURRENCY),
+        }
+    }
+
+    /// The actor names event files, so it must be a plain file-name word.
+    fn actor(&mut self, t: &Table, key: &str) -> Option<String> {
+        let actor = self.string(t, key)?;
+        if super::valid_actor(&actor) {
+            return Some(actor);
+        }
+        let value = t.get(key)?;
+        self.expected(
+            t,
+            key,
+            value,
+            "a name of letters, digits, '.', '-' and '_' (at most 64, not starting with '.')",
+        );
+        None
+    }
+
+    fn guardian(&mut self, t: &Table) -> Guardian {
+        self.check_keys(t, keys("guardian"));
+        Guardian {
+            enabled: self.bool(t, "enabled"),
+            vision_file: self.repo_path(t, "vision_file"),
+            model: self.string(t, "model"),
+            token_budget: self.usize(t, "token_budget", limits::TOKEN_BUDGET),
+        }
+    }
+
+    /// A path inside the repository, relative to its root.
+    fn repo_path(&mut self, t: &Table, key: &str) -> Option<String> {
+        let path = self.string(t, key)?;
+        let inside = !path.starts_with('/')
+            && !path.starts_with('\\')
+            && !path.split(['/', '\\']).any(|part| part == "..");
+        if inside {
+            return Some(path);
+        }
+        let value = t.get(key)?;
+        self.expected(t, key, value, "a path relative to the repository root");
+        None
+    }
+
+    fn severity(&mut self, t: &Table, key: &str) -> Option<Option<Severity>> {
+        let word = self.word(t, key, SEVERITY_WORDS)?;
+        Some(Severity::ALL.into_iter().find(|s| s.as_str() == word))
+    }
+
+    fn checks(&mut self, t: &Table) -> Checks {
+        self.check_keys(t, keys("checks"));
+        let mut checks = Checks::default();
+        for check in Check::ALL {
+            if check == Check::LargeDiff {
+                continue;
+            }
+            if let Some(level) = self.severity(t, check.name()) {
+                checks.levels.push((check, level));
+            }
+        }
+        if let Some(value) = t.get("large_diff") {
+            if value.get_ref().is_str() {
+                if let Some(level) = self.severity(t, "large_diff") {
+                    checks.levels.push((Check::LargeDiff, level));
+                }
+            } else if let Some(inner) = self.sub_table(t, "large_diff") {
+                self.check_keys(&inner, LARGE_DIFF_KEYS);
+                checks.large_diff_lines = self.usize(&inner, "lines", limits::DIFF_LINES);
+                checks.large_diff_files = self.usize(&inner, "files", limits::DIFF_FILES);
+                if let Some(level) = self.severity(&inner, "severity") {
+                    checks.levels.push((Check::LargeDiff, level));
+                }
+            }
+        }
+        checks.commands = self.command_checks(t);
+        checks
+    }
+
+    fn command_checks(&mut self, t: &Table) -> Option<Vec<CommandCheck>> {
+        let value = t.get("command")?;
+        let what = "an array of tables ([[checks.command]] with name, run, severity, timeout_secs)";
+        let Some(items) = value.get_ref().as_array() else {
+            self.expected(t, "command", value, what);
+            return None;
+        };
+        let mut out: Vec<CommandCheck> = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let Some(entries) = item.get_ref().as_table() else {
+                let found = self.found(item);
+                self.problem(
+                    item.span(),
+                    t.path("command"),
+                    format!("expected {what}, found an element that is {found}"),
+                );
+                continue;
+            };
+            let entry = Table {
+                name: format!("checks.command[{i}]"),
+                entries,
+            };
+            self.check_keys(&entry, COMMAND_KEYS);
+            let name = self.string(&entry, "name");
+            let run = self.strings(&entry, "run", false);
+            let severity = self.severity(&entry, "severity");
+            let timeout_secs = self.seconds(&entry, "timeout_secs", limits::MAX_TIMEOUT_SECS);
+            let missing: Vec<&str> = [("name", entry.get("name")), ("run", entry.get("run"))]
+                .into_iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(k, _)| k)
+                .collect();
+            if !missing.is_empty() {
+                self.problem(
+                    item.span(),
+                    entry.name.clone(),
+                    format!("missing {}", missing.join(" and ")),
+                );
+            }
+            let (Some(name), Some(run)) = (name, run) else {
+                continue;
+            };
+            if out.iter().any(|c| c.name == name) {
+                let span = entry.get("name").map_or(item.span(), |v| v.span());
+                self.problem(
+                    span,
+                    entry.path("name"),
+                    format!("a second check is named \"{}\"", clip(&name)),
+                );
+                continue;
+            }
+            out.push(CommandCheck {
+                name,
+                run,
+                // An unknown word is already a problem; `off` is not a
+                // severity for a check that runs only when configured.
+                severity: severity.flatten(),
+                timeout_secs,
+            });
+            if let Some(None) = severity {
+                let span = entry.get("severity").map_or(item.span(), |v| v.span());
+                self.problem(
+                    span,
+                    entry.path("severity"),
+                    "expected one of \"critical\", \"major\", \"minor\", \"nit\" \
+                     (remove the entry to turn the check off)"
+                        .to_string(),
+                );
+            }
+        }
+        Some(out)
+    }
+
+    fn defect(&mut self, t: &Table) -> Defect {
+        self.check_keys(t, keys("defect"));
+        Defect {
+            max_lines: self.usize(t, "max_lines", limits::DIFF_LINES),
+            max_files: self.usize(t, "max_files", limits::DIFF_FILES),
+            exempt: self.globs(t, "exempt"),
+        }
+    }
+
+    fn globs(&mut self, t: &Table, key: &str) -> Option<Vec<String>> {
+        let globs = self.strings(t, key, true)?;
+        for glob in &globs {
+            if let Err(err) = globset::Glob::new(glob) {
+                let span = t.get(key).map_or(0..0, |v| v.span());
+                self.problem(
+                    span,
+                    t.path(key),
+                    format!("\"{}\" is not a valid glob: {}", clip(glob), err.kind()),
+                );
+                return None;
+            }
+        }
+        Some(globs)
+    }
+
+    fn hook(&mut self, t: &Table) -> Hook {
+        self.check_keys(t, keys("hook"));
+        Hook {
+            review_on_miss: self.bool(t, "review_on_miss"),
+            unknown: self.policy(t, "unknown"),
+            on_error: self.policy(t, "on_error"),
+        }
+    }
+
+    fn policy(&mut self, t: &Table, key: &str) -> Option<Policy> {
+        self.word(t, key, &["allow", "block"]).map(|w| {
+            if w == "block" {
+                Policy::Block
+            } else {
+                Policy::Allow
+            }
+        })
+    }
+}
+
+fn keys(table: &str) -> &'static [&'static str] {
+    KEYS.iter()
+        .find(|(t, _)| *t == table)
+        .map(|(_, k)| *k)
+        .unwrap_or(&[])
+}
+
+/// The known word closest to `word`, when it is close enough to be a typo:
+/// at most 2 edits and fewer than a third of the word, or the word without
+/// its unit (`timeout` for `timeout_secs`).
+pub fn closest<'k>(word: &str, known: impl Iterator<Item = &'k str>) -> Option<&'k str> {
+    let word = word.to_ascii_lowercase();
+    known
+        .filter_map(|k| {
+            let d = strsim::damerau_levenshtein(&word, k);
+            if d <= 2 && d * 3 <= word.len().max(k.len()) {
+                Some((d, k))
+            } else if k.starts_with(&format!("{word}_")) {
+                Some((3, k))
+            } else {
+                None
+            }
+        })
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// The table other than `except` that has `key`.
+fn elsewhere(key: &str, except: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .find(|(t, keys)| *t != except && keys.contains(&key))
+        .map(|(t, _)| *t)
+}
+
+fn quoted(words: &[&str]) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("\"{w}\"")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+fn clip(text: &str) -> String {
+    const MAX: usize = 60;
+    match text.char_indices().nth(MAX) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_string(),
+    }
+}
+
+/// An integer or float value as a number.
+fn number(value: &Value<'_>) -> Option<f64> {
+    match value.get_ref() {
+        DeValue::Float(f) => f.as_str().parse::<f64>().ok(),
+        DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+            .ok()
+            .map(|n| n as f64),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<Problem> {
+        match parse(text, "cfg.toml") {
+            Err(Error::Invalid { problems, .. }) => problems.0,
+            other => panic!("expected problems, got {other:?}"),
+        }
+    }
+
+    fn one(text: &str) -> String {
+        let p = problems(text);
+        assert_eq!(p.len(), 1, "{p:?}");
+        p[0].to_string()
+    }
+
+    #[test]
+    fn the_contract_example_parses() {
+        let text = r#"
+[git]
+main_branch = "main"
+
+[llm]
+provider = "openai"
+base_url = "http://localhost:11434/v1"
+model = "qwen2.5-coder:32b"
+api_key_env = "OPENAI_API_KEY"
+command = ["claude", "-p"]
+timeout_secs = 120
+
+[review]
+token_budget = 60000
+max_revisions = 2
+
+[guardian]
+enabled = true
+vision_file = "specs/product/overview.md"
+
+[checks]
+scope = "major"
+large_diff = { lines = 400, files = 20, severity = "minor" }
+
+[[checks.command]]
+name = "clippy"
+run = ["cargo", "clippy", "--all-targets", "--", "-D", "warnings"]
+severity = "major"
+timeout_secs = 600
+
+[defect]
+max_lines = 100
+max_files = 3
+exempt = ["tests/**", "**/test_*.py", "*.lock", "package.json", "requirements.txt"]
+
+[hook]
+review_on_miss = false
+unknown = "allow"
+"#;
+        let f = parse(text, "cfg.toml").unwrap();
+        assert_eq!(f.git.main_branch.as_deref(), Some("main"));
+        assert_eq!(
+            f.llm.provider,
+            Some(Provider::Model(crate::llm::ProviderKind::OpenAi))
+        );
+        assert_eq!(f.llm.timeout_secs, Some(120.0));
+        assert_eq!(f.review.token_budget, Some(60000));
+        assert_eq!(f.guardian.enabled, Some(true));
+        assert_eq!(
+            f.checks.levels,
+            [
+                (Check::Scope, Some(Severity::Major)),
+                (Check::LargeDiff, Some(Severity::Minor))
+            ]
+        );
+        assert_eq!(f.checks.large_diff_lines, Some(400));
+        let commands = f.checks.commands.unwrap();
+        assert_eq!(commands[0].name, "clippy");
+        assert_eq!(commands[0].run[0], "cargo");
+        assert_eq!(commands[0].timeout_secs, Some(600.0));
+        assert_eq!(f.defect.exempt.unwrap().len(), 5);
+        assert_eq!(f.hook.unknown, Some(Policy::Allow));
+    }
+
+    #[test]
+    fn a_typo_names_file_line_key_and_the_closest_key() {
+        let err = parse(
+            "[llm]\nmodel = \"m\"\ntimout_secs = 5\n",
+            ".speed/config.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            ".speed/config.toml: line 3: llm.timout_secs: unknown key; did you mean `timeout_secs`?"
+        );
+    }
+
+    #[test]
+    fn a_key_in_the_wrong_table_points_to_its_table() {
+        assert_eq!(
+            one("[llm]\ntoken_budget = 5\n"),
+            "line 2: llm.token_budget: unknown key; did you mean `review.token_budget` (in [review])?"
+        );
+        assert_eq!(
+            one("provider = \"openai\"\n"),
+            "line 1: provider: unknown key or table; did you mean `llm.provider` (in [llm])?"
+        );
+        assert_eq!(
+            one("[gaurdian]\nenabled = false\n"),
+            "line 1: gaurdian: unknown key or table; did you mean [guardian]?"
+        );
+    }
+
+    #[test]
+    fn an_unknown_key_far_from_any_lists_the_known_ones() {
+        let msg = one("[hook]\nzzz = 1\n");
+        assert!(
+            msg.contains("known keys: review_on_miss, unknown, on_error"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn wrong_types_say_what_was_expected() {
+        assert_eq!(
+            one("[llm]\ntimeout_secs = \"2m\"\n"),
+            "line 2: llm.timeout_secs: expected a number of seconds above 0 and at most 86400, found the string \"2m\""
+        );
+        assert_eq!(
+            one("[guardian]\nenabled = \"no\"\n"),
+            "line 2: guardian.enabled: expected true or false, found the string \"no\""
+        );
+        assert_eq!(
+            one("[review]\nmax_revisions = 2.5\n"),
+            "line 2: review.max_revisions: expected an integer from 0 to 100, found float 2.5"
+        );
+        assert_eq!(
+            one("llm = 3\n"),
+            "line 1: llm: expected a table ([llm]), found integer 3"
+        );
+        assert_eq!(
+            one("[llm]\ncommand = \"claude -p\"\n"),
+            "line 2: llm.command: expected a non-empty array of strings, found the string \"claude -p\""
+        );
+    }
+
+    #[test]
+    fn numbers_are_range_checked() {
+        for (text, key) in [
+            ("[llm]\ntimeout_secs = 1e20\n", "llm.timeout_secs"),
+            ("[llm]\ntimeout_secs = 0\n", "llm.timeout_secs"),
+            ("[llm]\ntimeout_secs = -1\n", "llm.timeout_secs"),
+            ("[llm]\ntimeout_secs = nan\n", "llm.timeout_secs"),
+            ("[llm]\ntimeout_secs = inf\n", "llm.timeout_secs"),
+            (
+                "[llm]\nconnect_timeout_secs = 100000\n",
+                "llm.connect_timeout_secs",
+            ),
+            ("[llm]\nmax_retries = 1000\n", "llm.max_retries"),
+            ("[llm]\nretry_base_ms = -5\n", "llm.retry_base_ms"),
+            ("[llm]\ntemperature = 3\n", "llm.temperature"),
+            ("[llm]\nseed = -1\n", "llm.seed"),
+            ("[llm]\nmax_output_tokens = 0\n", "llm.max_output_tokens"),
+            ("[llm]\nrpm = 0\n", "llm.rpm"),
+            ("[llm]\ntpm = 0\n", "llm.tpm"),
+            ("[llm]\nmax_answer_bytes = 10\n", "llm.max_answer_bytes"),
+            ("[review]\ntoken_budget = 0\n", "review.token_budget"),
+            (
+                "[review]\ntoken_budget = 99999999999\n",
+                "review.token_budget",
+            ),
+            ("[review]\nconcurrency = 0\n", "review.concurrency"),
+            ("[review]\nconcurrency = 1000\n", "review.concurrency"),
+            ("[review]\nmax_parts = 0\n", "review.max_parts"),
+            ("[review]\nmax_revisions = -1\n", "review.max_revisions"),
+            ("[guardian]\ntoken_budget = 0\n", "guardian.token_budget"),
+            ("[defect]\nmax_lines = 0\n", "defect.max_lines"),
+            ("[defect]\nmax_files = -3\n", "defect.max_files"),
+            (
+                "[checks]\nlarge_diff = { lines = 0 }\n",
+                "checks.large_diff.lines",
+            ),
+            (
+                "[[checks.command]]\nname = \"t\"\nrun = [\"t\"]\ntimeout_secs = 1e9\n",
+                "checks.command[0].timeout_secs",
+            ),
+        ] {
+            let p = problems(text);
+            assert_eq!(p.len(), 1, "{text}: {p:?}");
+            assert_eq!(p[0].key, key, "{text}");
+            assert!(p[0].message.starts_with("expected"), "{text}: {}", p[0]);
+        }
+    }
+
+    #[test]
+    fn numbers_in_range_are_read_in_every_notation() {
+        let f = parse(
+            "[llm]\ntimeout_secs = 0.5\nseed = 0x10\nrpm = 1_000\n[review]\ntoken_budget = 60_000\n",
+            "c",
+        )
+        .unwrap();
+        assert_eq!(f.llm.timeout_secs, Some(0.5));
+        assert_eq!(f.llm.seed, Some(16));
+        assert_eq!(f.llm.rpm, Some(1000));
+        assert_eq!(f.review.token_budget, Some(60000));
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let p = problems("[llm]\nprovidr = \"x\"\ntimeout_secs = 0\n[review]\nconcurrency = 0\n");
+        let keys: Vec<&str> = p.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            ["llm.providr", "llm.timeout_secs", "review.concurrency"]
+        );
+        let err = parse("[llm]\nprovidr = 1\n[hook]\nunknown = 2\n", "f.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("f.toml: 2 problems\n  line 2: llm.providr"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn words_are_checked_with_a_suggestion() {
+        assert_eq!(
+            one("[llm]\nprovider = \"opnai\"\n"),
+            "line 2: llm.provider: expected one of \"openai\", \"anthropic\", \"command\" or \"none\", found the string \"opnai\" (did you mean \"openai\"?)"
+        );
+        assert!(one("[checks]\nscope = \"majr\"\n").contains("did you mean \"major\"?"));
+        assert!(one("[hook]\nunknown = \"deny\"\n").contains("\"allow\" or \"block\""));
+        assert!(one("[review]\ntokenizer = \"gpt2\"\n").contains("o200k_base"));
+        let f = parse(
+            "[llm]\nprovider = \"none\"\n[checks]\nsecret = \"off\"\n",
+            "c",
+        )
+        .unwrap();
+        assert_eq!(f.llm.provider, Some(Provider::Offline));
+        assert_eq!(f.checks.levels, [(Check::Secret, None)]);
+    }
+
+    #[test]
+    fn a_key_pasted_as_api_key_env_is_not_echoed() {
+        let msg = one("[llm]\napi_key_env = \"sk-live-abc123def456\"\n");
+        assert!(!msg.contains("sk-live"), "{msg}");
+        assert!(msg.contains("not the key itself"), "{msg}");
+        assert_eq!(
+            parse("[llm]\napi_key_env = \"MY_KEY_2\"\n", "c")
+                .unwrap()
+                .llm
+                .api_key_env
+                .as_deref(),
+            Some("MY_KEY_2")
+        );
+    }
+
+    #[test]
+    fn strings_and_paths_are_checked() {
+        assert!(one("[llm]\nbase_url = \"localhost:11434\"\n").contains("http://"));
+        assert!(one("[llm]\nmodel = \"\"\n").contains("non-empty string"));
+        assert!(one("[guardian]\nvision_file = \"../outside.md\"\n").contains("relative"));
+        assert!(one("[guardian]\nvision_file = \"/etc/passwd\"\n").contains("relative"));
+        assert!(one("[git]\nmain_branch = \"my main\"\n").contains("branch name"));
+        assert!(one("[review]\nactor = \"../x\"\n").contains("letters, digits"));
+        assert!(one("[llm]\ncommand = []\n").contains("non-empty array"));
+        assert!(one("[llm]\ncommand = [\"claude\", 1]\n").contains("element"));
+        assert!(one("[defect]\nexempt = [\"tests/[a\"]\n").contains("not a valid glob"));
+        assert_eq!(
+            parse("[defect]\nexempt = []\n", "c").unwrap().defect.exempt,
+            Some(vec![])
+        );
+    }
+
+    #[test]
+    fn large_diff_takes_a_severity_or_a_table() {
+        let f = parse("[checks]\nlarge_diff = \"off\"\n", "c").unwrap();
+        assert_eq!(f.checks.levels, [(Check::LargeDiff, None)]);
+        let f = parse("[checks.large_diff]\nfiles = 50\n", "c").unwrap();
+        assert_eq!(f.checks.large_diff_files, Some(50));
+        assert!(f.checks.levels.is_empty());
+        assert!(one("[checks]\nlarge_diff = { line = 3 }\n").contains("did you mean `lines`?"));
+        assert!(one("[checks]\nlarge_diff = 3\n").contains("expected a table"));
+    }
+
+    #[test]
+    fn command_checks_need_a_name_and_a_run_list() {
+        assert!(one("[[checks.command]]\nrun = [\"x\"]\n").contains("missing name"));
+        assert!(
+            one("[[checks.command]]\nname = \"a\"\nrun = \"make test\"\n")
+                .contains("non-empty array of strings")
+        );
+        assert!(
+            one("[[checks.command]]\nname = \"a\"\nrun = [\"x\"]\n[[checks.command]]\nname = \"a\"\nrun = [\"y\"]\n")
+                .contains("a second check is named \"a\"")
+        );
+        assert!(
+            one("[[checks.command]]\nname = \"a\"\nrun = [\"x\"]\nseverity = \"off\"\n")
+                .contains("remove the entry")
+        );
+        assert!(one("[checks]\ncommand = [\"cargo\"]\n").contains("array of tables"));
+        assert!(one("[checks.command]\nname = \"a\"\n").contains("array of tables"));
+        assert!(
+            one("[[checks.command]]\nname = \"a\"\nrun = [\"x\"]\ntimeout = 5\n")
+                .contains("did you mean `timeout_secs`?")
+        );
+    }
+
+    #[test]
+    fn invalid_toml_names_the_file_and_line() {
+        let err = parse("[llm]\nprovider = \n", ".speed/config.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(".speed/config.toml is not valid TOML"),
+            "{err}"
+        );
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn closest_is_for_typos_only() {
+        let known = ["provider", "model", "seed", "rpm"];
+        assert_eq!(closest("provder", known.iter().copied()), Some("provider"));
+        assert_eq!(closest("Model", known.iter().copied()), Some("model"));
+        assert_eq!(closest("sed", known.iter().copied()), Some("seed"));
+        assert_eq!(closest("temperature", known.iter().copied()), None);
+        assert_eq!(closest("x", known.iter().copied()), None);
+        assert_eq!(
+            closest(
+                "timeout",
+                ["connect_timeout_secs", "timeout_secs"].into_iter()
+            ),
+            Some("timeout_secs")
+        );
+    }
+}
