@@ -160,7 +160,10 @@ pub(crate) mod tests {
     #[test]
     fn a_pending_counter_builds_nothing_until_a_count_asks_for_it() {
         let pending = PendingCounter::start("o200k_base").expect("known");
-        assert!(pending.built.get().is_none(), "built before it was asked for");
+        assert!(
+            pending.built.get().is_none(),
+            "built before it was asked for"
+        );
         assert_eq!(pending.get().expect("builds").count("hello world"), 2);
         assert!(pending.built.get().is_some());
     }
