@@ -32,11 +32,9 @@ impl Counter {
 
     /// Builds a known encoding; the error is why it could not be built.
     fn build(name: &'static str) -> Result<Counter, String> {
-        match Bpe::new(name) {
-            Some(Ok(bpe)) => Ok(Counter { name, bpe }),
-            Some(Err(e)) => Err(e.to_string()),
-            None => Err("the encoder does not know this encoding".to_string()),
-        }
+        let bpe = Bpe::new(name)
+            .unwrap_or_else(|| Err("the encoder does not know this encoding".to_string()))?;
+        Ok(Counter { name, bpe })
     }
 
     pub fn name(&self) -> &str {

@@ -69,8 +69,9 @@ pub(super) struct Bpe {
 
 impl Bpe {
     /// The named encoding; `None` for a name that is not one of
-    /// `super::Counter::KNOWN`. Compiling its regex is the only work.
-    pub(super) fn new(name: &str) -> Option<Result<Bpe, hybrid::BuildError>> {
+    /// `super::Counter::KNOWN`. Compiling its regex is the only work; the
+    /// error says why it failed.
+    pub(super) fn new(name: &str) -> Option<Result<Bpe, String>> {
         let (vocab, pattern, newline_alternative) = match name {
             "o200k_base" => (&vocab::O200K_BASE, O200K_PATTERN, true),
             "cl100k_base" => (&vocab::CL100K_BASE, CL100K_PATTERN, true),
@@ -132,8 +133,8 @@ struct Pieces {
 }
 
 impl Pieces {
-    fn new(pattern: &str, newline_alternative: bool) -> Result<Pieces, hybrid::BuildError> {
-        let dfa = hybrid::dfa::DFA::new(pattern)?;
+    fn new(pattern: &str, newline_alternative: bool) -> Result<Pieces, String> {
+        let dfa = hybrid::dfa::DFA::new(pattern).map_err(|e| e.to_string())?;
         let for_caches = dfa.clone();
         Ok(Pieces {
             dfa,
