@@ -8,6 +8,8 @@
 
 pub mod diff;
 mod export;
+mod graph;
+mod setup;
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +17,7 @@ use sha2::{Digest, Sha256};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 pub use export::{ExportError, Exported};
+pub use graph::CommitNode;
 
 /// Everything that can go wrong reading a repository; each variant names the
 /// path, branch, revision or blob concerned.
@@ -36,8 +39,8 @@ pub enum Error {
     NoMainBranch { tried: String },
     #[error("revision `{rev}` does not name a commit in this repository")]
     CommitNotFound { rev: String },
-    #[error("commits {a} and {b} have no common ancestor")]
-    NoMergeBase { a: String, b: String },
+    #[error("commits {a} and {b} have no common ancestor{}", if *shallow { SHALLOW_HINT } else { "" })]
+    NoMergeBase { a: String, b: String, shallow: bool },
     #[error("blob {blob} not found in the object database")]
     BlobNotFound { blob: String },
     #[error("cannot read `{path}` at commit {commit}: {source}")]
@@ -54,7 +57,28 @@ pub enum Error {
         #[source]
         source: git2::Error,
     },
+    #[error("cannot walk the history of {tips}: {source}")]
+    Walk {
+        tips: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error(
+        "more than {limit} commits between {tips} and what is already there; refusing to walk them all"
+    )]
+    TooManyCommits { tips: String, limit: usize },
+    #[error("cannot read {what} of the repository at {}: {source}", path.display())]
+    State {
+        what: String,
+        path: PathBuf,
+        #[source]
+        source: git2::Error,
+    },
 }
+
+/// What a shallow clone's missing merge-base needs (CI checkouts often
+/// fetch one commit).
+const SHALLOW_HINT: &str = " in this shallow clone's history: fetch the rest with `git fetch --unshallow` (in CI, check out with full depth) and review again";
 
 /// The branch that holds the source of truth, and its commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,6 +258,8 @@ impl Repository {
             .map_err(|_| Error::NoMergeBase {
                 a: a.to_string(),
                 b: b.to_string(),
+                // The ancestor may be older than the clone's history.
+                shallow: self.repo.is_shallow(),
             })
     }
 
@@ -416,6 +442,7 @@ impl Repository {
             .map_err(|_| Error::NoMergeBase {
                 a: ancestor.to_string(),
                 b: descendant.to_string(),
+                shallow: self.repo.is_shallow(),
             })
     }
 

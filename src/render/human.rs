@@ -11,7 +11,7 @@ use crate::review::dry::DryRun;
 use crate::review::nits::Nit;
 use crate::verdict::{self, Severity};
 
-use super::{Style, thousands};
+use super::{Style, findings, thousands};
 
 fn who(report: &Report) -> String {
     match &report.task_id {
@@ -36,15 +36,28 @@ pub fn report(report: &Report, style: &Style) -> String {
         style.bold(title)
     );
     if !report.head_commit.is_empty() {
+        let prompt = match report.coverage.parts {
+            0 | 1 => format!(
+                "prompt {} / {} tokens",
+                thousands(report.tokens.prompt_counted as u64),
+                thousands(report.tokens.budget as u64)
+            ),
+            parts => format!(
+                "{parts} prompts, {} tokens in all, each within {}",
+                thousands(report.tokens.prompt_counted as u64),
+                thousands(report.tokens.budget as u64)
+            ),
+        };
         let _ = writeln!(
             out,
-            "  {} {}..{}  prompt {} / {} tokens",
+            "  {} {}..{}  {prompt}",
             report.branch,
             short(&report.base_commit),
             short(&report.head_commit),
-            thousands(report.tokens.prompt_counted as u64),
-            thousands(report.tokens.budget as u64),
         );
+    }
+    if let Some(line) = coverage_line(report, style) {
+        let _ = writeln!(out, "{line}");
     }
     for notice in &report.notices {
         let _ = writeln!(out, "  {} {notice}", style.yellow("!"));
@@ -109,7 +122,7 @@ pub fn report(report: &Report, style: &Style) -> String {
                 let _ = writeln!(
                     out,
                     "    {} — {}",
-                    place(Some(&o.file), o.line),
+                    place(Some(&o.file), o.line, o.end_line),
                     o.description
                 );
             }
@@ -126,13 +139,28 @@ pub fn report(report: &Report, style: &Style) -> String {
                 let _ = writeln!(
                     out,
                     "    {sev} {} — {}",
-                    place(issue.file.as_ref(), issue.line),
+                    place(issue.file.as_ref(), issue.line, issue.end_line),
                     issue.message
                 );
                 if !issue.suggestion.is_empty() {
                     let _ = writeln!(out, "      fix: {}", issue.suggestion);
                 }
             }
+        }
+    }
+
+    let nowhere: Vec<_> = report.evidence.iter().filter(|c| !c.found).collect();
+    if !nowhere.is_empty() {
+        let _ = writeln!(out, "\n  Citations that point nowhere:");
+        for c in nowhere {
+            let _ = writeln!(
+                out,
+                "    {} {} ({}): {}",
+                style.yellow("?"),
+                c.reference,
+                c.from,
+                c.problem.as_deref().unwrap_or("not found")
+            );
         }
     }
 
@@ -160,10 +188,63 @@ pub fn report(report: &Report, style: &Style) -> String {
     if let Some(line) = guardian_line(report, style) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = task_line(report) {
+        let _ = writeln!(out, "  {line}");
+    }
     if let Some(path) = &report.report_path {
         let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}")));
     }
     out
+}
+
+/// How much of the diff the model saw: always said, and marked when code
+/// went unseen.
+fn coverage_line(report: &Report, style: &Style) -> Option<String> {
+    let c = &report.coverage;
+    let d = &c.diff;
+    // No prompt (an offline review, a review that failed early): no model
+    // saw anything, and the notices say why.
+    if d.files_total == 0 || c.parts == 0 {
+        return None;
+    }
+    let files = d.files_total - d.files_by_name;
+    let lines = d.lines_shown + d.lines_unseen;
+    let plural = |n: usize, word: &str| {
+        format!(
+            "{} {word}{}",
+            thousands(n as u64),
+            if n == 1 { "" } else { "s" }
+        )
+    };
+    let parts = if c.parts > 1 {
+        format!(" in {} parts", c.parts)
+    } else {
+        String::new()
+    };
+    let by_name = if d.files_by_name > 0 {
+        format!(
+            "; {} by name only (lockfile, generated, vendored or binary)",
+            plural(d.files_by_name, "file")
+        )
+    } else {
+        String::new()
+    };
+    if d.files_unseen == 0 {
+        return Some(format!(
+            "  The model saw the whole diff{parts}: {}, {}{by_name}",
+            plural(files, "changed file"),
+            plural(lines, "changed line")
+        ));
+    }
+    Some(format!(
+        "  {} The model saw {} of {} changed lines{parts}: {} of {} files whole or in part, {} left out for budget{by_name}",
+        style.yellow("!"),
+        thousands(d.lines_shown as u64),
+        thousands(lines as u64),
+        thousands(d.files_shown as u64),
+        thousands(files as u64),
+        plural(d.files_unseen, "file"),
+    ))
 }
 
 /// Changed symbols shown in the terminal; the report file lists them all.
@@ -279,6 +360,30 @@ fn verdict_line(report: &Report, style: &Style) -> String {
     }
 }
 
+/// What the review did to the task file: approved (it stays done), back to
+/// pending with its findings, or failed past the revision limit.
+fn task_line(report: &Report) -> Option<String> {
+    let update = report.task_update.as_ref()?;
+    let subject = super::report_subject(report);
+    let findings = findings::of(report).len();
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    Some(match update.status.as_str() {
+        "pending" => format!(
+            "→ {subject} is back to pending with {} (revision {})",
+            plural(findings, "finding"),
+            update.revision_count
+        ),
+        "failed" => format!(
+            "→ {subject} failed after {}: the task is marked failed",
+            plural(update.revision_count as usize, "revision")
+        ),
+        status if report.verdict == Some(verdict::Kind::Approve) => {
+            format!("→ {subject} is approved; its status stays {status}")
+        }
+        status => format!("→ {subject} is now {status}"),
+    })
+}
+
 fn guardian_line(report: &Report, style: &Style) -> Option<String> {
     let g = &report.guardian;
     let line = match g.status.as_str() {
@@ -329,22 +434,27 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
         .iter()
         .map(|r| {
             [
-                r.task_id.clone().unwrap_or_else(|| r.branch.clone()),
-                r.feature.clone().unwrap_or_else(|| "-".to_string()),
+                super::report_subject(r),
                 match r.outcome {
+                    Outcome::Approved if r.verdict == Some(verdict::Kind::ChecksPassed) => {
+                        "checks passed".to_string()
+                    }
                     Outcome::Approved => "approved".to_string(),
                     Outcome::ChangesRequested => "changes requested".to_string(),
                     Outcome::ModelUnreachable => "model unreachable".to_string(),
                     Outcome::InvalidOutput => "invalid output".to_string(),
                     Outcome::Error | Outcome::Usage => "error".to_string(),
                 },
+                r.task_update
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |u| u.status.clone()),
                 r.guardian.status.replace("not_run", "-"),
                 thousands(r.tokens.prompt + r.tokens.completion),
                 format!("{:.1}s", r.duration_ms as f64 / 1000.0),
             ]
         })
         .collect();
-    let header = ["task", "feature", "verdict", "guardian", "tokens", "time"];
+    let header = ["task", "verdict", "task now", "guardian", "tokens", "time"];
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -370,7 +480,11 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
         let _ = writeln!(
             out,
             "  {}",
-            style.dim(&format!("task {}: skipped, {}", s.task_id, s.reason))
+            style.dim(&format!(
+                "{}: skipped, {}",
+                super::subject(Some(&s.task_id), s.feature.as_deref(), ""),
+                s.reason
+            ))
         );
     }
     let approved = reports
@@ -387,10 +501,25 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
         "  {} reviewed: {approved} approved, {changes} changes requested, {failed} failed",
         reports.len()
     );
+    let mut rules: Vec<(verdict::Rule, usize)> = Vec::new();
+    for o in reports.iter().flat_map(|r| &r.overrules) {
+        match rules.iter_mut().find(|(rule, _)| *rule == o.rule) {
+            Some((_, n)) => *n += 1,
+            None => rules.push((o.rule, 1)),
+        }
+    }
+    if !rules.is_empty() {
+        rules.sort();
+        let counts: Vec<String> = rules
+            .iter()
+            .map(|(rule, n)| format!("{} {n}", rule.as_str()))
+            .collect();
+        let _ = writeln!(out, "  overruled: {}", counts.join(", "));
+    }
     out
 }
 
-/// `Task 3: [nit] path:line — message`, one per line.
+/// `feature/3: [nit] path:line — message`, one per line.
 pub fn nits(nits: &[Nit], style: &Style) -> String {
     let mut out = String::new();
     if nits.is_empty() {
@@ -402,15 +531,12 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
         style.bold("Nits (non-blocking, from approved reviews):")
     );
     for nit in nits {
-        let who = match &nit.task_id {
-            Some(id) => format!("Task {id}"),
-            None => format!("Branch {}", nit.branch),
-        };
+        let who = super::subject(nit.task_id.as_deref(), nit.feature.as_deref(), &nit.branch);
         let _ = writeln!(
             out,
             "  {who}: [{}] {} — {}",
             nit.severity,
-            place(nit.file.as_ref(), nit.line),
+            place(nit.file.as_ref(), nit.line, None),
             nit.message
         );
     }
@@ -462,20 +588,32 @@ pub fn accounting(run: &DryRun, style: &Style) -> String {
             );
         }
     }
+    let c = &prompt.coverage;
     let _ = writeln!(
         out,
-        "  files shown: {}, left out: {}",
-        prompt.files_shown,
-        prompt.files_omitted.len()
+        "  files shown: {} of {}{}, changed lines shown: {} of {}",
+        c.files_shown,
+        c.files_total,
+        if prompt.parts > 1 {
+            format!(" in {} parts", prompt.parts)
+        } else {
+            String::new()
+        },
+        c.lines_shown,
+        c.lines_total
     );
+    for o in &c.files_omitted {
+        let _ = writeln!(out, "    - not shown {}: {}", o.path, o.reason);
+    }
     out.push_str(&checks(&prompt.checks, style));
     out
 }
 
-fn place(file: Option<&String>, line: Option<u64>) -> String {
-    match (file, line) {
-        (Some(f), Some(l)) if !f.is_empty() => format!("{f}:{l}"),
-        (Some(f), None) if !f.is_empty() => f.clone(),
+fn place(file: Option<&String>, line: Option<u64>, end_line: Option<u64>) -> String {
+    match (file, line, end_line) {
+        (Some(f), Some(l), Some(e)) if !f.is_empty() && e != l => format!("{f}:{l}-{e}"),
+        (Some(f), Some(l), _) if !f.is_empty() => format!("{f}:{l}"),
+        (Some(f), None, _) if !f.is_empty() => f.clone(),
         _ => "(no file)".to_string(),
     }
 }

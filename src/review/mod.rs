@@ -1,21 +1,26 @@
 //! The review pipeline for one task or one branch, and for a batch.
 //!
 //! `prepare` gathers everything up to the model call (diff, specs, impact,
-//! prompt); `model` asks for a verdict with one corrective retry; `guardian`
-//! runs the second gate after an approval; `record` writes what a review
-//! changes. Nothing here prints: progress goes through `Events`, results come
+//! prompt); `split` spreads a diff too large for one prompt over several;
+//! `model` asks for a verdict with one corrective retry; `head` reads the
+//! files the verdict cites; `guardian` runs the second gate after an
+//! approval; `record` writes what a review changes. Nothing here prints: progress goes through `Events`, results come
 //! back as `Report`s for `render`.
 
 pub mod batch;
 pub mod dry;
 pub mod guard;
 pub mod guardian;
+pub mod head;
 pub mod model;
 pub mod nits;
+pub mod overrides;
 pub mod prepare;
 pub mod record;
 pub mod report;
 pub mod single;
+pub mod split;
+pub mod verdicts;
 
 use std::path::PathBuf;
 
@@ -94,6 +99,11 @@ pub enum Error {
         at: String,
         hint: String,
     },
+    #[error("{subject}: --spec: {source}")]
+    SpecSection {
+        subject: String,
+        source: crate::specs::Error,
+    },
     #[error(
         "{subject}: no spec: the task has no spec_references, its feature no spec_path, and no --spec was given"
     )]
@@ -107,6 +117,14 @@ pub enum Error {
     },
     #[error("{0}")]
     Model(String),
+    #[error(transparent)]
+    Fs(#[from] crate::fsx::Error),
+    #[error(
+        "{subject} is being reviewed by another speed process ({holder}): nothing was changed; review it again once that review has ended"
+    )]
+    BeingReviewed { subject: String, holder: String },
+    #[error("speed was interrupted before this review was recorded: nothing was changed")]
+    Interrupted,
 }
 
 impl Error {

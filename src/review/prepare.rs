@@ -112,6 +112,13 @@ pub struct Prepared {
     pub redactions: Vec<crate::secrets::Redaction>,
 }
 
+impl Prepared {
+    /// The spec documents, parsed.
+    pub fn documents(&self) -> Vec<Document> {
+        self.specs.iter().map(|s| s.document.clone()).collect()
+    }
+}
+
 pub fn sha256(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
@@ -340,7 +347,8 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     };
 
     let mut notices = Vec::new();
-    let (specs, referenced) = load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
+    let (specs, referenced, from_cli) =
+        load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
     let primary_spec = specs[0].document.path.clone();
     if base.how.starts_with("head of task ") {
         notices.push(format!("The diff starts at the {}", base.how));
@@ -362,33 +370,56 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
             .into_iter()
             .flatten()
             .find(|p| spec_paths.contains(p));
-        if let Some(path) = touched {
+        let Some(path) = touched else { continue };
+        if let Subject::Branch { .. } = subject {
+            // A branch with no task has no scope to break: docs change with
+            // code. The review still judges against main's spec.
             notices.push(format!(
-                "The diff edits {path}, a spec this review uses. The spec was read from {} at {}, not from the task branch.",
+                "The branch also edits {path}, a spec this review uses; that is normal when docs change with code. The code is judged against the spec on {} at {}, not the branch's edit.",
                 shared.main.name,
                 short(&shared.main.commit)
             ));
-            if !scope.declares(path) {
-                spec_edits.push(path.to_string());
-            }
+            continue;
+        }
+        notices.push(format!(
+            "The diff edits {path}, a spec this review uses. The spec was read from {} at {}, not from the task branch.",
+            shared.main.name,
+            short(&shared.main.commit)
+        ));
+        if !scope.declares(path) {
+            spec_edits.push(path.to_string());
         }
     }
 
     let documents: Vec<Document> = specs.iter().map(|s| s.document.clone()).collect();
-    // A reference to a section that does not exist is a planning mistake the
-    // reviewer should see; the ranking still picks the relevant sections.
+    // A task's reference to a section that does not exist is a planning
+    // mistake the reviewer should see; the ranking still picks the relevant
+    // sections. A `--spec PATH#Section` that names none is the user's typo:
+    // an error listing the sections there are.
     for missing in specs::unresolved_references(&documents, &referenced) {
+        if from_cli {
+            return Err(Error::SpecSection {
+                subject: label,
+                source: missing,
+            });
+        }
         notices.push(format!("Spec reference not resolved: {missing}"));
     }
     let task_text = task_text(&subject);
     let identifiers = diff_identifiers(&diff);
-    let candidates = specs::select::rank(
+    let mut candidates = specs::select::rank(
         &documents,
         &primary_spec,
         &referenced,
         &task_text,
         &identifiers,
     );
+    if from_cli {
+        // `--spec PATH#Section` sends that section (its heading path gives
+        // the parent headings), not the rest of the file.
+        let whole = |path: &str| referenced.iter().any(|(p, s)| p == path && s.is_none());
+        candidates.retain(|c| c.referenced || whole(&c.doc_path));
+    }
     // A heading with no text of its own says nothing its subsections' heading
     // paths do not; it is sent only when the task references it.
     let spec_sections: Vec<prompt::SpecSection> = candidates
@@ -528,8 +559,8 @@ pub fn short(commit: &str) -> &str {
     &commit[..commit.len().min(10)]
 }
 
-/// The spec documents for a subject (primary first) and the referenced
-/// sections. Specs are read at the main branch's commit so a task branch
+/// The spec documents for a subject (primary first), the referenced
+/// sections, and whether `--spec` chose them. Specs are read at the main branch's commit so a task branch
 /// cannot rewrite its own source of truth; a `--spec` not committed there is
 /// read from the working tree. `--spec` replaces a task's own references.
 fn load_specs(
@@ -538,7 +569,7 @@ fn load_specs(
     subject: &Subject,
     feature: Option<&Feature>,
     notices: &mut Vec<String>,
-) -> Result<(Vec<LoadedSpec>, Vec<SectionRef>), Error> {
+) -> Result<(Vec<LoadedSpec>, Vec<SectionRef>, bool), Error> {
     let main_commit = &shared.main.commit;
     let exists = |path: &str| matches!(repo.read_file(main_commit, path), Ok(Some(_)));
     let from_args = |args: &[String]| {
@@ -609,7 +640,7 @@ fn load_specs(
             redactions,
         });
     }
-    Ok((loaded, referenced))
+    Ok((loaded, referenced, cli))
 }
 
 fn spec_missing(subject: &Subject, path: &str, shared: &Shared, looked_in_tree: bool) -> Error {
@@ -691,7 +722,9 @@ fn diff_identifiers(diff: &Diff) -> Vec<String> {
     ranked.into_iter().take(400).map(|(w, _)| w).collect()
 }
 
-fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Section)> {
+/// The spec sections `prompt` holds, as parsed sections: the only text its
+/// quotes may come from.
+pub fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Section)> {
     let mut out = Vec::new();
     for (doc_path, heading) in &prompt.sent_sections {
         if let Some(doc) = documents.iter().find(|d| &d.path == doc_path) {
@@ -825,6 +858,7 @@ impl Parts {
             impact: self.impact.clone(),
             vision,
             schema,
+            part: None,
         }
     }
 }
@@ -953,11 +987,15 @@ fn impact_notices(impact: &impact::Impact) -> Vec<String> {
 }
 
 fn impact_rows(impact: &impact::Impact) -> Vec<prompt::ImpactRow> {
+    // `rows` is `symbols` in the same order, formatted for the table.
     impact
         .rows()
         .into_iter()
-        .map(|row| prompt::ImpactRow {
+        .zip(&impact.symbols)
+        .map(|(row, changed)| prompt::ImpactRow {
             symbol: row.symbol,
+            name: changed.symbol.clone(),
+            file: changed.file.clone(),
             kind: serde_json::to_value(row.kind)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
