@@ -9,6 +9,7 @@
 
 pub mod app;
 pub mod cli;
+pub mod defects;
 pub mod exit;
 pub mod git;
 pub mod impact;

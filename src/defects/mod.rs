@@ -1,0 +1,88 @@
+//! Defects as the orchestrator lays them out, and what speed establishes
+//! about a defect's fix on its own, before and independently of any model.
+//!
+//! A defect is a folder, `.speed/defects/<name>/` (single-player) or
+//! `.speed/shared/defects/<name>/` (multi-player), holding `report.md` (what
+//! a person saw), `triage.json` (the triage agent's diagnosis: root cause,
+//! `affected_files`, regression risks, the related spec), `state.json` (the
+//! pipeline's state: `status`, `branch`) and optionally `context.md`
+//! (operator guidance). `store` finds and reads that folder (from the
+//! working tree: it is state, not code) and writes back the only two things
+//! a review may change there, on request: `state.json`'s status and a line
+//! in `logs/review.log`.
+//!
+//! The determinations read the diff model and git history: `scope` (changed
+//! paths outside `affected_files`), `size` (is the fix large for a fix) and
+//! `repro` (was the test that reproduced the defect changed later on the
+//! branch). They never call a model and never print.
+
+pub mod model;
+pub mod report;
+pub mod repro;
+pub mod scope;
+pub mod size;
+pub mod store;
+
+use std::path::PathBuf;
+
+pub use model::{Defect, Layout, State, Triage};
+pub use report::Report;
+pub use repro::TestChange;
+pub use scope::{Exempt, Violation};
+pub use size::Size;
+pub use store::Store;
+
+/// Everything that can go wrong finding, reading or writing a defect. Paths
+/// are relative to the repository root, as a user would type them.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("defect name {name:?} is not a folder name: {why}")]
+    BadName { name: String, why: &'static str },
+    #[error("defect {name} not found (looked in {})", list(searched))]
+    NotFound {
+        name: String,
+        searched: Vec<PathBuf>,
+    },
+    #[error(
+        "defect {name} exists in both layouts: {}; remove the stale one so speed reviews the right fix",
+        list(places)
+    )]
+    Ambiguous { name: String, places: Vec<PathBuf> },
+    #[error("{}: missing: {why}", path.display())]
+    Missing { path: PathBuf, why: &'static str },
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    Malformed {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error("{}: field `{field}` is missing: {why}", path.display())]
+    MissingField {
+        path: PathBuf,
+        field: &'static str,
+        why: &'static str,
+    },
+    #[error("defect.exempt: {glob:?} is not a valid glob: {message}")]
+    BadGlob { glob: String, message: String },
+}
+
+fn list(paths: &[PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
