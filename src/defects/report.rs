@@ -136,7 +136,7 @@ pub fn parse(text: &str) -> Report {
             let body = section(&["severity"]);
             body.lines()
                 .next()
-                .map(|l| clean(l))
+                .map(clean)
                 .filter(|l| !l.is_empty())
         });
     let severity = severity_label.as_deref().and_then(severity_code);

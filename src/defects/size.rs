@@ -77,7 +77,7 @@ pub fn measure(
         size.raw_files += 1;
         // A rename of a lockfile onto a source path is counted.
         let skipped =
-            uncounted(&file.path) && file.old_path.as_deref().is_none_or(|old| uncounted(old));
+            uncounted(&file.path) && file.old_path.as_deref().is_none_or(uncounted);
         if skipped {
             size.not_counted.push(file.path.clone());
         } else {
