@@ -134,10 +134,7 @@ pub fn parse(text: &str) -> Report {
         .filter(|v| !v.is_empty())
         .or_else(|| {
             let body = section(&["severity"]);
-            body.lines()
-                .next()
-                .map(clean)
-                .filter(|l| !l.is_empty())
+            body.lines().next().map(clean).filter(|l| !l.is_empty())
         });
     let severity = severity_label.as_deref().and_then(severity_code);
     let related = meta

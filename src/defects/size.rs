@@ -76,8 +76,7 @@ pub fn measure(
         size.raw_lines += lines;
         size.raw_files += 1;
         // A rename of a lockfile onto a source path is counted.
-        let skipped =
-            uncounted(&file.path) && file.old_path.as_deref().is_none_or(uncounted);
+        let skipped = uncounted(&file.path) && file.old_path.as_deref().is_none_or(uncounted);
         if skipped {
             size.not_counted.push(file.path.clone());
         } else {

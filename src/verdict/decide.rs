@@ -50,6 +50,13 @@ pub enum Rule {
     /// The guardian gate rejected the approval (recorded by the review
     /// pipeline, which runs the guardian after this decision).
     GuardianRejected,
+    /// A defect fix changes a path its triage's affected_files does not
+    /// list (found by speed; see `verdict::defect`).
+    OutsideAffectedFiles,
+    /// A defect-fix review says its own scope is not ok.
+    ScopeNotOk,
+    /// A later commit changed the test that reproduced the defect.
+    ReproducingTestChanged,
 }
 
 impl Rule {
@@ -61,6 +68,9 @@ impl Rule {
             Rule::UncheckedCriterion => "unchecked_criterion",
             Rule::SpecEdited => "spec_edited",
             Rule::GuardianRejected => "guardian_rejected",
+            Rule::OutsideAffectedFiles => "outside_affected_files",
+            Rule::ScopeNotOk => "scope_not_ok",
+            Rule::ReproducingTestChanged => "reproducing_test_changed",
         }
     }
 }
