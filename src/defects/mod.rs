@@ -79,6 +79,32 @@ pub enum Error {
     BadGlob { glob: String, message: String },
 }
 
+/// What a defect fix is judged by, with stable ids the verdict must rate
+/// (as a task's acceptance criteria are): the orchestrator's defect-fix
+/// review criteria, one per line.
+pub const CRITERIA: [(&str, &str); 5] = [
+    (
+        "DF-1",
+        "Defect addressed: the change makes the behaviour match the report's Expected Behavior, at the root cause (the triage's hypothesis, or a cause the diff shows to be the real one), not by hiding the symptom.",
+    ),
+    (
+        "DF-2",
+        "The reproducing test passes for the right reason: the fix changes the code under test, not the test, and does not special-case the test's input or swallow the error.",
+    ),
+    (
+        "DF-3",
+        "Scope contained: every change is needed to correct the defect; nothing outside the affected files, no renames for style, reformatting, moved code or unrelated comments.",
+    ),
+    (
+        "DF-4",
+        "No new behaviour: no new endpoints or mutations, UI states, changed return types or interfaces, or new dependencies and imports beyond what correcting the defect needs.",
+    ),
+    (
+        "DF-5",
+        "Regression risk: the triage's regression risks and the dependents in the impact assessment still work; the changed paths are covered by tests and the happy path behaves as before.",
+    ),
+];
+
 fn list(paths: &[PathBuf]) -> String {
     paths
         .iter()
