@@ -212,8 +212,14 @@ mod tests {
 
     #[test]
     fn defect_stands_alone_and_update_state_needs_it() {
-        let cli = Cli::try_parse_from(["speed", "review", "--defect", "login-crash", "--update-state"])
-            .unwrap();
+        let cli = Cli::try_parse_from([
+            "speed",
+            "review",
+            "--defect",
+            "login-crash",
+            "--update-state",
+        ])
+        .unwrap();
         let Command::Review(args) = cli.command else {
             panic!("expected review")
         };
@@ -222,7 +228,9 @@ mod tests {
         for args in [
             &["speed", "review", "--update-state"][..],
             &["speed", "review", "--defect", "x", "--task-id", "1"],
-            &["speed", "review", "--defect", "x", "--branch", "b", "--spec", "s.md"],
+            &[
+                "speed", "review", "--defect", "x", "--branch", "b", "--spec", "s.md",
+            ],
             &["speed", "review", "--defect", "x", "--feature", "f"],
         ] {
             let err = Cli::try_parse_from(args).unwrap_err();

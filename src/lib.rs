@@ -15,6 +15,7 @@ pub mod git;
 pub mod impact;
 pub mod llm;
 pub mod memory;
+pub mod paths;
 pub mod prompt;
 pub mod render;
 pub mod review;

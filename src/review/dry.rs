@@ -6,6 +6,8 @@ use crate::tasks::Criterion;
 
 pub struct DryRun {
     pub task_id: Option<String>,
+    /// The defect whose fix this dry run prepared.
+    pub defect: Option<String>,
     pub feature: Option<String>,
     pub branch: String,
     pub result: Result<DryPrompt, String>,
@@ -34,6 +36,8 @@ pub struct DryPrompt {
     /// The changed symbols with their blast radius (None if it could not be
     /// computed; the notices say why).
     pub impact: Option<crate::impact::Impact>,
+    /// What speed established about a defect fix.
+    pub defect: Option<super::defect::Findings>,
 }
 
 impl DryRun {
@@ -46,6 +50,7 @@ impl DryRun {
     pub fn unreadable(report: &super::Report) -> DryRun {
         DryRun {
             task_id: report.task_id.clone(),
+            defect: report.defect.as_ref().map(|d| d.name.clone()),
             feature: report.feature.clone(),
             branch: report.branch.clone(),
             result: Err(report.error.clone().unwrap_or_default()),
@@ -58,10 +63,8 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
     let task = subject.task();
     let task_id = task.map(|t| t.id.clone());
     let feature = task.and_then(|t| t.feature.clone());
-    let branch = match &subject {
-        Subject::Task(t) => t.branch.clone(),
-        Subject::Branch { branch, .. } => branch.clone(),
-    };
+    let branch = subject.branch().to_string();
+    let defect = subject.defect().map(|review| review.defect.name.clone());
     let criteria = subject.criteria().to_vec();
     let prepared = prepare::prepare(shared, subject);
     let nothing_implemented = matches!(prepared, Err(super::Error::EmptyDiff { .. }));
@@ -88,10 +91,12 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
                 .chain(p.notices)
                 .collect(),
             impact: p.impact,
+            defect: p.defect,
         })
         .map_err(|e| e.to_string());
     DryRun {
         task_id,
+        defect,
         feature,
         branch,
         result,

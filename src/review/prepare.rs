@@ -17,6 +17,7 @@ use crate::tasks::{self, Actor, Criterion, Feature, Task};
 use crate::verdict;
 
 use super::Error;
+use super::defect::{self, DefectReview, Findings};
 
 /// What is shared by every review of a run (and across batch threads).
 pub struct Shared {
@@ -40,6 +41,8 @@ pub enum Subject {
         specs: Vec<String>,
         criteria: Vec<Criterion>,
     },
+    /// The fix of a defect, on the branch its state names.
+    Defect(Box<DefectReview>),
 }
 
 impl Subject {
@@ -48,13 +51,30 @@ impl Subject {
         match self {
             Subject::Task(task) => format!("task {}", task.id),
             Subject::Branch { branch, .. } => format!("branch {branch}"),
+            Subject::Defect(review) => review.defect.label(),
         }
     }
 
     pub fn task(&self) -> Option<&Task> {
         match self {
             Subject::Task(task) => Some(task),
-            Subject::Branch { .. } => None,
+            Subject::Branch { .. } | Subject::Defect(_) => None,
+        }
+    }
+
+    pub fn defect(&self) -> Option<&DefectReview> {
+        match self {
+            Subject::Defect(review) => Some(review),
+            Subject::Task(_) | Subject::Branch { .. } => None,
+        }
+    }
+
+    /// The branch under review.
+    pub fn branch(&self) -> &str {
+        match self {
+            Subject::Task(task) => &task.branch,
+            Subject::Branch { branch, .. } => branch,
+            Subject::Defect(review) => &review.defect.branch,
         }
     }
 
@@ -63,6 +83,7 @@ impl Subject {
         match self {
             Subject::Task(task) => &task.criteria,
             Subject::Branch { criteria, .. } => criteria,
+            Subject::Defect(review) => &review.criteria,
         }
     }
 }
@@ -98,6 +119,8 @@ pub struct Prepared {
     pub notices: Vec<String>,
     pub impact: Option<impact::Impact>,
     pub impact_error: Option<String>,
+    /// What speed established about a defect fix.
+    pub defect: Option<Findings>,
     pub cross_cutting: Vec<String>,
     /// The prompt's inputs, owned, so the guardian can build its own prompt.
     pub parts: Parts,
@@ -137,10 +160,8 @@ pub fn diff_for(
     main: &MainBranch,
     subject: &Subject,
 ) -> Result<Resolved, Error> {
-    let (branch, task) = match subject {
-        Subject::Task(task) => (task.branch.clone(), Some(task.as_ref())),
-        Subject::Branch { branch, .. } => (branch.clone(), None),
-    };
+    let branch = subject.branch().to_string();
+    let task = subject.task();
     let head = repo
         .resolve_branch(&branch)
         .map_err(|source| Error::BranchMissing {
@@ -323,6 +344,17 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         });
     }
 
+    let findings = match subject.defect() {
+        Some(review) => Some(defect::establish(
+            &repo,
+            shared,
+            &review.defect,
+            &diff,
+            &base.commit,
+        )?),
+        None => None,
+    };
+
     let store = tasks::Store::open(&shared.root);
     let feature: Option<Feature> = match subject.task() {
         Some(task) => store.feature_of(task)?,
@@ -345,7 +377,13 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     }
 
     let spec_paths: Vec<&str> = specs.iter().map(|s| s.document.path.as_str()).collect();
-    let scope = subject.task().map(|t| t.scope.clone()).unwrap_or_default();
+    let scope = match &subject {
+        Subject::Defect(review) => tasks::Scope {
+            modify: review.defect.triage.affected_files.clone(),
+            ..tasks::Scope::default()
+        },
+        _ => subject.task().map(|t| t.scope.clone()).unwrap_or_default(),
+    };
     let mut spec_edits = Vec::new();
     for file in &diff.files {
         let touched = [Some(file.path.as_str()), file.old_path.as_deref()]
@@ -414,6 +452,10 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         .map(|f| f.cross_cutting.clone())
         .unwrap_or_default();
     let parts = Parts {
+        kind: match subject {
+            Subject::Defect(_) => prompt::Kind::Defect,
+            _ => prompt::Kind::Review,
+        },
         task: prompt_task(&subject, &branch, &base.commit, &diff.head_commit),
         criteria: prompt_criteria(&subject),
         task_notes: task_notes(&subject, &dependencies),
@@ -444,16 +486,20 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         notices: notices.clone(),
         cross_cutting: cross_cutting.clone(),
         impact: impact.as_ref().map(impact_rows),
+        defect: match (&subject, &findings) {
+            (Subject::Defect(review), Some(found)) => {
+                Some(defect::prompt_defect(&review.defect, found))
+            }
+            _ => None,
+        },
     };
-    let schema = serde_json::to_string(&verdict::json_schema()).unwrap_or_default();
+    let schema = match parts.kind {
+        prompt::Kind::Defect => verdict::defect::json_schema(),
+        _ => verdict::json_schema(),
+    };
+    let schema = serde_json::to_string(&schema).unwrap_or_default();
     let prompt = prompt::assemble(
-        &parts.input(
-            prompt::Kind::Review,
-            &diff,
-            spec_sections.clone(),
-            None,
-            &schema,
-        ),
+        &parts.input(parts.kind, &diff, spec_sections.clone(), None, &schema),
         shared.counter.get()?,
         shared.settings.budget,
         &shared.templates,
@@ -483,6 +529,7 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         notices,
         impact,
         impact_error,
+        defect: findings,
         cross_cutting,
         prompt,
         parts,
@@ -548,10 +595,29 @@ fn load_specs(
             (paths, referenced, false)
         }
         Subject::Branch { specs: args, .. } => from_args(args),
+        Subject::Defect(_) if !shared.settings.spec_args.is_empty() => {
+            from_args(&shared.settings.spec_args)
+        }
+        Subject::Defect(review) => {
+            // The related spec is ranked like any spec; only a `#Section`
+            // it names is sent whole.
+            let args = defect::spec_args(&shared.root, &review.defect, &exists, notices);
+            let (paths, referenced, _) = from_args(&args);
+            let referenced = referenced
+                .into_iter()
+                .filter(|(_, s)| s.is_some())
+                .collect();
+            (paths, referenced, false)
+        }
     };
     if paths.is_empty() {
-        return Err(Error::NoSpec {
-            subject: subject.label(),
+        return Err(match subject {
+            Subject::Defect(_) => Error::NoDefectSpec {
+                subject: subject.label(),
+            },
+            _ => Error::NoSpec {
+                subject: subject.label(),
+            },
         });
     }
     let mut loaded = Vec::new();
@@ -629,6 +695,7 @@ fn task_text(subject: &Subject) -> String {
             }
             text
         }
+        Subject::Defect(review) => defect::task_text(&review.defect),
     }
 }
 
@@ -751,6 +818,8 @@ fn compute_impact(
 /// exactly what the review saw.
 #[derive(Debug, Clone)]
 pub struct Parts {
+    /// The review's prompt: `Review`, or `Defect` for a defect fix.
+    pub kind: prompt::Kind,
     pub task: prompt::Task,
     pub criteria: Vec<prompt::Criterion>,
     /// The developer's decisions and concerns, and the dependencies.
@@ -763,6 +832,8 @@ pub struct Parts {
     pub notices: Vec<String>,
     pub cross_cutting: Vec<String>,
     pub impact: Option<Vec<prompt::ImpactRow>>,
+    /// The report, triage, guidance and findings of a defect fix.
+    pub defect: Option<prompt::Defect>,
 }
 
 impl Parts {
@@ -790,6 +861,7 @@ impl Parts {
             impact: self.impact.clone(),
             vision,
             schema,
+            defect: self.defect.clone(),
         }
     }
 }
@@ -815,6 +887,7 @@ fn prompt_task(subject: &Subject, branch: &str, base: &str, head: &str) -> promp
             task.description =
                 "No task file: review this branch against the spec sections given.".to_string();
         }
+        Subject::Defect(review) => return defect::prompt_task(&review.defect, branch, base, head),
     }
     task
 }
@@ -953,6 +1026,11 @@ pub fn guardian_prompt(shared: &Shared, prepared: &Prepared) -> Result<Prompt, E
             text: String::from_utf8_lossy(&bytes).into_owned(),
         });
     let mut parts = prepared.parts.clone();
+    if let (Subject::Defect(review), Some(found)) = (&prepared.subject, &prepared.defect) {
+        parts
+            .notices
+            .push(defect::guardian_notice(&review.defect, &found.size));
+    }
     if vision.is_none() {
         parts.notices.push(format!(
             "No product vision: {vision_path} does not exist on {}. Judge alignment from the spec sections.",

@@ -174,9 +174,10 @@ fn report_name(report: &Report, now: &str) -> String {
         .filter(|c| c.is_ascii_digit())
         .take(17)
         .collect();
-    let who = match &report.task_id {
-        Some(id) => format!("task-{id}"),
-        None => format!("branch-{}", report.branch),
+    let who = match (&report.task_id, &report.defect) {
+        (Some(id), _) => format!("task-{id}"),
+        (None, Some(defect)) => format!("defect-{}", defect.name),
+        (None, None) => format!("branch-{}", report.branch),
     };
     let slug: String = who
         .chars()
@@ -258,7 +259,7 @@ pub fn atomic_write(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), Error> 
 }
 
 fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
-    let line = json!({
+    let mut line = json!({
         "at": now,
         "task": report.task_id,
         "feature": report.feature,
@@ -275,6 +276,21 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
         "report": report.report_path,
         "error": report.error,
     });
+    if let (Some(defect), Value::Object(map)) = (&report.defect, &mut line) {
+        map.insert("defect".to_string(), json!(defect.name));
+        if let Some(found) = &defect.speed {
+            map.insert(
+                "defect_check".to_string(),
+                json!({
+                    "scope_violations": found.scope_violations.len(),
+                    "lines": found.size.lines,
+                    "files": found.size.files,
+                    "large_diff": found.size.large,
+                    "test_changes": found.test_changes.len(),
+                }),
+            );
+        }
+    }
     let path = root.join(LOG_FILE);
     let mut text = serde_json::to_string(&line).unwrap_or_default();
     text.push('\n');

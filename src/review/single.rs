@@ -60,13 +60,20 @@ pub fn review(
     };
 
     let label = prepared.subject.label();
-    let schema = shared
-        .settings
-        .llm
-        .structured_output
-        .then(|| ("verdict".to_string(), verdict::json_schema()));
+    let schema = shared.settings.llm.structured_output.then(|| {
+        let schema = match prepared.subject.defect() {
+            Some(_) => verdict::defect::json_schema(),
+            None => verdict::json_schema(),
+        };
+        ("verdict".to_string(), schema)
+    });
+    let defect = prepared.subject.defect();
     let parse = |raw: &str| -> Result<Verdict, String> {
-        verdict::parse(raw).map_err(|e| verdict::correction(&e))
+        let parsed = match defect {
+            Some(_) => verdict::parse_defect(raw),
+            None => verdict::parse(raw),
+        };
+        parsed.map_err(|e| verdict::correction(&e))
     };
     let asked = model::ask(
         models.review.as_ref(),
@@ -100,12 +107,11 @@ pub fn review(
             line: hit.line,
         })
     };
-    let criteria_ids: Vec<String> = prepared
-        .subject
-        .task()
-        .map(|t| t.criteria.iter().map(|c| c.id.clone()).collect())
-        .unwrap_or_default();
-    let decision = verdict::decide(
+    let criteria_ids: Vec<String> = match &prepared.subject {
+        Subject::Branch { .. } => Vec::new(),
+        subject => subject.criteria().iter().map(|c| c.id.clone()).collect(),
+    };
+    let mut decision = verdict::decide(
         &model_verdict,
         &verdict::DecisionInput {
             find_quote: &find,
@@ -113,6 +119,12 @@ pub fn review(
             criteria_ids,
         },
     );
+    if let Some(found) = &prepared.defect {
+        verdict::defect::apply(&mut decision, &model_verdict, &found.facts());
+    }
+    if let Some(block) = &mut report.defect {
+        block.model = Some(super::defect::ModelScope::of(&model_verdict));
+    }
     report.model_verdict = Some(decision.model);
     report.verdict = Some(decision.final_verdict);
     report.overrules = decision.overrules.clone();
@@ -121,7 +133,14 @@ pub fn review(
     report.review = Some(model_verdict);
     evidence.decision = Some(decision.clone());
 
-    if decision.final_verdict == verdict::Kind::Approve {
+    // A defect fix goes to the guardian only when speed counts it large.
+    let small_fix = prepared.defect.as_ref().filter(|found| !found.size.large);
+    if decision.final_verdict == verdict::Kind::Approve && small_fix.is_some() {
+        let size = small_fix.map(|f| f.size.describe()).unwrap_or_default();
+        report.guardian = GuardianOutcome::not_run(&format!(
+            "a defect fix goes to the guardian when it is large; this one is not ({size})"
+        ));
+    } else if decision.final_verdict == verdict::Kind::Approve {
         let gate = guardian::run(shared, models, pacer, events, &prepared, &mut evidence);
         match gate {
             guardian::Gate::Confirmed(outcome) => report.guardian = outcome,
@@ -157,14 +176,25 @@ pub fn review(
     }
     fill_tokens(&mut report, &evidence);
     report.duration_ms = started.elapsed().as_millis() as u64;
-    match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
-        Err(err) => {
+    let defect = prepared.subject.defect();
+    if let Some(review) = defect {
+        if let Err(err) = super::defect::mark_state(shared, review, &mut report) {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
-            report
         }
     }
+    let recorded = record::record(shared, prepared.subject.task(), &mut report, &evidence)
+        .and_then(|()| match defect {
+            Some(review) if report.error.is_none() => {
+                super::defect::log_review(shared, review, &report)
+            }
+            _ => Ok(()),
+        });
+    if let Err(err) = recorded {
+        report.error = Some(err.to_string());
+        report.outcome = Outcome::Error;
+    }
+    report
 }
 
 /// A branch with no changes: nothing was implemented, so the review requests
@@ -201,14 +231,27 @@ fn nothing_implemented(
     report.base_resolved_by = empty.base_how.clone();
     let evidence = Evidence::default();
     report.duration_ms = started.elapsed().as_millis() as u64;
-    match record::record(shared, subject.task(), &mut report, &evidence) {
-        Ok(()) => report,
-        Err(err) => {
+    let defect = subject.defect();
+    if let Some(review) = defect {
+        if let Err(err) = super::defect::mark_state(shared, review, &mut report) {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
-            report
         }
     }
+    let recorded =
+        record::record(shared, subject.task(), &mut report, &evidence).and_then(
+            |()| match defect {
+                Some(review) if report.error.is_none() => {
+                    super::defect::log_review(shared, review, &report)
+                }
+                _ => Ok(()),
+            },
+        );
+    if let Err(err) = recorded {
+        report.error = Some(err.to_string());
+        report.outcome = Outcome::Error;
+    }
+    report
 }
 
 /// A review whose model step failed: the report and log keep the evidence
@@ -257,16 +300,26 @@ pub fn unreadable(task_id: Option<String>, feature: Option<String>, message: Str
     }
 }
 
+/// The report of a defect that could not be read (unknown name, missing
+/// triage, malformed file): its error, and nothing written anywhere.
+pub fn unreadable_defect(name: &str, message: String) -> Report {
+    let mut report = unreadable(None, None, message);
+    report.defect = Some(super::defect::Block::named(name));
+    report
+}
+
 pub fn empty_report(subject: &Subject) -> Report {
     let task = subject.task();
     Report {
         task_id: task.map(|t| t.id.clone()),
         feature: task.and_then(|t| t.feature.clone()),
-        branch: match subject {
-            Subject::Task(t) => t.branch.clone(),
-            Subject::Branch { branch, .. } => branch.clone(),
+        branch: subject.branch().to_string(),
+        title: match subject {
+            Subject::Defect(review) => Some(review.defect.report.title.clone())
+                .filter(|t| !t.is_empty())
+                .or(Some(review.defect.name.clone())),
+            _ => task.map(|t| t.title.clone()),
         },
-        title: task.map(|t| t.title.clone()),
         base_commit: String::new(),
         head_commit: String::new(),
         base_resolved_by: String::new(),
@@ -286,6 +339,9 @@ pub fn empty_report(subject: &Subject) -> Report {
         feedback: None,
         report_path: None,
         notices: Vec::new(),
+        defect: subject
+            .defect()
+            .map(|review| super::defect::Block::new(&review.defect)),
         outcome: Outcome::Error,
     }
 }
@@ -316,6 +372,9 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models) -> Report {
     };
     report.tokens.budget = shared.settings.budget;
     report.tokens.prompt_counted = prepared.prompt.total_tokens;
+    if let Some(block) = &mut report.defect {
+        block.speed = prepared.defect.clone();
+    }
     // Where the configuration came from, when that needs saying, first.
     report.notices = shared.settings.report_notices.clone();
     report.notices.extend(prepared.notices.iter().cloned());
