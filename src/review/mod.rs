@@ -105,9 +105,10 @@ pub enum Error {
     )]
     NoSpec { subject: String },
     #[error(
-        "{subject}: no spec: its triage.json has no related_spec and its report.md names no Related Feature with a spec; give the spec with --spec"
+        "{subject}: no spec: its triage.json has no related_spec and its report.md names no Related Feature with a spec; give the spec with --spec{}",
+        if why.is_empty() { String::new() } else { format!(" ({why})") }
     )]
-    NoDefectSpec { subject: String },
+    NoDefectSpec { subject: String, why: String },
     #[error("{path}: {message}")]
     Input { path: PathBuf, message: String },
     #[error("cannot write {path}: {source}")]

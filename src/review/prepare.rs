@@ -601,7 +601,15 @@ fn load_specs(
         Subject::Defect(review) => {
             // The related spec is ranked like any spec; only a `#Section`
             // it names is sent whole.
-            let args = defect::spec_args(&shared.root, &review.defect, &exists, notices);
+            let mut why = Vec::new();
+            let args = defect::spec_args(&shared.root, &review.defect, &exists, &mut why);
+            if args.is_empty() {
+                return Err(Error::NoDefectSpec {
+                    subject: subject.label(),
+                    why: why.join(" "),
+                });
+            }
+            notices.extend(why);
             let (paths, referenced, _) = from_args(&args);
             let referenced = referenced
                 .into_iter()
@@ -611,13 +619,8 @@ fn load_specs(
         }
     };
     if paths.is_empty() {
-        return Err(match subject {
-            Subject::Defect(_) => Error::NoDefectSpec {
-                subject: subject.label(),
-            },
-            _ => Error::NoSpec {
-                subject: subject.label(),
-            },
+        return Err(Error::NoSpec {
+            subject: subject.label(),
         });
     }
     let mut loaded = Vec::new();

@@ -6,6 +6,7 @@ mod support;
 
 mod batch;
 mod config;
+mod defects;
 mod dry_run;
 mod example_repo;
 mod guardian;
