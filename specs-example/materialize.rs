@@ -129,6 +129,14 @@ impl RepoBuilder {
         Ok(RepoBuilder { repo, commits: 0 })
     }
 
+    /// The existing repository at `dir`, to add commits to (its new commits
+    /// are dated after any `materialize` wrote).
+    pub fn open(dir: &Path) -> Result<RepoBuilder, String> {
+        let repo = Repository::open(dir)
+            .map_err(|e| format!("{}: cannot open the repository: {e}", dir.display()))?;
+        Ok(RepoBuilder { repo, commits: 100 })
+    }
+
     pub fn repo(&self) -> &Repository {
         &self.repo
     }

@@ -185,6 +185,9 @@ struct Gathered {
 }
 
 fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outcome> {
+    if let (Some(note), false) = (&settings.llm.offline_note, settings.dry_run) {
+        eprintln!("note: {note}");
+    }
     // First, so the tokenizer is built while git is read. It lives as long
     // as the process: freeing its hundreds of thousands of entries on the
     // way out would only delay the exit (tens of ms), so it is never freed.
@@ -538,10 +541,9 @@ fn dry_run_command(
 fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
     let provider = match settings.provider {
         Provider::Model(kind) => kind,
-        Provider::Offline => anyhow::bail!(
-            "llm.provider = \"none\" asks for an offline review by speed's own checks alone, \
-             and this version of speed has no checks yet: configure a model provider, or use --dry-run to see the prompt"
-        ),
+        Provider::Offline => {
+            anyhow::bail!("an offline review asks no model (llm.provider = \"none\", --offline)")
+        }
     };
     Ok(llm::Config {
         provider,
@@ -564,6 +566,13 @@ fn build_models(
     settings: &LlmSettings,
     guardian_model: &Option<String>,
 ) -> anyhow::Result<review::Models> {
+    if settings.provider == Provider::Offline {
+        let none: Arc<dyn llm::Provider> = Arc::new(review::NoModel);
+        return Ok(review::Models {
+            review: none.clone(),
+            guardian: none,
+        });
+    }
     let env = |key: &str| std::env::var(key).ok();
     let config = llm_config(settings)?;
     let review: Arc<dyn llm::Provider> = Arc::from(llm::provider(&config, &env)?);

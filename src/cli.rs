@@ -114,12 +114,15 @@ pub struct ValueArgs {
     #[arg(long)]
     pub no_guardian: bool,
 
-    /// Model provider: openai (any OpenAI-compatible server), anthropic or
-    /// command.
-    // `none` (offline) comes with speed's own checks; until then only the
-    // config file declares it, and a review refuses it.
-    #[arg(long, value_name = "P", value_parser = ["openai", "anthropic", "command"])]
+    /// Model provider: openai (any OpenAI-compatible server), anthropic,
+    /// command, or none (an offline review by speed's own checks).
+    #[arg(long, value_name = "P", value_parser = ["openai", "anthropic", "command", "none"])]
     pub provider: Option<String>,
+
+    /// Review with speed's own checks alone: no model is called, an
+    /// approval is never written (the same as --provider none).
+    #[arg(long)]
+    pub offline: bool,
 
     /// Model name sent to the provider.
     #[arg(long, value_name = "M")]

@@ -8,6 +8,7 @@
 //! higher one.
 
 pub mod app;
+pub mod checks;
 pub mod cli;
 pub mod defects;
 pub mod exit;
@@ -19,6 +20,7 @@ pub mod paths;
 pub mod prompt;
 pub mod render;
 pub mod review;
+pub mod secrets;
 pub mod settings;
 pub mod specs;
 pub mod tasks;

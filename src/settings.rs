@@ -214,6 +214,9 @@ pub enum Target {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmSettings {
     pub provider: Provider,
+    /// Why the review is offline when nobody asked for it (no provider is
+    /// configured), for stderr.
+    pub offline_note: Option<String>,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
@@ -593,16 +596,39 @@ impl Values {
 }
 
 fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings {
-    let provider = r.pick(
-        "llm.provider",
+    let flag = if flags.offline {
+        Some((Provider::Offline, "--offline"))
+    } else {
         flags
             .provider
             .as_deref()
             .and_then(Provider::parse)
-            .map(|p| (p, "--provider")),
+            .map(|p| (p, "--provider"))
+    };
+    // Nothing says which model to ask: review with speed's checks alone,
+    // so a fresh machine with no model server can still review.
+    let unconfigured = flag.is_none()
+        && f.provider.is_none()
+        && f.base_url.is_none()
+        && f.model.is_none()
+        && flags.model.is_none()
+        && f.command.is_none()
+        && f.api_key_env.is_none();
+    let provider = r.pick(
+        "llm.provider",
+        flag,
         f.provider,
-        DEFAULT_PROVIDER,
+        if unconfigured {
+            Provider::Offline
+        } else {
+            DEFAULT_PROVIDER
+        },
     );
+    let offline_note = (unconfigured && provider == Provider::Offline).then(|| {
+        "no model provider is configured ([llm] in .speed/config.toml, or --provider): \
+         reviewing offline with speed's own checks"
+            .to_string()
+    });
     let base_url = r.file("llm.base_url", f.base_url.clone().map(Some), None);
     let model = r.pick(
         "llm.model",
@@ -622,6 +648,7 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings
     let retry_base_ms = r.file("llm.retry_base_ms", f.retry_base_ms, DEFAULT_RETRY_BASE_MS);
     LlmSettings {
         provider,
+        offline_note,
         base_url,
         model,
         api_key_env,

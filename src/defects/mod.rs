@@ -12,15 +12,16 @@
 //! in `logs/review.log`.
 //!
 //! The determinations read the diff model and git history: `scope` (changed
-//! paths outside `affected_files`), `size` (is the fix large for a fix) and
-//! `repro` (was the test that reproduced the defect changed later on the
-//! branch). They never call a model and never print.
+//! paths outside `affected_files`) and `repro` (was the test that
+//! reproduced the defect changed later on the branch); the fix's size is
+//! measured as the `large_diff` check measures a diff
+//! (`checks::measure`), against `defect.max_lines` and `defect.max_files`.
+//! They never call a model and never print.
 
 pub mod model;
 pub mod report;
 pub mod repro;
 pub mod scope;
-pub mod size;
 pub mod store;
 
 use std::path::PathBuf;
@@ -29,7 +30,6 @@ pub use model::{Defect, Layout, State, Triage};
 pub use report::Report;
 pub use repro::TestChange;
 pub use scope::{Exempt, Violation};
-pub use size::Size;
 pub use store::Store;
 
 /// Everything that can go wrong finding, reading or writing a defect. Paths

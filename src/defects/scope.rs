@@ -6,7 +6,8 @@
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Serialize;
 
-use crate::git::{Diff, FileStatus};
+use crate::checks::measure;
+use crate::git::Diff;
 use crate::tasks::Scope;
 
 use super::Error;
@@ -85,62 +86,43 @@ pub struct Violation {
 }
 
 /// Every changed path outside `affected_files` and not exempt, in diff
-/// order, each once. Both sides of a rename are changed paths: moving a file
-/// the triage did not name is a change to it, and so is moving a file onto
-/// a path the triage did name. The source of a copy is not changed.
+/// order, each once; both sides of a rename (see `checks::measure::outside`).
 pub fn violations(diff: &Diff, affected_files: &[String], exempt: &Exempt) -> Vec<Violation> {
     let affected = Scope {
         modify: affected_files.to_vec(),
         ..Scope::default()
     };
-    let mut out: Vec<Violation> = Vec::new();
-    for file in &diff.files {
-        let old = match file.status {
-            FileStatus::Renamed => file.old_path.as_deref(),
-            _ => None,
-        };
-        for (path, is_old) in [(file.path.as_str(), false)]
-            .into_iter()
-            .chain(old.map(|p| (p, true)))
-        {
-            if affected.declares(path) || exempt.covers(path) || out.iter().any(|v| v.file == path)
-            {
-                continue;
-            }
-            let change = match (file.status, is_old) {
-                (FileStatus::Renamed, true) => "renamed away",
-                (FileStatus::Renamed, false) => "renamed into place",
-                (FileStatus::Added | FileStatus::Copied, _) => "added",
-                (FileStatus::Deleted, _) => "deleted",
-                _ => "changed",
-            };
-            let description = match (file.status, is_old) {
-                (FileStatus::Renamed, true) => format!(
+    let covered = |path: &str| affected.declares(path) || exempt.covers(path);
+    measure::outside(diff, &covered)
+        .into_iter()
+        .map(|out| {
+            let (path, file) = (out.path, out.file);
+            let description = match out.change {
+                "renamed away" => format!(
                     "{path} is renamed to {}, but the triage's affected_files does not list {path}",
                     file.path
                 ),
-                (FileStatus::Renamed, false) => format!(
+                "renamed into place" => format!(
                     "{} is renamed to {path}, but the triage's affected_files does not list {path}",
                     file.old_path.as_deref().unwrap_or("?")
                 ),
-                _ => {
+                change => {
                     format!("{path} is {change}, but the triage's affected_files does not list it")
                 }
             };
-            out.push(Violation {
+            Violation {
                 file: path.to_string(),
-                change,
+                change: out.change,
                 description,
-            });
-        }
-    }
-    out
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::FileDiff;
+    use crate::git::{FileDiff, FileStatus};
 
     fn file(path: &str, old: Option<&str>, status: FileStatus) -> FileDiff {
         FileDiff {

@@ -7,12 +7,14 @@
 //! not let a git2 type escape: callers get plain data (`diff::Diff`, hex ids).
 
 pub mod diff;
+mod export;
 
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
+pub use export::{ExportError, Exported};
 
 /// Everything that can go wrong reading a repository; each variant names the
 /// path, branch, revision or blob concerned.

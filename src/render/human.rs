@@ -53,6 +53,7 @@ pub fn report(report: &Report, style: &Style) -> String {
     if let Some(block) = &report.defect {
         out.push_str(&defect(block, style));
     }
+    out.push_str(&checks(&report.checks, style));
 
     if let Some(review) = &report.review {
         if !review.expectations.trim().is_empty() {
@@ -330,9 +331,44 @@ fn blast_radius(impact: &serde_json::Value, style: &Style) -> Option<String> {
     Some(out)
 }
 
+/// speed's own checks, worst first; a command's output tail indented.
+fn checks(findings: &[crate::checks::Finding], style: &Style) -> String {
+    let mut out = String::new();
+    if findings.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\n  speed's checks:");
+    for f in findings {
+        let mark = if f.blocking() {
+            style.red(&format!("✗ {}", f.severity.as_str()))
+        } else {
+            style.yellow(&format!("! {}", f.severity.as_str()))
+        };
+        let at = f.location().map(|l| format!(" {l}")).unwrap_or_default();
+        let mut lines = f.message.lines();
+        let _ = writeln!(
+            out,
+            "    {mark} {}{at}: {}",
+            f.check,
+            lines.next().unwrap_or("")
+        );
+        for line in lines {
+            let _ = writeln!(out, "        {}", style.dim(line));
+        }
+    }
+    out
+}
+
 fn verdict_line(report: &Report, style: &Style) -> String {
     let who = who(report);
+    let offline = report.model.provider == "none";
     match (report.outcome, report.verdict) {
+        (Outcome::Approved, Some(verdict::Kind::ChecksPassed)) => style.green(&format!(
+            "✓ {who}: speed's checks passed (offline: no model compared the work with the spec; nothing was approved)"
+        )),
+        (Outcome::ChangesRequested, _) if offline => {
+            style.red(&format!("✗ {who}: changes requested by speed's checks (offline)"))
+        }
         (Outcome::Approved, _) => style.green(&format!("✓ {who}: approved by the reviewer")),
         (Outcome::ChangesRequested, _) => {
             let by = if report.overrules.is_empty() {
@@ -543,6 +579,7 @@ pub fn accounting(run: &DryRun, style: &Style) -> String {
         prompt.files_shown,
         prompt.files_omitted.len()
     );
+    out.push_str(&checks(&prompt.checks, style));
     out
 }
 

@@ -39,6 +39,8 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
                     "verify_by": c.verify_by,
                 })).collect::<Vec<Value>>(),
                 "impact": prepared.impact.as_ref().map_or(json!([]), |i| json!(i)),
+                "checks": prepared.checks,
+                "redactions": prepared.redactions,
                 "error": Value::Null,
             })),
             Err(why) if run.nothing_implemented => with_defect(run, json!({

@@ -13,9 +13,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::json;
 
-use crate::defects::{self, Defect, Exempt, Size, Violation, repro};
+use crate::checks::measure::{self, Size};
+use crate::defects::{self, Defect, Exempt, Violation, repro};
 use crate::git::{Diff, Repository};
 use crate::prompt;
+use crate::secrets::{self, Redaction};
 use crate::tasks::Criterion;
 use crate::verdict::{self, DefectScopeCheck, ScopeViolation, Verdict};
 
@@ -49,6 +51,69 @@ impl DefectReview {
             criteria,
             update_state,
         }
+    }
+}
+
+/// Replaces every secret in the defect's report, triage and guidance (this
+/// review's copy: the folder keeps what it has), where they are read, so
+/// the prompt, the reports and the log never carry one. Locations are lines
+/// of the files as they are on disk.
+pub fn redact(review: &mut DefectReview, root: &Path) -> Vec<Redaction> {
+    let d = &mut review.defect;
+    let mut found = Vec::new();
+    let mut redact_text = |file: &Path, text: &mut String| {
+        let out = secrets::redact(text, secrets::Context::PROSE);
+        found.extend(out.found.iter().map(|(line, rule)| Redaction {
+            rule: rule.to_string(),
+            file: file.display().to_string(),
+            line: *line,
+        }));
+        *text = out.text;
+    };
+    redact_text(&d.file(defects::store::REPORT), &mut d.report_text);
+    d.report = defects::report::parse(&d.report_text);
+    if let Some(context) = &mut d.context {
+        redact_text(&d.dir.join(defects::store::CONTEXT), context);
+    }
+    // The triage is sent as JSON: each string in it is redacted, and the
+    // secrets are located by line in the file's own text.
+    let mut rules = Vec::new();
+    redact_json(&mut d.triage.raw, &mut |text: &mut String| {
+        let out = secrets::redact(text, secrets::Context::PROSE);
+        if !out.found.is_empty() {
+            rules.extend(out.found.iter().map(|(_, rule)| *rule));
+            *text = out.text;
+        }
+    });
+    if !rules.is_empty() {
+        let rel = d.file(defects::store::TRIAGE);
+        let file = rel.display().to_string();
+        let on_disk = std::fs::read_to_string(root.join(&rel)).unwrap_or_default();
+        let located = secrets::redact(&on_disk, secrets::Context::PROSE).found;
+        let mut add = |line: u32, rule: &str| {
+            found.push(Redaction {
+                rule: rule.to_string(),
+                file: file.clone(),
+                line,
+            })
+        };
+        if located.is_empty() {
+            // The file changed since it was read; its strings were still redacted.
+            rules.iter().for_each(|rule| add(0, rule));
+        } else {
+            located.iter().for_each(|(line, rule)| add(*line, rule));
+        }
+    }
+    found
+}
+
+/// Every string inside a JSON value, recursively.
+fn redact_json(value: &mut serde_json::Value, fix: &mut dyn FnMut(&mut String)) {
+    match value {
+        serde_json::Value::String(s) => fix(s),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact_json(i, fix)),
+        serde_json::Value::Object(map) => map.values_mut().for_each(|i| redact_json(i, fix)),
+        _ => {}
     }
 }
 
@@ -162,6 +227,20 @@ impl Findings {
     }
 }
 
+/// What an offline review of a defect fix holds against it: speed's own
+/// findings, as feedback (empty when there is none).
+pub fn offline_feedback(found: &Findings) -> String {
+    let facts = found.facts();
+    if facts.scope_violations.is_empty() && facts.test_changes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("speed's own findings on this defect fix block it:\n");
+    for (_, why) in facts.scope_violations.iter().chain(&facts.test_changes) {
+        out.push_str(&format!("- {why}\n"));
+    }
+    out
+}
+
 /// Computes the findings of a fix: from the diff, and from the branch's
 /// commits between `base` and the diff's head.
 pub fn establish(
@@ -177,8 +256,7 @@ pub fn establish(
         message: e.to_string(),
     })?;
     let scope_violations = defects::scope::violations(diff, &defect.triage.affected_files, &exempt);
-    let uncounted = |path: &str| crate::paths::is_lockfile(path) || crate::paths::is_speed(path);
-    let size = defects::size::measure(diff, settings.max_lines, settings.max_files, &uncounted);
+    let size = measure::size(diff, settings.max_lines, settings.max_files);
     let mut findings = Findings {
         scope_violations,
         size,

@@ -38,6 +38,9 @@ pub struct DryPrompt {
     pub impact: Option<crate::impact::Impact>,
     /// What speed established about a defect fix.
     pub defect: Option<super::defect::Findings>,
+    /// speed's own checks, as the review would report them.
+    pub checks: Vec<crate::checks::Finding>,
+    pub redactions: Vec<crate::secrets::Redaction>,
 }
 
 impl DryRun {
@@ -92,6 +95,8 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
                 .collect(),
             impact: p.impact,
             defect: p.defect,
+            checks: p.checks,
+            redactions: p.redactions,
         })
         .map_err(|e| e.to_string());
     DryRun {

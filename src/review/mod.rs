@@ -9,6 +9,7 @@
 pub mod batch;
 pub mod defect;
 pub mod dry;
+pub mod guard;
 pub mod guardian;
 pub mod model;
 pub mod nits;
@@ -23,7 +24,7 @@ use crate::exit::Outcome;
 
 pub use prepare::{Prepared, Shared, Subject};
 pub use report::Report;
-pub use single::Models;
+pub use single::{Models, NoModel};
 
 /// Progress a long review reports to whoever is watching (the app draws a
 /// spinner from these; tests ignore them).

@@ -97,6 +97,8 @@ pub struct LoadedSpec {
     pub document: Document,
     /// "main@<short>" or "working tree".
     pub origin: String,
+    /// Secrets replaced in its text.
+    pub redactions: Vec<crate::secrets::Redaction>,
 }
 
 /// The result of preparation: the prompt and every input needed to check the
@@ -127,6 +129,10 @@ pub struct Prepared {
     pub prompt: Prompt,
     pub spec_hash: String,
     pub prompt_hash: String,
+    /// speed's own checks, worst first.
+    pub checks: Vec<crate::checks::Finding>,
+    /// Secrets replaced in the diff, the specs and the task's fields.
+    pub redactions: Vec<crate::secrets::Redaction>,
 }
 
 pub fn sha256(text: &str) -> String {
@@ -324,12 +330,19 @@ fn stack(
 pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     let repo = Repository::open(&shared.root)?;
     let label = subject.label();
+    // Secrets are replaced where they are read, so nothing later sees them.
+    let mut subject = subject;
+    let mut task_secrets = super::guard::redact_task(&mut subject, &shared.root);
+    if let Subject::Defect(review) = &mut subject {
+        task_secrets.extend(defect::redact(review, &shared.root));
+    }
     let Resolved {
         branch,
         base,
-        diff,
+        mut diff,
         dependencies,
     } = diff_for(&repo, &shared.main, &subject)?;
+    let diff_secrets = crate::secrets::redact_diff(&mut diff);
     if diff.is_empty() {
         return Err(Error::EmptyDiff {
             subject: label,
@@ -447,6 +460,24 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         }
     };
 
+    let mut other_secrets = task_secrets;
+    other_secrets.extend(specs.iter().flat_map(|s| s.redactions.iter().cloned()));
+    let blobs = super::guard::Blobs(std::sync::Mutex::new(Repository::open(&shared.root)?));
+    let (checks, check_notices) = super::guard::run_checks(
+        shared,
+        &super::guard::CheckInput {
+            subject: &subject,
+            diff: &diff,
+            impact: impact.as_ref(),
+            diff_secrets: &diff_secrets,
+            other_secrets: &other_secrets,
+            blobs: &blobs,
+        },
+    );
+    notices.extend(check_notices);
+    let mut redactions = super::guard::diff_redactions(&diff_secrets);
+    redactions.extend(other_secrets);
+
     let cross_cutting = feature
         .as_ref()
         .map(|f| f.cross_cutting.clone())
@@ -476,9 +507,12 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
                         status: g.status.clone(),
                         note: g.note.clone(),
                     })
-                    .collect()
+                    .collect::<Vec<_>>()
             })
-            .unwrap_or_default(),
+            .unwrap_or_default()
+            .into_iter()
+            .chain(super::guard::gate_checks(&checks))
+            .collect(),
         assumptions: subject
             .task()
             .map(|t| t.assumptions.clone())
@@ -535,6 +569,8 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         parts,
         spec_hash,
         prompt_hash,
+        checks,
+        redactions,
     })
 }
 
@@ -637,10 +673,12 @@ fn load_specs(
             },
             None => return Err(spec_missing(subject, &path, shared, false)),
         };
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let text = String::from_utf8_lossy(&bytes);
+        let (text, redactions) = super::guard::redact_spec(&path, &text);
         loaded.push(LoadedSpec {
             document: specs::markdown::parse(&path, &text),
             origin,
+            redactions,
         });
     }
     Ok((loaded, referenced))

@@ -33,6 +33,9 @@ pub fn record(
     let at = std::time::SystemTime::now();
     let now = humantime::format_rfc3339_millis(at).to_string();
     save_report(&shared.root, report, evidence, &now)?;
+    // An offline review whose checks passed approves nothing: the task
+    // file keeps its state.
+    let task = task.filter(|_| report.verdict != Some(verdict::Kind::ChecksPassed));
     if let Some(task) = task {
         // Re-read the very file the review read: an orchestrator may have
         // written it meanwhile, and only the review's own fields change.

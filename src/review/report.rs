@@ -24,6 +24,10 @@ pub struct Report {
     pub overrules: Vec<verdict::Overrule>,
     pub review: Option<Verdict>,
     pub quotes: Vec<verdict::QuoteCheck>,
+    /// speed's own checks, worst first.
+    pub checks: Vec<crate::checks::Finding>,
+    /// Secrets replaced by `[REDACTED:<rule>]` wherever they were read.
+    pub redactions: Vec<crate::secrets::Redaction>,
     pub guardian: GuardianOutcome,
     pub impact: serde_json::Value,
     pub coverage: Coverage,

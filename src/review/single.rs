@@ -25,6 +25,29 @@ pub struct Models {
     pub guardian: Arc<dyn Provider>,
 }
 
+/// The provider of an offline review: it is never asked (the review
+/// returns before any model call), and says so if it were.
+pub struct NoModel;
+
+impl Provider for NoModel {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn model(&self) -> &str {
+        ""
+    }
+
+    fn complete(
+        &self,
+        _request: &crate::llm::Request,
+    ) -> Result<crate::llm::Completion, crate::llm::Error> {
+        Err(crate::llm::Error::NotConfigured {
+            hint: "an offline review asks no model".to_string(),
+        })
+    }
+}
+
 pub fn review(
     shared: &Shared,
     models: &Models,
@@ -58,6 +81,10 @@ pub fn review(
             .collect(),
         ..Evidence::default()
     };
+
+    if shared.settings.llm.provider == crate::settings::Provider::Offline {
+        return offline(shared, &prepared, report, evidence, started);
+    }
 
     let label = prepared.subject.label();
     let schema = shared.settings.llm.structured_output.then(|| {
@@ -132,15 +159,38 @@ pub fn review(
     let mut feedback = verdict::feedback(&model_verdict, &decision);
     report.review = Some(model_verdict);
     evidence.decision = Some(decision.clone());
+    // speed's own checks decide before the guardian: a critical or major
+    // finding blocks the approval whatever the model said.
+    let blocking: Vec<&crate::checks::Finding> =
+        prepared.checks.iter().filter(|f| f.blocking()).collect();
+    if !blocking.is_empty() {
+        if report.verdict == Some(verdict::Kind::Approve) {
+            report.overrules.push(verdict::Overrule {
+                rule: verdict::Rule::CheckFailed,
+                reason: format!(
+                    "speed's checks found {} blocking problem{}: {}",
+                    blocking.len(),
+                    if blocking.len() == 1 { "" } else { "s" },
+                    blocking
+                        .iter()
+                        .map(|f| describe(f))
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ),
+            });
+            report.verdict = Some(verdict::Kind::RequestChanges);
+        }
+        feedback.push_str(&check_feedback(&blocking));
+    }
 
     // A defect fix goes to the guardian only when speed counts it large.
     let small_fix = prepared.defect.as_ref().filter(|found| !found.size.large);
-    if decision.final_verdict == verdict::Kind::Approve && small_fix.is_some() {
+    if report.verdict == Some(verdict::Kind::Approve) && small_fix.is_some() {
         let size = small_fix.map(|f| f.size.describe()).unwrap_or_default();
         report.guardian = GuardianOutcome::not_run(&format!(
             "a defect fix goes to the guardian when it is large; this one is not ({size})"
         ));
-    } else if decision.final_verdict == verdict::Kind::Approve {
+    } else if report.verdict == Some(verdict::Kind::Approve) {
         let gate = guardian::run(shared, models, pacer, events, &prepared, &mut evidence);
         match gate {
             guardian::Gate::Confirmed(outcome) => report.guardian = outcome,
@@ -176,15 +226,22 @@ pub fn review(
     }
     fill_tokens(&mut report, &evidence);
     report.duration_ms = started.elapsed().as_millis() as u64;
-    let defect = prepared.subject.defect();
+    finish(shared, &prepared.subject, report, &evidence)
+}
+
+/// Records a decided review: the task file (or, with `--update-state`, the
+/// defect's state), the report file and the log line, then the defect's
+/// `logs/review.log`. A failure to record is the review's error.
+fn finish(shared: &Shared, subject: &Subject, mut report: Report, evidence: &Evidence) -> Report {
+    let defect = subject.defect();
     if let Some(review) = defect {
         if let Err(err) = super::defect::mark_state(shared, review, &mut report) {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
         }
     }
-    let recorded = record::record(shared, prepared.subject.task(), &mut report, &evidence)
-        .and_then(|()| match defect {
+    let recorded =
+        record::record(shared, subject.task(), &mut report, evidence).and_then(|()| match defect {
             Some(review) if report.error.is_none() => {
                 super::defect::log_review(shared, review, &report)
             }
@@ -195,6 +252,74 @@ pub fn review(
         report.outcome = Outcome::Error;
     }
     report
+}
+
+/// `check (severity) file:line: message`, one finding on one line.
+fn describe(f: &crate::checks::Finding) -> String {
+    let first = f.message.lines().next().unwrap_or("");
+    match f.location() {
+        Some(at) => format!("{} ({}) {at}: {first}", f.check, f.severity.as_str()),
+        None => format!("{} ({}): {first}", f.check, f.severity.as_str()),
+    }
+}
+
+/// The blocking findings as feedback a developer can act on.
+fn check_feedback(blocking: &[&crate::checks::Finding]) -> String {
+    let mut out = String::from("\n\nspeed's own checks found problems that block approval:\n");
+    for f in blocking {
+        out.push_str(&format!("- {}\n", describe(f)));
+        // A command's output tail follows its first line.
+        for line in f.message.lines().skip(1) {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    out
+}
+
+/// An offline review: speed's checks alone decide. A blocking finding
+/// requests changes; otherwise the checks passed, which is not an approval
+/// (no one compared the work with the spec), so the task file is left as
+/// it is.
+fn offline(
+    shared: &Shared,
+    prepared: &Prepared,
+    mut report: Report,
+    evidence: Evidence,
+    started: Instant,
+) -> Report {
+    let blocking: Vec<&crate::checks::Finding> =
+        prepared.checks.iter().filter(|f| f.blocking()).collect();
+    report.model = ModelInfo {
+        provider: "none".to_string(),
+        name: String::new(),
+    };
+    report.guardian = GuardianOutcome::skipped("offline review: no model was asked");
+    report.notices.push(
+        "Offline review: speed's own checks decided; no model compared the work with the spec."
+            .to_string(),
+    );
+    // A defect fix outside its scope, or passing by a changed test, is
+    // known without a model.
+    let defect = prepared
+        .defect
+        .as_ref()
+        .map(super::defect::offline_feedback)
+        .unwrap_or_default();
+    if blocking.is_empty() && defect.is_empty() {
+        report.verdict = Some(verdict::Kind::ChecksPassed);
+        report.outcome = Outcome::Approved;
+    } else {
+        report.verdict = Some(verdict::Kind::RequestChanges);
+        report.outcome = Outcome::ChangesRequested;
+        let checks = if blocking.is_empty() {
+            String::new()
+        } else {
+            check_feedback(&blocking)
+        };
+        report.feedback = Some(format!("{defect}{checks}").trim_start().to_string());
+    }
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    finish(shared, &prepared.subject, report, &evidence)
 }
 
 /// A branch with no changes: nothing was implemented, so the review requests
@@ -218,6 +343,20 @@ fn nothing_implemented(
     report.tokens.budget = shared.settings.budget;
     report.verdict = Some(verdict::Kind::RequestChanges);
     report.guardian = GuardianOutcome::not_run("nothing was implemented");
+    if let Some(severity) = shared
+        .settings
+        .checks
+        .severity(crate::checks::Check::EmptyDiff)
+    {
+        report.checks.push(crate::checks::Finding {
+            check: crate::checks::Check::EmptyDiff.name().to_string(),
+            severity,
+            file: None,
+            line: None,
+            message: "Nothing was implemented: the branch does not differ from its base."
+                .to_string(),
+        });
+    }
     report.feedback = Some(format!(
         "Nothing was implemented: branch {} has no changes against its base {} ({}). Implement the task on this branch and commit the work.",
         empty.branch,
@@ -231,27 +370,7 @@ fn nothing_implemented(
     report.base_resolved_by = empty.base_how.clone();
     let evidence = Evidence::default();
     report.duration_ms = started.elapsed().as_millis() as u64;
-    let defect = subject.defect();
-    if let Some(review) = defect {
-        if let Err(err) = super::defect::mark_state(shared, review, &mut report) {
-            report.error = Some(err.to_string());
-            report.outcome = Outcome::Error;
-        }
-    }
-    let recorded =
-        record::record(shared, subject.task(), &mut report, &evidence).and_then(
-            |()| match defect {
-                Some(review) if report.error.is_none() => {
-                    super::defect::log_review(shared, review, &report)
-                }
-                _ => Ok(()),
-            },
-        );
-    if let Err(err) = recorded {
-        report.error = Some(err.to_string());
-        report.outcome = Outcome::Error;
-    }
-    report
+    finish(shared, &subject, report, &evidence)
 }
 
 /// A review whose model step failed: the report and log keep the evidence
@@ -328,6 +447,8 @@ pub fn empty_report(subject: &Subject) -> Report {
         overrules: Vec::new(),
         review: None,
         quotes: Vec::new(),
+        checks: Vec::new(),
+        redactions: Vec::new(),
         guardian: GuardianOutcome::not_run("the review did not complete"),
         impact: serde_json::Value::Array(Vec::new()),
         coverage: Coverage::default(),
@@ -375,6 +496,8 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models) -> Report {
     if let Some(block) = &mut report.defect {
         block.speed = prepared.defect.clone();
     }
+    report.checks = prepared.checks.clone();
+    report.redactions = prepared.redactions.clone();
     // Where the configuration came from, when that needs saying, first.
     report.notices = shared.settings.report_notices.clone();
     report.notices.extend(prepared.notices.iter().cloned());

@@ -138,7 +138,9 @@ fn defaults_without_config() {
     assert_eq!(r.max_revisions, 2);
     assert_eq!(r.max_parts, 4);
     assert_eq!(r.actor, None, "the git user");
-    assert_eq!(r.llm.provider, DEFAULT_PROVIDER);
+    // No provider, base URL, model or command: an offline review.
+    assert_eq!(r.llm.provider, Provider::Offline);
+    assert!(r.llm.offline_note.is_some());
     assert_eq!(r.llm.max_answer_bytes, DEFAULT_MAX_ANSWER_BYTES);
     assert!(r.guardian.enabled);
     assert_eq!(r.guardian.vision_file, DEFAULT_VISION_FILE);
@@ -174,7 +176,7 @@ fn a_branch_checkout_uses_mains_config_and_says_so() {
     let repo = Fake::new("task");
     repo.tree(CONFIG_PATH, BRANCH_CONFIG);
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.llm.provider, DEFAULT_PROVIDER);
+    assert_eq!(r.llm.provider, Provider::Offline);
     assert!(
         r.report_notices[0].contains("is not on main"),
         "{:?}",

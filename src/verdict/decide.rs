@@ -50,6 +50,9 @@ pub enum Rule {
     /// The guardian gate rejected the approval (recorded by the review
     /// pipeline, which runs the guardian after this decision).
     GuardianRejected,
+    /// One of speed's own checks found a critical or major problem
+    /// (recorded by the review pipeline, which runs the checks).
+    CheckFailed,
     /// A defect fix changes a path its triage's affected_files does not
     /// list (found by speed; see `verdict::defect`).
     OutsideAffectedFiles,
@@ -68,6 +71,7 @@ impl Rule {
             Rule::UncheckedCriterion => "unchecked_criterion",
             Rule::SpecEdited => "spec_edited",
             Rule::GuardianRejected => "guardian_rejected",
+            Rule::CheckFailed => "check_failed",
             Rule::OutsideAffectedFiles => "outside_affected_files",
             Rule::ScopeNotOk => "scope_not_ok",
             Rule::ReproducingTestChanged => "reproducing_test_changed",

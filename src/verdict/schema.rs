@@ -13,6 +13,10 @@ use serde_json::{Value, json};
 pub enum Kind {
     Approve,
     RequestChanges,
+    /// An offline review found nothing blocking: speed's own checks passed,
+    /// no model judged the spec (never an approval; never the model's word).
+    #[serde(skip_deserializing)]
+    ChecksPassed,
 }
 
 impl Kind {
@@ -22,6 +26,7 @@ impl Kind {
         match self {
             Kind::Approve => "approve",
             Kind::RequestChanges => "request_changes",
+            Kind::ChecksPassed => "checks_passed",
         }
     }
 }

@@ -5,6 +5,7 @@
 mod support;
 
 mod batch;
+mod checks;
 mod config;
 mod defects;
 mod dry_run;

@@ -1,15 +1,63 @@
-//! The size of a fix, counted by speed: changed lines (added plus removed)
-//! and changed files, against `defect.max_lines` and `defect.max_files`. A
-//! fix larger than either is large, and a large fix that a review approves
-//! goes to the guardian, which is asked whether the fix stays a fix.
+//! What the `scope` and `large_diff` checks measure, shared with the
+//! defect-fix review (`crate::defects`), which measures the same things
+//! against a defect's triage and its own limits:
 //!
-//! Files no person wrote (lockfiles, speed's own `.speed/`) are not counted,
-//! but the raw figures are kept beside the counted ones so a reader sees
-//! both.
+//! - the changed paths a scope does not cover, both sides of a rename;
+//! - the size of a diff: changed lines (added plus removed) and changed
+//!   files. Files no person wrote (lockfiles, speed's own `.speed/`) are
+//!   not counted, but the raw figures are kept beside the counted ones so a
+//!   reader sees both.
 
 use serde::Serialize;
 
-use crate::git::Diff;
+use crate::git::{Diff, FileDiff, FileStatus};
+use crate::paths;
+
+/// A changed path a scope does not cover.
+#[derive(Debug, Clone)]
+pub struct Outside<'d> {
+    pub path: &'d str,
+    pub file: &'d FileDiff,
+    /// `changed`, `added`, `deleted`, `renamed away` (the old side of a
+    /// rename) or `renamed into place` (its new side).
+    pub change: &'static str,
+}
+
+/// Every changed path that `covered` does not cover, in diff order, each
+/// once. Both sides of a rename are changed paths: moving a file out of a
+/// scope changes it, and so does moving one onto a path the scope names.
+/// The source of a copy is not changed.
+pub fn outside<'d>(diff: &'d Diff, covered: &dyn Fn(&str) -> bool) -> Vec<Outside<'d>> {
+    let mut out: Vec<Outside> = Vec::new();
+    for file in &diff.files {
+        let old = match file.status {
+            FileStatus::Renamed => file.old_path.as_deref(),
+            _ => None,
+        };
+        for (path, is_old) in [(file.path.as_str(), false)]
+            .into_iter()
+            .chain(old.map(|p| (p, true)))
+        {
+            if covered(path) || out.iter().any(|o| o.path == path) {
+                continue;
+            }
+            let change = match (file.status, is_old) {
+                (FileStatus::Renamed, true) => "renamed away",
+                (FileStatus::Renamed, false) => "renamed into place",
+                (FileStatus::Added | FileStatus::Copied, _) => "added",
+                (FileStatus::Deleted, _) => "deleted",
+                _ => "changed",
+            };
+            out.push(Outside { path, file, change });
+        }
+    }
+    out
+}
+
+/// Paths no person wrote: not counted in a diff's size.
+pub fn uncounted(path: &str) -> bool {
+    paths::is_lockfile(path) || paths::is_speed(path)
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Size {
@@ -54,13 +102,8 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// Measures `diff`; `uncounted` says which paths no person wrote.
-pub fn measure(
-    diff: &Diff,
-    max_lines: usize,
-    max_files: usize,
-    uncounted: &dyn Fn(&str) -> bool,
-) -> Size {
+/// Measures `diff` against the limits.
+pub fn size(diff: &Diff, max_lines: usize, max_files: usize) -> Size {
     let mut size = Size {
         lines: 0,
         files: 0,
@@ -91,7 +134,6 @@ pub fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::{FileDiff, FileStatus};
 
     fn file(path: &str, additions: usize, deletions: usize) -> FileDiff {
         FileDiff {
@@ -110,10 +152,6 @@ mod tests {
         }
     }
 
-    fn lockfile(path: &str) -> bool {
-        path.ends_with(".lock") || path.starts_with(".speed/")
-    }
-
     fn diff(files: Vec<FileDiff>) -> Diff {
         Diff {
             base_commit: "a".into(),
@@ -123,6 +161,37 @@ mod tests {
         }
     }
 
+    fn moved(path: &str, old: &str, status: FileStatus) -> FileDiff {
+        FileDiff {
+            old_path: Some(old.into()),
+            status,
+            ..file(path, 1, 1)
+        }
+    }
+
+    #[test]
+    fn outside_names_both_sides_of_a_rename_once() {
+        let d = diff(vec![
+            file("src/a.rs", 1, 0),
+            moved("src/in.rs", "src/out.rs", FileStatus::Renamed),
+            moved("src/copy.rs", "src/a.rs", FileStatus::Copied),
+            file("src/a.rs", 1, 0),
+        ]);
+        let covered = |p: &str| p == "src/in.rs";
+        let got: Vec<(&str, &str)> = outside(&d, &covered)
+            .iter()
+            .map(|o| (o.path, o.change))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("src/a.rs", "changed"),
+                ("src/out.rs", "renamed away"),
+                ("src/copy.rs", "added")
+            ]
+        );
+    }
+
     #[test]
     fn limits_are_exceeded_not_reached() {
         let at_limit = diff(vec![
@@ -130,19 +199,19 @@ mod tests {
             file("b.rs", 0, 0),
             file("c.rs", 0, 0),
         ]);
-        let s = measure(&at_limit, 100, 3, &lockfile);
+        let s = size(&at_limit, 100, 3);
         assert_eq!((s.lines, s.files, s.large), (100, 3, false));
         let over = diff(vec![file("a.rs", 61, 40)]);
-        assert!(measure(&over, 100, 3, &lockfile).large);
+        assert!(size(&over, 100, 3).large);
         let many = diff((0..4).map(|i| file(&format!("f{i}.rs"), 1, 0)).collect());
-        assert!(measure(&many, 100, 3, &lockfile).large);
+        assert!(size(&many, 100, 3).large);
     }
 
     /// The orchestrator's count read only the last digit of a number: 140
     /// changed lines counted as 4 + 0 and never reached the guardian.
     #[test]
     fn every_digit_counts() {
-        let s = measure(&diff(vec![file("a.rs", 134, 6)]), 100, 3, &lockfile);
+        let s = size(&diff(vec![file("a.rs", 134, 6)]), 100, 3);
         assert_eq!(s.lines, 140);
         assert!(s.large);
         assert_eq!(
@@ -153,7 +222,7 @@ mod tests {
 
     #[test]
     fn lockfiles_are_reported_but_not_counted() {
-        let s = measure(
+        let s = size(
             &diff(vec![
                 file("src/a.rs", 10, 2),
                 file("Cargo.lock", 900, 300),
@@ -161,7 +230,6 @@ mod tests {
             ]),
             100,
             3,
-            &lockfile,
         );
         assert_eq!(
             (s.lines, s.files, s.raw_lines, s.raw_files),

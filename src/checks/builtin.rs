@@ -1,0 +1,563 @@
+//! The built-in checks, run on the diff model, the task's scope and
+//! criteria, the impact analysis and the two sides of each changed Rust or
+//! Python file (outlined with tree-sitter). Pure: blobs come through a
+//! reader, findings go back as data.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::git::{Diff, FileDiff, LineKind};
+use crate::impact::{self, Change, Confidence, Impact};
+use crate::paths;
+use crate::secrets::DiffSecret;
+use crate::tasks::{Criterion, Scope};
+
+use super::measure;
+use super::outline::{self, Lang, Marker, Outline};
+use super::{Check, Config, Finding};
+
+/// Files above this size are generated or vendored: not outlined.
+const MAX_OUTLINE_BYTES: usize = 1 << 20;
+
+/// How many places a message lists before "and N more".
+const LISTED: usize = 3;
+
+/// What the checks read.
+pub struct Input<'a> {
+    pub diff: &'a Diff,
+    /// The task's declared files; None when there is no task.
+    pub scope: Option<&'a Scope>,
+    pub criteria: &'a [Criterion],
+    /// None when the impact analysis failed (its notice says why).
+    pub impact: Option<&'a Impact>,
+    /// The secrets redacted from the diff (`secrets::redact_diff`).
+    pub secrets: &'a [DiffSecret],
+    pub blobs: &'a dyn impact::Blobs,
+}
+
+/// The findings, and what the checks could not look at.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outcome {
+    pub findings: Vec<Finding>,
+    pub notices: Vec<String>,
+}
+
+/// Run every built-in check that is not off.
+pub fn run(input: &Input, config: &Config) -> Outcome {
+    let mut run = Run {
+        input,
+        config,
+        outcome: Outcome::default(),
+        sides: Sides::load(input),
+    };
+    let sides_notices = std::mem::take(&mut run.sides.notices);
+    run.outcome.notices.extend(sides_notices);
+    run.empty_diff();
+    run.scope();
+    run.breaking_change();
+    run.secret();
+    run.placeholder();
+    run.debug_leftover();
+    run.test_weakened();
+    run.untested_criterion();
+    run.large_diff();
+    super::sort(&mut run.outcome.findings);
+    run.outcome
+}
+
+/// Both sides of each changed Rust or Python file, outlined once.
+struct Sides {
+    /// By index into `diff.files`.
+    head: HashMap<usize, Outline>,
+    base: HashMap<usize, Outline>,
+    notices: Vec<String>,
+}
+
+impl Sides {
+    fn load(input: &Input) -> Sides {
+        let mut sides = Sides {
+            head: HashMap::new(),
+            base: HashMap::new(),
+            notices: Vec::new(),
+        };
+        for (i, file) in input.diff.files.iter().enumerate() {
+            if file.binary {
+                continue;
+            }
+            if let (Some(blob), Some(lang)) = (&file.new_blob, Lang::of_path(&file.path)) {
+                if let Some(o) = sides.outline(input, blob, &file.path, lang) {
+                    sides.head.insert(i, o);
+                }
+            }
+            let old_path = file.old_path.as_deref().unwrap_or(&file.path);
+            if let (Some(blob), Some(lang)) = (&file.old_blob, Lang::of_path(old_path)) {
+                if let Some(o) = sides.outline(input, blob, old_path, lang) {
+                    sides.base.insert(i, o);
+                }
+            }
+        }
+        sides
+    }
+
+    fn outline(&mut self, input: &Input, blob: &str, path: &str, lang: Lang) -> Option<Outline> {
+        let bytes = match input.blobs.read(blob) {
+            Ok(b) => b,
+            Err(e) => {
+                self.notices.push(format!(
+                    "Checks: {path} could not be read ({e}), so it was not checked"
+                ));
+                return None;
+            }
+        };
+        if bytes.len() > MAX_OUTLINE_BYTES {
+            self.notices.push(format!(
+                "Checks: {path} is over {} MiB, so its code was not checked",
+                MAX_OUTLINE_BYTES >> 20
+            ));
+            return None;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let outline = outline::outline(lang, &text, paths::is_test(path), path.ends_with(".pyi"));
+        if outline.is_none() {
+            self.notices.push(format!(
+                "Checks: {path} could not be parsed, so its code was not checked"
+            ));
+        }
+        outline
+    }
+}
+
+struct Run<'a> {
+    input: &'a Input<'a>,
+    config: &'a Config,
+    outcome: Outcome,
+    sides: Sides,
+}
+
+impl Run<'_> {
+    fn push(&mut self, check: Check, file: Option<&str>, line: Option<u32>, message: String) {
+        if let Some(severity) = self.config.severity(check) {
+            self.outcome.findings.push(Finding {
+                check: check.name().to_string(),
+                severity,
+                file: file.map(str::to_string),
+                line,
+                message,
+            });
+        }
+    }
+
+    fn on(&self, check: Check) -> bool {
+        self.config.severity(check).is_some()
+    }
+
+    fn empty_diff(&mut self) {
+        if !self.on(Check::EmptyDiff) {
+            return;
+        }
+        let files = &self.input.diff.files;
+        if files.is_empty() {
+            self.push(
+                Check::EmptyDiff,
+                None,
+                None,
+                "Nothing was implemented: the branch does not differ from its base.".to_string(),
+            );
+        } else if files.iter().all(|f| paths::is_speed(&f.path)) {
+            self.push(
+                Check::EmptyDiff,
+                None,
+                None,
+                "Nothing was implemented: the diff only changes speed's own files under .speed/."
+                    .to_string(),
+            );
+        }
+    }
+
+    fn scope(&mut self) {
+        let Some(scope) = self.input.scope.filter(|s| !s.is_empty()) else {
+            return;
+        };
+        if !self.on(Check::Scope) {
+            return;
+        }
+        let covered = |path: &str| {
+            scope.declares(path)
+                || paths::is_test(path)
+                || paths::is_lockfile(path)
+                || paths::is_speed(path)
+        };
+        for out in measure::outside(self.input.diff, &covered) {
+            let (path, verb) = (out.path, out.change);
+            let line = first_added(out.file);
+            self.push(
+                Check::Scope,
+                Some(path),
+                line,
+                format!(
+                    "{path} is {verb}, but the task does not declare it (files_touched, files_to_create, files_to_modify, files_to_delete)."
+                ),
+            );
+        }
+    }
+
+    fn breaking_change(&mut self) {
+        let Some(impact) = self.input.impact else {
+            return;
+        };
+        if !self.on(Check::BreakingChange) {
+            return;
+        }
+        let added = added_lines(self.input.diff);
+        let mut findings = Vec::new();
+        // A type's "signature" (a variant or field added, a derive changed)
+        // breaks few of its uses, and which ones the index cannot tell; a
+        // function's parameters break every call. So a changed type is left
+        // to the model, a removed one is not.
+        let callable = |k: impact::Kind| matches!(k, impact::Kind::Function | impact::Kind::Method);
+        for symbol in impact
+            .symbols
+            .iter()
+            .filter(|s| s.breaking && (s.change == Change::Removed || callable(s.kind)))
+        {
+            // A caller on a line this diff wrote was updated for the new
+            // signature; a removed symbol has no signature to update to.
+            let left: Vec<&impact::Site> = symbol
+                .sites
+                .iter()
+                .filter(|s| {
+                    !s.inside && matches!(s.confidence, Confidence::Exact | Confidence::Unique)
+                })
+                .filter(|s| {
+                    symbol.change == Change::Removed
+                        || !added
+                            .get(s.file.as_str())
+                            .is_some_and(|l| l.contains(&s.line))
+                })
+                .collect();
+            let Some(first) = left.first() else { continue };
+            let what = match symbol.change {
+                Change::Removed => "is removed",
+                _ => "has a changed signature",
+            };
+            let at = match &symbol.renamed_to {
+                Some(to) => format!("{} → {to}", symbol.file),
+                None => format!("{}:{}", symbol.file, symbol.line),
+            };
+            let places = listed(left.iter().map(|s| format!("{}:{}", s.file, s.line)));
+            findings.push((
+                first.file.clone(),
+                first.line,
+                format!(
+                    "{} ({at}) {what}, but {} reference{} the diff does not update still use{} it: {places}.",
+                    symbol.symbol,
+                    left.len(),
+                    if left.len() == 1 { "" } else { "s" },
+                    if left.len() == 1 { "s" } else { "" },
+                ),
+            ));
+        }
+        for (file, line, message) in findings {
+            self.push(Check::BreakingChange, Some(&file), Some(line), message);
+        }
+    }
+
+    fn secret(&mut self) {
+        let found: Vec<DiffSecret> = self
+            .input
+            .secrets
+            .iter()
+            .filter(|s| s.added)
+            .cloned()
+            .collect();
+        for s in found {
+            self.push(
+                Check::Secret,
+                Some(&s.file),
+                Some(s.line),
+                format!(
+                    "A secret ({}) is added here. speed replaced it with {} in everything it sends or writes; remove it from the branch's history and rotate it.",
+                    s.rule,
+                    crate::secrets::placeholder(s.rule)
+                ),
+            );
+        }
+    }
+
+    /// Markers of the given kinds on lines this diff adds, with their file.
+    fn added_markers(&self, kinds: &[Marker], in_tests: bool) -> Vec<(String, outline::Found)> {
+        let mut out = Vec::new();
+        for (i, file) in self.input.diff.files.iter().enumerate() {
+            let Some(head) = self.sides.head.get(&i) else {
+                continue;
+            };
+            if !in_tests && paths::is_test(&file.path) {
+                continue;
+            }
+            let added: HashSet<u32> = file_added_lines(file).collect();
+            for m in &head.markers {
+                if kinds.contains(&m.marker)
+                    && added.contains(&m.line)
+                    && (in_tests || !head.in_test_region(m.line))
+                {
+                    out.push((file.path.clone(), m.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    fn placeholder(&mut self) {
+        if !self.on(Check::Placeholder) {
+            return;
+        }
+        let kinds = [
+            Marker::Todo,
+            Marker::Unimplemented,
+            Marker::NotImplemented,
+            Marker::PassBody,
+            Marker::EllipsisBody,
+        ];
+        for (file, m) in self.added_markers(&kinds, false) {
+            let within = m
+                .function
+                .as_deref()
+                .map(|f| format!(" in {f}"))
+                .unwrap_or_default();
+            self.push(
+                Check::Placeholder,
+                Some(&file),
+                Some(m.line),
+                format!(
+                    "{}{within}: a placeholder where an implementation belongs.",
+                    m.marker.label()
+                ),
+            );
+        }
+    }
+
+    fn debug_leftover(&mut self) {
+        if !self.on(Check::DebugLeftover) {
+            return;
+        }
+        // `dbg!` in a test prints only when the test fails: often kept on
+        // purpose. A debugger stop anywhere hangs whoever runs the code.
+        let mut found = self.added_markers(&[Marker::Dbg], false);
+        found.extend(self.added_markers(&[Marker::Breakpoint, Marker::SetTrace], true));
+        found.sort_by(|a, b| (&a.0, a.1.line).cmp(&(&b.0, b.1.line)));
+        for (file, m) in found {
+            self.push(
+                Check::DebugLeftover,
+                Some(&file),
+                Some(m.line),
+                format!(
+                    "{} left in: a debugging aid, not part of the change.",
+                    m.marker.label()
+                ),
+            );
+        }
+    }
+
+    fn test_weakened(&mut self) {
+        if !self.on(Check::TestWeakened) {
+            return;
+        }
+        let files = &self.input.diff.files;
+        // Every test on the head side of the changed files, by name and body.
+        let mut head_names: HashSet<&str> = HashSet::new();
+        let mut head_bodies: HashSet<u64> = HashSet::new();
+        for o in self.sides.head.values() {
+            for t in &o.tests {
+                head_names.insert(t.name.as_str());
+                head_bodies.insert(t.body);
+            }
+        }
+        let mut base_tests: HashMap<&str, (usize, &outline::TestFn)> = HashMap::new();
+        let mut findings = Vec::new();
+        // Tests rewritten along with the code they test (as many or more
+        // after the change) are replaced, not deleted; fewer tests than
+        // before is a deletion, and the ones gone are named.
+        let before: usize = self.sides.base.values().map(|o| o.tests.len()).sum();
+        let after: usize = self.sides.head.values().map(|o| o.tests.len()).sum();
+        let fewer = after < before;
+        let mut base_order: Vec<usize> = self.sides.base.keys().copied().collect();
+        base_order.sort_unstable();
+        for i in base_order {
+            let o = &self.sides.base[&i];
+            let file = &files[i];
+            let old_path = file.old_path.as_deref().unwrap_or(&file.path);
+            for t in &o.tests {
+                base_tests.entry(t.name.as_str()).or_insert((i, t));
+                // Gone by name and by body: deleted, not renamed or moved.
+                if fewer && !head_names.contains(t.name.as_str()) && !head_bodies.contains(&t.body)
+                {
+                    let path = if file.new_blob.is_some() {
+                        &file.path
+                    } else {
+                        old_path
+                    };
+                    findings.push((
+                        path.to_string(),
+                        None,
+                        format!(
+                            "Test {} ({old_path}:{} before this change) is deleted; the changed files hold {after} tests, {before} before.",
+                            t.name, t.line
+                        ),
+                    ));
+                }
+            }
+        }
+        // Newly skipped: skipped on the head side, run on the base side.
+        let mut skips: BTreeMap<(String, u32), Vec<&str>> = BTreeMap::new();
+        let mut head_order: Vec<usize> = self.sides.head.keys().copied().collect();
+        head_order.sort_unstable();
+        for i in head_order {
+            let file = &files[i];
+            let added: HashSet<u32> = file_added_lines(file).collect();
+            for t in &self.sides.head[&i].tests {
+                let Some(at) = t.skipped_at else { continue };
+                let was_run = base_tests
+                    .get(t.name.as_str())
+                    .is_some_and(|(_, b)| b.skipped_at.is_none());
+                if was_run && added.contains(&at) {
+                    skips
+                        .entry((file.path.clone(), at))
+                        .or_default()
+                        .push(t.name.as_str());
+                }
+            }
+        }
+        for ((path, line), names) in skips {
+            let what = if names.len() == 1 {
+                format!("Test {} is newly skipped", names[0])
+            } else {
+                format!(
+                    "{} tests are newly skipped ({})",
+                    names.len(),
+                    listed(names.iter().map(|n| n.to_string()))
+                )
+            };
+            findings.push((
+                path,
+                Some(line),
+                format!("{what}: it ran before this change."),
+            ));
+        }
+        for (file, line, message) in findings {
+            self.push(Check::TestWeakened, Some(&file), line, message);
+        }
+    }
+
+    /// Whether the diff changes a test: a test file, or test code (a test
+    /// function, a `#[cfg(test)]` module) inside another file.
+    fn changes_a_test(&self) -> bool {
+        self.input.diff.files.iter().enumerate().any(|(i, file)| {
+            let sides = [Some(file.path.as_str()), file.old_path.as_deref()];
+            if sides.into_iter().flatten().any(paths::is_test) {
+                return true;
+            }
+            let head = self.sides.head.get(&i);
+            let base = self.sides.base.get(&i);
+            file.hunks
+                .iter()
+                .flat_map(|h| &h.lines)
+                .any(|l| match l.kind {
+                    LineKind::Added => head
+                        .zip(l.new_lineno)
+                        .is_some_and(|(o, n)| o.in_test_region(n)),
+                    LineKind::Removed => base
+                        .zip(l.old_lineno)
+                        .is_some_and(|(o, n)| o.in_test_region(n)),
+                    LineKind::Context => false,
+                })
+        })
+    }
+
+    fn untested_criterion(&mut self) {
+        if !self.on(Check::UntestedCriterion) {
+            return;
+        }
+        let by_test: Vec<&Criterion> = self
+            .input
+            .criteria
+            .iter()
+            .filter(|c| c.verify_by.as_deref().is_some_and(verified_by_test))
+            .collect();
+        if by_test.is_empty() || self.changes_a_test() {
+            return;
+        }
+        let messages: Vec<String> = by_test
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} is to be verified by {}, but the diff changes no test.",
+                    c.id,
+                    c.verify_by.as_deref().unwrap_or("test")
+                )
+            })
+            .collect();
+        for message in messages {
+            self.push(Check::UntestedCriterion, None, None, message);
+        }
+    }
+
+    fn large_diff(&mut self) {
+        if !self.on(Check::LargeDiff) {
+            return;
+        }
+        let (max_lines, max_files) = (self.config.large_diff_lines, self.config.large_diff_files);
+        let size = measure::size(self.input.diff, max_lines, max_files);
+        if size.large {
+            let (lines, files) = (size.lines, size.files);
+            self.push(
+                Check::LargeDiff,
+                None,
+                None,
+                format!(
+                    "The diff changes {lines} lines in {files} files (limits: {max_lines} lines, {max_files} files; lockfiles and .speed/ not counted): hard to review as one change."
+                ),
+            );
+        }
+    }
+}
+
+/// `verify_by` values that mean an automated test: "test", "unit test",
+/// "pytest", "integration_test", … but not "manual test".
+fn verified_by_test(verify_by: &str) -> bool {
+    let v = verify_by.to_ascii_lowercase();
+    (v.contains("test") || v.contains("spec")) && !v.contains("manual")
+}
+
+fn file_added_lines(file: &FileDiff) -> impl Iterator<Item = u32> + '_ {
+    file.hunks
+        .iter()
+        .flat_map(|h| &h.lines)
+        .filter(|l| l.kind == LineKind::Added)
+        .filter_map(|l| l.new_lineno)
+}
+
+fn first_added(file: &FileDiff) -> Option<u32> {
+    file_added_lines(file).next()
+}
+
+/// Added line numbers by head path.
+fn added_lines(diff: &Diff) -> HashMap<&str, HashSet<u32>> {
+    diff.files
+        .iter()
+        .map(|f| (f.path.as_str(), file_added_lines(f).collect()))
+        .collect()
+}
+
+/// The first few items, then "and N more".
+fn listed(items: impl Iterator<Item = String>) -> String {
+    let items: Vec<String> = items.collect();
+    let mut out = items
+        .iter()
+        .take(LISTED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
+    if items.len() > LISTED {
+        out.push_str(&format!(" and {} more", items.len() - LISTED));
+    }
+    out
+}

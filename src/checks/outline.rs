@@ -1,0 +1,953 @@
+//! The outline of one Rust or Python file that the code checks read: its
+//! test functions (and whether each is skipped), the regions that are test
+//! code, and the markers a change can leave behind (`todo!()`, `dbg!`,
+//! `breakpoint()`, a body that is only `pass`). Parsed with tree-sitter,
+//! so a marker in a comment or a string is not a marker.
+
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+
+use tree_sitter::{Node, Parser};
+
+/// A test function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestFn {
+    /// `name`, `Class.name` or `module::name` within its file.
+    pub name: String,
+    pub line: u32,
+    /// Where the test is skipped or ignored (`#[ignore]`, `@pytest.mark.skip`,
+    /// a skipped class), if it is.
+    pub skipped_at: Option<u32>,
+    /// A hash of its body's text without blanks: the same body under
+    /// another name is a rename, not a deletion.
+    pub body: u64,
+}
+
+/// What a marker is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    Todo,
+    Unimplemented,
+    /// `raise NotImplementedError` as a function's whole body.
+    NotImplemented,
+    /// A function whose body is only `pass`.
+    PassBody,
+    /// A function whose body is only `...`.
+    EllipsisBody,
+    Dbg,
+    Breakpoint,
+    /// `pdb.set_trace()` and its cousins.
+    SetTrace,
+}
+
+impl Marker {
+    pub fn label(self) -> &'static str {
+        match self {
+            Marker::Todo => "todo!()",
+            Marker::Unimplemented => "unimplemented!()",
+            Marker::NotImplemented => "raise NotImplementedError",
+            Marker::PassBody => "a body that is only `pass`",
+            Marker::EllipsisBody => "a body that is only `...`",
+            Marker::Dbg => "dbg!",
+            Marker::Breakpoint => "breakpoint()",
+            Marker::SetTrace => "set_trace()",
+        }
+    }
+}
+
+/// A marker and the line it is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub marker: Marker,
+    pub line: u32,
+    /// The function it is in, for the message.
+    pub function: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outline {
+    pub tests: Vec<TestFn>,
+    /// Inclusive 1-based line ranges of test code inside the file
+    /// (`#[cfg(test)]` modules, test functions).
+    pub test_regions: Vec<(u32, u32)>,
+    pub markers: Vec<Found>,
+}
+
+impl Outline {
+    pub fn in_test_region(&self, line: u32) -> bool {
+        self.test_regions
+            .iter()
+            .any(|&(a, b)| a <= line && line <= b)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    Rust,
+    Python,
+}
+
+impl Lang {
+    pub fn of_path(path: &str) -> Option<Lang> {
+        match path.rsplit_once('.').map(|(_, e)| e) {
+            Some("rs") => Some(Lang::Rust),
+            Some("py" | "pyi") => Some(Lang::Python),
+            _ => None,
+        }
+    }
+}
+
+/// The outline of `text`, or None when the grammar cannot parse at all.
+/// `test_file` says the whole file is test code (its functions named
+/// `test*` are tests).
+pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Option<Outline> {
+    let mut parser = Parser::new();
+    let language: tree_sitter::Language = match lang {
+        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+        Lang::Python => tree_sitter_python::LANGUAGE.into(),
+    };
+    parser.set_language(&language).ok()?;
+    let tree = parser.parse(text, None)?;
+    let mut out = Outline::default();
+    let src = text.as_bytes();
+    match lang {
+        Lang::Rust => rust::walk(tree.root_node(), src, &mut out),
+        Lang::Python => {
+            let mut walker = python::Walker {
+                src,
+                out: &mut out,
+                test_file,
+                stub_file,
+                pending: Vec::new(),
+                bases: Default::default(),
+            };
+            walker.block(tree.root_node(), &python::Scope::default());
+            walker.finish();
+        }
+    }
+    Some(out)
+}
+
+fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
+    std::str::from_utf8(&src[node.byte_range()]).unwrap_or("")
+}
+
+fn line(node: Node) -> u32 {
+    node.start_position().row as u32 + 1
+}
+
+fn end_line(node: Node) -> u32 {
+    node.end_position().row as u32 + 1
+}
+
+/// A hash of a node's text with all whitespace removed.
+fn body_hash(node: Node, src: &[u8]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for b in src[node.byte_range()]
+        .iter()
+        .filter(|b| !b.is_ascii_whitespace())
+    {
+        b.hash(&mut h);
+    }
+    h.finish()
+}
+
+mod rust {
+    use super::*;
+
+    /// Walk items, keeping the module path and whether we are in test code.
+    pub fn walk(root: Node, src: &[u8], out: &mut Outline) {
+        items(root, src, out, "", false);
+    }
+
+    /// The attributes written before `item` (its preceding siblings).
+    fn attributes<'a>(item: Node<'a>, src: &'a [u8]) -> Vec<(String, u32)> {
+        let mut attrs = Vec::new();
+        let mut prev = item.prev_sibling();
+        while let Some(p) = prev {
+            match p.kind() {
+                "attribute_item" => {
+                    if let Some(a) = p.named_child(0) {
+                        attrs.push((text(a, src).to_string(), line(p)));
+                    }
+                }
+                "line_comment" | "block_comment" => {}
+                _ => break,
+            }
+            prev = p.prev_sibling();
+        }
+        attrs
+    }
+
+    /// `#[test]`, `#[tokio::test]`, `#[rstest]`, `#[test_case(…)]`, …
+    fn is_test_attr(attr: &str) -> bool {
+        let path = attr.split(['(', '=', ' ']).next().unwrap_or("").trim();
+        path == "test"
+            || path.ends_with("::test")
+            || matches!(path, "rstest" | "test_case" | "quickcheck" | "proptest")
+    }
+
+    /// `cfg(test)`, `cfg(all(test, unix))`, but not `cfg(not(test))`.
+    fn is_cfg_test(attr: &str) -> bool {
+        let Some(args) = attr.strip_prefix("cfg") else {
+            return false;
+        };
+        !args.contains("not(")
+            && args
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == "test")
+    }
+
+    fn items(node: Node, src: &[u8], out: &mut Outline, path: &str, in_test: bool) {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            // Templates and documentation-only items are not code that runs:
+            // `macro_rules!` bodies, `#[cfg(doc)]` stand-ins.
+            if child.kind() == "macro_definition"
+                || attributes(child, src).iter().any(|(a, _)| a == "cfg(doc)")
+            {
+                continue;
+            }
+            match child.kind() {
+                "mod_item" => {
+                    let attrs = attributes(child, src);
+                    let test = in_test || attrs.iter().any(|(a, _)| is_cfg_test(a));
+                    let name = child
+                        .child_by_field_name("name")
+                        .map(|n| text(n, src))
+                        .unwrap_or("");
+                    let start = attrs.iter().map(|a| a.1).min().unwrap_or(line(child));
+                    if test && !in_test {
+                        out.test_regions.push((start, end_line(child)));
+                    }
+                    if let Some(body) = child.child_by_field_name("body") {
+                        let path = join(path, name);
+                        items(body, src, out, &path, test);
+                    }
+                }
+                "function_item" => function(child, src, out, path, in_test, None),
+                "impl_item" | "trait_item" => {
+                    let ty = child
+                        .child_by_field_name("type")
+                        .or_else(|| child.child_by_field_name("name"))
+                        .map(|n| text(n, src).to_string());
+                    if let Some(body) = child.child_by_field_name("body") {
+                        let mut c = body.walk();
+                        for item in body.children(&mut c) {
+                            if item.kind() == "function_item" {
+                                function(item, src, out, path, in_test, ty.as_deref());
+                            } else {
+                                markers(item, src, out, None);
+                            }
+                        }
+                    }
+                }
+                _ => markers(child, src, out, None),
+            }
+        }
+    }
+
+    fn join(path: &str, name: &str) -> String {
+        if path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{path}::{name}")
+        }
+    }
+
+    fn function(
+        node: Node,
+        src: &[u8],
+        out: &mut Outline,
+        path: &str,
+        in_test: bool,
+        owner: Option<&str>,
+    ) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| text(n, src))
+            .unwrap_or("");
+        let qualified = match owner {
+            Some(t) => join(path, &format!("{t}::{name}")),
+            None => join(path, name),
+        };
+        let attrs = attributes(node, src);
+        if attrs.iter().any(|(a, _)| is_test_attr(a)) {
+            let skipped_at = attrs
+                .iter()
+                .find(|(a, _)| {
+                    a == "ignore" || a.starts_with("ignore ") || a.starts_with("ignore=")
+                })
+                .map(|a| a.1);
+            out.tests.push(TestFn {
+                name: qualified.clone(),
+                line: line(node),
+                skipped_at,
+                body: node
+                    .child_by_field_name("body")
+                    .map_or(0, |b| body_hash(b, src)),
+            });
+            if !in_test {
+                let start = attrs.iter().map(|a| a.1).min().unwrap_or(line(node));
+                out.test_regions.push((start, end_line(node)));
+            }
+        }
+        if let Some(body) = node.child_by_field_name("body") {
+            let before = out.markers.len();
+            markers(body, src, out, Some(&qualified));
+            // `unimplemented!()` as a whole body is a stub; in a match arm
+            // it is a case left unsupported on purpose. `todo!()` inside a
+            // function named `todo` is that function's API (winnow).
+            let whole = only_macro(body, src) == Some("unimplemented");
+            let mut i = before;
+            while i < out.markers.len() {
+                let m = out.markers[i].marker;
+                if (m == Marker::Unimplemented && !whole) || (m == Marker::Todo && name == "todo") {
+                    out.markers.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// The macro a block consists of, if it is one call and nothing else.
+    fn only_macro<'a>(block: Node, src: &'a [u8]) -> Option<&'a str> {
+        let mut c = block.walk();
+        let kids: Vec<Node> = block
+            .named_children(&mut c)
+            .filter(|n| !n.kind().ends_with("comment"))
+            .collect();
+        let [only] = kids.as_slice() else {
+            return None;
+        };
+        let call = if only.kind() == "expression_statement" {
+            only.named_child(0)?
+        } else {
+            *only
+        };
+        if call.kind() != "macro_invocation" {
+            return None;
+        }
+        let name = text(call.child_by_field_name("macro")?, src);
+        Some(name.rsplit("::").next().unwrap_or(name))
+    }
+
+    /// Macro calls anywhere below `node`, including inside other macros'
+    /// token trees (`vec![todo!()]`), which tree-sitter leaves unparsed.
+    fn markers(node: Node, src: &[u8], out: &mut Outline, function: Option<&str>) {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "macro_invocation" => {
+                    if let Some(m) = n.child_by_field_name("macro") {
+                        let name = text(m, src);
+                        let name = name.rsplit("::").next().unwrap_or(name);
+                        push(out, name, line(n), function);
+                    }
+                }
+                "token_tree" => {
+                    // identifier `!` token_tree
+                    let mut c = n.walk();
+                    let kids: Vec<Node> = n.children(&mut c).collect();
+                    for w in kids.windows(3) {
+                        if w[0].kind() == "identifier"
+                            && w[1].kind() == "!"
+                            && w[2].kind() == "token_tree"
+                        {
+                            push(out, text(w[0], src), line(w[0]), function);
+                        }
+                    }
+                }
+                "macro_definition" => continue,
+                "function_item" if n != node => {
+                    // A nested function: its own name in messages.
+                    let name = n
+                        .child_by_field_name("name")
+                        .map(|x| text(x, src).to_string());
+                    if let Some(body) = n.child_by_field_name("body") {
+                        markers(body, src, out, name.as_deref().or(function));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            let mut c = n.walk();
+            for child in n.children(&mut c) {
+                stack.push(child);
+            }
+        }
+    }
+
+    fn push(out: &mut Outline, name: &str, line: u32, function: Option<&str>) {
+        let marker = match name {
+            "todo" => Marker::Todo,
+            "unimplemented" => Marker::Unimplemented,
+            "dbg" => Marker::Dbg,
+            _ => return,
+        };
+        out.markers.push(Found {
+            marker,
+            line,
+            function: function.map(str::to_string),
+        });
+    }
+}
+
+mod python {
+    use super::*;
+
+    /// Where a statement sits.
+    #[derive(Debug, Clone, Default)]
+    pub struct Scope {
+        /// Enclosing class name, if directly in a class body.
+        pub class: Option<String>,
+        /// The class is a test case: its `test*` methods are tests.
+        pub test_class: bool,
+        /// The class is an interface (a Protocol or ABC): bodies of `...`
+        /// and `pass` there are declarations.
+        pub interface: bool,
+        /// A skip decorator on the class, applying to its tests.
+        pub class_skip: Option<u32>,
+        /// Inside a function (nested definitions are not tests).
+        pub function: Option<String>,
+        /// Under `if TYPE_CHECKING:`, where bodies are declarations.
+        pub type_checking: bool,
+    }
+
+    pub struct Walker<'a, 'o> {
+        pub src: &'a [u8],
+        pub out: &'o mut Outline,
+        pub test_file: bool,
+        /// A `.pyi` stub: every body is a declaration.
+        pub stub_file: bool,
+        /// `raise NotImplementedError` bodies of methods, with their class:
+        /// kept unless the class turns out to be a base class.
+        pub pending: Vec<(Found, String)>,
+        /// Every name a class of this file derives from.
+        pub bases: HashSet<String>,
+    }
+
+    /// A class meant to be derived from, by its name.
+    fn abstract_name(class: &str) -> bool {
+        class.starts_with("Base")
+            || class.starts_with("Abstract")
+            || ["Base", "Mixin", "Interface", "Protocol", "ABC"]
+                .iter()
+                .any(|s| class.ends_with(s))
+    }
+
+    /// A `NotImplementedError` that explains itself (`"subclasses must
+    /// provide get()"`, `"no DB representation for AnonymousUser"`) is a
+    /// decision; a bare one, or one saying "TODO", is a placeholder.
+    fn deliberate(message: &str) -> bool {
+        let m = message.to_ascii_lowercase();
+        let words = m.chars().filter(|c| c.is_alphanumeric()).count();
+        words > 0
+            && !["todo", "fixme", "not yet", "later", "implement me"]
+                .iter()
+                .any(|w| m.contains(w))
+    }
+
+    /// A function whose name says it does nothing on purpose.
+    fn no_op_name(name: &str) -> bool {
+        let n = name.to_ascii_lowercase();
+        [
+            "noop", "no_op", "nop", "nothing", "dummy", "ignore", "null", "stub", "blank", "empty",
+        ]
+        .iter()
+        .any(|w| n.contains(w))
+    }
+
+    /// Decorators that make a test skipped.
+    fn is_skip(decorator: &str) -> bool {
+        let d = decorator.trim_start_matches('@').trim();
+        let path = d.split('(').next().unwrap_or(d).trim();
+        matches!(
+            path,
+            "pytest.mark.skip"
+                | "pytest.mark.skipif"
+                | "pytest.mark.xfail"
+                | "mark.skip"
+                | "mark.skipif"
+                | "mark.xfail"
+                | "unittest.skip"
+                | "unittest.skipIf"
+                | "unittest.skipUnless"
+                | "unittest.expectedFailure"
+                | "skip"
+                | "skipIf"
+                | "skipUnless"
+                | "expectedFailure"
+        )
+    }
+
+    /// Decorators that make a body a declaration, not a placeholder.
+    fn is_declaration(decorator: &str) -> bool {
+        let d = decorator.trim_start_matches('@').trim();
+        let path = d.split('(').next().unwrap_or(d).trim();
+        let last = path.rsplit('.').next().unwrap_or(path);
+        matches!(
+            last,
+            "abstractmethod"
+                | "abstractproperty"
+                | "abstractclassmethod"
+                | "abstractstaticmethod"
+                | "overload"
+        )
+    }
+
+    impl Walker<'_, '_> {
+        /// Keep the pending methods whose class no class here derives from.
+        pub fn finish(self) {
+            for (found, class) in self.pending {
+                if !self.bases.contains(&class) {
+                    self.out.markers.push(found);
+                }
+            }
+        }
+
+        pub fn block(&mut self, node: Node, scope: &Scope) {
+            let mut c = node.walk();
+            let children: Vec<Node> = node.children(&mut c).collect();
+            for child in children {
+                self.statement(child, scope);
+            }
+        }
+
+        fn statement(&mut self, node: Node, scope: &Scope) {
+            match node.kind() {
+                "decorated_definition" => {
+                    let mut decorators = Vec::new();
+                    let mut c = node.walk();
+                    for d in node.children(&mut c) {
+                        if d.kind() == "decorator" {
+                            decorators.push((text(d, self.src).to_string(), line(d)));
+                        }
+                    }
+                    if let Some(def) = node.child_by_field_name("definition") {
+                        self.definition(def, &decorators, scope, line(node));
+                    }
+                }
+                "function_definition" | "class_definition" => {
+                    self.definition(node, &[], scope, line(node))
+                }
+                "if_statement" => {
+                    let condition = node
+                        .child_by_field_name("condition")
+                        .map(|n| text(n, self.src))
+                        .unwrap_or("");
+                    let mut inner = scope.clone();
+                    if condition.ends_with("TYPE_CHECKING") {
+                        inner.type_checking = true;
+                    }
+                    self.calls(node, scope, &inner);
+                }
+                _ => self.calls(node, scope, scope),
+            }
+        }
+
+        /// Debugger calls in a statement, and definitions nested in blocks
+        /// (under `if`, `try`, `with`), walked with `inner` scope.
+        fn calls(&mut self, node: Node, scope: &Scope, inner: &Scope) {
+            let mut stack = vec![node];
+            while let Some(n) = stack.pop() {
+                match n.kind() {
+                    "block" if n != node => {
+                        self.block(n, inner);
+                        continue;
+                    }
+                    "call" => self.call(n, scope),
+                    _ => {}
+                }
+                let mut c = n.walk();
+                for child in n.children(&mut c) {
+                    stack.push(child);
+                }
+            }
+        }
+
+        fn call(&mut self, node: Node, scope: &Scope) {
+            let Some(f) = node.child_by_field_name("function") else {
+                return;
+            };
+            let name = text(f, self.src);
+            let marker = match name {
+                "breakpoint" => Marker::Breakpoint,
+                "pdb.set_trace" | "ipdb.set_trace" | "pudb.set_trace" | "pytest.set_trace" => {
+                    Marker::SetTrace
+                }
+                _ => return,
+            };
+            self.out.markers.push(Found {
+                marker,
+                line: line(node),
+                function: scope.function.clone(),
+            });
+        }
+
+        fn definition(
+            &mut self,
+            def: Node,
+            decorators: &[(String, u32)],
+            scope: &Scope,
+            start: u32,
+        ) {
+            let name = def
+                .child_by_field_name("name")
+                .map(|n| text(n, self.src).to_string())
+                .unwrap_or_default();
+            let Some(body) = def.child_by_field_name("body") else {
+                return;
+            };
+            if def.kind() == "class_definition" {
+                let bases = def
+                    .child_by_field_name("superclasses")
+                    .map(|n| text(n, self.src))
+                    .unwrap_or("");
+                for base in bases.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')) {
+                    let last = base.rsplit('.').next().unwrap_or(base);
+                    if !last.is_empty() {
+                        self.bases.insert(last.to_string());
+                    }
+                }
+                let interface = ["Protocol", "ABC", "ABCMeta", "Interface", "TypedDict"]
+                    .iter()
+                    .any(|b| {
+                        bases
+                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .any(|w| w == *b)
+                    });
+                let test_class = scope.function.is_none()
+                    && (name.starts_with("Test")
+                        || bases.contains("TestCase")
+                        || (self.test_file && name.ends_with("Test")));
+                let inner = Scope {
+                    class: Some(name.clone()),
+                    test_class,
+                    interface,
+                    class_skip: decorators
+                        .iter()
+                        .find(|(d, _)| is_skip(d))
+                        .map(|d| d.1)
+                        .or(scope.class_skip),
+                    function: scope.function.clone(),
+                    type_checking: scope.type_checking,
+                };
+                self.block(body, &inner);
+                return;
+            }
+            let qualified = match &scope.class {
+                Some(class) => format!("{class}.{name}"),
+                None => name.clone(),
+            };
+            let is_test = scope.function.is_none()
+                && name.starts_with("test")
+                && ((self.test_file && scope.class.is_none()) || scope.test_class);
+            if is_test {
+                let skipped_at = decorators
+                    .iter()
+                    .find(|(d, _)| is_skip(d))
+                    .map(|d| d.1)
+                    .or(scope.class_skip);
+                self.out.tests.push(TestFn {
+                    name: qualified.clone(),
+                    line: line(def),
+                    skipped_at,
+                    body: body_hash(body, self.src),
+                });
+                if !self.test_file {
+                    self.out.test_regions.push((start, end_line(def)));
+                }
+            }
+            let declaration = self.stub_file
+                || scope.interface
+                || scope.type_checking
+                || decorators.iter().any(|(d, _)| is_declaration(d));
+            if !declaration {
+                self.placeholder_body(body, &qualified, scope);
+            }
+            let inner = Scope {
+                class: None,
+                test_class: false,
+                interface: false,
+                class_skip: None,
+                function: Some(qualified),
+                type_checking: scope.type_checking,
+            };
+            self.block(body, &inner);
+        }
+
+        /// A body that is only `pass`, `...` or `raise NotImplementedError`
+        /// (after an optional docstring).
+        fn placeholder_body(&mut self, body: Node, function: &str, scope: &Scope) {
+            let mut c = body.walk();
+            let statements: Vec<Node> = body
+                .named_children(&mut c)
+                .filter(|n| n.kind() != "comment")
+                .collect();
+            let statements: &[Node] = match statements.split_first() {
+                Some((first, rest)) if is_docstring(*first) && !rest.is_empty() => rest,
+                _ => &statements,
+            };
+            let [only] = statements else {
+                return;
+            };
+            let marker = match only.kind() {
+                "pass_statement" => Marker::PassBody,
+                "expression_statement"
+                    if only.named_child(0).is_some_and(|e| e.kind() == "ellipsis") =>
+                {
+                    Marker::EllipsisBody
+                }
+                "raise_statement" => {
+                    let raised = only.named_child(0).map(|e| text(e, self.src)).unwrap_or("");
+                    let (name, message) = raised.split_once('(').unwrap_or((raised, ""));
+                    let name = name.trim();
+                    if name != "NotImplementedError" && name != "NotImplemented" {
+                        return;
+                    }
+                    if deliberate(message) {
+                        return;
+                    }
+                    Marker::NotImplemented
+                }
+                _ => return,
+            };
+            let name = function.rsplit('.').next().unwrap_or(function);
+            // A method doing nothing overrides a hook on purpose
+            // (`def log_message(self, *args): pass`), and so does a
+            // function named for it (`def noop(*args): pass`).
+            if marker == Marker::PassBody && (scope.class.is_some() || no_op_name(name)) {
+                return;
+            }
+            let found = Found {
+                marker,
+                line: line(*only),
+                function: Some(function.to_string()),
+            };
+            // `raise NotImplementedError` in a base class is how Python
+            // declares an abstract method without `abc`.
+            match (&scope.class, marker) {
+                (Some(class), Marker::NotImplemented) => {
+                    if !abstract_name(class) {
+                        self.pending.push((found, class.clone()));
+                    }
+                }
+                _ => self.out.markers.push(found),
+            }
+        }
+    }
+
+    fn is_docstring(node: Node) -> bool {
+        node.kind() == "expression_statement"
+            && node.named_child(0).is_some_and(|e| e.kind() == "string")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rust(text: &str) -> Outline {
+        outline(Lang::Rust, text, false, false).unwrap()
+    }
+
+    fn python(text: &str, test_file: bool) -> Outline {
+        outline(Lang::Python, text, test_file, false).unwrap()
+    }
+
+    fn markers(o: &Outline) -> Vec<(Marker, u32)> {
+        let mut m: Vec<(Marker, u32)> = o.markers.iter().map(|f| (f.marker, f.line)).collect();
+        m.sort_by_key(|x| x.1);
+        m
+    }
+
+    #[test]
+    fn rust_markers_in_code_not_in_comments_or_strings() {
+        let o = rust(
+            "fn a() {\n    todo!()\n}\n// todo!()\nfn b() -> Vec<u8> {\n    let s = \"dbg!(x)\";\n    vec![todo!(), dbg!(1)]\n}\nfn c() { std::todo!(\"later\") }\nfn d() -> u8 {\n    unimplemented!()\n}\nfn e(x: u8) -> u8 {\n    match x {\n        0 => 1,\n        _ => unimplemented!(\"unsupported\"),\n    }\n}\nmacro_rules! m { () => { todo!() } }\n#[cfg(doc)]\nfn docs() { todo!() }\npub fn todo() -> u8 { todo!() }\n",
+        );
+        assert_eq!(
+            markers(&o),
+            vec![
+                (Marker::Todo, 2),
+                (Marker::Todo, 7),
+                (Marker::Dbg, 7),
+                (Marker::Todo, 9),
+                (Marker::Unimplemented, 11)
+            ]
+        );
+        assert_eq!(o.markers[0].function.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn rust_tests_and_test_regions() {
+        let o = rust(
+            "pub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn one() { assert!(true) }\n\n    #[test]\n    #[ignore = \"slow\"]\n    fn two() { todo!() }\n\n    #[tokio::test]\n    async fn three() {}\n}\n\n#[cfg(not(test))]\nmod real {}\n",
+        );
+        let names: Vec<(&str, Option<u32>)> = o
+            .tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.skipped_at))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("tests::one", None),
+                ("tests::two", Some(11)),
+                ("tests::three", None)
+            ]
+        );
+        assert_eq!(o.test_regions, vec![(3, 16)]);
+        assert!(o.in_test_region(12));
+        assert!(!o.in_test_region(19));
+    }
+
+    #[test]
+    fn a_rust_test_outside_a_test_module_is_its_own_region() {
+        let o = rust("fn f() {}\n\n#[test]\nfn t() {\n    f();\n}\n");
+        assert_eq!(o.test_regions, vec![(3, 6)]);
+    }
+
+    #[test]
+    fn python_debugger_calls() {
+        let o = python(
+            "import pdb\n\ndef f(x):\n    pdb.set_trace()\n    breakpoint()\n    return x  # breakpoint()\n\ns = 'breakpoint()'\n",
+            false,
+        );
+        assert_eq!(
+            markers(&o),
+            vec![(Marker::SetTrace, 4), (Marker::Breakpoint, 5)]
+        );
+    }
+
+    #[test]
+    fn python_placeholder_bodies() {
+        let o = python(
+            r#"
+def todo():
+    pass
+
+def later():
+    """Docstring."""
+    ...
+
+def unfinished(x):
+    raise NotImplementedError
+
+def real(x):
+    if x:
+        raise NotImplementedError("unsupported")
+    return x
+
+class Hooks(Base):
+    def log_message(self, *args):
+        pass
+
+class Empty(Exception):
+    pass
+
+class Shape(Protocol):
+    def area(self) -> float: ...
+
+class Store(ABC):
+    @abstractmethod
+    def get(self): ...
+
+@overload
+def f(x: int) -> int: ...
+
+if TYPE_CHECKING:
+    def g() -> None: ...
+
+class Plain:
+    def method(self):
+        raise NotImplementedError()
+
+class Shape2:
+    def area(self):
+        raise NotImplementedError
+
+class Square(Shape2):
+    def area(self):
+        return 4
+
+class BaseCache:
+    def get(self, key):
+        raise NotImplementedError
+
+class Cache:
+    def get(self, key):
+        raise NotImplementedError("subclasses of Cache must provide get()")
+
+    def put(self, key):
+        raise NotImplementedError("TODO: write it")
+
+def noop(*args):
+    pass
+"#,
+            false,
+        );
+        assert_eq!(
+            markers(&o),
+            vec![
+                (Marker::PassBody, 3),
+                (Marker::EllipsisBody, 7),
+                (Marker::NotImplemented, 10),
+                (Marker::NotImplemented, 39),
+                (Marker::NotImplemented, 58)
+            ]
+        );
+    }
+
+    #[test]
+    fn python_tests_and_skips() {
+        let o = python(
+            r#"
+import pytest, unittest
+
+def test_a():
+    assert 1
+
+@pytest.mark.skip(reason="flaky")
+def test_b():
+    assert 2
+
+def helper():
+    pass
+
+@unittest.skip("later")
+class TestThing(unittest.TestCase):
+    def test_c(self):
+        def test_inner():
+            pass
+        assert 3
+
+class Other:
+    def test_not_a_test_class_method(self):
+        pass
+"#,
+            true,
+        );
+        let names: Vec<(&str, Option<u32>)> = o
+            .tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.skipped_at))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("test_a", None),
+                ("test_b", Some(7)),
+                ("TestThing.test_c", Some(14)),
+            ]
+        );
+    }
+
+    #[test]
+    fn stub_files_declare() {
+        let o = outline(Lang::Python, "def f() -> int: ...\n", false, true).unwrap();
+        assert!(o.markers.is_empty());
+    }
+}
