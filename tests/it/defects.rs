@@ -783,3 +783,76 @@ fn the_related_feature_names_the_spec_when_the_triage_does_not() {
         run.stderr
     );
 }
+
+#[test]
+fn offline_a_defect_fix_is_judged_by_speeds_own_findings() {
+    // No provider configured: speed's checks and its defect findings decide.
+    let repo = catalog(Fix::default());
+    let run = review(&repo, &["--update-state", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let r = &json_of(&run)["reviews"][0];
+    assert_eq!(r["verdict"], "checks_passed");
+    // Nobody compared the fix with the spec: the state stays `fixed`.
+    assert_eq!(state(&repo)["status"], "fixed");
+    assert_eq!(r["defect"]["state"], "fixed");
+
+    let repo = catalog(Fix::default().file(
+        "src/util.rs",
+        "pub fn normalize(s: &str) -> String {\n    s.trim().to_lowercase()\n}\n",
+    ));
+    let run = review(&repo, &["--json"]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let r = &json_of(&run)["reviews"][0];
+    assert_eq!(r["verdict"], "request_changes");
+    let feedback = r["feedback"].as_str().unwrap();
+    assert!(
+        feedback
+            .contains("src/util.rs is changed, but the triage's affected_files does not list it"),
+        "{feedback}"
+    );
+}
+
+#[test]
+fn secrets_in_the_defect_folder_never_reach_the_model() {
+    let repo = catalog(Fix::default());
+    let key = "AKIAQYLPMN5HHHFPZAM2";
+    let report = repo.read(&format!(".speed/defects/{NAME}/report.md"));
+    repo.write(
+        &format!(".speed/defects/{NAME}/report.md"),
+        &report.replace(
+            "Seen since the loans module was split out.",
+            &format!("Reproduced with the staging key {key}."),
+        ),
+    );
+    repo.write(
+        &format!(".speed/defects/{NAME}/context.md"),
+        &format!("Use the key {key} to reach staging.\n"),
+    );
+    let (server, _) = server(approve(), guardian("aligned", "fine"));
+    configure(&repo, &server, "");
+    let run = review(&repo, &["--json"]);
+    let sent = server.requests()[0].body.clone();
+    assert!(!sent.contains(key), "the key was sent");
+    assert!(sent.contains("[REDACTED:aws-access-key]"), "{sent}");
+    let r = &json_of(&run)["reviews"][0];
+    let files: Vec<&str> = r["redactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        files.contains(&".speed/defects/loaned-shown-available/report.md"),
+        "{files:?}"
+    );
+    assert!(
+        files.contains(&".speed/defects/loaned-shown-available/context.md"),
+        "{files:?}"
+    );
+    // A secret is a critical finding: no approval.
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    for name in repo.reviews() {
+        let text = repo.read(&format!(".speed/reviews/{name}"));
+        assert!(!text.contains(key), "the key is written in {name}");
+    }
+}
