@@ -255,10 +255,7 @@ fn change(
             format!("moved it to {to} and rewrote {lines} of its lines")
         }
         ("renamed", Some(to)) => format!("moved it to {to}"),
-        _ => format!(
-            "removed or rewrote {lines} of its line{}",
-            if lines == 1 { "" } else { "s" }
-        ),
+        _ => format!("removed or rewrote {lines} of its lines"),
     };
     let description = format!(
         "{path}: test code written by commit {} was changed by the later commit {}, which {what}",
