@@ -28,6 +28,20 @@ use crate::settings::{
 };
 use crate::tasks;
 
+// stdout and stderr may be closed under speed (`speed review | head`,
+// `2>&-`), and std's printing macros panic then. In this module, the only
+// one that prints, they are replaced by ones that never panic: see `out`
+// and `note`.
+macro_rules! print {
+    ($($arg:tt)*) => { out(&format!($($arg)*)) };
+}
+macro_rules! eprint {
+    ($($arg:tt)*) => { note(&format!($($arg)*)) };
+}
+macro_rules! eprintln {
+    ($($arg:tt)*) => { note(&format!("{}\n", format_args!($($arg)*))) };
+}
+
 /// Run speed with these arguments (the first is the program name) and return
 /// the exit code the process should end with.
 pub fn entry<I, T>(args: I) -> u8
@@ -55,7 +69,7 @@ where
     match run(cli) {
         Ok(outcome) => outcome.code(),
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "error: {err:#}");
+            eprintln!("error: {err:#}");
             // `--json` promises one JSON object on stdout, even when nothing
             // could be done; every path that prints its own returns Ok.
             if let Some(shape) = shape {
@@ -134,6 +148,13 @@ fn init_logging(verbose: u8) {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    // Ctrl-C and SIGTERM stop what speed started (a model command, temporary
+    // files) before it ends; without the handlers they would be left behind.
+    if let Err(err) = crate::interrupt::install() {
+        eprintln!(
+            "warning: cannot handle interrupts, so an interrupted run may leave a model command running: {err}"
+        );
+    }
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let dir = settings::run_dir(cli.dir.as_deref(), &cwd);
     // Outside a repository speed still resolves settings (`speed config`
@@ -445,7 +466,6 @@ fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
 
     if !settings.json {
         print!("{}", render::human::banner(&stdout_style));
-        let _ = std::io::stdout().flush();
     }
     let json = settings.json;
     let mut on_report = |report: &review::Report| {
@@ -457,7 +477,6 @@ fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
         }
         if !json && (report.error.is_none() || report.prepared()) {
             print!("{}", render::human::report(report, &stdout_style));
-            let _ = std::io::stdout().flush();
         }
     };
     let reviewed = batch::run(
@@ -559,6 +578,7 @@ fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
         max_output_tokens: settings.max_output_tokens,
         structured_output: settings.structured_output,
         retry_base: settings.retry_base,
+        max_answer_bytes: settings.max_answer_bytes,
     })
 }
 
@@ -732,4 +752,30 @@ impl Events for Progress {
             }
         }
     }
+}
+
+/// Set once stdout has failed: its reader is gone (`speed review | head`).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Results on stdout, flushed at once. A reader that has gone away ends the
+/// printing quietly: nothing more is written and nothing panics; the reviews
+/// asked for are still done and recorded, and the exit code is theirs.
+fn out(text: &str) {
+    use std::sync::atomic::Ordering;
+    if STDOUT_CLOSED.load(Ordering::SeqCst) {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        STDOUT_CLOSED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Messages on stderr. A closed stderr loses them; it never stops speed.
+fn note(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

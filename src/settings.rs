@@ -44,7 +44,7 @@ pub const DEFAULT_RETRY_BASE_MS: u64 = 1000;
 pub const DEFAULT_SEED: u64 = 7;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
 /// An answer larger than this (from a server or a command) is refused.
-pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 << 20;
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = crate::llm::DEFAULT_MAX_ANSWER_BYTES;
 
 /// The ranges numbers must lie in, shared by config keys and flags.
 pub mod limits {

@@ -11,13 +11,14 @@
 use std::collections::VecDeque;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use super::{CommandCheck, Error, Finding};
 use crate::git::Repository;
+use crate::{interrupt, process};
 
 /// Output kept per command: the tail is what explains a failure.
 const KEPT_BYTES: usize = 64 * 1024;
@@ -51,6 +52,12 @@ pub fn run_commands(
         .prefix("speed-check-")
         .tempdir()
         .map_err(checkout_err)?;
+    // Removed on Ctrl-C or SIGTERM too, after the command running in it is
+    // stopped (cleanups run newest first).
+    let checkout = dir.path().to_path_buf();
+    let _removed_on_interrupt = interrupt::on_interrupt(move || {
+        std::fs::remove_dir_all(&checkout).ok();
+    });
     let repo = Repository::open(root)?;
     let exported = repo.export(head, dir.path()).map_err(|e| match e {
         crate::git::ExportError::Git(e) => Error::Git(e),
@@ -154,11 +161,9 @@ fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
-    crate::memory::restore_for_child(&mut command);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
+    // Its own process group, killed on Ctrl-C and when speed dies too.
+    let mut group = match process::Group::spawn(command) {
+        Ok(group) => group,
         Err(e) => {
             return Outcome {
                 ended: Ended::NotStarted(e.to_string()),
@@ -166,6 +171,7 @@ fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
             };
         }
     };
+    let child = group.child();
     let tail = Arc::new(Mutex::new(Tail::default()));
     let mut readers = Vec::new();
     let streams: [Option<Box<dyn Read + Send>>; 2] = [
@@ -194,11 +200,14 @@ fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
             }
         }));
     }
-    let ended = wait(&mut child, check.timeout);
+    let ended = wait(&mut group, check.timeout);
     // Whatever the command left running in its group goes too: a stray
     // server would keep the checkout busy and the pipes open.
-    kill_group(&child);
-    child.wait().ok();
+    let ended = match (ended, group.finish()) {
+        (Some(ended), _) => ended,
+        (None, Ok(status)) => Ended::Exited(status),
+        (None, Err(e)) => Ended::Failed(e.to_string()),
+    };
     let deadline = Instant::now() + DRAIN;
     for reader in readers {
         while !reader.is_finished() && Instant::now() < deadline {
@@ -215,34 +224,22 @@ fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
     Outcome { ended, output }
 }
 
-fn wait(child: &mut Child, timeout: Duration) -> Ended {
+/// Waits for the leader to exit (`None`; its status comes with reaping)
+/// or for the timeout.
+fn wait(group: &mut process::Group, timeout: Duration) -> Option<Ended> {
     let deadline = Instant::now() + timeout;
     loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Ended::Exited(status),
-            Ok(None) => {}
-            Err(e) => return Ended::Failed(e.to_string()),
+        match group.exited() {
+            Ok(true) => return None,
+            Ok(false) => {}
+            Err(e) => return Some(Ended::Failed(e.to_string())),
         }
         let now = Instant::now();
         if now >= deadline {
-            return Ended::TimedOut(timeout);
+            return Some(Ended::TimedOut(timeout));
         }
         thread::sleep(POLL.min(deadline - now));
     }
-}
-
-fn kill_group(child: &Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals the process group
-        // created for this child at spawn; it touches no memory. After the
-        // child exited the group may be empty, and the call fails harmlessly.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = child;
 }
 
 /// The last lines of the output, at most `SHOWN_LINES` and `SHOWN_BYTES`,

@@ -322,56 +322,37 @@ impl Store {
             })?,
         );
         out.push('\n');
-        write_atomic(&self.root.join(&rel), out.as_bytes()).map_err(|source| Error::Write {
-            path: rel.clone(),
-            source,
-        })?;
+        // Confined to `.speed/`, as every write of speed is: a state.json
+        // linked to a file outside it is refused, not written through.
+        crate::fsx::write_atomic(&self.area(), &self.root.join(&rel), out.as_bytes()).map_err(
+            |e| Error::Write {
+                path: rel.clone(),
+                source: e.into(),
+            },
+        )?;
         Ok("reviewed".to_string())
     }
 
     /// Appends one JSON line to the defect's `logs/review.log`.
     pub fn append_review_log(&self, defect: &Defect, entry: &Value) -> Result<(), Error> {
         let rel = defect.file(REVIEW_LOG);
-        let path = self.root.join(&rel);
         let write_err = |source: io::Error| Error::Write {
             path: rel.clone(),
             source,
         };
-        let mut line = serde_json::to_string(entry).map_err(|e| write_err(e.into()))?;
-        line.push('\n');
+        let line = serde_json::to_string(entry).map_err(|e| write_err(e.into()))?;
+        let area = self.area();
+        let path = self.root.join(&rel);
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(write_err)?;
+            crate::fsx::create_dir_all(&area, dir).map_err(|e| write_err(e.into()))?;
         }
-        append(&path, line.as_bytes()).map_err(write_err)
+        crate::fsx::append_line(&area, &path, &line).map_err(|e| write_err(e.into()))
     }
-}
 
-/// Temp file in the same folder, fsync, rename: a reader sees the old state
-/// or the new one, never half of it. The file keeps its permissions.
-fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new()
-        .prefix(".state.json.")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    temp.write_all(bytes)?;
-    if let Ok(meta) = fs::metadata(path) {
-        fs::set_permissions(temp.path(), meta.permissions())?;
+    /// The folder every write here is confined to.
+    fn area(&self) -> PathBuf {
+        self.root.join(".speed")
     }
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
-
-fn append(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    use std::io::Write;
-    let mut file = fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    file.write_all(bytes)?;
-    file.sync_data()
 }
 
 #[cfg(test)]

@@ -36,8 +36,8 @@ pub enum Error {
     NoMainBranch { tried: String },
     #[error("revision `{rev}` does not name a commit in this repository")]
     CommitNotFound { rev: String },
-    #[error("commits {a} and {b} have no common ancestor")]
-    NoMergeBase { a: String, b: String },
+    #[error("commits {a} and {b} have no common ancestor{}", if *shallow { SHALLOW_HINT } else { "" })]
+    NoMergeBase { a: String, b: String, shallow: bool },
     #[error("blob {blob} not found in the object database")]
     BlobNotFound { blob: String },
     #[error("cannot read `{path}` at commit {commit}: {source}")]
@@ -55,6 +55,10 @@ pub enum Error {
         source: git2::Error,
     },
 }
+
+/// What a shallow clone's missing merge-base needs (CI checkouts often
+/// fetch one commit).
+const SHALLOW_HINT: &str = " in this shallow clone's history: fetch the rest with `git fetch --unshallow` (in CI, check out with full depth) and review again";
 
 /// The branch that holds the source of truth, and its commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,6 +256,8 @@ impl Repository {
             .map_err(|_| Error::NoMergeBase {
                 a: a.to_string(),
                 b: b.to_string(),
+                // The ancestor may be older than the clone's history.
+                shallow: self.repo.is_shallow(),
             })
     }
 
@@ -434,6 +440,7 @@ impl Repository {
             .map_err(|_| Error::NoMergeBase {
                 a: ancestor.to_string(),
                 b: descendant.to_string(),
+                shallow: self.repo.is_shallow(),
             })
     }
 
@@ -455,6 +462,7 @@ impl Repository {
                     .map_err(|_| Error::NoMergeBase {
                         a: base.to_string(),
                         b: head.to_string(),
+                        shallow: self.repo.is_shallow(),
                     })?;
             if contained {
                 break;

@@ -7,7 +7,6 @@
 //! entry is a miss; deleting the cache costs time only.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -155,7 +154,7 @@ impl Cache {
             let old = self.packs(grammar);
             let merge = old.files.len() >= MAX_PACKS;
             let dir = self.folder(lang, grammar.version);
-            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            crate::fsx::create_dir_all(self.area(), &dir).map_err(|e| e.to_string())?;
             self.ignore_in_git()?;
             let mut out = Vec::with_capacity(1 << 20);
             out.extend_from_slice(PACK_MAGIC);
@@ -172,16 +171,11 @@ impl Cache {
                     }
                 }
             }
-            let mut tmp = tempfile::NamedTempFile::new_in(&dir)
-                .map_err(|e| format!("{}: {e}", dir.display()))?;
-            tmp.write_all(&out)
-                .map_err(|e| format!("{}: {e}", tmp.path().display()))?;
             let stamp = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos());
             let path = dir.join(format!("{stamp:032}-{}.pack", std::process::id()));
-            tmp.persist(&path)
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            crate::fsx::write_atomic(self.area(), &path, &out).map_err(|e| e.to_string())?;
             if merge {
                 for f in &old.files {
                     match std::fs::remove_file(f) {
@@ -203,11 +197,18 @@ impl Cache {
         if path.exists() {
             return Ok(());
         }
-        std::fs::write(
+        crate::fsx::write_atomic(
+            self.area(),
             &path,
-            "# Written by speed: this folder is a cache, safe to delete.\n*\n",
+            b"# Written by speed: this folder is a cache, safe to delete.\n*\n",
         )
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(|e| e.to_string())
+    }
+
+    /// What the cache's writes are confined to: the folder holding it
+    /// (`.speed`), so that a cache folder linked elsewhere is refused.
+    fn area(&self) -> &Path {
+        self.root.parent().unwrap_or(&self.root)
     }
 }
 

@@ -37,7 +37,7 @@ impl Anthropic {
         };
         let var = config.api_key_env.as_deref().unwrap_or(DEFAULT_KEY_ENV);
         Ok(Anthropic {
-            transport: Transport::new(config)?,
+            transport: Transport::new(config, &base, Some(&key))?,
             url,
             headers: http::headers(vec![
                 ("x-api-key", key.header(var, "")?),

@@ -1,21 +1,17 @@
 //! The `command` provider: runs a configured program (no shell), writes the
 //! conversation on its stdin as one text with role markers, and takes its
-//! stdout as the answer. It owns the child's lifetime: the run is bounded by
-//! the timeout, after which the child and its process group are killed.
+//! stdout as the answer. The run itself (process group, time limit, capped
+//! output, no survivor on interrupt or when speed dies) belongs to
+//! `crate::process`.
 
-use std::io::{self, Read, Write};
-use std::process::{Child, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::thread;
 use std::time::{Duration, Instant};
+
+use crate::process::{self, Capture, Limits};
 
 use super::{Completion, Config, Error, Provider, Request, Role};
 
 /// How much of stderr goes into an error: enough for a stack trace's end.
 const STDERR_TAIL_BYTES: usize = 2048;
-
-/// How often the deadline is checked while the command runs.
-const POLL: Duration = Duration::from_millis(10);
 
 #[derive(Debug)]
 pub(crate) struct Command {
@@ -24,6 +20,7 @@ pub(crate) struct Command {
     shown: String,
     model: String,
     timeout: Duration,
+    max_answer_bytes: usize,
     structured_output: bool,
 }
 
@@ -41,14 +38,35 @@ impl Command {
             shown,
             model,
             timeout: config.timeout,
+            max_answer_bytes: config.max_answer_bytes,
             structured_output: config.structured_output,
         }
     }
 
-    fn io_error(&self, what: &str, err: &io::Error) -> Error {
-        Error::CommandIo {
-            command: self.shown.clone(),
-            reason: format!("{what}: {err}"),
+    fn origin(&self) -> String {
+        format!("the model command `{}`", self.shown)
+    }
+
+    fn error(&self, err: process::Error) -> Error {
+        match err {
+            process::Error::Spawn(err) => Error::Spawn {
+                command: self.shown.clone(),
+                reason: err.to_string(),
+            },
+            process::Error::Timeout { after } => Error::Timeout {
+                target: format!("`{}`", self.shown),
+                after,
+                attempts: 1,
+            },
+            process::Error::TooLarge { limit, .. } => Error::TooLarge {
+                origin: self.origin(),
+                limit,
+                attempts: 1,
+            },
+            other => Error::CommandIo {
+                command: self.shown.clone(),
+                reason: other.to_string(),
+            },
         }
     }
 }
@@ -71,43 +89,29 @@ impl Provider for Command {
                 hint: "provider \"command\" has an empty command".to_string(),
             })?;
         let mut command = std::process::Command::new(program);
-        command
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        // Its own process group, so that a timeout can kill what the command
-        // started too (a wrapper script's model process would otherwise keep
-        // running and keep our pipes open).
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        crate::memory::restore_for_child(&mut command);
-        let mut child = command.spawn().map_err(|err| Error::Spawn {
-            command: self.shown.clone(),
-            reason: err.to_string(),
-        })?;
+        command.args(args);
+        let output = process::run(
+            command,
+            flatten(request, self.structured_output).into_bytes(),
+            &Limits {
+                timeout: self.timeout,
+                stdout: Capture::Upto(self.max_answer_bytes),
+                stderr: Capture::Tail(STDERR_TAIL_BYTES),
+            },
+        )
+        .map_err(|err| self.error(err))?;
 
-        let outcome = self.run(
-            &mut child,
-            flatten(request, self.structured_output),
-            started,
-        );
-        if outcome.is_err() {
-            kill(&mut child);
-        }
-        let (status, stdout, stderr) = outcome?;
-
-        if !status.success() {
+        if !output.status.success() {
             return Err(Error::Command {
                 command: self.shown.clone(),
-                status: status.to_string(),
-                stderr_tail: tail(&stderr),
+                status: output.status.to_string(),
+                stderr_tail: String::from_utf8_lossy(&output.stderr).trim().to_string(),
             });
         }
-        let text = String::from_utf8_lossy(&stdout).into_owned();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
         if text.trim().is_empty() {
             return Err(Error::EmptyAnswer {
-                origin: format!("the model command `{}`", self.shown),
+                origin: self.origin(),
                 attempts: 1,
             });
         }
@@ -119,115 +123,6 @@ impl Provider for Command {
             attempts: 1,
         })
     }
-}
-
-/// What the helper threads report.
-enum Event {
-    Written(io::Result<()>),
-    Stdout(io::Result<Vec<u8>>),
-    Stderr(io::Result<Vec<u8>>),
-}
-
-impl Command {
-    /// Feeds stdin and drains stdout and stderr on their own threads (a
-    /// command writing more than a pipe buffer while we write its input would
-    /// otherwise deadlock), until the child has exited and both streams are
-    /// closed, or the deadline passes.
-    fn run(
-        &self,
-        child: &mut Child,
-        prompt: String,
-        started: Instant,
-    ) -> Result<(ExitStatus, Vec<u8>, Vec<u8>), Error> {
-        let missing = |name: &str| Error::CommandIo {
-            command: self.shown.clone(),
-            reason: format!("{name} was not captured"),
-        };
-        let mut stdin = child.stdin.take().ok_or_else(|| missing("stdin"))?;
-        let mut stdout = child.stdout.take().ok_or_else(|| missing("stdout"))?;
-        let mut stderr = child.stderr.take().ok_or_else(|| missing("stderr"))?;
-
-        let (events, received) = mpsc::channel();
-        let sender = events.clone();
-        // The channel may be gone if we already gave up on the command; the
-        // result no longer matters then, so a failed send is not an error.
-        thread::spawn(move || {
-            let written = stdin.write_all(prompt.as_bytes());
-            drop(stdin);
-            sender.send(Event::Written(written)).ok();
-        });
-        let sender = events.clone();
-        thread::spawn(move || {
-            let mut buffer = Vec::new();
-            let read = stdout.read_to_end(&mut buffer).map(|_| buffer);
-            sender.send(Event::Stdout(read)).ok();
-        });
-        thread::spawn(move || {
-            let mut buffer = Vec::new();
-            let read = stderr.read_to_end(&mut buffer).map(|_| buffer);
-            events.send(Event::Stderr(read)).ok();
-        });
-
-        let deadline = started + self.timeout;
-        let mut written = None;
-        let mut out = None;
-        let mut err = None;
-        let mut status = None;
-        while written.is_none() || out.is_none() || err.is_none() || status.is_none() {
-            if status.is_none() {
-                status = child
-                    .try_wait()
-                    .map_err(|e| self.io_error("waiting for the command", &e))?;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return Err(Error::Timeout {
-                    target: format!("`{}`", self.shown),
-                    after: self.timeout,
-                    attempts: 1,
-                });
-            }
-            match received.recv_timeout(POLL.min(deadline - now)) {
-                Ok(Event::Written(result)) => written = Some(result),
-                Ok(Event::Stdout(result)) => out = Some(result),
-                Ok(Event::Stderr(result)) => err = Some(result),
-                // Disconnected cannot happen before all three events arrive,
-                // since each thread sends exactly once; a timeout re-polls.
-                Err(_) => {}
-            }
-        }
-        let status = status.ok_or_else(|| missing("exit status"))?;
-        let stderr = err
-            .ok_or_else(|| missing("stderr"))?
-            .map_err(|e| self.io_error("reading stderr", &e))?;
-        let stdout = out
-            .ok_or_else(|| missing("stdout"))?
-            .map_err(|e| self.io_error("reading stdout", &e))?;
-        match written.ok_or_else(|| missing("stdin"))? {
-            // A command may answer without reading all of its input (or fail
-            // before reading it); its exit status and output say what happened.
-            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-            Err(e) if status.success() => return Err(self.io_error("writing the prompt", &e)),
-            _ => {}
-        }
-        Ok((status, stdout, stderr))
-    }
-}
-
-/// Kills the child and everything in its process group, then reaps it.
-fn kill(child: &mut Child) {
-    #[cfg(unix)]
-    if let Ok(pid) = i32::try_from(child.id()) {
-        // SAFETY: kill(2) with a negative pid signals the process group we
-        // created for this child at spawn; it touches no memory.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    // Already-exited children make both calls fail; there is nothing left to
-    // stop then, and the caller reports the timeout or I/O error it has.
-    child.kill().ok();
-    child.wait().ok();
 }
 
 /// The conversation as one text. The markers are unlikely in a spec or a diff,
@@ -266,12 +161,6 @@ fn flatten(request: &Request, structured_output: bool) -> String {
     text
 }
 
-/// The last `STDERR_TAIL_BYTES` of stderr, trimmed.
-fn tail(stderr: &[u8]) -> String {
-    let start = stderr.len().saturating_sub(STDERR_TAIL_BYTES);
-    String::from_utf8_lossy(&stderr[start..]).trim().to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,14 +185,5 @@ mod tests {
         let structured = flatten(&request, true);
         assert!(structured.contains("=== RESPONSE FORMAT ===\nAnswer with one JSON object"));
         assert!(structured.contains("\"type\": \"object\""));
-    }
-
-    #[test]
-    fn the_stderr_tail_keeps_the_end() {
-        let mut stderr = vec![b'a'; 5000];
-        stderr.extend_from_slice(b"the real error\n");
-        let kept = tail(&stderr);
-        assert_eq!(kept.len(), STDERR_TAIL_BYTES - 1);
-        assert!(kept.ends_with("the real error"));
     }
 }

@@ -78,6 +78,22 @@ pub enum Error {
     #[error("{origin} returned an empty answer ({})", attempts_text(*attempts))]
     EmptyAnswer { origin: String, attempts: u32 },
 
+    #[error("the answer from {origin} is longer than {limit} bytes, the limit set by llm.max_answer_bytes ({})", attempts_text(*attempts))]
+    TooLarge {
+        origin: String,
+        limit: usize,
+        attempts: u32,
+    },
+
+    #[error(
+        "POST {url} answered HTTP {status} with a redirect to {location}, which speed does not follow: the key and the prompt go only to the configured origin (set base_url to the address the server redirects to, if it is yours)"
+    )]
+    Redirect {
+        url: String,
+        status: u16,
+        location: String,
+    },
+
     #[error("could not run the model command `{command}`: {reason}")]
     Spawn { command: String, reason: String },
 
@@ -102,6 +118,7 @@ impl Error {
             | Error::BadUrl { .. }
             | Error::Client { .. }
             | Error::BadResponse { .. }
+            | Error::Redirect { .. }
             | Error::Spawn { .. } => ErrorKind::Config,
             Error::Status { status, .. } if !is_transient(*status) => ErrorKind::Config,
             Error::Status { .. }
@@ -109,7 +126,9 @@ impl Error {
             | Error::Timeout { .. }
             | Error::Command { .. }
             | Error::CommandIo { .. } => ErrorKind::Unreachable,
-            Error::Truncated { .. } | Error::EmptyAnswer { .. } => ErrorKind::Output,
+            Error::Truncated { .. } | Error::EmptyAnswer { .. } | Error::TooLarge { .. } => {
+                ErrorKind::Output
+            }
         }
     }
 
@@ -122,13 +141,15 @@ impl Error {
             | Error::Timeout { attempts, .. }
             | Error::BadResponse { attempts, .. }
             | Error::Truncated { attempts, .. }
-            | Error::EmptyAnswer { attempts, .. } => Some(*attempts),
+            | Error::EmptyAnswer { attempts, .. }
+            | Error::TooLarge { attempts, .. } => Some(*attempts),
             Error::Command { .. } | Error::CommandIo { .. } => Some(1),
             Error::NotConfigured { .. }
             | Error::UnknownProvider { .. }
             | Error::MissingApiKey { .. }
             | Error::BadUrl { .. }
             | Error::Client { .. }
+            | Error::Redirect { .. }
             | Error::Spawn { .. } => None,
         }
     }

@@ -1,14 +1,21 @@
 //! The HTTP exchange shared by the `openai` and `anthropic` providers: one
-//! JSON POST with connect and per-attempt timeouts, retried with exponential
-//! backoff and full jitter on transient failures, honouring `Retry-After`.
-//! It knows nothing of either API's body shape, and keeps keys out of every
-//! error and `Debug` output.
+//! JSON POST with connect and whole-request timeouts (the body included),
+//! retried with exponential backoff and full jitter on transient failures,
+//! honouring `Retry-After`. Answers are read up to `max_answer_bytes` and
+//! error bodies up to `ERROR_BODY_BYTES`, never unbounded. Redirects are
+//! followed only within the configured origin, so the key and the prompt
+//! never go anywhere else. It knows nothing of either API's body shape; it
+//! keeps keys out of every error and `Debug` output, and masks a key a
+//! server echoes back in any body it returns.
 
+use std::borrow::Cow;
 use std::fmt;
+use std::io::Read;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use reqwest::blocking::Client;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use reqwest::blocking::{Client, Response};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, LOCATION, RETRY_AFTER};
+use reqwest::redirect;
 use serde_json::Value;
 
 use super::Config;
@@ -21,7 +28,22 @@ const MAX_WAIT: Duration = Duration::from_secs(60);
 /// How much of an error body goes into an error message.
 const BODY_START_CHARS: usize = 500;
 
+/// How much of an error body is read at all: it is only shown in part.
+const ERROR_BODY_BYTES: usize = 64 * 1024;
+
+/// Same-origin redirects followed before giving up.
+const MAX_REDIRECTS: usize = 5;
+
+/// What a key echoed by a server becomes in every text speed keeps.
+pub(crate) const MASK: &str = "[REDACTED:api-key]";
+
+/// Keys shorter than this are placeholders for local servers ("ollama",
+/// "none"): masking them would garble answers that happen to contain the
+/// word, and they protect nothing.
+const MIN_MASKED_KEY: usize = 8;
+
 /// An API key. Its `Debug` never shows the value, and it has no `Display`.
+#[derive(Clone)]
 pub(crate) struct Secret(String);
 
 impl Secret {
@@ -40,6 +62,23 @@ impl Secret {
             })?;
         value.set_sensitive(true);
         Ok(value)
+    }
+
+    /// `text` with every occurrence of the key, as sent or as a JSON string
+    /// escapes it, replaced by `MASK`.
+    pub(crate) fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        if self.0.len() < MIN_MASKED_KEY {
+            return Cow::Borrowed(text);
+        }
+        let mut masked = Cow::Borrowed(text);
+        let escaped = serde_json::to_string(&self.0).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        for form in [self.0.as_str(), escaped, &escaped.replace('/', "\\/")] {
+            if !form.is_empty() && masked.contains(form) {
+                masked = Cow::Owned(masked.replace(form, MASK));
+            }
+        }
+        masked
     }
 }
 
@@ -61,6 +100,9 @@ pub(crate) struct Transport {
     timeout: Duration,
     max_retries: u32,
     retry_base: Duration,
+    max_answer_bytes: usize,
+    /// The key, to mask wherever a server echoes it.
+    key: Option<Secret>,
 }
 
 /// What one attempt produced, before the retry decision.
@@ -70,14 +112,77 @@ enum Attempt {
         retry_after: Option<Duration>,
         body: String,
     },
-    Failed(reqwest::Error),
+    /// A redirect the policy did not follow: it leaves the origin.
+    Redirected {
+        status: u16,
+        location: String,
+    },
+    /// A success whose body is longer than `max_answer_bytes`.
+    TooLarge,
+    Failed(Failure),
+}
+
+/// Why an attempt got no complete answer.
+struct Failure {
+    timeout: bool,
+    /// The request could not even be built (a bad URL).
+    builder: bool,
+    reason: String,
+}
+
+impl Failure {
+    fn of(err: &reqwest::Error) -> Failure {
+        Failure {
+            timeout: err.is_timeout(),
+            builder: err.is_builder(),
+            reason: error_chain(err),
+        }
+    }
+
+    /// A failure while reading the body: reqwest wraps its own error in the
+    /// `io::Error` its reader returns.
+    fn of_read(err: &std::io::Error) -> Failure {
+        match err
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<reqwest::Error>())
+        {
+            Some(inner) => Failure::of(inner),
+            None => Failure {
+                timeout: err.kind() == std::io::ErrorKind::TimedOut,
+                builder: false,
+                reason: error_chain(err),
+            },
+        }
+    }
 }
 
 impl Transport {
-    pub(crate) fn new(config: &Config) -> Result<Transport, Error> {
+    /// `base` is the configured base URL: redirects are followed only while
+    /// they stay on its origin (scheme, host and port).
+    pub(crate) fn new(
+        config: &Config,
+        base: &str,
+        key: Option<&Secret>,
+    ) -> Result<Transport, Error> {
+        let origin = reqwest::Url::parse(base)
+            .map_err(|err| Error::BadUrl {
+                url: base.to_string(),
+                reason: err.to_string(),
+            })?
+            .origin();
+        let policy = redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+            } else if attempt.url().origin() == origin {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        });
         let client = Client::builder()
             .connect_timeout(config.connect_timeout)
             .timeout(config.timeout)
+            .redirect(policy)
             .user_agent(concat!("speed/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|err| Error::Client {
@@ -88,6 +193,8 @@ impl Transport {
             timeout: config.timeout,
             max_retries: config.max_retries,
             retry_base: config.retry_base,
+            max_answer_bytes: config.max_answer_bytes,
+            key: key.cloned(),
         })
     }
 
@@ -129,15 +236,29 @@ impl Transport {
                     }
                     retry_after.unwrap_or_else(|| backoff(self.retry_base, attempts))
                 }
-                Attempt::Failed(err) if err.is_builder() => {
-                    return Err(Error::BadUrl {
+                Attempt::Redirected { status, location } => {
+                    return Err(Error::Redirect {
                         url: url.to_string(),
-                        reason: error_chain(&err),
+                        status,
+                        location,
                     });
                 }
-                Attempt::Failed(err) => {
+                Attempt::TooLarge => {
+                    return Err(Error::TooLarge {
+                        origin: url.to_string(),
+                        limit: self.max_answer_bytes,
+                        attempts,
+                    });
+                }
+                Attempt::Failed(failure) if failure.builder => {
+                    return Err(Error::BadUrl {
+                        url: url.to_string(),
+                        reason: failure.reason,
+                    });
+                }
+                Attempt::Failed(failure) => {
                     if !may_retry {
-                        return Err(if err.is_timeout() {
+                        return Err(if failure.timeout {
                             Error::Timeout {
                                 target: url.to_string(),
                                 after: self.timeout,
@@ -146,7 +267,7 @@ impl Transport {
                         } else {
                             Error::Connect {
                                 url: url.to_string(),
-                                reason: error_chain(&err),
+                                reason: failure.reason,
                                 attempts,
                             }
                         });
@@ -159,31 +280,69 @@ impl Transport {
     }
 
     fn attempt(&self, url: &str, headers: &HeaderMap, body: &Value) -> Attempt {
+        // A per-request timeout, unlike the client's, bounds the reading of
+        // the body too: a server trickling bytes cannot stretch it.
         let response = match self
             .client
             .post(url)
             .headers(headers.clone())
+            .timeout(self.timeout)
             .json(body)
             .send()
         {
             Ok(response) => response,
-            Err(err) => return Attempt::Failed(err),
+            Err(err) => return Attempt::Failed(Failure::of(&err)),
         };
         let status = response.status().as_u16();
+        if response.status().is_redirection() {
+            let location = response
+                .headers()
+                .get(LOCATION)
+                .and_then(|value| value.to_str().ok())
+                .map(|value| self.mask(value).into_owned())
+                .unwrap_or_else(|| "(no Location header)".to_string());
+            return Attempt::Redirected { status, location };
+        }
         let retry_after = response
             .headers()
             .get(RETRY_AFTER)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| retry_after(value, SystemTime::now()));
-        match response.text() {
-            Ok(body) => Attempt::Answered {
+        let success = response.status().is_success();
+        let limit = if success {
+            self.max_answer_bytes
+        } else {
+            ERROR_BODY_BYTES
+        };
+        if success && response.content_length().is_some_and(|n| n > limit as u64) {
+            return Attempt::TooLarge;
+        }
+        match read_at_most(response, limit) {
+            Ok((_, true)) if success => Attempt::TooLarge,
+            Ok((bytes, _)) => Attempt::Answered {
                 status,
                 retry_after,
-                body,
+                body: self.mask(&String::from_utf8_lossy(&bytes)).into_owned(),
             },
-            Err(err) => Attempt::Failed(err),
+            Err(err) => Attempt::Failed(Failure::of_read(&err)),
         }
     }
+
+    fn mask<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match &self.key {
+            Some(key) => key.mask(text),
+            None => Cow::Borrowed(text),
+        }
+    }
+}
+
+/// Up to `limit` bytes of the body, and whether there was more.
+fn read_at_most(response: Response, limit: usize) -> std::io::Result<(Vec<u8>, bool)> {
+    let mut bytes = Vec::new();
+    response.take(limit as u64 + 1).read_to_end(&mut bytes)?;
+    let more = bytes.len() > limit;
+    bytes.truncate(limit);
+    Ok((bytes, more))
 }
 
 /// Builds a header map from static names; values come from the providers.
@@ -389,6 +548,20 @@ mod tests {
             base_url("ftp://host/v1"),
             Err(Error::BadUrl { .. })
         ));
+    }
+
+    #[test]
+    fn an_echoed_key_is_masked_as_sent_and_as_json_escapes_it() {
+        let key = Secret::new("sk-live/abc\"123456".into());
+        let body = r#"{"error": "bad key sk-live\/abc\"123456 and sk-live/abc\"123456"}"#;
+        let masked = key.mask(body);
+        assert!(!masked.contains("abc"), "{masked}");
+        assert_eq!(masked.matches(MASK).count(), 2, "{masked}");
+        // Placeholder keys of local servers are left alone.
+        assert_eq!(
+            Secret::new("ollama".into()).mask("ollama says hi"),
+            "ollama says hi"
+        );
     }
 
     #[test]

@@ -165,7 +165,14 @@ pub struct Config {
     pub structured_output: bool,
     /// First backoff step; doubles per retry, with full jitter.
     pub retry_base: Duration,
+    /// The longest answer read from a server or a command; past it the
+    /// answer is refused (`Error::TooLarge`) without reading the rest.
+    pub max_answer_bytes: usize,
 }
+
+/// A verdict is a few kilobytes; megabytes come only from a broken or
+/// hostile server or command.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 
 impl Default for Config {
     fn default() -> Config {
@@ -183,6 +190,7 @@ impl Default for Config {
             max_output_tokens: 4096,
             structured_output: false,
             retry_base: Duration::from_secs(1),
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
         }
     }
 }

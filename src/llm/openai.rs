@@ -32,12 +32,12 @@ impl OpenAi {
     ) -> Result<OpenAi, Error> {
         let base = http::base_url(config.base_url.as_deref().unwrap_or(DEFAULT_BASE_URL))?;
         let mut pairs = Vec::new();
-        if let Some(key) = key {
+        if let Some(key) = &key {
             let var = config.api_key_env.as_deref().unwrap_or("api_key_env");
             pairs.push(("authorization", key.header(var, "Bearer ")?));
         }
         Ok(OpenAi {
-            transport: Transport::new(config)?,
+            transport: Transport::new(config, &base, key.as_ref())?,
             url: format!("{base}/chat/completions"),
             headers: http::headers(pairs),
             model,

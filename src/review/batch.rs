@@ -185,6 +185,11 @@ pub fn run(
             let queue = &queue;
             scope.spawn(move || {
                 loop {
+                    // Nothing new starts once speed is stopping; reviews
+                    // under way finish or are stopped by their cleanups.
+                    if crate::interrupt::requested() {
+                        break;
+                    }
                     let next = queue
                         .lock()
                         .unwrap_or_else(|poisoned| poisoned.into_inner())

@@ -457,31 +457,46 @@ impl Block {
     }
 }
 
-/// With `--update-state`, before the report is saved: an approval moves
-/// `state.json` from `fixed` to `reviewed`; anything else leaves it alone.
-/// The report's block says what the state is afterwards.
-pub fn mark_state(
+/// With `--update-state`, before the report is saved: what the review
+/// does to `state.json`. An approval moves `fixed` to `reviewed`; anything
+/// else leaves the state as it is.
+pub fn plan_state(review: &DefectReview, report: &mut Report) {
+    if !review.update_state || report.verdict.is_none() {
+        return;
+    }
+    let status = review.defect.status().unwrap_or_default();
+    let next = match report.verdict {
+        Some(verdict::Kind::Approve) if status == "fixed" => "reviewed",
+        _ => status,
+    };
+    if let Some(block) = &mut report.defect {
+        block.state = Some(next.to_string());
+    }
+}
+
+/// After the report and its log line are written (a state that says
+/// `reviewed` always has its review in the log): writes what `plan_state`
+/// planned. The file is read again first and changed only if it still says
+/// `fixed`; the report then says what it holds.
+pub fn write_state(
     shared: &Shared,
     review: &DefectReview,
     report: &mut Report,
 ) -> Result<(), Error> {
-    if !review.update_state || report.verdict.is_none() {
+    let Some(block) = &mut report.defect else {
+        return Ok(());
+    };
+    if block.state.as_deref() != Some("reviewed") || block.status.as_deref() != Some("fixed") {
         return Ok(());
     }
-    let state = if report.verdict == Some(verdict::Kind::Approve) {
-        defects::Store::open(&shared.root)
-            .mark_reviewed(
-                &review.defect,
-                &shared.actor.name,
-                std::time::SystemTime::now(),
-            )
-            .map_err(|e| defect_error(review, e))?
-    } else {
-        review.defect.status().unwrap_or_default().to_string()
-    };
-    if let Some(block) = &mut report.defect {
-        block.state = Some(state);
-    }
+    let now = defects::Store::open(&shared.root)
+        .mark_reviewed(
+            &review.defect,
+            &shared.actor.name,
+            std::time::SystemTime::now(),
+        )
+        .map_err(|e| defect_error(review, e))?;
+    block.state = Some(now);
     Ok(())
 }
 

@@ -119,6 +119,14 @@ pub enum Error {
     },
     #[error("{0}")]
     Model(String),
+    #[error(transparent)]
+    Fs(#[from] crate::fsx::Error),
+    #[error(
+        "{subject} is being reviewed by another speed process ({holder}): nothing was changed; review it again once that review has ended"
+    )]
+    BeingReviewed { subject: String, holder: String },
+    #[error("speed was interrupted before this review was recorded: nothing was changed")]
+    Interrupted,
 }
 
 impl Error {

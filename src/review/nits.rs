@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fsx;
 use crate::verdict::{self, Severity};
 
 use super::Error;
@@ -13,6 +14,9 @@ use super::record;
 use super::report::Report;
 
 pub const NITS_FILE: &str = ".speed/reviews/nits.json";
+
+/// Merging nits takes milliseconds; waiting longer means something is stuck.
+const NITS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Nit {
@@ -75,13 +79,12 @@ pub fn collect(reports: &[Report]) -> Vec<Nit> {
 }
 
 pub fn save(root: &Path, nits: &[Nit]) -> Result<(), Error> {
-    let dir = root.join(record::REVIEWS_DIR);
-    std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
-        path: dir.clone(),
-        source,
-    })?;
     let text = serde_json::to_string_pretty(nits).unwrap_or_else(|_| "[]".to_string()) + "\n";
-    record::atomic_write(&dir, &root.join(NITS_FILE), text.as_bytes())
+    Ok(fsx::write_atomic(
+        &record::area(root),
+        &root.join(NITS_FILE),
+        text.as_bytes(),
+    )?)
 }
 
 /// Save `found` in place of the saved nits of every task these reports
@@ -96,6 +99,12 @@ pub fn merge_save(root: &Path, reports: &[Report], found: &[Nit]) -> Result<(), 
     if reviewed.is_empty() {
         return Ok(());
     }
+    // Another speed may be merging its nits into the same file.
+    let _lock = fsx::Lock::acquire(
+        &record::area(root),
+        &root.join(record::LOCKS_DIR).join("nits.lock"),
+        NITS_LOCK_WAIT,
+    )?;
     let mut nits: Vec<Nit> = load(root)?
         .into_iter()
         .filter(|n| !reviewed.contains(&(n.task_id.as_ref(), &n.branch)))

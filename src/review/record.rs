@@ -1,28 +1,95 @@
-//! What a review changes, and nothing else: the task file it read (by its
-//! path, atomically, unknown fields kept), in the multi-player layout one
-//! event file, a report file under `.speed/reviews/`, and one line appended
-//! to `.speed/reviews/log.jsonl`. A review that failed writes its report and
-//! log line (so the raw answers are kept) but never the task file.
+//! What a review changes, and nothing else: a report file under
+//! `.speed/reviews/`, one line appended to `.speed/reviews/log.jsonl`, the
+//! task file it read (by its path, atomically, unknown fields kept), and in
+//! the multi-player layout one event file. A review that failed writes its
+//! report and log line (so the raw answers are kept) but never the task
+//! file.
+//!
+//! Every write goes through `fsx`, confined to `.speed/`. The log line is
+//! written before the task file, so a recorded verdict always has its log
+//! line whatever stops speed; recording is a `hold`, so Ctrl-C waits for it
+//! to finish; and a task is locked from before the model is asked until its
+//! review is recorded, so two reviews of one task never lose each other's
+//! changes.
 
-use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::time::Duration;
 
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
+use crate::fsx;
+use crate::interrupt;
 use crate::tasks::{self, Task, state::ReviewOutcome};
 use crate::verdict::{self, CriterionStatus};
 
 use super::Error;
-use super::prepare::Shared;
+use super::prepare::{Shared, Subject};
 use super::report::{Evidence, Report};
 
 pub const REVIEWS_DIR: &str = ".speed/reviews";
 pub const LOG_FILE: &str = ".speed/reviews/log.jsonl";
+/// One lock file per task under review, and one for the nits file.
+pub const LOCKS_DIR: &str = ".speed/reviews/locks";
 
-/// Serialises appends from concurrent reviews of one process.
-static LOG_LOCK: Mutex<()> = Mutex::new(());
+/// How long a review waits for another review of the same task to end
+/// before saying the task is being reviewed. Recording takes milliseconds;
+/// a whole review, with its model calls, takes far longer than this.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+
+/// The folder every write of a review is confined to.
+pub fn area(root: &Path) -> PathBuf {
+    root.join(".speed")
+}
+
+/// Before the model is asked: check that everything this review will write
+/// stays inside `.speed/` (so no model call is spent on a review that could
+/// not be recorded), sweep what crashed runs left there, and lock the task.
+/// The lock is held until the returned value is dropped.
+pub fn begin(shared: &Shared, subject: &Subject) -> Result<Option<fsx::Lock>, Error> {
+    let area = area(&shared.root);
+    let reviews = shared.root.join(REVIEWS_DIR);
+    fsx::confine(&area, &reviews)?;
+    fsx::confine(&area, &shared.root.join(LOG_FILE))?;
+    fsx::sweep_once(&area, &reviews);
+    let lock = match (subject.task(), subject.defect()) {
+        (Some(task), _) => {
+            fsx::confine(&area, &task.path)?;
+            if let Some(dir) = task.path.parent() {
+                fsx::sweep_once(&area, dir);
+            }
+            lock_name(&area, &task.path, &format!("task-{}", task.id))
+        }
+        (None, Some(review)) => {
+            let dir = shared.root.join(&review.defect.dir);
+            if review.update_state {
+                fsx::confine(&area, &dir.join(crate::defects::store::STATE))?;
+                fsx::confine(&area, &dir.join(crate::defects::store::REVIEW_LOG))?;
+                fsx::sweep_once(&area, &dir);
+            }
+            lock_name(&area, &dir, &format!("defect-{}", review.defect.name))
+        }
+        (None, None) => return Ok(None),
+    };
+    let lock = shared.root.join(LOCKS_DIR).join(lock);
+    match fsx::Lock::acquire(&area, &lock, LOCK_WAIT) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(fsx::Error::Busy { holder, .. }) => Err(Error::BeingReviewed {
+            subject: subject.label(),
+            holder,
+        }),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// A lock file name per task file (or defect folder): readable, and exact
+/// through a hash of its path (two features may both have a task 3).
+fn lock_name(area: &Path, file: &Path, who: &str) -> String {
+    let relative = file.strip_prefix(area).unwrap_or(file);
+    let hash = Sha256::digest(relative.to_string_lossy().as_bytes());
+    let hex: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{}-{hex}.lock", slug(who))
+}
 
 pub fn record(
     shared: &Shared,
@@ -30,6 +97,7 @@ pub fn record(
     report: &mut Report,
     evidence: &Evidence,
 ) -> Result<(), Error> {
+    let _hold = interrupt::hold().ok_or(Error::Interrupted)?;
     let at = std::time::SystemTime::now();
     let now = humantime::format_rfc3339_millis(at).to_string();
     save_report(&shared.root, report, evidence, &now)?;
@@ -43,6 +111,9 @@ pub fn record(
         let mut fresh = store.reload(task)?;
         let outcome = task_outcome(shared, report, evidence, &now);
         tasks::state::record_review(&mut fresh, &outcome);
+        // The log line first: a task file that says "reviewed" always has
+        // its line in the log, whatever stops speed between the two.
+        append_log(&shared.root, report, &now)?;
         store.save(&fresh)?;
         let verdict = if outcome.approved {
             "approve"
@@ -52,6 +123,7 @@ pub fn record(
         if let Some(event) = tasks::events::review_completed(&fresh, verdict, &shared.actor, at) {
             tasks::events::write(&event)?;
         }
+        return Ok(());
     }
     append_log(&shared.root, report, &now)
 }
@@ -135,6 +207,7 @@ pub fn record_failure(
     report: &mut Report,
     evidence: &Evidence,
 ) -> Result<(), Error> {
+    let _hold = interrupt::hold().ok_or(Error::Interrupted)?;
     let now = now_rfc3339();
     save_report(&shared.root, report, evidence, &now)?;
     append_log(&shared.root, report, &now)
@@ -182,8 +255,12 @@ fn report_name(report: &Report, now: &str) -> String {
         (None, Some(defect)) => format!("defect-{}", defect.name),
         (None, None) => format!("branch-{}", report.branch),
     };
-    let slug: String = who
-        .chars()
+    format!("{stamp}-{}", slug(&who))
+}
+
+/// Letters, digits and dashes only: safe in any file name.
+fn slug(text: &str) -> String {
+    text.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' {
                 c
@@ -191,22 +268,18 @@ fn report_name(report: &Report, now: &str) -> String {
                 '_'
             }
         })
-        .collect();
-    format!("{stamp}-{slug}")
+        .collect()
 }
 
+/// Writes the report under a name no other review takes, even one of the
+/// same task in the same millisecond in another process.
 fn write_report(
     root: &Path,
     report: &Report,
     evidence: &Evidence,
     now: &str,
 ) -> Result<PathBuf, Error> {
-    let dir = root.join(REVIEWS_DIR);
-    std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
-        path: dir.clone(),
-        source,
-    })?;
-    ignore_in_git(&dir)?;
+    ignore_in_git(root)?;
     let mut body = serde_json::to_value(report).unwrap_or(Value::Null);
     if let (Value::Object(map), Ok(Value::Object(extra))) =
         (&mut body, serde_json::to_value(evidence))
@@ -217,48 +290,33 @@ fn write_report(
     }
     let text = serde_json::to_string_pretty(&body).unwrap_or_default() + "\n";
     let base = report_name(report, now);
-    let mut n = 1;
-    loop {
-        let name = if n == 1 {
+    let name = |n: u32| {
+        if n == 1 {
             format!("{base}.json")
         } else {
             format!("{base}-{n}.json")
-        };
-        let path = dir.join(name);
-        if !path.exists() {
-            atomic_write(&dir, &path, text.as_bytes())?;
-            return Ok(path);
         }
-        n += 1;
-    }
+    };
+    Ok(fsx::write_new(
+        &area(root),
+        &root.join(REVIEWS_DIR),
+        &name,
+        text.as_bytes(),
+    )?)
 }
 
 /// A `.gitignore` of `*` in the reviews folder, as the cache has: reports
 /// hold diffs and prompts, which have no place in a commit.
-fn ignore_in_git(dir: &Path) -> Result<(), Error> {
-    let path = dir.join(".gitignore");
+fn ignore_in_git(root: &Path) -> Result<(), Error> {
+    let path = root.join(REVIEWS_DIR).join(".gitignore");
     if path.exists() {
         return Ok(());
     }
-    std::fs::write(
+    Ok(fsx::write_atomic(
+        &area(root),
         &path,
-        "# Written by speed: review reports and logs hold diffs; keep them out of git.\n*\n",
-    )
-    .map_err(|source| Error::Write { path, source })
-}
-
-/// Temp file in the same folder, fsync, rename: readers see the old state or
-/// the whole new file, never half of it.
-pub fn atomic_write(dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let write_err = |source| Error::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(write_err)?;
-    tmp.write_all(bytes).map_err(write_err)?;
-    tmp.as_file().sync_all().map_err(write_err)?;
-    tmp.persist(path).map_err(|e| write_err(e.error))?;
-    Ok(())
+        b"# Written by speed: review reports and logs hold diffs; keep them out of git.\n*\n",
+    )?)
 }
 
 fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
@@ -294,21 +352,6 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
             );
         }
     }
-    let path = root.join(LOG_FILE);
-    let mut text = serde_json::to_string(&line).unwrap_or_default();
-    text.push('\n');
-    let _guard = LOG_LOCK
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|source| Error::Write {
-            path: path.clone(),
-            source,
-        })?;
-    file.write_all(text.as_bytes())
-        .and_then(|()| file.sync_data())
-        .map_err(|source| Error::Write { path, source })
+    let text = serde_json::to_string(&line).unwrap_or_default();
+    Ok(fsx::append_line(&area(root), &root.join(LOG_FILE), &text)?)
 }

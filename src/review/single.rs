@@ -66,8 +66,19 @@ pub fn review(
     let prepared = match prepare::prepare(shared, subject.clone()) {
         Ok(p) => p,
         Err(super::Error::EmptyDiff { found, .. }) => {
+            // Recorded like any review: checked, and under the task's lock.
+            let _lock = match record::begin(shared, &subject) {
+                Ok(lock) => lock,
+                Err(err) => return failed_early(&subject, &err),
+            };
             return nothing_implemented(shared, models, subject, &found, started);
         }
+        Err(err) => return failed_early(&subject, &err),
+    };
+    // Held until the review is recorded: a second review of the task waits
+    // for it, or says the task is being reviewed.
+    let _lock = match record::begin(shared, &prepared.subject) {
+        Ok(lock) => lock,
         Err(err) => return failed_early(&subject, &err),
     };
     let mut report = report_for(&prepared, shared, models);
@@ -229,23 +240,19 @@ pub fn review(
     finish(shared, &prepared.subject, report, &evidence)
 }
 
-/// Records a decided review: the task file (or, with `--update-state`, the
-/// defect's state), the report file and the log line, then the defect's
+/// Records a decided review: the report file, the log line and the task
+/// file; for a defect with `--update-state`, then its `state.json` and its
 /// `logs/review.log`. A failure to record is the review's error.
 fn finish(shared: &Shared, subject: &Subject, mut report: Report, evidence: &Evidence) -> Report {
     let defect = subject.defect();
     if let Some(review) = defect {
-        if let Err(err) = super::defect::mark_state(shared, review, &mut report) {
-            report.error = Some(err.to_string());
-            report.outcome = Outcome::Error;
-        }
+        super::defect::plan_state(review, &mut report);
     }
     let recorded =
         record::record(shared, subject.task(), &mut report, evidence).and_then(|()| match defect {
-            Some(review) if report.error.is_none() => {
-                super::defect::log_review(shared, review, &report)
-            }
-            _ => Ok(()),
+            Some(review) => super::defect::write_state(shared, review, &mut report)
+                .and_then(|()| super::defect::log_review(shared, review, &report)),
+            None => Ok(()),
         });
     if let Err(err) = recorded {
         report.error = Some(err.to_string());

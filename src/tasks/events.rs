@@ -8,9 +8,7 @@
 //!
 //! Building the event is pure; `write` is the only I/O here.
 
-use std::fs;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 use serde_json::json;
@@ -132,43 +130,21 @@ pub fn review_completed(
 /// anything; a taken name moves the time on by a millisecond.
 pub fn write(event: &Event) -> Result<PathBuf, Error> {
     let dir = &event.dir;
-    let write_err = |path: &Path, source: io::Error| Error::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
-    let mut temp = tempfile::Builder::new()
-        .prefix(".event.")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| write_err(dir, e))?;
-    temp.write_all(event.line.as_bytes())
-        .and_then(|()| temp.as_file().sync_all())
-        .map_err(|e| write_err(temp.path(), e))?;
-    let mut at = event.at;
-    for _ in 0..1000 {
-        let path = dir.join(event.file_name(at));
-        match temp.persist_noclobber(&path) {
-            Ok(_) => return Ok(path),
-            Err(e) if e.error.kind() == io::ErrorKind::AlreadyExists => {
-                temp = e.file;
-                at += Duration::from_millis(1);
-            }
-            Err(e) => return Err(write_err(&path, e.error)),
-        }
-    }
-    Err(write_err(
-        dir,
-        io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            "a thousand event names in a row were taken",
-        ),
-    ))
+    // `.speed/shared/events`: confined to `.speed`, so a linked folder
+    // leading out of it is refused.
+    let area = dir.ancestors().nth(2).unwrap_or(dir);
+    let name = |n: u32| event.file_name(event.at + Duration::from_millis(u64::from(n) - 1));
+    crate::fsx::write_new(area, dir, &name, event.line.as_bytes()).map_err(|e| Error::Write {
+        path: dir.to_path_buf(),
+        source: e.into(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
+    use std::path::Path;
 
     fn task(path: &str, layout: Layout) -> Task {
         let mut task = Task::parse(Path::new(path), Some("audit-history"), "{}").unwrap();

@@ -6,7 +6,7 @@
 
 use std::cmp::Ordering;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -285,42 +285,11 @@ impl Store {
         }
         text.push_str(&serde_json::to_string_pretty(&task.raw).map_err(|e| write_err(e.into()))?);
         text.push('\n');
-        let dir = match path.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".tmp")
-            .tempfile_in(&dir)
-            .map_err(write_err)?;
-        temp.write_all(text.as_bytes()).map_err(write_err)?;
-        // The temp file is created private; the task file keeps its own mode.
-        match fs::metadata(path) {
-            Ok(meta) => fs::set_permissions(temp.path(), meta.permissions()).map_err(write_err)?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(write_err(e)),
-        }
-        temp.as_file().sync_all().map_err(write_err)?;
-        temp.persist(path).map_err(|e| write_err(e.error))?;
-        sync_dir(&dir).map_err(write_err)
+        // Confined to `.speed/`: a task file linked to a place outside it
+        // is refused, not written through.
+        crate::fsx::write_atomic(&self.root.join(".speed"), path, text.as_bytes())
+            .map_err(|e| write_err(e.into()))
     }
-}
-
-/// Makes the rename itself durable.
-#[cfg(unix)]
-fn sync_dir(dir: &Path) -> io::Result<()> {
-    fs::File::open(dir)?.sync_all()
-}
-
-#[cfg(not(unix))]
-fn sync_dir(_dir: &Path) -> io::Result<()> {
-    // Directories cannot be opened for fsync here; the rename is already atomic.
-    Ok(())
 }
 
 fn load(path: &Path, feature: Option<&str>, layout: Layout) -> Result<Task, Error> {

@@ -856,3 +856,30 @@ fn secrets_in_the_defect_folder_never_reach_the_model() {
         assert!(!text.contains(key), "the key is written in {name}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_defect_file_linked_outside_the_repository_is_neither_read_nor_written() {
+    let repo = catalog(Fix::default());
+    let outside = repo.path().parent().unwrap().join("outside-state.json");
+    std::fs::write(&outside, "{\"status\": \"fixed\"}\n").unwrap();
+    let state = repo
+        .path()
+        .join(format!(".speed/defects/{NAME}/state.json"));
+    std::fs::remove_file(&state).unwrap();
+    std::os::unix::fs::symlink(&outside, &state).unwrap();
+    let (server, _) = server(approve(), guardian("aligned", "fine"));
+    configure(&repo, &server, "");
+    let run = review(&repo, &["--update-state"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("outside the repository"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        "{\"status\": \"fixed\"}\n"
+    );
+    assert!(server.requests().is_empty());
+}

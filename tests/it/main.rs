@@ -11,6 +11,7 @@ mod defects;
 mod dry_run;
 mod example_repo;
 mod guardian;
+mod hardening;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;

@@ -74,6 +74,21 @@ pub struct Reply {
     body: String,
     delay: Duration,
     hang: bool,
+    body_pace: BodyPace,
+}
+
+/// How the body goes out after the head.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum BodyPace {
+    /// All at once, with its Content-Length.
+    Whole,
+    /// One byte at a time with this pause between bytes, Content-Length
+    /// announced: a slow server that never stalls long enough to trip a
+    /// per-read timeout.
+    Trickle(Duration),
+    /// The body repeated without end and without a Content-Length, until
+    /// the client goes away or the server stops.
+    Endless,
 }
 
 impl Reply {
@@ -85,6 +100,7 @@ impl Reply {
             body: body.to_string(),
             delay: Duration::ZERO,
             hang: false,
+            body_pace: BodyPace::Whole,
         }
     }
 
@@ -102,6 +118,7 @@ impl Reply {
             body: body.to_string(),
             delay: Duration::ZERO,
             hang: false,
+            body_pace: BodyPace::Whole,
         }
     }
 
@@ -190,6 +207,18 @@ impl Reply {
     /// Answers only after this pause.
     pub fn delay(mut self, delay: Duration) -> Reply {
         self.delay = delay;
+        self
+    }
+
+    /// Sends the body one byte at a time, `pause` apart.
+    pub fn trickle(mut self, pause: Duration) -> Reply {
+        self.body_pace = BodyPace::Trickle(pause);
+        self
+    }
+
+    /// Sends the body over and over, never ending it.
+    pub fn endless(mut self) -> Reply {
+        self.body_pace = BodyPace::Endless;
         self
     }
 }
@@ -375,7 +404,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
     // otherwise a client that got the answer could start its next request
     // while this one still counts, and the maximum would read one too high.
     drop(in_flight);
-    write_reply(stream, &reply);
+    write_reply(stream, &reply, shared);
 }
 
 /// Reads one request; `None` when the client closed or sent garbage.
@@ -416,18 +445,39 @@ fn read_request(stream: &TcpStream) -> Option<Recorded> {
     })
 }
 
-fn write_reply(mut stream: TcpStream, reply: &Reply) {
+fn write_reply(mut stream: TcpStream, reply: &Reply, shared: &Shared) {
     let mut head = format!("HTTP/1.1 {} {}\r\n", reply.status, reason(reply.status));
     for (name, value) in &reply.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
-    head.push_str(&format!(
-        "Content-Length: {}\r\nConnection: close\r\n\r\n",
-        reply.body.len()
-    ));
+    if reply.body_pace != BodyPace::Endless {
+        head.push_str(&format!("Content-Length: {}\r\n", reply.body.len()));
+    }
+    head.push_str("Connection: close\r\n\r\n");
     // The client may have given up (a timeout test); nothing to do then.
-    stream.write_all(head.as_bytes()).ok();
-    stream.write_all(reply.body.as_bytes()).ok();
+    if stream.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    match reply.body_pace {
+        BodyPace::Whole => {
+            stream.write_all(reply.body.as_bytes()).ok();
+        }
+        BodyPace::Trickle(pause) => {
+            for byte in reply.body.as_bytes() {
+                if stream.write_all(&[*byte]).is_err() || !shared.pause(Some(pause)) {
+                    return;
+                }
+            }
+        }
+        BodyPace::Endless => {
+            let chunk = if reply.body.is_empty() {
+                "x"
+            } else {
+                &reply.body
+            };
+            while !shared.is_stopping() && stream.write_all(chunk.as_bytes()).is_ok() {}
+        }
+    }
     stream.flush().ok();
 }
 

@@ -43,7 +43,10 @@ impl TempRepo {
         let mut names: Vec<String> = std::fs::read_dir(&dir)
             .map(|entries| {
                 entries
-                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .map(|e| e.unwrap())
+                    // Files only: `locks/` holds who reviews what now.
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
                     .collect()
             })
             .unwrap_or_default();

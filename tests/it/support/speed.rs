@@ -23,6 +23,19 @@ impl Run {
 
 /// `speed <args>` in `dir` with only the given extra environment.
 pub fn speed(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let out = command(dir, args, env)
+        .output()
+        .expect("the speed binary runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The command `speed` runs, for tests that start it and act while it runs
+/// (signals, concurrent reviews, a closed stdout).
+pub fn command(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_speed"));
     cmd.current_dir(dir)
         .args(args)
@@ -35,10 +48,5 @@ pub fn speed(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     for (key, value) in env {
         cmd.env(key, value);
     }
-    let out = cmd.output().expect("the speed binary runs");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    cmd
 }
