@@ -42,6 +42,9 @@ macro_rules! eprintln {
     ($($arg:tt)*) => { note(&format!("{}\n", format_args!($($arg)*))) };
 }
 
+// After the macros, so the merge gate's commands print through them too.
+mod gate;
+
 /// Run speed with these arguments (the first is the program name) and return
 /// the exit code the process should end with.
 pub fn entry<I, T>(args: I) -> u8
@@ -95,6 +98,8 @@ impl JsonShape {
             Command::Review(_) => JsonShape::Review,
             Command::Nits(_) => JsonShape::Nits,
             Command::Config(_) => JsonShape::Config,
+            // They have no --json (`Cli::json` is false): never asked.
+            Command::Hook(_) | Command::Override(_) => JsonShape::Review,
         }
     }
 }
@@ -159,16 +164,21 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let dir = settings::run_dir(cli.dir.as_deref(), &cwd);
     // Outside a repository speed still resolves settings (`speed config`
     // shows them); commands that need one report why there is none.
-    let repo = Repository::discover(&dir).map_err(|err| err.to_string());
-    let settings = Settings::resolve(
-        cli,
-        dir,
-        repo.as_ref()
-            .map(|r| r as &dyn settings::Repo)
-            .map_err(String::as_str),
-        &|key| std::env::var(key).ok(),
-    )?;
-    drop(repo);
+    let settings = if gate::runs_hook(&cli) {
+        gate::resolve_bounded(cli, dir)?
+    } else {
+        let repo = Repository::discover(&dir).map_err(|err| err.to_string());
+        let settings = Settings::resolve(
+            cli,
+            dir,
+            repo.as_ref()
+                .map(|r| r as &dyn settings::Repo)
+                .map_err(String::as_str),
+            &|key| std::env::var(key).ok(),
+        )?;
+        drop(repo);
+        settings
+    };
     for warning in &settings.warnings {
         eprintln!("warning: {warning}");
     }
@@ -179,6 +189,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Review(review) => review_command(&settings.dir, review),
         CommandSettings::Nits { json } => nits_command(&settings.dir, *json),
         CommandSettings::Config(config) => config_command(config, &settings),
+        CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
+        CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
     }
 }
 

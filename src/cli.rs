@@ -51,9 +51,21 @@ pub enum Command {
     /// --config); flags and environment win over it. Takes the review's
     /// setting flags to show what a review with them would use.
     Config(ConfigArgs),
+    /// Install, remove or run speed's git hooks: the merge gate.
+    ///
+    /// pre-merge-commit blocks a merge into the main branch, and pre-push a
+    /// push to it, when a task's work arrives without an approval covering
+    /// its head commit (exit 50).
+    Hook(HookArgs),
+    /// Accept a task despite its review, with a reason (kept for audit).
+    ///
+    /// Writes review_verdict "approve" and an `override` object into the
+    /// task file and logs the decision; it covers the task's current head
+    /// commit and no other.
+    Override(OverrideArgs),
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct ReviewArgs {
     /// Task to review (repeatable). Without it, every `done` task not yet
     /// approved at its current diff, and every defect whose state.json says
@@ -144,6 +156,55 @@ pub struct ValueArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct HookArgs {
+    #[command(subcommand)]
+    pub action: HookAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HookAction {
+    /// Write the pre-merge-commit, pre-push and pre-commit hooks into the
+    /// folder git runs hooks from (pre-commit guards only a merge concluded
+    /// by `git commit`).
+    Install {
+        /// Keep a hook speed did not write as <name>.local (speed runs it
+        /// first) instead of refusing.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove speed's hooks and put back what --force kept aside.
+    Uninstall,
+    /// What a hook script runs: the gate for one hook.
+    Run {
+        /// pre-merge-commit, pre-commit or pre-push.
+        #[arg(value_name = "HOOK")]
+        name: String,
+        /// The arguments git gave the hook.
+        #[arg(
+            value_name = "ARGS",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        args: Vec<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct OverrideArgs {
+    /// The task to accept.
+    #[arg(long = "task-id", value_name = "ID")]
+    pub task_id: String,
+
+    /// Its feature, when the id exists in several.
+    #[arg(long, value_name = "F")]
+    pub feature: Option<String>,
+
+    /// Why the task is accepted despite its review (required, logged).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+}
+
+#[derive(Debug, Args)]
 pub struct NitsArgs {
     /// Print the nits as JSON on stdout.
     #[arg(long)]
@@ -168,6 +229,7 @@ impl Cli {
             Command::Review(args) => args.json,
             Command::Nits(args) => args.json,
             Command::Config(args) => args.json,
+            Command::Hook(_) | Command::Override(_) => false,
         }
     }
 }

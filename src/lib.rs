@@ -14,6 +14,7 @@ pub mod defects;
 pub mod exit;
 pub mod fsx;
 pub mod git;
+pub mod hook;
 pub mod impact;
 pub mod interrupt;
 pub mod llm;

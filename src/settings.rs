@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{Cli, Command, ReviewArgs, ValueArgs};
+use crate::cli::{Cli, Command, HookAction, ReviewArgs, ValueArgs};
 use crate::git::{self, MainBranch};
 use crate::llm::ProviderKind;
 
@@ -43,6 +43,12 @@ pub const DEFAULT_MAX_RETRIES: u32 = 3;
 pub const DEFAULT_RETRY_BASE_MS: u64 = 1000;
 pub const DEFAULT_SEED: u64 = 7;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+/// The most a hook's own check may take; with `hook.review_on_miss`, the
+/// review it runs too.
+pub const DEFAULT_HOOK_TIMEOUT_SECS: f64 = 60.0;
+pub const DEFAULT_HOOK_REVIEW_TIMEOUT_SECS: f64 = 900.0;
+/// The most the user's own hook (`<name>.local`) may take.
+pub const DEFAULT_HOOK_LOCAL_TIMEOUT_SECS: f64 = 900.0;
 /// An answer larger than this (from a server or a command) is refused.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = crate::llm::DEFAULT_MAX_ANSWER_BYTES;
 
@@ -90,6 +96,8 @@ pub enum Error {
     NoRepository(String),
     #[error(transparent)]
     Git(#[from] git::Error),
+    #[error("{flag}: {message}")]
+    Flag { flag: &'static str, message: String },
 }
 
 /// Where a value came from.
@@ -152,6 +160,34 @@ pub enum CommandSettings {
     Review(Box<ReviewSettings>),
     Nits { json: bool },
     Config(Box<ConfigSettings>),
+    Hook(HookCommand),
+    Override(Box<OverrideSettings>),
+}
+
+/// `speed hook …`. Install and uninstall need no configuration; a hook run
+/// decides with what a review would use (the main branch, `[hook]`, and
+/// everything a review on a miss needs).
+#[derive(Debug, Clone)]
+pub enum HookCommand {
+    Install {
+        force: bool,
+    },
+    Uninstall,
+    Run {
+        hook: String,
+        args: Vec<String>,
+        review: Box<ReviewSettings>,
+    },
+}
+
+/// `speed override`.
+#[derive(Debug, Clone)]
+pub struct OverrideSettings {
+    pub task_id: String,
+    pub feature: Option<String>,
+    /// Never blank.
+    pub reason: String,
+    pub main: MainBranch,
 }
 
 #[derive(Debug, Clone)]
@@ -305,6 +341,53 @@ impl Settings {
                 let notices = all_notices(&located);
                 let config = config_settings(args.json, &args.values, located, env, &mut warnings);
                 (CommandSettings::Config(Box::new(config)), notices)
+            }
+            Command::Hook(args) => match args.action {
+                HookAction::Install { force } => (
+                    CommandSettings::Hook(HookCommand::Install { force }),
+                    Vec::new(),
+                ),
+                HookAction::Uninstall => {
+                    (CommandSettings::Hook(HookCommand::Uninstall), Vec::new())
+                }
+                HookAction::Run { name, args } => {
+                    let located = locate::locate(repo, config_flag.as_deref(), None, env)?;
+                    let notices = all_notices(&located);
+                    let repo = repo.map_err(|why| Error::NoRepository(why.to_string()))?;
+                    let review = review_settings(
+                        ReviewArgs::default(),
+                        located,
+                        repo,
+                        &dir,
+                        env,
+                        &mut warnings,
+                    )?;
+                    let run = HookCommand::Run {
+                        hook: name,
+                        args,
+                        review: Box::new(review),
+                    };
+                    (CommandSettings::Hook(run), notices)
+                }
+            },
+            Command::Override(args) => {
+                let reason = args.reason.trim().to_string();
+                if reason.is_empty() {
+                    return Err(Error::Flag {
+                        flag: "--reason",
+                        message: "an override needs a reason: say why the task is accepted despite its review".to_string(),
+                    });
+                }
+                let located = locate::locate(repo, config_flag.as_deref(), None, env)?;
+                let notices = all_notices(&located);
+                let main = located.main?.branch;
+                let settings = OverrideSettings {
+                    task_id: args.task_id,
+                    feature: args.feature,
+                    reason,
+                    main,
+                };
+                (CommandSettings::Override(Box::new(settings)), notices)
             }
             Command::Nits(args) => {
                 // Nits use no configuration, but a file named on the command
@@ -569,14 +652,32 @@ impl Values {
 
         let f = &file.hook;
         let defaults = HookSettings::default();
+        let review_on_miss = r.file(
+            "hook.review_on_miss",
+            f.review_on_miss,
+            defaults.review_on_miss,
+        );
+        // A review on a miss waits for a model: its own limits apply inside.
+        let default_timeout = if review_on_miss {
+            DEFAULT_HOOK_REVIEW_TIMEOUT_SECS
+        } else {
+            DEFAULT_HOOK_TIMEOUT_SECS
+        };
         let hook = HookSettings {
-            review_on_miss: r.file(
-                "hook.review_on_miss",
-                f.review_on_miss,
-                defaults.review_on_miss,
-            ),
+            review_on_miss,
             unknown: r.file("hook.unknown", f.unknown, defaults.unknown),
             on_error: r.file("hook.on_error", f.on_error, defaults.on_error),
+            // In range (checked by `file`), so these cannot panic.
+            timeout: Duration::from_secs_f64(r.file(
+                "hook.timeout_secs",
+                f.timeout_secs,
+                default_timeout,
+            )),
+            local_timeout: Duration::from_secs_f64(r.file(
+                "hook.local_timeout_secs",
+                f.local_timeout_secs,
+                DEFAULT_HOOK_LOCAL_TIMEOUT_SECS,
+            )),
         };
 
         Values {

@@ -8,6 +8,8 @@
 
 pub mod diff;
 mod export;
+mod graph;
+mod setup;
 
 use std::path::{Path, PathBuf};
 
@@ -15,6 +17,7 @@ use sha2::{Digest, Sha256};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 pub use export::{ExportError, Exported};
+pub use graph::CommitNode;
 
 /// Everything that can go wrong reading a repository; each variant names the
 /// path, branch, revision or blob concerned.
@@ -51,6 +54,23 @@ pub enum Error {
     Diff {
         base: String,
         head: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("cannot walk the history of {tips}: {source}")]
+    Walk {
+        tips: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error(
+        "more than {limit} commits between {tips} and what is already there; refusing to walk them all"
+    )]
+    TooManyCommits { tips: String, limit: usize },
+    #[error("cannot read {what} of the repository at {}: {source}", path.display())]
+    State {
+        what: String,
+        path: PathBuf,
         #[source]
         source: git2::Error,
     },

@@ -13,10 +13,12 @@ pub mod guard;
 pub mod guardian;
 pub mod model;
 pub mod nits;
+pub mod overrides;
 pub mod prepare;
 pub mod record;
 pub mod report;
 pub mod single;
+pub mod verdicts;
 
 use std::path::PathBuf;
 

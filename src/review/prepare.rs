@@ -62,6 +62,18 @@ impl Subject {
         }
     }
 
+    /// The piece of work the merge gate knows this subject by; None for a
+    /// branch reviewed without a task.
+    pub fn work(&self) -> Option<super::verdicts::Work> {
+        match self {
+            Subject::Task(task) => Some(super::verdicts::Work::of_task(task)),
+            Subject::Defect(review) => Some(super::verdicts::Work::Defect {
+                name: review.defect.name.clone(),
+            }),
+            Subject::Branch { .. } => None,
+        }
+    }
+
     pub fn defect(&self) -> Option<&DefectReview> {
         match self {
             Subject::Defect(review) => Some(review),

@@ -52,13 +52,13 @@ pub fn begin(shared: &Shared, subject: &Subject) -> Result<Option<fsx::Lock>, Er
     fsx::confine(&area, &reviews)?;
     fsx::confine(&area, &shared.root.join(LOG_FILE))?;
     fsx::sweep_once(&area, &reviews);
-    let lock = match (subject.task(), subject.defect()) {
+    match (subject.task(), subject.defect()) {
         (Some(task), _) => {
             fsx::confine(&area, &task.path)?;
             if let Some(dir) = task.path.parent() {
                 fsx::sweep_once(&area, dir);
             }
-            lock_name(&area, &task.path, &format!("task-{}", task.id))
+            lock_task(&shared.root, task, &subject.label()).map(Some)
         }
         (None, Some(review)) => {
             let dir = shared.root.join(&review.defect.dir);
@@ -67,15 +67,28 @@ pub fn begin(shared: &Shared, subject: &Subject) -> Result<Option<fsx::Lock>, Er
                 fsx::confine(&area, &dir.join(crate::defects::store::REVIEW_LOG))?;
                 fsx::sweep_once(&area, &dir);
             }
-            lock_name(&area, &dir, &format!("defect-{}", review.defect.name))
+            let name = lock_name(&area, &dir, &format!("defect-{}", review.defect.name));
+            acquire(&shared.root, &name, &subject.label()).map(Some)
         }
-        (None, None) => return Ok(None),
-    };
-    let lock = shared.root.join(LOCKS_DIR).join(lock);
+        (None, None) => Ok(None),
+    }
+}
+
+/// The lock a review of `task` holds while it runs, so that nothing else
+/// writes its file meanwhile (`speed override` takes it too). `label`
+/// names the task when another process holds it.
+pub fn lock_task(root: &Path, task: &Task, label: &str) -> Result<fsx::Lock, Error> {
+    let name = lock_name(&area(root), &task.path, &format!("task-{}", task.id));
+    acquire(root, &name, label)
+}
+
+fn acquire(root: &Path, name: &str, label: &str) -> Result<fsx::Lock, Error> {
+    let area = area(root);
+    let lock = root.join(LOCKS_DIR).join(name);
     match fsx::Lock::acquire(&area, &lock, LOCK_WAIT) {
-        Ok(lock) => Ok(Some(lock)),
+        Ok(lock) => Ok(lock),
         Err(fsx::Error::Busy { holder, .. }) => Err(Error::BeingReviewed {
-            subject: subject.label(),
+            subject: label.to_string(),
             holder,
         }),
         Err(err) => Err(err.into()),
@@ -325,6 +338,7 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
         "task": report.task_id,
         "feature": report.feature,
         "branch": report.branch,
+        "head_commit": (!report.head_commit.is_empty()).then_some(&report.head_commit),
         "decision": report.verdict,
         "model_verdict": report.model_verdict,
         "outcome": report.outcome.code(),
@@ -352,6 +366,11 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
             );
         }
     }
-    let text = serde_json::to_string(&line).unwrap_or_default();
+    append_log_line(root, &line)
+}
+
+/// Append one line to the review log: a review's, or an override's.
+pub fn append_log_line(root: &Path, line: &Value) -> Result<(), Error> {
+    let text = serde_json::to_string(line).unwrap_or_default();
     Ok(fsx::append_line(&area(root), &root.join(LOG_FILE), &text)?)
 }

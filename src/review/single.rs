@@ -13,9 +13,10 @@ use crate::verdict::{self, Verdict};
 use super::Events;
 use super::guardian;
 use super::model::{self, Pacer, Question};
-use super::prepare::{self, Prepared, Shared, Subject};
+use super::prepare::{self, LoadedSpec, Prepared, Shared, Subject};
 use super::record;
 use super::report::{Coverage, Evidence, GuardianOutcome, Hashes, ModelInfo, Report, Tokens};
+use super::verdicts;
 
 /// The providers a run uses: the review's and the guardian's (the same one
 /// unless `guardian.model` names another model).
@@ -237,13 +238,25 @@ pub fn review(
     }
     fill_tokens(&mut report, &evidence);
     report.duration_ms = started.elapsed().as_millis() as u64;
-    finish(shared, &prepared.subject, report, &evidence)
+    finish(
+        shared,
+        &prepared.subject,
+        &prepared.specs,
+        report,
+        &evidence,
+    )
 }
 
 /// Records a decided review: the report file, the log line and the task
 /// file; for a defect with `--update-state`, then its `state.json` and its
 /// `logs/review.log`. A failure to record is the review's error.
-fn finish(shared: &Shared, subject: &Subject, mut report: Report, evidence: &Evidence) -> Report {
+fn finish(
+    shared: &Shared,
+    subject: &Subject,
+    specs: &[LoadedSpec],
+    mut report: Report,
+    evidence: &Evidence,
+) -> Report {
     let defect = subject.defect();
     if let Some(review) = defect {
         super::defect::plan_state(review, &mut report);
@@ -254,9 +267,13 @@ fn finish(shared: &Shared, subject: &Subject, mut report: Report, evidence: &Evi
                 .and_then(|()| super::defect::log_review(shared, review, &report)),
             None => Ok(()),
         });
-    if let Err(err) = recorded {
-        report.error = Some(err.to_string());
-        report.outcome = Outcome::Error;
+    match recorded {
+        // The merge gate's record of this head: tasks and defects alike.
+        Ok(()) => verdicts::keep_review(&shared.root, subject.work(), &report, specs),
+        Err(err) => {
+            report.error = Some(err.to_string());
+            report.outcome = Outcome::Error;
+        }
     }
     report
 }
@@ -326,7 +343,13 @@ fn offline(
         report.feedback = Some(format!("{defect}{checks}").trim_start().to_string());
     }
     report.duration_ms = started.elapsed().as_millis() as u64;
-    finish(shared, &prepared.subject, report, &evidence)
+    finish(
+        shared,
+        &prepared.subject,
+        &prepared.specs,
+        report,
+        &evidence,
+    )
 }
 
 /// A branch with no changes: nothing was implemented, so the review requests
@@ -377,7 +400,7 @@ fn nothing_implemented(
     report.base_resolved_by = empty.base_how.clone();
     let evidence = Evidence::default();
     report.duration_ms = started.elapsed().as_millis() as u64;
-    finish(shared, &subject, report, &evidence)
+    finish(shared, &subject, &[], report, &evidence)
 }
 
 /// A review whose model step failed: the report and log keep the evidence

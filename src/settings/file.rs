@@ -145,6 +145,8 @@ pub struct Hook {
     pub review_on_miss: Option<bool>,
     pub unknown: Option<Policy>,
     pub on_error: Option<Policy>,
+    pub timeout_secs: Option<f64>,
+    pub local_timeout_secs: Option<f64>,
 }
 
 /// Every table and its keys, for unknown-key errors and their suggestions.
@@ -202,7 +204,16 @@ pub const KEYS: &[(&str, &[&str])] = &[
         ],
     ),
     ("defect", &["max_lines", "max_files", "exempt"]),
-    ("hook", &["review_on_miss", "unknown", "on_error"]),
+    (
+        "hook",
+        &[
+            "review_on_miss",
+            "unknown",
+            "on_error",
+            "timeout_secs",
+            "local_timeout_secs",
+        ],
+    ),
 ];
 
 const LARGE_DIFF_KEYS: &[&str] = &["lines", "files", "severity"];
@@ -820,6 +831,8 @@ impl Reader<'_> {
             review_on_miss: self.bool(t, "review_on_miss"),
             unknown: self.policy(t, "unknown"),
             on_error: self.policy(t, "on_error"),
+            timeout_secs: self.seconds(t, "timeout_secs", limits::MAX_TIMEOUT_SECS),
+            local_timeout_secs: self.seconds(t, "local_timeout_secs", limits::MAX_TIMEOUT_SECS),
         }
     }
 

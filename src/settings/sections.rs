@@ -207,6 +207,10 @@ pub struct HookSettings {
     pub unknown: Policy,
     /// When the hook itself fails (no repository state, unreadable task).
     pub on_error: Policy,
+    /// The most the hook's own check may take (a review on a miss too).
+    pub timeout: Duration,
+    /// The most the user's own hook (`<name>.local`) may take.
+    pub local_timeout: Duration,
 }
 
 impl Default for HookSettings {
@@ -215,6 +219,8 @@ impl Default for HookSettings {
             review_on_miss: false,
             unknown: Policy::Allow,
             on_error: Policy::Block,
+            timeout: Duration::from_secs_f64(super::DEFAULT_HOOK_TIMEOUT_SECS),
+            local_timeout: Duration::from_secs_f64(super::DEFAULT_HOOK_LOCAL_TIMEOUT_SECS),
         }
     }
 }

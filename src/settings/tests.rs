@@ -462,6 +462,7 @@ exempt = ["docs/**"]
 review_on_miss = true
 unknown = "block"
 on_error = "allow"
+local_timeout_secs = 30
 "#,
     );
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
@@ -498,6 +499,9 @@ on_error = "allow"
             review_on_miss: true,
             unknown: Policy::Block,
             on_error: Policy::Allow,
+            // A review on a miss gets the longer default.
+            timeout: Duration::from_secs(900),
+            local_timeout: Duration::from_secs(30),
         }
     );
 }

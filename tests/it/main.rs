@@ -12,6 +12,7 @@ mod dry_run;
 mod example_repo;
 mod guardian;
 mod hardening;
+mod hooks;
 mod impact_fixtures;
 mod impact_review;
 mod llm_providers;

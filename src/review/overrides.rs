@@ -1,0 +1,211 @@
+//! A person's decision to accept work despite its review, kept for audit.
+//!
+//! `speed override` writes it into the task file (`review_verdict:
+//! "approve"` and an `override` object, atomically, unknown fields kept); a
+//! hook bypassed with a reason (`SPEED_SKIP_HOOK=1`) records the same
+//! decision without touching task files, since a merge is in progress. Both
+//! append a log line with `decision: "override"` and keep the decision in
+//! the verdict cache, where it covers the head commit it was made at and no
+//! other.
+
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+
+use crate::git::{MainBranch, Repository};
+use crate::tasks::{self, Status};
+
+use super::Error;
+use super::prepare::{self, Subject};
+use super::record::{append_log_line, lock_task, now_rfc3339};
+use super::verdicts::{self, Decision, Record, Work};
+
+/// Who decided, why, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decider {
+    /// The git user (`Name <email>`), else the login name.
+    pub by: String,
+    pub reason: String,
+    /// "speed override", or "SPEED_SKIP_HOOK (pre-merge-commit)".
+    pub via: String,
+}
+
+/// What `override_task` recorded.
+#[derive(Debug, Clone)]
+pub struct Overridden {
+    pub task_id: String,
+    pub feature: Option<String>,
+    pub branch: String,
+    pub head_commit: String,
+    pub at: String,
+    /// The review verdict the override replaced, if the task had one.
+    pub overruled: Option<String>,
+    /// Why the diff could not be hashed (the override stands without it).
+    pub note: Option<String>,
+}
+
+/// Accept task `id` at its branch's head: the task file, the log, the cache.
+pub fn override_task(
+    root: &Path,
+    main: &MainBranch,
+    id: &str,
+    feature: Option<&str>,
+    decider: &Decider,
+) -> Result<Overridden, Error> {
+    let repo = Repository::open(root)?;
+    let store = tasks::Store::open(root);
+    let found = store.find(id, feature)?;
+    let subject = Subject::Task(Box::new(found.clone()));
+    // No review writes the task file while the override does, and the
+    // override starts from the file as it is now.
+    let _lock = lock_task(root, &found, &subject.label())?;
+    let mut task = store.reload(&found)?;
+    let head = repo
+        .resolve_branch(&task.branch)
+        .map_err(|source| Error::BranchMissing {
+            subject: subject.label(),
+            branch: task.branch.clone(),
+            source: Box::new(source),
+        })?;
+    let (diff, note) = match prepare::diff_for(&repo, main, &subject) {
+        Ok(resolved) => (Some(resolved.diff.sha256), None),
+        Err(err) => (None, Some(format!("the diff could not be hashed: {err}"))),
+    };
+    let at = now_rfc3339();
+    let overruled = task.review_verdict.clone();
+    let previous: Map<String, Value> = ["review_verdict", "reviewed_at", "review_feedback"]
+        .iter()
+        .filter_map(|key| task.raw.get(*key).map(|v| (key.to_string(), v.clone())))
+        .collect();
+
+    // The person accepts the work: it is done, approved at this diff (so a
+    // batch review does not take it up again), and says who and why.
+    task.raw
+        .insert("status".to_string(), Value::String("done".to_string()));
+    task.status = Status::Done;
+    task.raw.insert(
+        "review_verdict".to_string(),
+        Value::String("approve".into()),
+    );
+    task.review_verdict = Some("approve".to_string());
+    if let Some(diff) = &diff {
+        task.raw
+            .insert("reviewed_diff".to_string(), Value::String(diff.clone()));
+        task.reviewed_diff = Some(diff.clone());
+    }
+    task.raw.insert(
+        "override".to_string(),
+        json!({
+            "by": decider.by,
+            "at": at,
+            "reason": decider.reason,
+            "head_commit": head,
+            "overruled": if previous.is_empty() { Value::Null } else { Value::Object(previous) },
+        }),
+    );
+    store.save(&task)?;
+
+    let work = Work::Task {
+        id: task.id.clone(),
+        feature: task.feature.clone(),
+    };
+    record(
+        root,
+        &work,
+        &task.branch,
+        &head,
+        diff,
+        &at,
+        decider,
+        overruled.as_deref(),
+    )?;
+    Ok(Overridden {
+        task_id: task.id,
+        feature: task.feature,
+        branch: task.branch,
+        head_commit: head,
+        at,
+        overruled,
+        note,
+    })
+}
+
+/// A hook let `work` in at `commit` because a person bypassed it with a
+/// reason: the log and the cache, no task file.
+pub fn record_bypass(
+    root: &Path,
+    work: &Work,
+    branch: &str,
+    commit: &str,
+    decider: &Decider,
+) -> Result<(), Error> {
+    let at = now_rfc3339();
+    record(root, work, branch, commit, None, &at, decider, None)
+}
+
+/// A bypass that let commits in without knowing which work they carry (the
+/// gate could not run): one log line naming them, nothing cached.
+pub fn record_blind_bypass(
+    root: &Path,
+    commits: &[String],
+    decider: &Decider,
+) -> Result<(), Error> {
+    append_log_line(
+        root,
+        &json!({
+            "at": now_rfc3339(),
+            "commits": commits,
+            "decision": "override",
+            "by": decider.by,
+            "reason": decider.reason,
+            "via": decider.via,
+        }),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record(
+    root: &Path,
+    work: &Work,
+    branch: &str,
+    commit: &str,
+    diff: Option<String>,
+    at: &str,
+    decider: &Decider,
+    overruled: Option<&str>,
+) -> Result<(), Error> {
+    let (task, feature, defect) = match work {
+        Work::Task { id, feature } => (Some(id.clone()), feature.clone(), None),
+        Work::Defect { name } => (None, None, Some(name.clone())),
+    };
+    let mut line = json!({
+        "at": at,
+        "task": task,
+        "feature": feature,
+        "branch": branch,
+        "head_commit": commit,
+        "decision": Decision::Override.as_str(),
+        "by": decider.by,
+        "reason": decider.reason,
+        "via": decider.via,
+        "overruled": overruled,
+        "hashes": {"diff": diff},
+    });
+    if let (Some(name), Value::Object(map)) = (&defect, &mut line) {
+        map.insert("defect".to_string(), Value::String(name.clone()));
+    }
+    append_log_line(root, &line)?;
+    verdicts::Store::open(root).add(&Record {
+        task,
+        feature,
+        defect,
+        head_commit: commit.to_string(),
+        decision: Decision::Override,
+        at: at.to_string(),
+        diff,
+        specs: Vec::new(),
+        by: Some(decider.by.clone()),
+        reason: Some(decider.reason.clone()),
+        via: Some(decider.via.clone()),
+    })
+}
