@@ -512,9 +512,10 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
         style.bold("Nits (non-blocking, from approved reviews):")
     );
     for nit in nits {
-        let who = match &nit.task_id {
-            Some(id) => format!("Task {id}"),
-            None => format!("Branch {}", nit.branch),
+        let who = match (&nit.task_id, &nit.defect) {
+            (Some(id), _) => format!("Task {id}"),
+            (None, Some(name)) => format!("Defect {name}"),
+            (None, None) => format!("Branch {}", nit.branch),
         };
         let _ = writeln!(
             out,

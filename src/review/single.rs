@@ -387,8 +387,12 @@ fn nothing_implemented(
                 .to_string(),
         });
     }
+    let what = match subject {
+        Subject::Defect(_) => "Commit the fix of the defect on this branch.",
+        _ => "Implement the task on this branch and commit the work.",
+    };
     report.feedback = Some(format!(
-        "Nothing was implemented: branch {} has no changes against its base {} ({}). Implement the task on this branch and commit the work.",
+        "Nothing was implemented: branch {} has no changes against its base {} ({}). {what}",
         empty.branch,
         prepare::short(&empty.base_commit),
         empty.base_how

@@ -883,3 +883,43 @@ fn a_defect_file_linked_outside_the_repository_is_neither_read_nor_written() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn nits_name_the_defect_and_an_empty_branch_asks_for_the_fix() {
+    let repo = catalog(Fix::default());
+    let mut answer = approve();
+    answer["issues"] = json!([{"severity": "nit", "file": "src/search.rs", "line": 7,
+                               "message": "name the negation", "suggestion": ""}]);
+    let (server, _) = server(answer, guardian("aligned", "fine"));
+    configure(&repo, &server, "");
+    let run = review(&repo, &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let nits = speed(repo.path(), &["nits"], &[]);
+    assert!(
+        nits.stdout
+            .contains("Defect loaned-shown-available: [nit] src/search.rs:7 — name the negation"),
+        "{}",
+        nits.transcript()
+    );
+
+    // The state names a branch with nothing on it: changes are requested
+    // without a model, and the feedback asks for the fix.
+    let state = repo.read(&format!(".speed/defects/{NAME}/state.json"));
+    repo.write(
+        &format!(".speed/defects/{NAME}/state.json"),
+        &state.replace(BRANCH, "main"),
+    );
+    let asked = server.requests().len();
+    let run = review(&repo, &["--json"]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let r = &json_of(&run)["reviews"][0];
+    assert!(
+        r["feedback"]
+            .as_str()
+            .unwrap()
+            .contains("Commit the fix of the defect on this branch."),
+        "{r}"
+    );
+    assert_eq!(r["defect"]["name"], NAME);
+    assert_eq!(server.requests().len(), asked);
+}
