@@ -117,6 +117,24 @@ fn measure_one(
         times[times.len() - 1],
     );
     let _: Duration = cold;
+    if dry_run {
+        numbering_cost(&first.diff, counter);
+    }
+}
+
+/// What the line numbers of the prompt's diff cost: every hunk of the diff
+/// counted as plain unified diff and as the prompt shows it.
+fn numbering_cost(diff: &speed::git::Diff, counter: &PendingCounter) {
+    let counter = counter.get().expect("tokenizer");
+    let (mut plain, mut numbered) = (0, 0);
+    for hunk in diff.files.iter().flat_map(|f| &f.hunks) {
+        plain += counter.count(&hunk.render());
+        numbered += counter.count(&speed::prompt::numbered_hunk(hunk));
+    }
+    println!(
+        "  diff line numbers: {plain} tokens of hunks become {numbered} (+{:.1}%)",
+        (numbered as f64 - plain as f64) * 100.0 / plain.max(1) as f64
+    );
 }
 
 /// The settings a `speed review --no-guardian --concurrency 1 [--dry-run]`

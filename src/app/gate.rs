@@ -73,6 +73,12 @@ fn report_actions(done: &[Action]) {
             Action::LeftForeign(path) => {
                 eprintln!("left {} alone: speed did not write it", path.display())
             }
+            Action::SkippedForeign(path) => eprintln!(
+                "left your {} alone: a merge that speed blocked and that is then concluded \
+                 with `git commit` is caught at push only (`speed hook install --force` \
+                 keeps yours as .local and runs it first)",
+                path.display()
+            ),
         }
     }
 }

@@ -11,7 +11,7 @@ use std::fs;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use super::{Error, HOOKS};
+use super::{Error, HOOKS, optional};
 
 /// The line that marks a hook script as speed's.
 pub const MARKER: &str =
@@ -31,6 +31,9 @@ pub enum Action {
     Restored(PathBuf, PathBuf),
     /// Someone else's hook, left alone by uninstall.
     LeftForeign(PathBuf),
+    /// Someone else's hook at an optional hook's place, left alone by an
+    /// install without `--force`.
+    SkippedForeign(PathBuf),
 }
 
 /// The path of the hook speed runs before its own check.
@@ -91,13 +94,17 @@ pub fn owner(path: &Path) -> Result<Option<bool>, Error> {
 }
 
 /// Write speed's hooks into `dir`. Someone else's hook is refused, naming
-/// it, unless `force`, which moves it to `<name>.local`. Nothing is written
-/// when any hook would be refused.
+/// it, unless `force`, which moves it to `<name>.local`; at an optional
+/// hook's place it is left alone instead. Nothing is written when any hook
+/// would be refused.
 pub fn install(dir: &Path, force: bool) -> Result<Vec<Action>, Error> {
     for name in HOOKS {
         let path = dir.join(name);
         let local = local_path(dir, name);
         if owner(&path)? == Some(false) {
+            if !force && optional(name) {
+                continue;
+            }
             if !force {
                 return Err(Error::Foreign { path, local });
             }
@@ -115,6 +122,7 @@ pub fn install(dir: &Path, force: bool) -> Result<Vec<Action>, Error> {
         let path = dir.join(name);
         let text = script(name);
         match owner(&path)? {
+            Some(false) if !force => done.push(Action::SkippedForeign(path)),
             Some(false) => {
                 let local = local_path(dir, name);
                 rename(&path, &local)?;
@@ -276,6 +284,29 @@ mod tests {
             fs::read_to_string(dir.join("pre-push")).unwrap(),
             "#!/bin/sh\nexit 0\n"
         );
+    }
+
+    #[test]
+    fn a_foreign_pre_commit_hook_is_left_alone_without_force() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        fs::write(dir.join("pre-commit"), "framework\n").unwrap();
+        let done = install(dir, false).unwrap();
+        assert!(done.contains(&Action::SkippedForeign(dir.join("pre-commit"))));
+        assert_eq!(names(dir), ["pre-commit", "pre-merge-commit", "pre-push"]);
+        assert_eq!(
+            fs::read_to_string(dir.join("pre-commit")).unwrap(),
+            "framework\n"
+        );
+        assert_eq!(owner(&dir.join("pre-push")).unwrap(), Some(true));
+        // Forcing chains it like any other hook.
+        install(dir, true).unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.join("pre-commit.local")).unwrap(),
+            "framework\n"
+        );
+        uninstall(dir).unwrap();
+        assert_eq!(names(dir), ["pre-commit"]);
     }
 
     #[test]

@@ -20,6 +20,14 @@ use std::path::PathBuf;
 /// through pre-merge-commit.
 pub const HOOKS: [&str; 3] = ["pre-merge-commit", "pre-push", "pre-commit"];
 
+/// A hook the gate is whole without: pre-push still catches a merge that
+/// pre-commit would have caught. Many repositories already have their own
+/// pre-commit hook (the pre-commit framework writes one), so a foreign one
+/// there is left alone instead of refusing the whole install.
+pub fn optional(name: &str) -> bool {
+    name == "pre-commit"
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(transparent)]

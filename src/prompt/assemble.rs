@@ -1,25 +1,30 @@
 //! Budgeted assembly of the review and guardian prompts.
 //!
 //! Order of claims on the budget: the protected parts (instructions, notices,
-//! task, criteria, required spec sections, one-line summaries) must fit or the
-//! assembly fails; then scope, gate results, assumptions and cross-cutting
-//! constraints (or the vision), each truncated past a cap; then optional spec
-//! sections up to a quarter of the budget; then impact rows up to 8%; the diff
-//! takes the rest. Estimates add up per-piece counts, but BPE merges across
-//! joins, so the final text is counted whole and trimmed until it fits:
-//! `counter.count(&prompt.text) <= budget` always holds for a returned prompt.
-//! Whatever is left out is listed in the prompt and in the accounting.
+//! task, criteria, required spec sections, one-line summaries, and the list
+//! of changed files whose changes are not shown, which is never cut) must
+//! fit or the assembly fails; then the list sections (developer notes,
+//! earlier reviews, scope, gate results, assumptions, cross-cutting
+//! constraints; or the vision), each truncated past a cap; then optional
+//! spec sections up to a quarter of the budget; then impact rows up to 8%;
+//! the diff, its lines numbered, takes the rest. For a review in parts, the
+//! diff is the part's share (`DiffPart`), and `Prompt::rest` is what is left
+//! for the next part. Estimates add up per-piece counts, but BPE merges
+//! across joins, so the final text is counted whole and trimmed until it
+//! fits: `counter.count(&prompt.text) <= budget` always holds for a returned
+//! prompt. Whatever is left out is listed in the prompt and in the
+//! accounting.
 
 use std::collections::HashMap;
 
-use crate::git::diff::{FileDiff, Hunk};
+use crate::git::diff::{FileDiff, Hunk, LineKind};
 
 use super::fence::{Fence, inline};
 use super::files::{Class, rank};
 use super::template::Template;
 use super::{
-    Counter, Criterion, Error, GateCheck, ImpactRow, Input, Kind, Omission, Prompt, Scope,
-    SectionAccount, SpecSection, Task, Templates, Vision,
+    Counter, Criterion, DiffPart, Error, GateCheck, ImpactRow, Input, Kind, Omission, Prompt,
+    Scope, SectionAccount, SpecSection, Task, Templates, Vision,
 };
 
 /// Tokens held back for one-line notes ("none declared", "… omitted") that
@@ -36,11 +41,11 @@ const IMPACT_SHARE_PERCENT: usize = 8;
 const MEDIUM_SHARE_PERCENT: usize = 10;
 /// The vision may take this share of the budget.
 const VISION_SHARE_PERCENT: usize = 25;
-/// Lists of omitted files may take this share of the diff's room before they
-/// are cut short with a count.
-const LIST_SHARE_PERCENT: usize = 20;
 /// Hunk coordinates listed per partially shown file.
 const MAX_LISTED_HUNKS: usize = 8;
+/// Names listed in the impact row of one file's added, unreferenced
+/// symbols; the report lists them all.
+const GROUPED_NAMES: usize = 8;
 
 const OMITTED_FOR_BUDGET: &str = "omitted for budget";
 const NONE_DECLARED: &str = "(none declared)";
@@ -83,7 +88,10 @@ fn assemble_with(
         _ => String::new(),
     };
     let mut spec = SpecPlan::new(&ctx, &input.spec);
-    let mut diff = DiffPlan::new(&ctx, &input.diff.files);
+    let mut diff = DiffPlan::new(&ctx, &input.diff.files, input.part.as_ref());
+    // Every changed file is named, whatever the budget: the list of those
+    // not shown is protected, at its largest (no file shown).
+    let list_reserve = diff.list_reserve(&ctx);
 
     let protected = ctx.count(&instructions)
         + ctx.count(&notices)
@@ -92,6 +100,7 @@ fn assemble_with(
         + ctx.count(&determinations)
         + spec.required_tokens()
         + diff.fixed_tokens(&ctx)
+        + list_reserve
         + NOTES_RESERVE;
     if protected > budget {
         return Err(Error::ProtectedTooLarge {
@@ -105,24 +114,10 @@ fn assemble_with(
     let mut medium = match input.kind {
         Kind::Review => {
             let cap = room * MEDIUM_SHARE_PERCENT / 100;
-            vec![
-                Medium::fit(&ctx, "task_notes", bullet_items(&input.task_notes), cap),
-                Medium::fit(
-                    &ctx,
-                    "previous_review",
-                    bullet_items(&input.previous_review),
-                    cap,
-                ),
-                Medium::fit(&ctx, "scope", scope_items(&input.scope), cap),
-                Medium::fit(&ctx, "gates", gate_items(&input.gates), cap),
-                Medium::fit(&ctx, "assumptions", bullet_items(&input.assumptions), cap),
-                Medium::fit(
-                    &ctx,
-                    "cross_cutting",
-                    bullet_items(&input.cross_cutting),
-                    cap,
-                ),
-            ]
+            review_lists(input)
+                .into_iter()
+                .map(|(name, items)| Medium::fit(&ctx, name, items, cap))
+                .collect()
         }
         Kind::Guardian => {
             let cap = room.min(budget * VISION_SHARE_PERCENT / 100);
@@ -130,21 +125,10 @@ fn assemble_with(
         }
         Kind::Defect => {
             let cap = room * MEDIUM_SHARE_PERCENT / 100;
-            let defect = input.defect.clone().unwrap_or_default();
-            let whole = |text: String| {
-                if text.trim().is_empty() {
-                    Vec::new()
-                } else {
-                    vec![text]
-                }
-            };
-            vec![
-                Medium::fit(&ctx, "report", whole(defect.report), cap),
-                Medium::fit(&ctx, "triage", whole(defect.triage), cap),
-                Medium::fit(&ctx, "guidance", whole(defect.guidance), cap),
-                Medium::fit(&ctx, "scope", scope_items(&input.scope), cap),
-                Medium::fit(&ctx, "gates", gate_items(&input.gates), cap),
-            ]
+            defect_lists(input)
+                .into_iter()
+                .map(|(name, items)| Medium::fit(&ctx, name, items, cap))
+                .collect()
         }
     };
     room = room.saturating_sub(medium.iter().map(|m| m.tokens).sum());
@@ -157,7 +141,7 @@ fn assemble_with(
     };
     room = room.saturating_sub(impact.pack(&ctx, room.min(budget * IMPACT_SHARE_PERCENT / 100)));
 
-    diff.pack(&ctx, room);
+    diff.pack(&ctx, room + list_reserve);
 
     let fixed = Fixed {
         template,
@@ -173,7 +157,6 @@ fn assemble_with(
         let total = ctx.count(&text);
         if total <= budget {
             let accounting = Accounting {
-                kind: input.kind,
                 fixed: &fixed,
                 instructions: &instructions,
                 parts: &parts,
@@ -190,7 +173,6 @@ fn assemble_with(
             || impact.drop_rows(need)
             || spec.drop_optional(need)
             || drop_medium(&mut medium, need)
-            || diff.shorten_list()
             || spec.shorten_list();
         if !shrunk {
             return Err(Error::ProtectedTooLarge {
@@ -287,7 +269,6 @@ fn render_parts(
 
 /// What the pipeline renders and records for this prompt.
 struct Accounting<'p, 'a> {
-    kind: Kind,
     fixed: &'p Fixed<'p>,
     instructions: &'p str,
     parts: &'p HashMap<&'static str, String>,
@@ -299,49 +280,17 @@ struct Accounting<'p, 'a> {
 
 impl Accounting<'_, '_> {
     fn prompt(&self, ctx: &Ctx, text: String, total_tokens: usize, budget: usize) -> Prompt {
-        let order: &[&str] = match self.kind {
-            Kind::Review => &[
-                "notices",
-                "task",
-                "criteria",
-                "task_notes",
-                "previous_review",
-                "scope",
-                "gates",
-                "assumptions",
-                "diff",
-                "impact",
-                "spec",
-                "cross_cutting",
-                "instructions",
-            ],
-            Kind::Guardian => &[
-                "notices",
-                "vision",
-                "spec",
-                "task",
-                "criteria",
-                "diff",
-                "instructions",
-            ],
-            Kind::Defect => &[
-                "notices",
-                "task",
-                "report",
-                "triage",
-                "guidance",
-                "spec",
-                "criteria",
-                "determinations",
-                "scope",
-                "gates",
-                "diff",
-                "impact",
-                "instructions",
-            ],
-        };
+        // In the template's order, so a section added there is accounted
+        // where it stands; the instructions are the template's own text.
+        let mut order: Vec<&str> = self
+            .fixed
+            .template
+            .slots()
+            .filter(|s| !matches!(*s, "tag" | "schema"))
+            .collect();
+        order.push("instructions");
         let mut sections = Vec::new();
-        for &name in order {
+        for name in order {
             let (tokens, omitted) = match name {
                 "notices" if self.fixed.notices.is_empty() => continue,
                 "notices" => (ctx.count(self.fixed.notices), Vec::new()),
@@ -371,6 +320,7 @@ impl Accounting<'_, '_> {
             files_shown: self.diff.files_shown(),
             files_omitted: self.diff.files_omitted(),
             sent_sections: self.spec.sent(),
+            rest: self.diff.rest(),
         }
     }
 
@@ -509,6 +459,41 @@ fn render_determinations(ctx: &Ctx, lines: &[String]) -> String {
         return "(nothing established)".to_string();
     }
     ctx.fence.wrap(&bullet_items(lines).join("\n"))
+}
+
+/// The list sections of the review prompt, each a template slot and its
+/// items; the template places them. A new list section is one more entry
+/// here, one more slot in `template::REVIEW_SLOTS` and in `prompts/review.md`.
+fn review_lists(input: &Input) -> Vec<(&'static str, Vec<String>)> {
+    vec![
+        ("task_notes", bullet_items(&input.task_notes)),
+        ("previous_review", bullet_items(&input.previous_review)),
+        ("scope", scope_items(&input.scope)),
+        ("gates", gate_items(&input.gates)),
+        ("assumptions", bullet_items(&input.assumptions)),
+        ("cross_cutting", bullet_items(&input.cross_cutting)),
+    ]
+}
+
+/// The sections of the defect-fix prompt cut like lists: the report, the
+/// triage and the guidance each as one item (cut at their share, never
+/// dropped silently), then the affected files and the check results.
+fn defect_lists(input: &Input) -> Vec<(&'static str, Vec<String>)> {
+    let defect = input.defect.clone().unwrap_or_default();
+    let whole = |text: String| {
+        if text.trim().is_empty() {
+            Vec::new()
+        } else {
+            vec![text]
+        }
+    };
+    vec![
+        ("report", whole(defect.report)),
+        ("triage", whole(defect.triage)),
+        ("guidance", whole(defect.guidance)),
+        ("scope", scope_items(&input.scope)),
+        ("gates", gate_items(&input.gates)),
+    ]
 }
 
 fn scope_items(scope: &Scope) -> Vec<String> {
@@ -904,7 +889,14 @@ fn omission_list<'a>(
     out
 }
 
-/// Impact rows, already ranked by risk: a prefix that fits its share.
+/// An added symbol that nothing references: it is in the diff, and no
+/// code outside it can break.
+fn unreferenced_addition(row: &ImpactRow) -> bool {
+    row.change == "added" && row.dependents == 0 && !row.file.is_empty()
+}
+
+/// Impact rows, already ranked by risk, with the added symbols nothing
+/// references grouped per file at the end: a prefix that fits its share.
 struct ImpactPlan {
     /// `None`: impact analysis did not run.
     rows: Option<Vec<(String, String, usize)>>,
@@ -916,22 +908,69 @@ const IMPACT_HEADER: &str = "| symbol | kind | change | dependents | dependent f
 impl ImpactPlan {
     fn new(ctx: &Ctx, rows: Option<&[ImpactRow]>) -> ImpactPlan {
         let rows = rows.map(|rows| {
-            rows.iter()
-                .map(|r| {
-                    let line = format!(
-                        "| {} | {} | {} | {} | {} | {} | {} |\n",
-                        cell(&r.symbol),
-                        cell(&r.kind),
-                        cell(&r.change),
-                        r.dependents,
-                        r.dependent_files,
-                        cell(&r.stability),
-                        cell(&r.top.join(", "))
-                    );
+            let row = |symbol: &str, kind: &str, change: &str, r: &ImpactRow| {
+                format!(
+                    "| {} | {} | {} | {} | {} | {} | {} |\n",
+                    cell(symbol),
+                    cell(kind),
+                    cell(change),
+                    r.dependents,
+                    r.dependent_files,
+                    cell(&r.stability),
+                    cell(&r.top.join(", "))
+                )
+            };
+            let (grouped, ranked): (Vec<&ImpactRow>, Vec<&ImpactRow>) =
+                rows.iter().partition(|r| unreferenced_addition(r));
+            let mut out: Vec<(String, String, usize)> = ranked
+                .iter()
+                .map(|r| (row(&r.symbol, &r.kind, &r.change, r), r.symbol.clone()))
+                .map(|(line, item)| {
                     let tokens = ctx.count(&line);
-                    (line, r.symbol.clone(), tokens)
+                    (line, item, tokens)
                 })
-                .collect()
+                .collect();
+            // Added symbols nothing references yet carry little risk: one
+            // row per file names them all, rather than a row each.
+            let mut files: Vec<(&str, Vec<&ImpactRow>)> = Vec::new();
+            for r in grouped {
+                match files.iter_mut().find(|(f, _)| *f == r.file) {
+                    Some((_, list)) => list.push(r),
+                    None => files.push((&r.file, vec![r])),
+                }
+            }
+            for (file, list) in files {
+                let (line, item) = if list.len() == 1 {
+                    let r = list[0];
+                    (row(&r.symbol, &r.kind, &r.change, r), r.symbol.clone())
+                } else {
+                    let mut names: Vec<String> = list
+                        .iter()
+                        .take(GROUPED_NAMES)
+                        .map(|r| r.name.clone())
+                        .collect();
+                    if list.len() > GROUPED_NAMES {
+                        names.push(format!("and {} more", list.len() - GROUPED_NAMES));
+                    }
+                    let mut kinds: Vec<&str> = Vec::new();
+                    for r in &list {
+                        if !kinds.contains(&r.kind.as_str()) {
+                            kinds.push(&r.kind);
+                        }
+                    }
+                    let symbol = format!("{} ({file})", names.join(", "));
+                    let line = format!(
+                        "| {} | {} | added, {} symbols, none referenced | 0 | 0 | - | - |\n",
+                        cell(&symbol),
+                        cell(&kinds.join(", ")),
+                        list.len()
+                    );
+                    (line, symbol)
+                };
+                let tokens = ctx.count(&line);
+                out.push((line, item, tokens));
+            }
+            out
         });
         ImpactPlan { rows, shown: 0 }
     }
@@ -1001,45 +1040,95 @@ impl ImpactPlan {
     }
 }
 
-/// The diff: files in review order, whole hunks while they fit.
+/// The diff: files in review order, whole hunks while they fit, and every
+/// file not shown named in a list that is never cut.
 struct DiffPlan<'a> {
     files: Vec<DiffEntry<'a>>,
     additions: usize,
     deletions: usize,
-    /// How many omission lines the prompt lists before counting the rest.
-    list_limit: usize,
+    /// The part number, for a review done in parts.
+    part: Option<usize>,
 }
 
 struct DiffEntry<'a> {
+    /// Index in `Diff::files`.
+    index: usize,
     file: &'a FileDiff,
     class: Class,
+    /// The first hunk this prompt may show; None when the file has nothing
+    /// to show here (shown in an earlier part, or by name only).
+    first: Option<usize>,
     header_tokens: usize,
+    /// Per hunk of the file, numbered as the prompt shows it.
     hunk_tokens: Vec<usize>,
-    /// Cost of the line listing this file as omitted.
+    /// Cost of this file's line in the list of files not shown.
     om_tokens: usize,
     included: bool,
-    /// Hunks shown, from the first; meaningful when included.
+    /// Hunks shown, from `first`; meaningful when included.
     shown: usize,
 }
 
-const DIFF_LIST_TITLE: &str = "Omitted from the diff (path, +added −removed lines, reason):";
+/// Why a file's changes are not (all) in this prompt: the groups of the
+/// list of files not shown, in the order the list gives them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NotShown {
+    Budget,
+    SomeHunks,
+    EarlierPart,
+    ByName,
+}
+
+impl NotShown {
+    const ALL: [NotShown; 4] = [
+        NotShown::Budget,
+        NotShown::SomeHunks,
+        NotShown::EarlierPart,
+        NotShown::ByName,
+    ];
+
+    fn heading(self) -> &'static str {
+        match self {
+            NotShown::Budget => "omitted for budget (path, +added −removed lines):",
+            NotShown::SomeHunks => "shown in part, the hunks listed omitted for budget:",
+            NotShown::EarlierPart => "reviewed in an earlier part of this review:",
+            NotShown::ByName => "content not shown (lockfile, generated, vendored or binary):",
+        }
+    }
+}
+
+const DIFF_LIST_TITLE: &str =
+    "Changed files whose changes are not shown above (every one is named):";
 
 impl<'a> DiffPlan<'a> {
-    fn new(ctx: &Ctx, files: &'a [FileDiff]) -> DiffPlan<'a> {
+    fn new(ctx: &Ctx, files: &'a [FileDiff], part: Option<&DiffPart>) -> DiffPlan<'a> {
         let entries = rank(files)
             .into_iter()
             .map(|(i, class)| {
                 let file = &files[i];
+                let first = if class.name_only() {
+                    None
+                } else {
+                    match part {
+                        Some(p) => p.from_hunk.get(i).copied().flatten(),
+                        None => Some(0),
+                    }
+                };
                 let mut entry = DiffEntry {
+                    index: i,
                     file,
                     class,
+                    first,
                     header_tokens: ctx.count(&file.header()),
-                    hunk_tokens: file.hunks.iter().map(|h| ctx.count(&h.render())).collect(),
+                    hunk_tokens: file
+                        .hunks
+                        .iter()
+                        .map(|h| ctx.count(&numbered_hunk(h)))
+                        .collect(),
                     om_tokens: 0,
                     included: false,
                     shown: 0,
                 };
-                entry.om_tokens = ctx.count(&entry.omitted_line()) + 1;
+                entry.om_tokens = ctx.count(&entry.listed_line(0)) + 1;
                 entry
             })
             .collect();
@@ -1047,50 +1136,63 @@ impl<'a> DiffPlan<'a> {
             files: entries,
             additions: files.iter().map(|f| f.additions).sum(),
             deletions: files.iter().map(|f| f.deletions).sum(),
-            list_limit: usize::MAX,
+            part: part.map(|p| p.number),
         }
     }
 
-    /// The summary line and the title of the omission list: protected.
+    /// The summary line: protected.
     fn fixed_tokens(&self, ctx: &Ctx) -> usize {
-        ctx.count(&self.summary(self.files.len(), self.files.len())) + ctx.count(DIFF_LIST_TITLE)
+        ctx.count(&self.summary(self.files.len(), self.files.len()))
     }
 
-    fn summary(&self, shown: usize, omitted: usize) -> String {
-        format!(
-            "{} files changed, +{} −{} lines. In review order (source, tests, docs/config): {} with content shown, {} listed as omitted.",
+    /// The list of files not shown, as if no file were shown: the most it
+    /// can cost. It is never cut, so this much is held back for it.
+    fn list_reserve(&self, ctx: &Ctx) -> usize {
+        self.list_fixed(ctx) + self.files.iter().map(|e| e.om_tokens).sum::<usize>()
+    }
+
+    fn list_fixed(&self, ctx: &Ctx) -> usize {
+        ctx.count(DIFF_LIST_TITLE)
+            + ctx.fence_tokens
+            + NotShown::ALL
+                .iter()
+                .map(|g| ctx.count(g.heading()) + 1)
+                .sum::<usize>()
+    }
+
+    fn summary(&self, shown: usize, not_shown: usize) -> String {
+        let mut out = format!(
+            "{} files changed, +{} −{} lines. In review order (source, tests, docs/config): {} with changes shown, {} not shown (listed below).",
             self.files.len(),
             self.additions,
             self.deletions,
             shown,
-            omitted
-        )
+            not_shown
+        );
+        if let Some(n) = self.part {
+            out.push_str(&format!(
+                " The diff does not fit one prompt, so this review is done in parts: this is part {n}. Files omitted for budget here are reviewed in another part."
+            ));
+        }
+        out
     }
 
     /// Chooses what to show within `room` tokens: the content of each file
-    /// in rank order, the first hunks that fit, with the list of what is left
-    /// out paid for from the same room (up to a share, then cut with a count).
+    /// in rank order, the first hunks that fit, with the list of what is
+    /// left out paid for from the same room.
     fn pack(&mut self, ctx: &Ctx, room: usize) {
-        let list_fixed = ctx.count(DIFF_LIST_TITLE) + ctx.fence_tokens + 24;
-        let list_cap = (room * LIST_SHARE_PERCENT / 100).max(list_fixed);
-        let list_cost = |listed: usize| {
-            if listed == 0 {
-                0
-            } else {
-                (list_fixed + listed).min(list_cap)
-            }
-        };
+        let list_fixed = self.list_fixed(ctx);
         let mut listed: usize = self.files.iter().map(|e| e.om_tokens).sum();
         let mut content = 0;
         for entry in &mut self.files {
-            if entry.class.name_only() {
-                continue;
-            }
+            let Some(first) = entry.first else { continue };
             let base = content + ctx.fence_tokens + entry.header_tokens + 1;
             let others = listed - entry.om_tokens;
             let n = entry.hunk_tokens.len();
-            if n == 0 {
-                if base + list_cost(others) <= room {
+            if first >= n {
+                // Nothing but its header: a rename, a mode change, an empty
+                // file.
+                if base + list_fixed + others <= room {
                     entry.included = true;
                     content = base;
                     listed = others;
@@ -1099,85 +1201,65 @@ impl<'a> DiffPlan<'a> {
             }
             let mut k = 0;
             let mut sum = 0;
-            while k < n && base + sum + entry.hunk_tokens[k] + list_cost(others) <= room {
-                sum += entry.hunk_tokens[k];
+            while first + k < n
+                && base + sum + entry.hunk_tokens[first + k] + list_fixed + others <= room
+            {
+                sum += entry.hunk_tokens[first + k];
                 k += 1;
             }
             // A partly shown file costs a line listing its missing hunks.
-            while k > 0 && k < n {
-                let partial = ctx.count(&entry.partial_line(k)) + 1;
-                if base + sum + list_cost(others + partial) <= room {
+            while k > 0 && first + k < n {
+                let partial = ctx.count(&entry.listed_line(k)) + 1;
+                if base + sum + list_fixed + others + partial <= room {
                     break;
                 }
                 k -= 1;
-                sum -= entry.hunk_tokens[k];
+                sum -= entry.hunk_tokens[first + k];
             }
             if k > 0 {
                 entry.included = true;
                 entry.shown = k;
                 content = base + sum;
                 listed = others
-                    + if k < n {
-                        ctx.count(&entry.partial_line(k)) + 1
+                    + if first + k < n {
+                        ctx.count(&entry.listed_line(k)) + 1
                     } else {
                         0
                     };
             }
         }
-        if list_fixed + listed > list_cap || content + list_cost(listed) > room {
-            let mut left = room.saturating_sub(content + list_fixed);
-            self.list_limit = 0;
-            for entry in &self.files {
-                let cost = match (entry.included, entry.shown < entry.hunk_tokens.len()) {
-                    (true, false) => continue,
-                    (true, true) => ctx.count(&entry.partial_line(entry.shown)) + 1,
-                    (false, _) => entry.om_tokens,
-                };
-                if cost > left {
-                    break;
-                }
-                left -= cost;
-                self.list_limit += 1;
-            }
-        }
-    }
-
-    fn list_lines(&self) -> Vec<String> {
-        self.files
-            .iter()
-            .filter_map(|e| {
-                if !e.included {
-                    Some(e.omitted_line())
-                } else if e.shown < e.hunk_tokens.len() {
-                    Some(e.partial_line(e.shown))
-                } else {
-                    None
-                }
-            })
-            .collect()
     }
 
     fn render(&self, ctx: &Ctx) -> String {
         if self.files.is_empty() {
             return "(the diff is empty)".to_string();
         }
-        let lines = self.list_lines();
         let shown = self.files_shown();
         let mut out = vec![self.summary(shown, self.files.len() - shown)];
         for e in self.files.iter().filter(|e| e.included) {
             let mut content = e.file.header();
-            for hunk in &e.file.hunks[..e.shown] {
-                content.push_str(&hunk.render());
+            let first = e.first.unwrap_or(0);
+            for hunk in &e.file.hunks[first..first + e.shown] {
+                content.push_str(&numbered_hunk(hunk));
             }
             out.push(ctx.fence.wrap(&content));
         }
-        if !lines.is_empty() {
-            out.push(omission_list(
-                ctx,
-                DIFF_LIST_TITLE,
-                lines.iter().map(String::as_str),
-                lines.len(),
-                self.list_limit,
+        let mut groups: Vec<String> = Vec::new();
+        for group in NotShown::ALL {
+            let lines: Vec<String> = self
+                .files
+                .iter()
+                .filter(|e| e.not_shown() == Some(group))
+                .map(|e| e.listed_line(e.shown))
+                .collect();
+            if !lines.is_empty() {
+                groups.push(format!("{}\n{}", group.heading(), lines.join("\n")));
+            }
+        }
+        if !groups.is_empty() {
+            out.push(format!(
+                "{DIFF_LIST_TITLE}\n{}",
+                ctx.fence.wrap(&groups.join("\n"))
             ));
         }
         out.join("\n\n")
@@ -1191,7 +1273,7 @@ impl<'a> DiffPlan<'a> {
             while e.included && freed < need {
                 if e.shown > 0 {
                     e.shown -= 1;
-                    freed += e.hunk_tokens[e.shown];
+                    freed += e.hunk_tokens[e.first.unwrap_or(0) + e.shown];
                 }
                 if e.shown == 0 {
                     e.included = false;
@@ -1203,15 +1285,6 @@ impl<'a> DiffPlan<'a> {
             }
         }
         freed > 0
-    }
-
-    fn shorten_list(&mut self) -> bool {
-        let listed = self.list_lines().len().min(self.list_limit);
-        if listed == 0 {
-            return false;
-        }
-        self.list_limit = listed / 2;
-        true
     }
 
     fn files_shown(&self) -> usize {
@@ -1233,7 +1306,8 @@ impl<'a> DiffPlan<'a> {
             if !e.included {
                 out.push(omission(e.file.path.clone(), &e.reason()));
             } else {
-                for hunk in &e.file.hunks[e.shown..] {
+                let first = e.first.unwrap_or(0);
+                for hunk in &e.file.hunks[first + e.shown..] {
                     out.push(omission(
                         format!("{} {}", e.file.path, hunk_coordinates(hunk)),
                         OMITTED_FOR_BUDGET,
@@ -1243,52 +1317,99 @@ impl<'a> DiffPlan<'a> {
         }
         out
     }
+
+    /// What is still to show after this prompt, as the next part.
+    fn rest(&self) -> Option<DiffPart> {
+        let mut from_hunk = vec![None; self.files.len()];
+        for e in &self.files {
+            let Some(first) = e.first else { continue };
+            from_hunk[e.index] = if !e.included {
+                Some(first)
+            } else if first + e.shown < e.hunk_tokens.len() {
+                Some(first + e.shown)
+            } else {
+                None
+            };
+        }
+        from_hunk.iter().any(Option::is_some).then(|| DiffPart {
+            number: self.part.unwrap_or(1) + 1,
+            from_hunk,
+        })
+    }
 }
 
 impl DiffEntry<'_> {
+    fn not_shown(&self) -> Option<NotShown> {
+        let n = self.hunk_tokens.len();
+        match self.first {
+            None if self.class.name_only() => Some(NotShown::ByName),
+            None => Some(NotShown::EarlierPart),
+            Some(_) if !self.included => Some(NotShown::Budget),
+            Some(first) if first + self.shown < n => Some(NotShown::SomeHunks),
+            Some(_) => None,
+        }
+    }
+
     fn reason(&self) -> String {
-        if self.class.name_only() {
-            format!("{}: content not shown", self.class.label())
-        } else {
-            OMITTED_FOR_BUDGET.to_string()
+        match self.first {
+            None if self.class.name_only() => format!("{}: content not shown", self.class.label()),
+            None => "reviewed in an earlier part".to_string(),
+            Some(_) => OMITTED_FOR_BUDGET.to_string(),
         }
     }
 
-    fn omitted_line(&self) -> String {
+    /// The file's line in the list of files not shown, when `shown` of its
+    /// hunks are in the prompt.
+    fn listed_line(&self, shown: usize) -> String {
         let f = self.file;
-        let hunks = if self.class.name_only() || f.hunks.is_empty() {
-            String::new()
-        } else {
-            format!(", {} hunks", f.hunks.len())
-        };
-        format!(
-            "- {} (+{} −{}{hunks}) {}",
-            f.path,
-            f.additions,
-            f.deletions,
-            self.reason()
-        )
-    }
-
-    /// The line listing the hunks after the first `shown`.
-    fn partial_line(&self, shown: usize) -> String {
-        let rest = &self.file.hunks[shown..];
-        let mut coords: Vec<String> = rest
-            .iter()
-            .take(MAX_LISTED_HUNKS)
-            .map(hunk_coordinates)
-            .collect();
-        if rest.len() > MAX_LISTED_HUNKS {
-            coords.push(format!("and {} more", rest.len() - MAX_LISTED_HUNKS));
+        match self.first {
+            Some(first) if shown > 0 => {
+                let rest = &f.hunks[first + shown..];
+                let mut coords: Vec<String> = rest
+                    .iter()
+                    .take(MAX_LISTED_HUNKS)
+                    .map(hunk_coordinates)
+                    .collect();
+                if rest.len() > MAX_LISTED_HUNKS {
+                    coords.push(format!("and {} more", rest.len() - MAX_LISTED_HUNKS));
+                }
+                format!(
+                    "- {}: {} of {} hunks: {}",
+                    f.path,
+                    rest.len(),
+                    f.hunks.len(),
+                    coords.join(", ")
+                )
+            }
+            _ => format!("- {} (+{} −{})", f.path, f.additions, f.deletions),
         }
-        format!(
-            "- {}: {} of {} hunks omitted for budget: {}",
-            self.file.path,
-            rest.len(),
-            self.file.hunks.len(),
-            coords.join(", ")
-        )
     }
+}
+
+/// A hunk as the prompt shows it: its header, then each line with its line
+/// number right before the `+`, `-` or space of unified diff: the new
+/// file's number for added and context lines, the old file's for removed
+/// ones, so a model can cite `path:N` without counting.
+pub fn numbered_hunk(hunk: &Hunk) -> String {
+    let mut out = hunk.header();
+    out.push('\n');
+    for line in &hunk.lines {
+        let (number, marker) = match line.kind {
+            LineKind::Context => (line.new_lineno, ' '),
+            LineKind::Added => (line.new_lineno, '+'),
+            LineKind::Removed => (line.old_lineno, '-'),
+        };
+        if let Some(n) = number {
+            out.push_str(&n.to_string());
+        }
+        out.push(marker);
+        out.push_str(&line.text);
+        out.push('\n');
+        if line.no_newline {
+            out.push_str("\\ No newline at end of file\n");
+        }
+    }
+    out
 }
 
 /// `@@ -a,b +c,d @@` without the function context, which is untrusted text.
@@ -1431,6 +1552,8 @@ mod tests {
             cross_cutting: vec!["All queries are paginated.".into()],
             impact: Some(vec![ImpactRow {
                 symbol: "BookType".into(),
+                name: "BookType".into(),
+                file: "src/book.rs".into(),
                 kind: "struct".into(),
                 change: "modified".into(),
                 dependents: 6,
@@ -1441,6 +1564,7 @@ mod tests {
             vision: None,
             schema: SCHEMA,
             defect: None,
+            part: None,
         }
     }
 
@@ -1527,24 +1651,25 @@ mod tests {
             &[
                 "## 1. Task",
                 "Add book availability query",
-                "## 2. Acceptance criteria",
-                "| AC-1 | BookQuery.books returns all books with status \\| field | test |",
-                "## 3. Declared file scope",
-                "files to modify: src/book.rs",
-                "## 4. Automated check results",
-                "cargo test: passed",
-                "## 5. Assumptions to verify",
-                "## 6. Git diff",
-                "b/src/book.rs",
-                "b/tests/book.rs",
-                "Cargo.lock (+1 −0) lockfile: content not shown",
-                "## 7. Impact assessment",
-                "| BookType | struct | modified | 6 | 4 | core | src/schema.rs:12 |",
-                "## 8. Spec requirements",
+                "## 2. Spec requirements",
                 "SOURCE OF TRUTH: specs/product/library-catalog.md § Library Catalog > Search",
                 "Related spec: specs/product/accounts.md § Accounts",
-                "## 9. Cross-cutting constraints",
+                "## 3. Acceptance criteria",
+                "| AC-1 | BookQuery.books returns all books with status \\| field | test |",
+                "## 4. Cross-cutting constraints",
                 "All queries are paginated.",
+                "## 5. Declared file scope",
+                "files to modify: src/book.rs",
+                "## 6. Automated check results",
+                "cargo test: passed",
+                "## 7. Assumptions to verify",
+                "## 8. Git diff",
+                "b/src/book.rs",
+                "10+pub fn available(&self) -> bool {\n11+    self.status == Status::In\n12+}\n",
+                "b/tests/book.rs",
+                "content not shown (lockfile, generated, vendored or binary):\n- Cargo.lock (+1 −0)",
+                "## 9. Impact assessment",
+                "| BookType | struct | modified | 6 | 4 | core | src/schema.rs:12 |",
                 "## 10. Instructions",
                 "\"required\": [\n",
             ],
@@ -1564,22 +1689,23 @@ mod tests {
                 reason: "lockfile: content not shown".into()
             }]
         );
+        assert_eq!(p.rest, None, "nothing left for another part");
         assert_eq!(p.sent_sections.len(), 2);
         let names: Vec<&str> = p.sections.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(
             names,
             [
                 "task",
-                "criteria",
                 "task_notes",
                 "previous_review",
+                "spec",
+                "criteria",
+                "cross_cutting",
                 "scope",
                 "gates",
                 "assumptions",
                 "diff",
                 "impact",
-                "spec",
-                "cross_cutting",
                 "instructions"
             ]
         );
@@ -1662,13 +1788,13 @@ mod tests {
         i.impact = None;
         let p = build(&i, 10_000).unwrap();
         for heading in [
-            "## 2. Acceptance criteria\n(none declared)",
-            "## 3. Declared file scope\n(none declared)",
-            "## 4. Automated check results\n(none declared)",
-            "## 5. Assumptions to verify\n(none declared)",
-            "## 6. Git diff\n(the diff is empty)",
-            "## 7. Impact assessment\n(impact analysis not available)",
-            "## 9. Cross-cutting constraints\n(none declared)",
+            "## 3. Acceptance criteria\n(none declared)",
+            "## 4. Cross-cutting constraints\n(none declared)",
+            "## 5. Declared file scope\n(none declared)",
+            "## 6. Automated check results\n(none declared)",
+            "## 7. Assumptions to verify\n(none declared)",
+            "`path:N-M`.\n\n(the diff is empty)",
+            "## 9. Impact assessment\n(impact analysis not available)",
         ] {
             assert!(p.text.contains(heading), "{heading:?} in\n{}", p.text);
         }
@@ -1728,7 +1854,8 @@ mod tests {
         assert!(p.text.contains("@@ -1,0 +1,40 @@ fn context()"));
         assert!(!p.text.contains("@@ -1101,0 +1101,40 @@ fn context()"));
         assert!(
-            p.text.contains("hunks omitted for budget: @@"),
+            p.text
+                .contains("shown in part, the hunks listed omitted for budget:\n- src/big.rs: "),
             "{}",
             p.text
         );
@@ -1750,6 +1877,19 @@ mod tests {
             .count();
         assert!(shown > 0 && shown < 12);
         assert_eq!(diff_account.omitted.len(), 12 - shown);
+        assert!(p.text.contains(&format!(
+            "- src/big.rs: {} of 12 hunks: @@ -{n},0 +{n},40 @@",
+            12 - shown,
+            n = 1 + shown * 100
+        )));
+        // The rest is the next part's.
+        assert_eq!(
+            p.rest,
+            Some(DiffPart {
+                number: 2,
+                from_hunk: vec![Some(shown)]
+            })
+        );
     }
 
     #[test]
@@ -1764,21 +1904,141 @@ mod tests {
             file("src/api.rs", vec![hunk(1, &body)]),
         ]);
         let i = input(&d);
-        let p = build(&i, 3_500).unwrap();
+        let p = build(&i, 5_000).unwrap();
         let omitted: Vec<&str> = p.files_omitted.iter().map(|o| o.item.as_str()).collect();
         assert!(p.text.contains("b/src/api.rs"), "{}", p.text);
         assert!(omitted.contains(&"docs/guide.md"), "{omitted:?}");
         assert!(!omitted.contains(&"src/api.rs"));
+        let listed = p
+            .text
+            .split("omitted for budget (path, +added −removed lines):\n")
+            .nth(1)
+            .unwrap();
         for o in &p.files_omitted {
             assert!(
-                p.text.contains(&format!(
-                    "- {} (+150 −0, 1 hunks) omitted for budget",
-                    o.item
-                )),
+                listed.contains(&format!("- {} (+150 −0)", o.item)),
                 "{}",
                 p.text
             );
         }
+    }
+
+    #[test]
+    fn every_changed_file_is_named_however_tight_the_budget() {
+        let body: Vec<String> = (0..20).map(|n| format!("    step_{n}();")).collect();
+        let body: Vec<&str> = body.iter().map(String::as_str).collect();
+        let files: Vec<FileDiff> = (0..120)
+            .map(|n| {
+                file(
+                    &format!("src/module_{n:03}/handler.rs"),
+                    vec![hunk(1, &body)],
+                )
+            })
+            .collect();
+        let d = diff(files);
+        let mut i = input(&d);
+        // Many low-value impact rows compete for the same room.
+        i.impact = Some(
+            (0..300)
+                .map(|n| ImpactRow {
+                    symbol: format!("helper_{n} (src/module_000/handler.rs:{n})"),
+                    name: format!("helper_{n}"),
+                    file: "src/module_000/handler.rs".into(),
+                    kind: "function".into(),
+                    change: "added".into(),
+                    ..ImpactRow::default()
+                })
+                .collect(),
+        );
+        let p = build(&i, 6_000).unwrap();
+        assert!(p.total_tokens <= 6_000);
+        assert!(p.files_shown < 120 && !p.files_omitted.is_empty());
+        for n in 0..120 {
+            let path = format!("src/module_{n:03}/handler.rs");
+            assert!(p.text.contains(&path), "{path} is not named");
+        }
+        assert!(!p.text.contains("more not listed"));
+        // The 300 added, unreferenced helpers of one file are one row.
+        assert!(
+            p.text
+                .contains("| added, 300 symbols, none referenced | 0 | 0 | - | - |"),
+            "{}",
+            p.text
+        );
+    }
+
+    #[test]
+    fn a_later_part_shows_what_the_earlier_ones_could_not() {
+        let body: Vec<String> = (0..60)
+            .map(|n| format!("    let value_{n} = compute_something({n});"))
+            .collect();
+        let body: Vec<&str> = body.iter().map(String::as_str).collect();
+        let d = diff(vec![
+            file("src/a.rs", vec![hunk(1, &body), hunk(200, &body)]),
+            file("src/b.rs", vec![hunk(1, &body)]),
+            file("src/c.rs", vec![hunk(1, &body)]),
+            file("Cargo.lock", vec![hunk(1, &["x"])]),
+        ]);
+        let mut i = input(&d);
+        i.part = Some(DiffPart::first(&d));
+        let budget = 3_000;
+        let mut parts = vec![build(&i, budget).unwrap()];
+        while let Some(rest) = parts.last().unwrap().rest.clone() {
+            assert!(parts.len() < 10, "no progress");
+            i.part = Some(rest);
+            parts.push(build(&i, budget).unwrap());
+        }
+        assert!(parts.len() > 1, "the diff does not fit one prompt");
+        // Every hunk is shown in exactly one part, in order.
+        for start in [1, 200] {
+            let header = format!("@@ -{start},0 +{start},60 @@ fn context()");
+            let shown_in = parts.iter().filter(|p| p.text.contains(&header)).count();
+            assert!(shown_in >= 1, "{header}");
+        }
+        let first_lines = ["b/src/a.rs", "b/src/b.rs", "b/src/c.rs"];
+        for path in first_lines {
+            let shown_in = parts
+                .iter()
+                .filter(|p| {
+                    p.text
+                        .contains(&format!("diff --git a/{} {path}", &path[2..]))
+                })
+                .count();
+            assert!(shown_in >= 1, "{path}");
+        }
+        let second = &parts[1];
+        assert!(second.text.contains("this is part 2."), "{}", second.text);
+        // src/a.rs, done after part 2, is named as reviewed in a later one.
+        assert!(
+            parts[2..].iter().any(|p| p
+                .text
+                .contains("reviewed in an earlier part of this review:\n- src/a.rs")),
+            "{} parts",
+            parts.len()
+        );
+        assert!(second.text.contains("- Cargo.lock (+1 −0)"));
+        assert!(parts[0].text.contains("this is part 1."));
+        // All of it seen: nothing unseen.
+        let c = crate::prompt::coverage(&d, parts.last().unwrap().rest.as_ref());
+        assert_eq!((c.files_shown, c.files_unseen, c.files_by_name), (3, 0, 1));
+    }
+
+    #[test]
+    fn numbering_costs_about_a_tenth_of_the_diff() {
+        let body: Vec<String> = (0..200)
+            .map(|n| {
+                format!("        let total_{n} = items.iter().map(|i| i.price * {n}).sum::<u64>();")
+            })
+            .collect();
+        let h = hunk(1_000, &body.iter().map(String::as_str).collect::<Vec<_>>());
+        let numbered = counter().count(&numbered_hunk(&h));
+        let plain = counter().count(&h.render());
+        assert!(numbered > plain);
+        assert!(
+            numbered * 100 <= plain * 115,
+            "numbering adds {}% ({plain} → {numbered} tokens)",
+            (numbered - plain) * 100 / plain
+        );
     }
 
     #[test]
@@ -1884,6 +2144,8 @@ mod tests {
             (0..200)
                 .map(|n| ImpactRow {
                     symbol: format!("symbol_{n}"),
+                    name: format!("symbol_{n}"),
+                    file: "src/lib.rs".into(),
                     kind: "function".into(),
                     change: "modified".into(),
                     dependents: 200 - n,
@@ -2249,17 +2511,17 @@ mod tests {
                                 .contains(&(s.doc_path.clone(), s.heading_path.clone()))
                         );
                     }
-                    // Every file is either shown or accounted as omitted, and
-                    // each omission is listed by name or counted in the prompt.
+                    // Every file is either shown or accounted as omitted,
                     assert_eq!(
                         p.files_shown + p.files_omitted.len(),
                         d.files.len(),
                         "case {case}"
                     );
+                    // and each omission is named in the prompt: the list is
+                    // never cut.
                     for o in &p.files_omitted {
                         assert!(
-                            p.text.contains(&format!("- {} (", o.item))
-                                || p.text.contains("more not listed here"),
+                            p.text.contains(&format!("- {} (", o.item)),
                             "case {case}: {} not listed",
                             o.item
                         );

@@ -4,12 +4,14 @@
 //!
 //! It owns token counting (`tokens`), the templates under `prompts/`
 //! (`template`), the fencing of untrusted text (`fence`), the ranking of
-//! changed files (`files`) and the budgeted assembly itself (`assemble`).
+//! changed files (`files`), the budgeted assembly itself (`assemble`) and
+//! what of a diff the prompts of a review showed (`coverage`).
 //! It must not read git, parse code or call a model: it never sees git2 or
 //! tree-sitter types, only the plain diff model and the inputs below, which
 //! the pipeline fills.
 
 mod assemble;
+mod coverage;
 mod fence;
 mod files;
 mod template;
@@ -19,7 +21,8 @@ use serde::Serialize;
 
 use crate::git::diff::Diff;
 
-pub use assemble::assemble;
+pub use assemble::{assemble, numbered_hunk};
+pub use coverage::{Coverage, OmittedFile, coverage};
 pub use files::Class;
 pub use template::Templates;
 pub use tokens::{Counter, PendingCounter};
@@ -71,6 +74,9 @@ pub struct Input<'a> {
     pub schema: &'a str,
     /// What a defect-fix review adds (`Kind::Defect`).
     pub defect: Option<Defect>,
+    /// For a review done in parts, what of the diff this prompt may show;
+    /// None: the whole diff, as one review.
+    pub part: Option<DiffPart>,
 }
 
 /// The defect a fix is reviewed against. The report, triage and guidance
@@ -86,6 +92,29 @@ pub struct Defect {
     pub guidance: String,
     /// What speed established about the fix, one line each.
     pub determinations: Vec<String>,
+}
+
+/// What of the diff one prompt of a review done in parts may show: the diff
+/// is too large for one prompt, so each part shows what the ones before
+/// could not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffPart {
+    /// 1-based.
+    pub number: usize,
+    /// Per file of `Diff::files`, in that order: the first hunk still to
+    /// show, or None when the file has nothing left to show (it was shown
+    /// in an earlier part, or is shown by name only).
+    pub from_hunk: Vec<Option<usize>>,
+}
+
+impl DiffPart {
+    /// Part 1 of a review in parts: every hunk of every file.
+    pub fn first(diff: &Diff) -> DiffPart {
+        DiffPart {
+            number: 1,
+            from_hunk: vec![Some(0); diff.files.len()],
+        }
+    }
 }
 
 /// What the task is and where its code lives.
@@ -155,7 +184,13 @@ pub struct SpecSection {
 /// One changed symbol and its blast radius.
 #[derive(Debug, Clone, Default)]
 pub struct ImpactRow {
+    /// The symbol as the table shows it, with its place: `Shelf::add
+    /// (src/shelf.rs:12)`.
     pub symbol: String,
+    /// Its bare name (`Shelf::add`) and file, for grouping the added,
+    /// unreferenced symbols of a file into one row.
+    pub name: String,
+    pub file: String,
     /// "function", "struct", …
     pub kind: String,
     /// "added", "modified", "removed", …
@@ -191,6 +226,11 @@ pub struct Prompt {
     /// The spec sections actually included, as (doc path, heading path):
     /// the only text a quote may come from.
     pub sent_sections: Vec<(String, String)>,
+    /// What of the diff is still to show after this prompt, as the next
+    /// part of a review in parts; None when every change with content to
+    /// show is in this prompt or was in an earlier part.
+    #[serde(skip)]
+    pub rest: Option<DiffPart>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -233,7 +273,7 @@ pub enum Error {
     )]
     MissingPlaceholder { file: String, placeholder: String },
     #[error(
-        "the parts of the prompt that cannot be cut (instructions, task, criteria, required spec sections) need {needed} tokens, {} more than the budget of {budget}; raise the budget (--budget or review.token_budget) to at least {needed} or narrow the spec references",
+        "the parts of the prompt that cannot be cut (instructions, task, criteria, required spec sections, the list of changed files) need {needed} tokens, {} more than the budget of {budget}; raise the budget (--budget or review.token_budget) to at least {needed} or narrow the spec references",
         needed.saturating_sub(*budget)
     )]
     ProtectedTooLarge { needed: usize, budget: usize },

@@ -214,6 +214,20 @@ impl Template {
         &self.file
     }
 
+    /// The slots in the order the template first uses them.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = &'static str> + '_ {
+        let mut seen: Vec<&'static str> = Vec::new();
+        self.segments
+            .iter()
+            .filter_map(move |segment| match segment {
+                Segment::Slot(name) if !seen.contains(name) => {
+                    seen.push(name);
+                    Some(*name)
+                }
+                _ => None,
+            })
+    }
+
     /// Fills every slot with `value(name)`, in one pass.
     pub(crate) fn render<'v>(&self, value: impl Fn(&str) -> &'v str) -> String {
         let mut out = String::new();

@@ -37,15 +37,28 @@ pub fn report(report: &Report, style: &Style) -> String {
         style.bold(title)
     );
     if !report.head_commit.is_empty() {
+        let prompt = match report.coverage.parts {
+            0 | 1 => format!(
+                "prompt {} / {} tokens",
+                thousands(report.tokens.prompt_counted as u64),
+                thousands(report.tokens.budget as u64)
+            ),
+            parts => format!(
+                "{parts} prompts, {} tokens in all, each within {}",
+                thousands(report.tokens.prompt_counted as u64),
+                thousands(report.tokens.budget as u64)
+            ),
+        };
         let _ = writeln!(
             out,
-            "  {} {}..{}  prompt {} / {} tokens",
+            "  {} {}..{}  {prompt}",
             report.branch,
             short(&report.base_commit),
             short(&report.head_commit),
-            thousands(report.tokens.prompt_counted as u64),
-            thousands(report.tokens.budget as u64),
         );
+    }
+    if let Some(line) = coverage_line(report, style) {
+        let _ = writeln!(out, "{line}");
     }
     for notice in &report.notices {
         let _ = writeln!(out, "  {} {notice}", style.yellow("!"));
@@ -113,7 +126,7 @@ pub fn report(report: &Report, style: &Style) -> String {
                 let _ = writeln!(
                     out,
                     "    {} — {}",
-                    place(Some(&o.file), o.line),
+                    place(Some(&o.file), o.line, o.end_line),
                     o.description
                 );
             }
@@ -130,13 +143,28 @@ pub fn report(report: &Report, style: &Style) -> String {
                 let _ = writeln!(
                     out,
                     "    {sev} {} — {}",
-                    place(issue.file.as_ref(), issue.line),
+                    place(issue.file.as_ref(), issue.line, issue.end_line),
                     issue.message
                 );
                 if !issue.suggestion.is_empty() {
                     let _ = writeln!(out, "      fix: {}", issue.suggestion);
                 }
             }
+        }
+    }
+
+    let nowhere: Vec<_> = report.evidence.iter().filter(|c| !c.found).collect();
+    if !nowhere.is_empty() {
+        let _ = writeln!(out, "\n  Citations that point nowhere:");
+        for c in nowhere {
+            let _ = writeln!(
+                out,
+                "    {} {} ({}): {}",
+                style.yellow("?"),
+                c.reference,
+                c.from,
+                c.problem.as_deref().unwrap_or("not found")
+            );
         }
     }
 
@@ -270,6 +298,56 @@ fn defect(block: &crate::review::defect::Block, style: &Style) -> String {
         }
     }
     out
+}
+
+/// How much of the diff the model saw: always said, and marked when code
+/// went unseen.
+fn coverage_line(report: &Report, style: &Style) -> Option<String> {
+    let c = &report.coverage;
+    let d = &c.diff;
+    // No prompt (an offline review, a review that failed early): no model
+    // saw anything, and the notices say why.
+    if d.files_total == 0 || c.parts == 0 {
+        return None;
+    }
+    let files = d.files_total - d.files_by_name;
+    let lines = d.lines_shown + d.lines_unseen;
+    let plural = |n: usize, word: &str| {
+        format!(
+            "{} {word}{}",
+            thousands(n as u64),
+            if n == 1 { "" } else { "s" }
+        )
+    };
+    let parts = if c.parts > 1 {
+        format!(" in {} parts", c.parts)
+    } else {
+        String::new()
+    };
+    let by_name = if d.files_by_name > 0 {
+        format!(
+            "; {} by name only (lockfile, generated, vendored or binary)",
+            plural(d.files_by_name, "file")
+        )
+    } else {
+        String::new()
+    };
+    if d.files_unseen == 0 {
+        return Some(format!(
+            "  The model saw the whole diff{parts}: {}, {}{by_name}",
+            plural(files, "changed file"),
+            plural(lines, "changed line")
+        ));
+    }
+    Some(format!(
+        "  {} The model saw {} of {} changed lines{parts}: {} of {} files whole or in part, {} left out for budget{by_name}",
+        style.yellow("!"),
+        thousands(d.lines_shown as u64),
+        thousands(lines as u64),
+        thousands(d.files_shown as u64),
+        thousands(files as u64),
+        plural(d.files_unseen, "file"),
+    ))
 }
 
 /// Changed symbols shown in the terminal; the report file lists them all.
@@ -497,6 +575,21 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
         "  {} reviewed: {approved} approved, {changes} changes requested, {failed} failed",
         reports.len()
     );
+    let mut rules: Vec<(verdict::Rule, usize)> = Vec::new();
+    for o in reports.iter().flat_map(|r| &r.overrules) {
+        match rules.iter_mut().find(|(rule, _)| *rule == o.rule) {
+            Some((_, n)) => *n += 1,
+            None => rules.push((o.rule, 1)),
+        }
+    }
+    if !rules.is_empty() {
+        rules.sort();
+        let counts: Vec<String> = rules
+            .iter()
+            .map(|(rule, n)| format!("{} {n}", rule.as_str()))
+            .collect();
+        let _ = writeln!(out, "  overruled: {}", counts.join(", "));
+    }
     out
 }
 
@@ -521,7 +614,7 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
             out,
             "  {who}: [{}] {} — {}",
             nit.severity,
-            place(nit.file.as_ref(), nit.line),
+            place(nit.file.as_ref(), nit.line, None),
             nit.message
         );
     }
@@ -574,20 +667,32 @@ pub fn accounting(run: &DryRun, style: &Style) -> String {
             );
         }
     }
+    let c = &prompt.coverage;
     let _ = writeln!(
         out,
-        "  files shown: {}, left out: {}",
-        prompt.files_shown,
-        prompt.files_omitted.len()
+        "  files shown: {} of {}{}, changed lines shown: {} of {}",
+        c.files_shown,
+        c.files_total,
+        if prompt.parts > 1 {
+            format!(" in {} parts", prompt.parts)
+        } else {
+            String::new()
+        },
+        c.lines_shown,
+        c.lines_total
     );
+    for o in &c.files_omitted {
+        let _ = writeln!(out, "    - not shown {}: {}", o.path, o.reason);
+    }
     out.push_str(&checks(&prompt.checks, style));
     out
 }
 
-fn place(file: Option<&String>, line: Option<u64>) -> String {
-    match (file, line) {
-        (Some(f), Some(l)) if !f.is_empty() => format!("{f}:{l}"),
-        (Some(f), None) if !f.is_empty() => f.clone(),
+fn place(file: Option<&String>, line: Option<u64>, end_line: Option<u64>) -> String {
+    match (file, line, end_line) {
+        (Some(f), Some(l), Some(e)) if !f.is_empty() && e != l => format!("{f}:{l}-{e}"),
+        (Some(f), Some(l), _) if !f.is_empty() => format!("{f}:{l}"),
+        (Some(f), None, _) if !f.is_empty() => f.clone(),
         _ => "(no file)".to_string(),
     }
 }

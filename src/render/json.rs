@@ -30,7 +30,7 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
                 "prompt": prepared.prompt,
                 "tokens": {"total": prepared.total_tokens, "budget": prepared.budget},
                 "sections": prepared.sections,
-                "coverage": {"files_shown": prepared.files_shown, "files_omitted": prepared.files_omitted},
+                "coverage": coverage(&prepared.coverage, prepared.parts),
                 "hashes": {"diff": prepared.diff_hash, "spec": prepared.spec_hash, "prompt": prepared.prompt_hash},
                 "notices": prepared.notices,
                 "criteria": prepared.criteria.iter().map(|c| json!({
@@ -72,6 +72,14 @@ fn with_defect(run: &DryRun, mut entry: Value) -> Value {
         );
     }
     entry
+}
+
+/// A dry run's coverage, in the form of a review report's: the diff's
+/// counts and the number of parts.
+fn coverage(c: &crate::prompt::Coverage, parts: usize) -> Value {
+    let mut value = json!(c);
+    value["parts"] = json!(parts);
+    value
 }
 
 /// The object printed when no review could start at all.

@@ -1,7 +1,8 @@
 //! Dry runs: everything up to the model call, and nothing written.
 
 use super::prepare::{self, Shared, Subject};
-use crate::prompt::{Omission, SectionAccount};
+use super::split;
+use crate::prompt::{Coverage, SectionAccount};
 use crate::tasks::Criterion;
 
 pub struct DryRun {
@@ -19,13 +20,17 @@ pub struct DryRun {
 pub struct DryPrompt {
     pub base_commit: String,
     pub head_commit: String,
+    /// Every part's prompt, one after the other when the diff needs more
+    /// than one.
     pub prompt: String,
+    /// Summed over the parts; each part is within the budget.
     pub total_tokens: usize,
     pub budget: usize,
     pub tokenizer: String,
+    /// Every part's sections, part after part.
     pub sections: Vec<SectionAccount>,
-    pub files_shown: usize,
-    pub files_omitted: Vec<Omission>,
+    pub parts: usize,
+    pub coverage: Coverage,
     pub diff_hash: String,
     pub spec_hash: String,
     pub prompt_hash: String,
@@ -72,17 +77,18 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
     let prepared = prepare::prepare(shared, subject);
     let nothing_implemented = matches!(prepared, Err(super::Error::EmptyDiff { .. }));
     let result = prepared
-        .map(|p| DryPrompt {
+        .and_then(|p| split::split(shared, &p).map(|s| (p, s)))
+        .map(|(p, split)| DryPrompt {
             criteria,
             base_commit: p.base_commit,
             head_commit: p.head_commit,
-            total_tokens: p.prompt.total_tokens,
+            total_tokens: split.prompts.iter().map(|p| p.total_tokens).sum(),
             budget: p.prompt.budget,
             tokenizer: shared.settings.tokenizer.clone(),
-            sections: p.prompt.sections,
-            files_shown: p.prompt.files_shown,
-            files_omitted: p.prompt.files_omitted,
-            prompt: p.prompt.text,
+            sections: split.sections(),
+            parts: split.prompts.len(),
+            prompt: split.text(),
+            coverage: split.coverage,
             diff_hash: p.diff.sha256,
             spec_hash: p.spec_hash,
             prompt_hash: p.prompt_hash,

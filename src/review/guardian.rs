@@ -55,13 +55,14 @@ pub fn run(
         .llm
         .structured_output
         .then(|| ("guardian".to_string(), verdict::guardian_json_schema()));
-    let parse = |raw: &str| -> Result<GuardianVerdict, String> {
-        verdict::parse_guardian(raw).map_err(|e| verdict::correction(&e))
+    let parse = |raw: &str| -> Result<GuardianVerdict, model::Rejection> {
+        verdict::parse_guardian(raw).map_err(|e| model::rejection(&e))
     };
     let asked = model::ask(
         provider,
         &Question {
             stage: "guardian",
+            part: None,
             label: &label,
             prompt: &prompt.text,
             reserve_tokens: prompt.total_tokens as u64

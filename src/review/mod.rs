@@ -1,9 +1,10 @@
 //! The review pipeline for one task or one branch, and for a batch.
 //!
 //! `prepare` gathers everything up to the model call (diff, specs, impact,
-//! prompt); `model` asks for a verdict with one corrective retry; `guardian`
-//! runs the second gate after an approval; `record` writes what a review
-//! changes. Nothing here prints: progress goes through `Events`, results come
+//! prompt); `split` spreads a diff too large for one prompt over several;
+//! `model` asks for a verdict with one corrective retry; `head` reads the
+//! files the verdict cites; `guardian` runs the second gate after an
+//! approval; `record` writes what a review changes. Nothing here prints: progress goes through `Events`, results come
 //! back as `Report`s for `render`.
 
 pub mod batch;
@@ -11,6 +12,7 @@ pub mod defect;
 pub mod dry;
 pub mod guard;
 pub mod guardian;
+pub mod head;
 pub mod model;
 pub mod nits;
 pub mod overrides;
@@ -18,6 +20,7 @@ pub mod prepare;
 pub mod record;
 pub mod report;
 pub mod single;
+pub mod split;
 pub mod verdicts;
 
 use std::path::PathBuf;

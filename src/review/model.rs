@@ -25,16 +25,37 @@ pub struct Asked<T> {
     pub calls: Vec<Call>,
 }
 
+/// Why an answer could not be used.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    /// What was wrong, briefly: for the report, the log and the message a
+    /// review that stays invalid ends with.
+    pub summary: String,
+    /// What the model is told on the corrective retry.
+    pub correction: String,
+}
+
+/// The rejection of an answer the verdict module could not use.
+pub fn rejection(error: &crate::verdict::Error) -> Rejection {
+    Rejection {
+        summary: error.to_string(),
+        correction: crate::verdict::correction(error),
+    }
+}
+
 /// What a caller asks: the prompt, an optional JSON schema for structured
-/// output, and how to turn raw text into a value (or a correction message).
+/// output, and how to turn raw text into a value (or a rejection).
 pub struct Question<'a, T> {
+    /// "review" or "guardian".
     pub stage: &'static str,
+    /// Which part of a review done in parts, as (number, count).
+    pub part: Option<(usize, usize)>,
     pub label: &'a str,
     pub prompt: &'a str,
     /// Tokens to reserve with the pacer: the prompt plus the largest answer.
     pub reserve_tokens: u64,
     pub schema: Option<(String, serde_json::Value)>,
-    pub parse: &'a dyn Fn(&str) -> Result<T, String>,
+    pub parse: &'a dyn Fn(&str) -> Result<T, Rejection>,
 }
 
 pub fn ask<T>(
@@ -49,11 +70,17 @@ pub fn ask<T>(
         content: question.prompt.to_string(),
     }];
     let mut last_problem = String::new();
+    // "review", "review (part 2 of 3)": what the report's calls and the
+    // failure message name.
+    let named = match question.part {
+        Some((n, count)) => format!("{} (part {n} of {count})", question.stage),
+        None => question.stage.to_string(),
+    };
     for attempt in 0..2 {
         let stage = if attempt == 0 {
-            question.stage.to_string()
+            named.clone()
         } else {
-            format!("{} (corrective retry)", question.stage)
+            format!("{named} (corrective retry)")
         };
         let request = Request {
             system: None,
@@ -79,7 +106,7 @@ pub fn ask<T>(
             label: question.label.to_string(),
             what: question.stage,
         });
-        let (answer_text, correction) = match response {
+        let (answer_text, rejection) = match response {
             Ok(completion) => {
                 let parsed = (question.parse)(&completion.text);
                 calls.push(Call {
@@ -89,7 +116,7 @@ pub fn ask<T>(
                     prompt_tokens: completion.prompt_tokens,
                     completion_tokens: completion.completion_tokens,
                     answer: Some(completion.text.clone()),
-                    error: parsed.as_ref().err().cloned(),
+                    error: parsed.as_ref().err().map(|r| r.summary.clone()),
                 });
                 match parsed {
                     Ok(value) => {
@@ -98,7 +125,7 @@ pub fn ask<T>(
                             calls,
                         };
                     }
-                    Err(correction) => (completion.text, correction),
+                    Err(rejection) => (completion.text, rejection),
                 }
             }
             Err(err) => {
@@ -132,21 +159,24 @@ pub fn ask<T>(
                     }
                     llm::ErrorKind::Output => (
                         String::new(),
-                        format!(
-                            "Your previous answer could not be used: {err}. Answer again with \
-                             only the JSON object, complete and compact: shorter evidence and \
-                             notes, no prose before or after it."
-                        ),
+                        Rejection {
+                            summary: err.to_string(),
+                            correction: format!(
+                                "Your previous answer could not be used: {err}. Answer again with \
+                                 only the JSON object, complete and compact: shorter evidence and \
+                                 notes, no prose before or after it."
+                            ),
+                        },
                     ),
                 }
             }
         };
-        last_problem = correction.clone();
+        last_problem = rejection.summary.clone();
         if attempt == 0 {
             events.event(Event::Retrying {
                 label: question.label.to_string(),
                 what: question.stage,
-                reason: first_line(&correction),
+                reason: brief(&rejection.summary),
             });
             messages.push(Message {
                 role: Role::Assistant,
@@ -158,7 +188,7 @@ pub fn ask<T>(
             });
             messages.push(Message {
                 role: Role::User,
-                content: correction,
+                content: rejection.correction,
             });
         }
     }
@@ -166,19 +196,20 @@ pub fn ask<T>(
         result: Err(Failure {
             outcome: Outcome::InvalidOutput,
             message: format!(
-                "the model's {} answer was still invalid after one corrective retry: {}",
-                question.stage,
-                first_line(&last_problem)
+                "the model's {named} answer was still invalid after one corrective retry: {}",
+                brief(&last_problem)
             ),
         }),
         calls,
     }
 }
 
-fn first_line(text: &str) -> String {
-    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-    let mut out: String = line.chars().take(300).collect();
-    if line.chars().count() > 300 {
+/// A problem on one line, cut to a length a terminal line can show.
+fn brief(text: &str) -> String {
+    const MAX: usize = 400;
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out: String = one_line.chars().take(MAX).collect();
+    if one_line.chars().nth(MAX).is_some() {
         out.push('…');
     }
     out

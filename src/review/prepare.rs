@@ -147,6 +147,13 @@ pub struct Prepared {
     pub redactions: Vec<crate::secrets::Redaction>,
 }
 
+impl Prepared {
+    /// The spec documents, parsed.
+    pub fn documents(&self) -> Vec<Document> {
+        self.specs.iter().map(|s| s.document.clone()).collect()
+    }
+}
+
 pub fn sha256(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
@@ -539,11 +546,7 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
             _ => None,
         },
     };
-    let schema = match parts.kind {
-        prompt::Kind::Defect => verdict::defect::json_schema(),
-        _ => verdict::json_schema(),
-    };
-    let schema = serde_json::to_string(&schema).unwrap_or_default();
+    let schema = serde_json::to_string(&verdict_schema(parts.kind)).unwrap_or_default();
     let prompt = prompt::assemble(
         &parts.input(parts.kind, &diff, spec_sections.clone(), None, &schema),
         shared.counter.get()?,
@@ -584,6 +587,15 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         checks,
         redactions,
     })
+}
+
+/// The schema the review's answer must match: a defect fix's verdict must
+/// also carry its scope check.
+pub fn verdict_schema(kind: prompt::Kind) -> serde_json::Value {
+    match kind {
+        prompt::Kind::Defect => verdict::defect::json_schema(),
+        _ => verdict::json_schema(),
+    }
 }
 
 pub fn short(commit: &str) -> &str {
@@ -776,7 +788,9 @@ fn diff_identifiers(diff: &Diff) -> Vec<String> {
     ranked.into_iter().take(400).map(|(w, _)| w).collect()
 }
 
-fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Section)> {
+/// The spec sections `prompt` holds, as parsed sections: the only text its
+/// quotes may come from.
+pub fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Section)> {
     let mut out = Vec::new();
     for (doc_path, heading) in &prompt.sent_sections {
         if let Some(doc) = documents.iter().find(|d| &d.path == doc_path) {
@@ -915,6 +929,7 @@ impl Parts {
             vision,
             schema,
             defect: self.defect.clone(),
+            part: None,
         }
     }
 }
@@ -1044,11 +1059,15 @@ fn impact_notices(impact: &impact::Impact) -> Vec<String> {
 }
 
 fn impact_rows(impact: &impact::Impact) -> Vec<prompt::ImpactRow> {
+    // `rows` is `symbols` in the same order, formatted for the table.
     impact
         .rows()
         .into_iter()
-        .map(|row| prompt::ImpactRow {
+        .zip(&impact.symbols)
+        .map(|(row, changed)| prompt::ImpactRow {
             symbol: row.symbol,
+            name: changed.symbol.clone(),
+            file: changed.file.clone(),
             kind: serde_json::to_value(row.kind)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))

@@ -24,6 +24,9 @@ pub struct Report {
     pub overrules: Vec<verdict::Overrule>,
     pub review: Option<Verdict>,
     pub quotes: Vec<verdict::QuoteCheck>,
+    /// Every location the verdict cites, checked against the diff and the
+    /// files at the head commit.
+    pub evidence: Vec<verdict::Citation>,
     /// speed's own checks, worst first.
     pub checks: Vec<crate::checks::Finding>,
     /// Secrets replaced by `[REDACTED:<rule>]` wherever they were read.
@@ -105,10 +108,15 @@ impl GuardianOutcome {
     }
 }
 
+/// How much of the diff the model saw, over every part of the review.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Coverage {
-    pub files_shown: usize,
-    pub files_omitted: Vec<crate::prompt::Omission>,
+    #[serde(flatten)]
+    pub diff: crate::prompt::Coverage,
+    /// Prompts the review used: 1 unless the diff did not fit one.
+    pub parts: usize,
+    /// `review.max_parts`: changed code beyond that many prompts is unseen.
+    pub max_parts: usize,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -130,7 +138,8 @@ pub struct Tokens {
     pub prompt: u64,
     pub completion: u64,
     pub budget: usize,
-    /// speed's own count of the assembled prompt.
+    /// speed's own count of the assembled prompt (of every part's, summed,
+    /// for a review done in parts).
     pub prompt_counted: usize,
 }
 

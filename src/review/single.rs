@@ -12,10 +12,12 @@ use crate::verdict::{self, Verdict};
 
 use super::Events;
 use super::guardian;
+use super::head::HeadFiles;
 use super::model::{self, Pacer, Question};
 use super::prepare::{self, LoadedSpec, Prepared, Shared, Subject};
 use super::record;
 use super::report::{Coverage, Evidence, GuardianOutcome, Hashes, ModelInfo, Report, Tokens};
+use super::split::{self, Split};
 use super::verdicts;
 
 /// The providers a run uses: the review's and the guardian's (the same one
@@ -82,10 +84,14 @@ pub fn review(
         Ok(lock) => lock,
         Err(err) => return failed_early(&subject, &err),
     };
-    let mut report = report_for(&prepared, shared, models);
+    let split = match split::split(shared, &prepared) {
+        Ok(s) => s,
+        Err(err) => return failed_early(&subject, &err),
+    };
+    let mut report = report_for(&prepared, shared, models, &split);
     let mut evidence = Evidence {
-        prompt: prepared.prompt.text.clone(),
-        sections: prepared.prompt.sections.clone(),
+        prompt: split.text(),
+        sections: split.sections(),
         spec_sources: prepared
             .specs
             .iter()
@@ -100,51 +106,71 @@ pub fn review(
 
     let label = prepared.subject.label();
     let schema = shared.settings.llm.structured_output.then(|| {
-        let schema = match prepared.subject.defect() {
-            Some(_) => verdict::defect::json_schema(),
-            None => verdict::json_schema(),
-        };
-        ("verdict".to_string(), schema)
+        (
+            "verdict".to_string(),
+            prepare::verdict_schema(prepared.parts.kind),
+        )
     });
     let defect = prepared.subject.defect();
-    let parse = |raw: &str| -> Result<Verdict, String> {
+    let parse = |raw: &str| -> Result<Verdict, model::Rejection> {
         let parsed = match defect {
             Some(_) => verdict::parse_defect(raw),
             None => verdict::parse(raw),
         };
-        parsed.map_err(|e| verdict::correction(&e))
+        parsed.map_err(|e| model::rejection(&e))
     };
-    let asked = model::ask(
-        models.review.as_ref(),
-        &Question {
-            stage: "review",
-            label: &label,
-            prompt: &prepared.prompt.text,
-            reserve_tokens: prepared.prompt.total_tokens as u64
-                + u64::from(shared.settings.llm.max_output_tokens),
-            schema,
-            parse: &parse,
-        },
-        pacer,
-        events,
-    );
-    evidence.calls.extend(asked.calls);
-    let model_verdict = match asked.result {
-        Ok(v) => v,
-        Err(failure) => {
-            report.error = Some(failure.message);
-            report.outcome = failure.outcome;
-            return finish_failed(shared, report, evidence, started);
+    let count = split.prompts.len();
+    let mut verdicts = Vec::with_capacity(count);
+    for (n, prompt) in split.prompts.iter().enumerate() {
+        let asked = model::ask(
+            models.review.as_ref(),
+            &Question {
+                stage: "review",
+                part: (count > 1).then_some((n + 1, count)),
+                label: &label,
+                prompt: &prompt.text,
+                reserve_tokens: prompt.total_tokens as u64
+                    + u64::from(shared.settings.llm.max_output_tokens),
+                schema: schema.clone(),
+                parse: &parse,
+            },
+            pacer,
+            events,
+        );
+        evidence.calls.extend(asked.calls);
+        match asked.result {
+            Ok(v) => verdicts.push(v),
+            Err(failure) => {
+                report.error = Some(failure.message);
+                report.outcome = failure.outcome;
+                return finish_failed(shared, report, evidence, started);
+            }
         }
-    };
+    }
+    let model_verdict = verdict::merge(verdicts);
 
-    let index = QuoteIndex::new(&prepared.sent_sections);
+    let sent = split.sent_sections(&prepared);
+    let index = QuoteIndex::new(&sent);
     let find = |quote: &str| {
         index.find(quote).map(|hit| verdict::QuoteHit {
             doc_path: hit.doc_path,
             section: hit.section,
             line: hit.line,
         })
+    };
+    let head = match HeadFiles::open(&shared.root, &prepared.head_commit) {
+        Ok(h) => h,
+        Err(err) => {
+            report.error = Some(err.to_string());
+            report.outcome = Outcome::Error;
+            return finish_failed(shared, report, evidence, started);
+        }
+    };
+    let lines_at_head = |path: &str| head.lines(path);
+    let sources = verdict::Sources {
+        diff: &prepared.diff,
+        lines_at_head: &lines_at_head,
+        head_paths: head.paths(),
     };
     let criteria_ids: Vec<String> = match &prepared.subject {
         Subject::Branch { .. } => Vec::new(),
@@ -154,8 +180,11 @@ pub fn review(
         &model_verdict,
         &verdict::DecisionInput {
             find_quote: &find,
+            spec_sent: !sent.is_empty(),
             spec_edits: prepared.spec_edits.clone(),
             criteria_ids,
+            sources: Some(&sources),
+            unseen: split.coverage.unseen(),
         },
     );
     if let Some(found) = &prepared.defect {
@@ -168,6 +197,7 @@ pub fn review(
     report.verdict = Some(decision.final_verdict);
     report.overrules = decision.overrules.clone();
     report.quotes = decision.quotes.clone();
+    report.evidence = decision.citations.clone();
     let mut feedback = verdict::feedback(&model_verdict, &decision);
     report.review = Some(model_verdict);
     evidence.decision = Some(decision.clone());
@@ -318,6 +348,16 @@ fn offline(
         name: String::new(),
     };
     report.guardian = GuardianOutcome::skipped("offline review: no model was asked");
+    // No model saw any of the diff.
+    report.coverage = Coverage {
+        diff: crate::prompt::Coverage {
+            files_total: report.coverage.diff.files_total,
+            lines_total: report.coverage.diff.lines_total,
+            ..crate::prompt::Coverage::default()
+        },
+        parts: 0,
+        max_parts: report.coverage.max_parts,
+    };
     report.notices.push(
         "Offline review: speed's own checks decided; no model compared the work with the spec."
             .to_string(),
@@ -481,6 +521,7 @@ pub fn empty_report(subject: &Subject) -> Report {
         overrules: Vec::new(),
         review: None,
         quotes: Vec::new(),
+        evidence: Vec::new(),
         checks: Vec::new(),
         redactions: Vec::new(),
         guardian: GuardianOutcome::not_run("the review did not complete"),
@@ -501,7 +542,7 @@ pub fn empty_report(subject: &Subject) -> Report {
     }
 }
 
-fn report_for(prepared: &Prepared, shared: &Shared, models: &Models) -> Report {
+fn report_for(prepared: &Prepared, shared: &Shared, models: &Models, split: &Split) -> Report {
     let mut report = empty_report(&prepared.subject);
     report.branch = prepared.branch.clone();
     report.base_commit = prepared.base_commit.clone();
@@ -513,20 +554,25 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models) -> Report {
         .map(|i| serde_json::to_value(i).unwrap_or(serde_json::Value::Null))
         .unwrap_or(serde_json::Value::Array(Vec::new()));
     report.coverage = Coverage {
-        files_shown: prepared.prompt.files_shown,
-        files_omitted: prepared.prompt.files_omitted.clone(),
+        diff: split.coverage.clone(),
+        parts: split.prompts.len(),
+        max_parts: shared.settings.max_parts,
     };
     report.hashes = Hashes {
         diff: prepared.diff.sha256.clone(),
         spec: prepared.spec_hash.clone(),
-        prompt: prepared.prompt_hash.clone(),
+        prompt: if split.prompts.len() == 1 {
+            prepared.prompt_hash.clone()
+        } else {
+            prepare::sha256(&split.text())
+        },
     };
     report.model = ModelInfo {
         provider: models.review.name().to_string(),
         name: models.review.model().to_string(),
     };
     report.tokens.budget = shared.settings.budget;
-    report.tokens.prompt_counted = prepared.prompt.total_tokens;
+    report.tokens.prompt_counted = split.prompts.iter().map(|p| p.total_tokens).sum();
     if let Some(block) = &mut report.defect {
         block.speed = prepared.defect.clone();
     }

@@ -2,9 +2,12 @@
 //! really in the spec sections it was sent, and where. Tolerant of how text
 //! is rendered and re-wrapped (whitespace, emphasis and code markers, list and
 //! blockquote markers, link targets, curly quotes, the case of the first
-//! letter, trailing punctuation, surrounding quote marks, an ellipsis joining
-//! exact pieces of one section) and of nothing else: a changed, added or
-//! missing word is not found. It must not decide what a missing quote means.
+//! letter, trailing punctuation, surrounding quote marks, an ellipsis at
+//! either end) and of nothing else: a changed, added or missing word is not
+//! found. A quote is contiguous text: an ellipsis inside it is not a
+//! wildcard (stitching "returns ... an error" from two sentences can invert
+//! what the spec says), so it must be in the spec as written. It must not
+//! decide what a missing quote means.
 
 use std::collections::HashMap;
 
@@ -81,33 +84,16 @@ impl QuoteIndex {
     /// The first place, in the order the sections were given, where `quote`
     /// occurs; None if it does not, or if it is too short to mean anything.
     pub fn find(&self, quote: &str) -> Option<QuoteHit> {
-        let pieces = pieces(quote)?;
-        let (first, rest) = pieces.split_first()?;
-        let mut from = 0;
-        while let Some(start) = self.next_match(first, from, self.text.len()) {
-            // In bounds: a match starts on a character of some section's
-            // text, never on or after the last separator.
-            let span = &self.sections[self.sections.partition_point(|span| span.end < start)];
-            let mut cursor = start + first.len();
-            let all_found = rest.iter().all(|piece| {
-                let found = self.next_match(piece, cursor, span.end);
-                if let Some(at) = found {
-                    cursor = at + piece.len();
-                }
-                found.is_some()
-            });
-            if all_found {
-                return Some(QuoteHit {
-                    doc_path: span.doc_path.clone(),
-                    section: span.heading_path.clone(),
-                    line: self.lines[start] as usize,
-                });
-            }
-            // This section had the first piece but not the rest after its
-            // earliest occurrence; later occurrences here cannot do better.
-            from = span.end;
-        }
-        None
+        let piece = piece(quote)?;
+        let start = self.next_match(&piece, 0, self.text.len())?;
+        // In bounds: a match starts on a character of some section's text,
+        // never on or after the last separator, and no match crosses one.
+        let span = &self.sections[self.sections.partition_point(|span| span.end < start)];
+        Some(QuoteHit {
+            doc_path: span.doc_path.clone(),
+            section: span.heading_path.clone(),
+            line: self.lines[start] as usize,
+        })
     }
 
     /// The first occurrence of `piece` starting in `from..to` and ending by
@@ -193,33 +179,36 @@ impl QuoteIndex {
     }
 }
 
-/// The exact pieces a quote is made of: its normalised text split at
-/// ellipses, each trimmed of punctuation and quote marks at the cut. None when
-/// nothing is left or the quote is too short to be evidence: fewer than
-/// `MIN_WORDS` words in all, or no piece that long on its own.
-fn pieces(quote: &str) -> Option<Vec<String>> {
+/// The text a quote must match: its normalised form, trimmed of what a
+/// model adds around it (quote marks, final punctuation, an ellipsis at
+/// either end). None when it is too short to be evidence: fewer than
+/// `MIN_WORDS` words.
+fn piece(quote: &str) -> Option<String> {
     let mut text = String::new();
     let mut lines = Vec::new();
     normalise_into(quote, 1, &mut text, &mut lines);
-    let pieces: Vec<String> = text
-        .split("...")
-        .map(trim_piece)
-        .filter(|p| !p.is_empty())
-        .map(str::to_string)
-        .collect();
-    let words = |p: &String| {
-        p.split(' ')
-            .filter(|w| w.chars().any(char::is_alphanumeric))
-            .count()
-    };
-    let total: usize = pieces.iter().map(words).sum();
-    let longest = pieces.iter().map(words).max().unwrap_or(0);
-    (total >= MIN_WORDS && longest >= MIN_WORDS).then_some(pieces)
+    let mut piece = text.as_str();
+    loop {
+        let before = piece.len();
+        piece = trim_piece(piece);
+        for cut in ["(...)", "..."] {
+            piece = piece.strip_prefix(cut).unwrap_or(piece);
+            piece = piece.strip_suffix(cut).unwrap_or(piece);
+        }
+        if piece.len() == before {
+            break;
+        }
+    }
+    let words = piece
+        .split(' ')
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .count();
+    (words >= MIN_WORDS).then(|| piece.to_string())
 }
 
-/// Strips what a model adds around a quote or leaves at an ellipsis cut:
-/// spaces, surrounding quote marks, trailing sentence punctuation, brackets
-/// around "(...)", leading commas.
+/// Strips what a model adds around a quote or leaves where it cut the
+/// sentence: spaces, surrounding quote marks, trailing sentence
+/// punctuation, leading commas.
 fn trim_piece(piece: &str) -> &str {
     let mut piece = piece;
     loop {
@@ -441,21 +430,35 @@ It doesn\u{2019}t apply to \u{201C}reference\u{201D} books.\n";
     }
 
     #[test]
-    fn ellipsis_joins_pieces_of_one_section_in_order() {
+    fn an_ellipsis_at_either_end_is_a_cut_sentence() {
+        assert_eq!(line("... can borrow up to five books"), Some(9));
+        assert_eq!(line("Members can borrow up to five books [...]"), Some(9));
+        assert_eq!(line("(...) can borrow up to five books..."), Some(9));
         assert_eq!(
-            line("Users can search for books ... availability status"),
+            line("\u{2026}see real-time availability status\u{2026}"),
             Some(3)
         );
-        assert_eq!(line("Users can search\u{2026}sorted by relevance"), Some(3));
-        assert_eq!(line("Members can borrow [...] renewed once"), Some(9));
-        assert_eq!(line("... can borrow up to five books"), Some(9));
-        // Out of order, across sections, or with a changed piece: not found.
-        assert_eq!(line("availability status ... Users can search"), None);
-        assert_eq!(line("Users can search for books ... renewed once"), None);
+    }
+
+    #[test]
+    fn an_ellipsis_inside_a_quote_is_not_a_wildcard() {
+        // Each piece is in the spec, in order, in one section: stitched,
+        // they still say something the spec does not.
         assert_eq!(
-            line("Users can search for books ... availability state"),
+            line("Users can search for books ... availability status"),
             None
         );
+        assert_eq!(line("Users can search\u{2026}sorted by relevance"), None);
+        assert_eq!(line("Members can borrow [...] renewed once"), None);
+        // An ellipsis the spec itself holds is text like any other.
+        let doc = parse(
+            "s.md",
+            "# S\nA search with no match returns... nothing at all.\n",
+        );
+        let sections = vec![("s.md".to_string(), doc.sections[0].clone())];
+        let index = QuoteIndex::new(&sections);
+        assert!(index.find("no match returns... nothing at all").is_some());
+        assert!(index.find("no match returns\u{2026} nothing").is_some());
     }
 
     #[test]

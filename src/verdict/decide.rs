@@ -1,18 +1,24 @@
 //! The final decision: speed, not the model, decides. Every spec quote is
-//! looked up in the spec text that was sent, and an approval that rests on a
-//! quote not found, comes with a blocking issue, leaves a criterion unmet or
-//! unreported, or comes with an edit to the spec itself is turned into
-//! request_changes, with the reason recorded. Pure and deterministic: the
-//! same verdict and input always give the same decision. It never reads
-//! files or specs itself; the caller passes the quote lookup in.
+//! looked up in the spec text that was sent and every cited location in the
+//! diff and the files at the head commit. An approval is turned into
+//! request_changes, with the reason recorded, when it rests on a quote not
+//! found or on evidence pointing nowhere; when it has no basis in the spec
+//! (no quote found although spec sections were sent, a requirement it marks
+//! not satisfied, an item it lists as missing); when it comes with a blocking
+//! issue, leaves a criterion unmet or unreported, or comes with an edit to
+//! the spec itself; or when the model did not see all the changed code.
+//! Pure and deterministic: the same verdict and input always give the same
+//! decision. It never reads files or specs itself; the caller passes the
+//! quote lookup and the head commit's files in.
 //!
-//! Left to the model's judgement on purpose: `missing_from_spec` (a model
-//! may list spec text another task covers), a requirement marked not
-//! satisfied, and an `unverifiable` criterion. When a missing item matters
-//! to the task it shows up as an unmet criterion, which does overrule.
+//! Left to the model's judgement on purpose: an `unverifiable` criterion,
+//! and where a finding that is not a basis for approval (a minor issue, an
+//! out-of-scope item) points: such a citation pointing nowhere is marked in
+//! the report, not fatal.
 
 use serde::Serialize;
 
+use super::evidence::{self, Citation, Sources};
 use super::schema::{CriterionStatus, Issue, Kind, Severity, Verdict};
 
 /// Where a quote was found: the caller adapts its spec lookup to this.
@@ -28,23 +34,41 @@ pub struct QuoteHit {
 pub struct DecisionInput<'a> {
     /// Finds a quote in the spec text that was sent to the model.
     pub find_quote: &'a dyn Fn(&str) -> Option<QuoteHit>,
+    /// Spec sections were sent: an approval must then quote one of them.
+    pub spec_sent: bool,
     /// Spec files the diff edits that the task does not declare in its scope.
     pub spec_edits: Vec<String>,
     /// The task's acceptance criterion ids (AC-1, AC-2, …) as sent.
     pub criteria_ids: Vec<String>,
+    /// What cited locations are checked against; None leaves them unchecked.
+    pub sources: Option<&'a Sources<'a>>,
+    /// Changed code the model was never shown, in words ("3 of 9 changed
+    /// files, 410 of 980 changed lines"); None when it saw all of it.
+    pub unseen: Option<String>,
 }
 
 /// Why an approval was overruled; serialised as a stable snake_case id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     /// A requirement marked satisfied quotes text the spec does not contain.
     FabricatedQuote,
+    /// Spec sections were sent, and no quote of the approval is found in them.
+    NoSpecBasis,
+    /// The approval marks one of its own requirements not satisfied.
+    UnsatisfiedRequirement,
+    /// The approval lists spec text the change does not implement.
+    MissingRequirement,
     /// A critical or major issue.
     BlockingIssue,
     UnmetCriterion,
     /// A task criterion the verdict does not report on.
     UncheckedCriterion,
+    /// Evidence of a satisfied requirement or a met criterion cites a file
+    /// or a line that does not exist.
+    EvidenceNotFound,
+    /// Changed code was left out of every prompt of the review.
+    UnseenCode,
     /// The diff edits a spec file the task does not declare.
     SpecEdited,
     /// The guardian gate rejected the approval (recorded by the review
@@ -66,9 +90,14 @@ impl Rule {
     pub fn as_str(self) -> &'static str {
         match self {
             Rule::FabricatedQuote => "fabricated_quote",
+            Rule::NoSpecBasis => "no_spec_basis",
+            Rule::UnsatisfiedRequirement => "unsatisfied_requirement",
+            Rule::MissingRequirement => "missing_requirement",
             Rule::BlockingIssue => "blocking_issue",
             Rule::UnmetCriterion => "unmet_criterion",
             Rule::UncheckedCriterion => "unchecked_criterion",
+            Rule::EvidenceNotFound => "evidence_not_found",
+            Rule::UnseenCode => "unseen_code",
             Rule::SpecEdited => "spec_edited",
             Rule::GuardianRejected => "guardian_rejected",
             Rule::CheckFailed => "check_failed",
@@ -106,6 +135,9 @@ pub struct Decision {
     /// Every spec quote of the verdict, in order: spec_verification first,
     /// then missing_from_spec.
     pub quotes: Vec<QuoteCheck>,
+    /// Every location the verdict cites, as checked (empty when no sources
+    /// were given).
+    pub citations: Vec<Citation>,
     /// Issues speed adds to the model's, for the feedback.
     pub added_issues: Vec<Issue>,
 }
@@ -115,19 +147,24 @@ pub fn decide(verdict: &Verdict, input: &DecisionInput) -> Decision {
     let mut overrules = Vec::new();
     let mut quotes = Vec::new();
     let mut added_issues = Vec::new();
+    let mut overrule = |rule: Rule, reason: String| {
+        if approved {
+            overrules.push(Overrule { rule, reason });
+        }
+    };
 
     for (i, check) in verdict.spec_verification.iter().enumerate() {
         let q = look_up(&check.spec_quote, input);
         if !q.found {
             let rests_on_it = approved && check.satisfied;
             if rests_on_it {
-                overrules.push(Overrule {
-                    rule: Rule::FabricatedQuote,
-                    reason: format!(
+                overrule(
+                    Rule::FabricatedQuote,
+                    format!(
                         "spec_verification[{i}] is marked satisfied but its quote {:?} is not found in the spec text sent",
                         check.spec_quote
                     ),
-                });
+                );
             }
             added_issues.push(quote_issue(
                 if rests_on_it {
@@ -156,13 +193,74 @@ pub fn decide(verdict: &Verdict, input: &DecisionInput) -> Decision {
         }
         quotes.push(q);
     }
+    let citations = input
+        .sources
+        .map(|sources| evidence::cite(verdict, sources))
+        .unwrap_or_default();
 
     if approved {
+        let quoted = verdict
+            .spec_verification
+            .iter()
+            .zip(&quotes)
+            .any(|(check, q)| check.satisfied && q.found);
+        if input.spec_sent && !quoted {
+            overrule(
+                Rule::NoSpecBasis,
+                "no requirement marked satisfied quotes the spec text sent: the approval has no basis in the spec".to_string(),
+            );
+            added_issues.push(Issue {
+                severity: Severity::Major,
+                file: None,
+                line: None,
+                end_line: None,
+                message: "The review could not tie the change to the spec: it quoted no requirement found in the spec sections sent.".to_string(),
+                suggestion: "Make the change implement the spec sections the task references, so a review can quote them.".to_string(),
+            });
+        }
+        for (i, check) in verdict.spec_verification.iter().enumerate() {
+            if !check.satisfied {
+                overrule(
+                    Rule::UnsatisfiedRequirement,
+                    format!(
+                        "spec_verification[{i}] is marked not satisfied: {:?}",
+                        check.spec_quote
+                    ),
+                );
+                added_issues.push(Issue {
+                    severity: Severity::Major,
+                    file: None,
+                    line: None,
+                    end_line: None,
+                    message: format!(
+                        "Spec requirement not satisfied: {:?}{}",
+                        check.spec_quote,
+                        [check.notes.trim(), check.evidence.trim()]
+                            .iter()
+                            .find(|t| !t.is_empty())
+                            .map(|t| format!(" ({t})"))
+                            .unwrap_or_default()
+                    ),
+                    suggestion: String::new(),
+                });
+            }
+        }
+        for (i, missing) in verdict.missing_from_spec.iter().enumerate() {
+            let what = if missing.spec_quote.trim().is_empty() {
+                missing.description.clone()
+            } else {
+                format!("{:?}", missing.spec_quote)
+            };
+            overrule(
+                Rule::MissingRequirement,
+                format!("missing_from_spec[{i}] lists what the change does not implement: {what}"),
+            );
+        }
         for (i, issue) in verdict.issues.iter().enumerate() {
             if issue.severity.is_blocking() {
-                overrules.push(Overrule {
-                    rule: Rule::BlockingIssue,
-                    reason: format!(
+                overrule(
+                    Rule::BlockingIssue,
+                    format!(
                         "issues[{i}] is {}{}: {}",
                         issue.severity.as_str(),
                         located(issue)
@@ -170,7 +268,7 @@ pub fn decide(verdict: &Verdict, input: &DecisionInput) -> Decision {
                             .unwrap_or_default(),
                         issue.message
                     ),
-                });
+                );
             }
         }
         for c in &verdict.criteria {
@@ -180,23 +278,21 @@ pub fn decide(verdict: &Verdict, input: &DecisionInput) -> Decision {
                 } else {
                     format!(": {}", c.evidence)
                 };
-                overrules.push(Overrule {
-                    rule: Rule::UnmetCriterion,
-                    reason: format!("{} is unmet{why}", c.id),
-                });
+                overrule(Rule::UnmetCriterion, format!("{} is unmet{why}", c.id));
             }
         }
         for id in &input.criteria_ids {
             let reported = verdict.criteria.iter().any(|c| same_id(&c.id, id));
             if !reported {
-                overrules.push(Overrule {
-                    rule: Rule::UncheckedCriterion,
-                    reason: format!("{id} is not reported on in the verdict's criteria"),
-                });
+                overrule(
+                    Rule::UncheckedCriterion,
+                    format!("{id} is not reported on in the verdict's criteria"),
+                );
                 added_issues.push(Issue {
                     severity: Severity::Major,
                     file: None,
                     line: None,
+                    end_line: None,
                     message: format!("Acceptance criterion {id} was not checked by the review."),
                     suggestion: format!(
                         "Make {id} verifiable from the diff (a test or a file:line that shows it is met)."
@@ -204,19 +300,57 @@ pub fn decide(verdict: &Verdict, input: &DecisionInput) -> Decision {
                 });
             }
         }
+        for c in citations.iter().filter(|c| c.basis && !c.found) {
+            let why = c.problem.as_deref().unwrap_or("not found");
+            overrule(
+                Rule::EvidenceNotFound,
+                format!(
+                    "{} cites {}, which points nowhere: {why}",
+                    c.from, c.reference
+                ),
+            );
+            added_issues.push(Issue {
+                severity: Severity::Major,
+                file: None,
+                line: None,
+                end_line: None,
+                message: format!(
+                    "The review's evidence {} ({}) points nowhere: {why}.",
+                    c.reference, c.from
+                ),
+                suggestion: "Check that the change contains what the review claims.".to_string(),
+            });
+        }
+        if let Some(unseen) = &input.unseen {
+            overrule(
+                Rule::UnseenCode,
+                format!(
+                    "the model was not shown all the changed code: {unseen} left out for budget"
+                ),
+            );
+            added_issues.push(Issue {
+                severity: Severity::Major,
+                file: None,
+                line: None,
+                end_line: None,
+                message: format!(
+                    "The review could not see the whole change: {unseen} did not fit its prompts, so it cannot be approved."
+                ),
+                suggestion: "Split the change into smaller tasks, or raise review.token_budget or review.max_parts.".to_string(),
+            });
+        }
     }
 
     for file in &input.spec_edits {
-        if approved {
-            overrules.push(Overrule {
-                rule: Rule::SpecEdited,
-                reason: format!("the diff edits the spec {file}, which the task does not declare"),
-            });
-        }
+        overrule(
+            Rule::SpecEdited,
+            format!("the diff edits the spec {file}, which the task does not declare"),
+        );
         added_issues.push(Issue {
             severity: Severity::Major,
             file: Some(file.clone()),
             line: None,
+            end_line: None,
             message: "The diff edits this spec, which the task does not declare: a task \
                       cannot rewrite its own source of truth."
                 .to_string(),
@@ -235,6 +369,7 @@ pub fn decide(verdict: &Verdict, input: &DecisionInput) -> Decision {
         final_verdict,
         overrules,
         quotes,
+        citations,
         added_issues,
     }
 }
@@ -261,6 +396,7 @@ fn quote_issue(severity: Severity, quote: &str, at: &str) -> Issue {
         severity,
         file: None,
         line: None,
+        end_line: None,
         message: format!(
             "The review's spec quote {quote:?} ({at}) is not found in the spec text sent."
         ),
@@ -268,11 +404,12 @@ fn quote_issue(severity: Severity, quote: &str, at: &str) -> Issue {
     }
 }
 
-/// `file:line`, `file`, or nothing.
+/// `file:line`, `file:line-end`, `file`, or nothing.
 pub(crate) fn located(issue: &Issue) -> Option<String> {
-    match (&issue.file, issue.line) {
-        (Some(f), Some(l)) if !f.is_empty() => Some(format!("{f}:{l}")),
-        (Some(f), _) if !f.is_empty() => Some(f.clone()),
+    match (&issue.file, issue.line, issue.end_line) {
+        (Some(f), Some(l), Some(e)) if !f.is_empty() && e != l => Some(format!("{f}:{l}-{e}")),
+        (Some(f), Some(l), _) if !f.is_empty() => Some(format!("{f}:{l}")),
+        (Some(f), _, _) if !f.is_empty() => Some(f.clone()),
         _ => None,
     }
 }
@@ -303,8 +440,11 @@ mod tests {
     fn input() -> DecisionInput<'static> {
         DecisionInput {
             find_quote: &find,
+            spec_sent: true,
             spec_edits: vec![],
             criteria_ids: vec!["AC-1".into()],
+            sources: None,
+            unseen: None,
         }
     }
 
@@ -331,6 +471,7 @@ mod tests {
                 severity: Severity::Nit,
                 file: Some("src/catalog.rs".into()),
                 line: Some(28),
+                end_line: None,
                 message: "could be a computed field".into(),
                 suggestion: "use a method".into(),
             }],
@@ -369,14 +510,14 @@ mod tests {
         let d = decide(&v, &input());
         assert_eq!(d.model, Kind::Approve);
         assert_eq!(d.final_verdict, Kind::RequestChanges);
-        assert_eq!(rules(&d), ["fabricated_quote"]);
+        assert_eq!(rules(&d), ["fabricated_quote", "no_spec_basis"]);
         assert!(
             d.overrules[0]
                 .reason
                 .contains("\"Users can reserve books online\"")
         );
         assert!(!d.quotes[0].found && d.quotes[0].section.is_none());
-        assert_eq!(d.added_issues.len(), 1);
+        assert_eq!(d.added_issues.len(), 2);
         assert_eq!(d.added_issues[0].severity, Severity::Major);
         assert!(
             d.added_issues[0]
@@ -433,6 +574,7 @@ mod tests {
             severity: Severity::Major,
             file: Some("src/catalog.rs".into()),
             line: Some(41),
+            end_line: None,
             message: "search ignores availability".into(),
             suggestion: String::new(),
         });
@@ -440,6 +582,7 @@ mod tests {
             severity: Severity::Critical,
             file: None,
             line: None,
+            end_line: None,
             message: "SQL injection".into(),
             suggestion: String::new(),
         });
@@ -478,16 +621,110 @@ mod tests {
     }
 
     #[test]
-    fn unverifiable_criterion_and_missing_items_are_the_models_judgement() {
+    fn an_unverifiable_criterion_is_the_models_judgement() {
         let mut v = approval();
         v.criteria[0].status = CriterionStatus::Unverifiable;
+        let d = decide(&v, &input());
+        assert_eq!(d.final_verdict, Kind::Approve);
+    }
+
+    #[test]
+    fn approval_without_a_basis_in_the_spec_falls() {
+        // No quote at all, while spec sections were sent.
+        let mut v = approval();
+        v.spec_verification.clear();
+        let d = decide(&v, &input());
+        assert_eq!(rules(&d), ["no_spec_basis"]);
+        // Without spec sections sent, there is nothing to quote.
+        let mut inp = input();
+        inp.spec_sent = false;
+        assert_eq!(decide(&v, &inp).final_verdict, Kind::Approve);
+
+        // Its own requirement marked not satisfied.
+        let mut v = approval();
+        v.spec_verification.push(SpecCheck {
+            spec_quote: "Results are paginated, 20 per page.".into(),
+            spec_section: "Library Catalog".into(),
+            satisfied: false,
+            evidence: String::new(),
+            notes: "no paging yet".into(),
+        });
+        let d = decide(&v, &input());
+        assert_eq!(rules(&d), ["unsatisfied_requirement"]);
+        assert!(
+            d.added_issues[0]
+                .message
+                .contains("\"Results are paginated, 20 per page.\" (no paging yet)")
+        );
+
+        // Spec text it lists as missing, even when it thinks another task
+        // covers it: the approval is then not the review's to give.
+        let mut v = approval();
         v.missing_from_spec.push(Missing {
             spec_quote: "Results are paginated".into(),
             description: "paging belongs to task 4".into(),
         });
         let d = decide(&v, &input());
-        assert_eq!(d.final_verdict, Kind::Approve);
+        assert_eq!(rules(&d), ["missing_requirement"]);
         assert!(d.quotes[1].found);
+    }
+
+    #[test]
+    fn approval_of_unseen_code_falls() {
+        let mut inp = input();
+        inp.unseen = Some("38 of 51 changed files".into());
+        let d = decide(&approval(), &inp);
+        assert_eq!(rules(&d), ["unseen_code"]);
+        assert!(d.overrules[0].reason.contains("38 of 51 changed files"));
+        let mut v = approval();
+        v.verdict = Kind::RequestChanges;
+        assert!(decide(&v, &inp).overrules.is_empty());
+    }
+
+    #[test]
+    fn approval_resting_on_evidence_pointing_nowhere_falls_a_minor_finding_is_marked() {
+        use crate::git::diff::Diff;
+        let diff = Diff {
+            base_commit: String::new(),
+            head_commit: String::new(),
+            files: vec![],
+            sha256: String::new(),
+        };
+        let lines = |p: &str| Ok((p == "src/catalog.rs").then_some(30));
+        let paths = vec!["src/catalog.rs".to_string()];
+        let sources = Sources {
+            diff: &diff,
+            lines_at_head: &lines,
+            head_paths: &paths,
+        };
+        let mut inp = input();
+        inp.sources = Some(&sources);
+        // The nit at src/catalog.rs:28 is fine; tests/search.rs:10 (AC-1's
+        // evidence) is not at the head commit.
+        let d = decide(&approval(), &inp);
+        assert_eq!(rules(&d), ["evidence_not_found"]);
+        assert_eq!(
+            d.overrules[0].reason,
+            "criteria[0].evidence cites tests/search.rs:10, which points nowhere: no file tests/search.rs at the head commit"
+        );
+        let mut v = approval();
+        v.criteria[0].evidence = "src/catalog.rs:12".into();
+        v.issues[0].line = Some(99);
+        let d = decide(&v, &inp);
+        assert_eq!(d.final_verdict, Kind::Approve, "{:?}", d.overrules);
+        let marked: Vec<(&str, bool)> = d
+            .citations
+            .iter()
+            .map(|c| (c.reference.as_str(), c.found))
+            .collect();
+        assert_eq!(
+            marked,
+            [
+                ("src/catalog.rs:15", true),
+                ("src/catalog.rs:12", true),
+                ("src/catalog.rs:99", false)
+            ]
+        );
     }
 
     #[test]
@@ -548,6 +785,7 @@ mod tests {
             rules(&first),
             [
                 "fabricated_quote",
+                "no_spec_basis",
                 "unmet_criterion",
                 "spec_edited",
                 "spec_edited"

@@ -104,6 +104,7 @@ pub fn apply(decision: &mut Decision, verdict: &Verdict, facts: &Facts) {
             severity: Severity::Major,
             file: Some(path.clone()),
             line: None,
+            end_line: None,
             message: format!("Out of the defect's scope: {why}."),
             suggestion: "Revert this change: a defect fix changes only the files its triage names. If the fix truly needs it, the triage's affected_files must be corrected first.".to_string(),
         });
@@ -132,6 +133,7 @@ pub fn apply(decision: &mut Decision, verdict: &Verdict, facts: &Facts) {
             severity: Severity::Major,
             file: Some(path.clone()),
             line: None,
+            end_line: None,
             message: format!("The test that reproduced the defect was changed: {what}."),
             suggestion: "Restore the reproducing test as its commit wrote it and make the fix pass it unchanged.".to_string(),
         });
@@ -171,8 +173,11 @@ mod tests {
             v,
             &crate::verdict::DecisionInput {
                 find_quote: &|_| None,
+                spec_sent: false,
                 spec_edits: vec![],
                 criteria_ids: vec![],
+                sources: None,
+                unseen: None,
             },
         )
     }

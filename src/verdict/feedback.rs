@@ -156,6 +156,7 @@ mod tests {
             severity,
             file: file.map(Into::into),
             line,
+            end_line: None,
             message: message.into(),
             suggestion: suggestion.into(),
         }
@@ -190,6 +191,7 @@ mod tests {
             out_of_scope: vec![OutOfScope {
                 file: "src/admin.rs".into(),
                 line: Some(12),
+                end_line: None,
                 description: "an admin panel".into(),
             }],
             issues: vec![
@@ -230,8 +232,11 @@ mod tests {
             &verdict,
             &DecisionInput {
                 find_quote: &no_quote,
+                spec_sent: true,
                 spec_edits: vec!["specs/product/library-catalog.md".into()],
                 criteria_ids: vec![],
+                sources: None,
+                unseen: None,
             },
         );
         let text = feedback(&verdict, &decision);
@@ -284,8 +289,11 @@ Nits (optional):
             &verdict,
             &DecisionInput {
                 find_quote: &no_quote,
+                spec_sent: true,
                 spec_edits: vec![],
                 criteria_ids: vec![],
+                sources: None,
+                unseen: None,
             },
         );
         assert_eq!(

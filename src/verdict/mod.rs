@@ -1,19 +1,29 @@
 //! The verdict: what the model must answer, finding that answer in the text
 //! a model really returns, strict validation, the corrective message for one
-//! retry, speed's own final decision, and the feedback text for the
+//! retry, merging the verdicts of a review done in parts, the check of every
+//! cited location, speed's own final decision, and the feedback text for the
 //! developer. Text in, plain data out: this part knows nothing of HTTP,
-//! providers, files or git; the caller passes in the spec quote lookup.
+//! providers, files or git; the caller passes in the spec quote lookup and
+//! the files at the head commit.
 
+mod brackets;
+#[cfg(test)]
+mod corpus;
 mod decide;
 pub mod defect;
+mod evidence;
 mod extract;
 mod feedback;
+mod merge;
 mod schema;
+mod strict;
 mod validate;
 
 pub use decide::{Decision, DecisionInput, Overrule, QuoteCheck, QuoteHit, Rule, decide};
+pub use evidence::{Citation, Sources};
 pub use extract::{extract, extract_with_key};
 pub use feedback::{feedback, guardian_feedback};
+pub use merge::merge;
 pub use schema::{
     CriterionCheck, CriterionStatus, DefectScopeCheck, Flag, GuardianStatus, GuardianVerdict,
     Issue, Kind, Missing, OutOfScope, ScopeViolation, Severity, SpecCheck, Verdict,
@@ -31,6 +41,13 @@ pub enum Error {
     /// answer; serde's line and column in `message` count from that brace.
     #[error("JSON object at char {at} is malformed: {message}")]
     Malformed { at: usize, message: String },
+    /// Two answer objects that differ, or a key held twice with different
+    /// values: speed never guesses which one the model meant.
+    #[error("the model's answer is ambiguous: {reason}")]
+    Ambiguous { reason: String },
+    /// Extraction gave up before it could tell which object is the answer.
+    #[error("the model's answer could not be read: {reason}")]
+    Unreadable { reason: String },
     #[error("the model's answer does not match the schema: {}", list(problems))]
     Invalid { problems: Vec<Problem> },
 }

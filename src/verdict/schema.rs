@@ -175,6 +175,9 @@ pub struct OutOfScope {
     pub file: String,
     #[serde(default)]
     pub line: Option<u64>,
+    /// The last line when the model gave a range (`"42-50"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
     #[serde(default)]
     pub description: String,
 }
@@ -186,6 +189,9 @@ pub struct Issue {
     pub file: Option<String>,
     #[serde(default)]
     pub line: Option<u64>,
+    /// The last line when the model gave a range (`"42-50"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u64>,
     pub message: String,
     #[serde(default)]
     pub suggestion: String,
@@ -386,6 +392,7 @@ mod tests {
                 severity: Severity::Major,
                 file: Some("src/a.rs".into()),
                 line: Some(3),
+                end_line: None,
                 message: "m".into(),
                 suggestion: "s".into(),
             }],

@@ -73,22 +73,25 @@ pub fn validate(value: &Value) -> Result<Verdict, Vec<Problem>> {
         })
     });
     let out_of_scope = c.list(obj, "out_of_scope", false, |c, o, p| {
+        let (line, end_line) = c.lines(o, "line", p);
         Some(OutOfScope {
             file: c.optional_string(o, "file", p).unwrap_or_default(),
-            line: c.line(o, "line", p),
+            line,
+            end_line,
             description: c.optional_string(o, "description", p).unwrap_or_default(),
         })
     });
     let issues = c.list(obj, "issues", true, |c, o, p| {
         let severity = c.required_enum(o, "severity", p, &Severity::ALL, Severity::as_str);
         let file = c.optional_string(o, "file", p);
-        let line = c.line(o, "line", p);
+        let (line, end_line) = c.lines(o, "line", p);
         let message = c.required_string(o, "message", p, true);
         let suggestion = c.optional_string(o, "suggestion", p).unwrap_or_default();
         Some(Issue {
             severity: severity?,
             file,
             line,
+            end_line,
             message: message?,
             suggestion,
         })
@@ -194,6 +197,17 @@ pub fn correction(error: &Error) -> String {
          trailing commas. Use only the allowed values for enumerated fields.\n",
     );
     out
+}
+
+/// `"42"` or a range `"42-50"` (also with an en dash or `..`, and blanks
+/// around the numbers).
+fn line_range(s: &str) -> Option<(u64, u64)> {
+    let s = s.trim();
+    let (first, last) = ["-", "\u{2013}", ".."]
+        .iter()
+        .find_map(|sep| s.split_once(sep))
+        .unwrap_or((s, s));
+    Some((first.trim().parse().ok()?, last.trim().parse().ok()?))
 }
 
 /// The lowercase form a model's enum spelling is compared in: "Request
@@ -352,30 +366,44 @@ impl Checker {
         }
     }
 
-    /// A 1-based line: an integer or a numeric string; absent, null or a
-    /// blank string mean no line.
-    fn line(&mut self, obj: &Map<String, Value>, key: &str, path: &str) -> Option<u64> {
-        let expected = "a line number (an integer or a numeric string) or null";
+    /// A 1-based line or range of lines: an integer, a numeric string, or
+    /// a range such as `"42-50"`; absent, null or a blank string mean no
+    /// line. Returns the first line and, for a range, the last.
+    fn lines(
+        &mut self,
+        obj: &Map<String, Value>,
+        key: &str,
+        path: &str,
+    ) -> (Option<u64>, Option<u64>) {
+        let expected =
+            "a line number (an integer, a numeric string or a range like \"42-50\") or null";
         match obj.get(key) {
-            None | Some(Value::Null) => None,
+            None | Some(Value::Null) => (None, None),
             Some(Value::Number(n)) => {
                 let line = n.as_u64();
                 if line.is_none() {
                     self.wrong_type(&join(path, key), expected, &Value::Number(n.clone()));
                 }
-                line
+                (line, None)
             }
-            Some(Value::String(s)) if s.trim().is_empty() => None,
-            Some(Value::String(s)) => {
-                let line = s.trim().parse::<u64>().ok();
-                if line.is_none() {
-                    self.problem(join(path, key), format!("expected {expected}, got {s:?}"));
+            Some(Value::String(s)) if s.trim().is_empty() => (None, None),
+            Some(Value::String(s)) => match line_range(s) {
+                Some((first, last)) if last < first => {
+                    self.problem(
+                        join(path, key),
+                        format!("the range {s:?} ends before it starts"),
+                    );
+                    (None, None)
                 }
-                line
-            }
+                Some((first, last)) => (Some(first), (last != first).then_some(last)),
+                None => {
+                    self.problem(join(path, key), format!("expected {expected}, got {s:?}"));
+                    (None, None)
+                }
+            },
             Some(other) => {
                 self.wrong_type(&join(path, key), expected, other);
-                None
+                (None, None)
             }
         }
     }
@@ -486,6 +514,32 @@ mod tests {
     }
 
     #[test]
+    fn a_line_may_be_a_range() {
+        let mut v = realistic();
+        v["issues"][0]["line"] = json!("42-50");
+        v["out_of_scope"][0]["line"] = json!(" 7 \u{2013} 9 ");
+        v["issues"][1]["line"] = json!("12");
+        let v = validate(&v).unwrap();
+        assert_eq!(
+            (v.issues[0].line, v.issues[0].end_line),
+            (Some(42), Some(50))
+        );
+        assert_eq!(
+            (v.out_of_scope[0].line, v.out_of_scope[0].end_line),
+            (Some(7), Some(9))
+        );
+        assert_eq!((v.issues[1].line, v.issues[1].end_line), (Some(12), None));
+
+        let mut bad = realistic();
+        bad["issues"][0]["line"] = json!("50-42");
+        let problems = validate(&bad).unwrap_err();
+        assert_eq!(
+            problems[0].to_string(),
+            "issues[0].line: the range \"50-42\" ends before it starts"
+        );
+    }
+
+    #[test]
     fn enums_match_whatever_the_case_and_separators() {
         for spelling in ["approve", "Approve", "APPROVE"] {
             let mut v = realistic();
@@ -552,7 +606,7 @@ mod tests {
                 "verdict: expected one of approve, request_changes, got \"maybe\"",
                 "criteria[1].status: expected one of met, unmet, unverifiable, got a boolean true",
                 "spec_verification[0].satisfied: expected true or false, got a string \"yes\"",
-                "issues[0].line: expected a line number (an integer or a numeric string) or null, got \"forty\"",
+                "issues[0].line: expected a line number (an integer, a numeric string or a range like \"42-50\") or null, got \"forty\"",
                 "issues[0].message: is required",
                 "issues[1].severity: expected one of critical, major, minor, nit, got \"high\"",
                 "strengths: expected an array of strings, got a string \"good\"",

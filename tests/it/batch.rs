@@ -67,10 +67,10 @@ fn approval(nit: &str) -> String {
     serde_json::to_string(&json!({
         "verdict": "approve",
         "expectations": "Counters stop at 100.",
-        "criteria": [{"id": "AC-1", "status": "met", "evidence": "src/c.rs:1"}],
+        "criteria": [{"id": "AC-1", "status": "met", "evidence": "src/c1.rs:1"}],
         "spec_verification": [{"spec_quote": "Every counter stops at 100.", "spec_section": "Limits",
-                               "satisfied": true, "evidence": "src/c.rs:1", "notes": ""}],
-        "issues": [{"severity": "nit", "file": "src/c.rs", "line": 1, "message": nit, "suggestion": ""}],
+                               "satisfied": true, "evidence": "src/c1.rs:1", "notes": ""}],
+        "issues": [{"severity": "nit", "file": "src/c1.rs", "line": 1, "message": nit, "suggestion": ""}],
         "strengths": []
     }))
     .unwrap()
@@ -132,7 +132,7 @@ fn batch_runs_four_at_once_survives_a_failure_and_skips_approved_work() {
     let summary = run.stdout.rfind("Summary").unwrap();
     for i in [1, 2, 3, 4, 6, 7] {
         let nit = run.stdout.rfind(&format!(
-            "Task {i}: [nit] src/c.rs:1 — style nit in task {i}"
+            "Task {i}: [nit] src/c1.rs:1 — style nit in task {i}"
         ));
         assert!(nit.is_some_and(|n| n > summary), "{}", run.stdout);
     }

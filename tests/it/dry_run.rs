@@ -28,13 +28,14 @@ fn dry_run_prints_the_prompt_and_accounting_and_changes_nothing() {
     assert_eq!(run.code, 0, "{}", run.transcript());
 
     let prompt = &run.stdout;
-    // The house order of sections.
+    // The house order of sections: the spec before the criteria and the
+    // diff, so a model forms its expectations first.
     let order = [
         "Loan renewals and the per-member loan limit",
-        "AC-1",
-        "catalog/src/loans.rs",
         "SOURCE OF TRUTH",
         "A loan may be renewed at most twice.",
+        "AC-1",
+        "catalog/src/loans.rs",
     ];
     let mut at = 0;
     for needle in order {

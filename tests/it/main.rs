@@ -10,6 +10,7 @@ mod config;
 mod defects;
 mod dry_run;
 mod example_repo;
+mod gate;
 mod guardian;
 mod hardening;
 mod hooks;

@@ -1,0 +1,250 @@
+//! The corpus of model answers in `fixtures/answers/`, each with the outcome
+//! a correct gate must reach, run through extraction, validation and the
+//! decision against one context (`context.json`, `spec.md`). One file per
+//! answer:
+//!
+//! ```text
+//! about: what the answer tries
+//! answer: review | guardian          (optional; review by default)
+//! expect: approve | request_changes | overruled: rule, rule | invalid: text | <guardian status>
+//! nowhere: ref, ref                  (optional: citations that must be marked not found)
+//! ---
+//! the answer, verbatim
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::git::diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
+use crate::specs::{self, QuoteIndex, Section};
+
+use super::{DecisionInput, Kind, QuoteHit, Sources, decide, parse, parse_guardian};
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/answers")
+}
+
+struct Case {
+    name: String,
+    guardian: bool,
+    expect: String,
+    nowhere: Vec<String>,
+    answer: String,
+}
+
+fn read_case(path: &Path) -> Case {
+    let text = std::fs::read_to_string(path).expect("readable case");
+    let (head, answer) = text
+        .split_once("\n---\n")
+        .unwrap_or_else(|| panic!("{}: no --- line", path.display()));
+    let mut case = Case {
+        name: path.file_stem().unwrap().to_string_lossy().into_owned(),
+        guardian: false,
+        expect: String::new(),
+        nowhere: Vec::new(),
+        answer: answer.to_string(),
+    };
+    for line in head.lines() {
+        let (key, value) = line.split_once(": ").expect("key: value");
+        match key {
+            "about" => {}
+            "answer" => case.guardian = value == "guardian",
+            "expect" => case.expect = value.to_string(),
+            "nowhere" => case.nowhere = value.split(", ").map(str::to_string).collect(),
+            other => panic!("{}: unknown key {other}", path.display()),
+        }
+    }
+    assert!(!case.expect.is_empty(), "{}: no expect", case.name);
+    case
+}
+
+/// The diff of `context.json`: hunks from their ranges and line numbers.
+fn diff(context: &Value) -> Diff {
+    let files = context["diff"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let n = |v: &Value| v.as_u64().unwrap() as u32;
+            let hunks: Vec<Hunk> = f["hunks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|h| {
+                    let r: Vec<u32> = h["range"].as_array().unwrap().iter().map(n).collect();
+                    let mut lines: Vec<Line> = h["removed"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|o| Line {
+                            kind: LineKind::Removed,
+                            old_lineno: Some(n(o)),
+                            new_lineno: None,
+                            text: "old".into(),
+                            no_newline: false,
+                        })
+                        .collect();
+                    lines.extend(h["added"].as_array().unwrap().iter().map(|a| Line {
+                        kind: LineKind::Added,
+                        old_lineno: None,
+                        new_lineno: Some(n(a)),
+                        text: "new".into(),
+                        no_newline: false,
+                    }));
+                    Hunk {
+                        old_start: r[0],
+                        old_lines: r[1],
+                        new_start: r[2],
+                        new_lines: r[3],
+                        context: String::new(),
+                        lines,
+                    }
+                })
+                .collect();
+            let count = |kind| {
+                hunks
+                    .iter()
+                    .flat_map(|h| &h.lines)
+                    .filter(|l| l.kind == kind)
+                    .count()
+            };
+            FileDiff {
+                path: f["path"].as_str().unwrap().to_string(),
+                old_path: None,
+                similarity: None,
+                status: match f["status"].as_str().unwrap() {
+                    "added" => FileStatus::Added,
+                    "deleted" => FileStatus::Deleted,
+                    _ => FileStatus::Modified,
+                },
+                binary: false,
+                old_mode: None,
+                new_mode: None,
+                old_blob: None,
+                new_blob: None,
+                additions: count(LineKind::Added),
+                deletions: count(LineKind::Removed),
+                hunks,
+            }
+        })
+        .collect();
+    Diff {
+        base_commit: "base".into(),
+        head_commit: "head".into(),
+        files,
+        sha256: String::new(),
+    }
+}
+
+/// What the gate decided, in the words of `expect:`.
+fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (String, Vec<String>) {
+    if case.guardian {
+        return match parse_guardian(&case.answer) {
+            Ok(g) => (g.status.as_str().to_string(), Vec::new()),
+            Err(e) => (format!("invalid: {e}"), Vec::new()),
+        };
+    }
+    let verdict = match parse(&case.answer) {
+        Ok(v) => v,
+        Err(e) => return (format!("invalid: {e}"), Vec::new()),
+    };
+    let head = context["head"].as_object().unwrap();
+    let paths: Vec<String> = head.keys().cloned().collect();
+    let lines = |p: &str| Ok(head.get(p).and_then(Value::as_u64).map(|n| n as usize));
+    let sources = Sources {
+        diff,
+        lines_at_head: &lines,
+        head_paths: &paths,
+    };
+    let find = |quote: &str| {
+        index.find(quote).map(|h| QuoteHit {
+            doc_path: h.doc_path,
+            section: h.section,
+            line: h.line,
+        })
+    };
+    let d = decide(
+        &verdict,
+        &DecisionInput {
+            find_quote: &find,
+            spec_sent: true,
+            spec_edits: Vec::new(),
+            criteria_ids: context["criteria"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c.as_str().unwrap().to_string())
+                .collect(),
+            sources: Some(&sources),
+            unseen: None,
+        },
+    );
+    let nowhere = d
+        .citations
+        .iter()
+        .filter(|c| !c.found)
+        .map(|c| c.reference.clone())
+        .collect();
+    let said = match (d.model, d.final_verdict) {
+        (Kind::Approve, Kind::Approve) => "approve".to_string(),
+        (Kind::Approve, _) => format!(
+            "overruled: {}",
+            d.overrules
+                .iter()
+                .map(|o| o.rule.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        (model, _) => model.as_str().to_string(),
+    };
+    (said, nowhere)
+}
+
+#[test]
+fn every_answer_in_the_corpus_reaches_its_outcome() {
+    let context: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir().join("context.json")).unwrap())
+            .unwrap();
+    let spec = specs::parse(
+        "specs/product/catalog.md",
+        &std::fs::read_to_string(dir().join("spec.md")).unwrap(),
+    );
+    let sent: Vec<(String, Section)> = spec
+        .sections
+        .iter()
+        .map(|s| (spec.path.clone(), s.clone()))
+        .collect();
+    let index = QuoteIndex::new(&sent);
+    let diff = diff(&context);
+
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 40, "the corpus is {} answers", paths.len());
+    let mut wrong = Vec::new();
+    for path in &paths {
+        let case = read_case(path);
+        let (said, nowhere) = outcome(&case, &context, &index, &diff);
+        let right = match case.expect.strip_prefix("invalid: ") {
+            Some(text) => said.starts_with("invalid: ") && said.contains(text),
+            None => said == case.expect,
+        };
+        if !right {
+            wrong.push(format!(
+                "{}: expected {:?}, got {said:?}",
+                case.name, case.expect
+            ));
+        }
+        if case.nowhere != nowhere && !said.starts_with("invalid") {
+            wrong.push(format!(
+                "{}: citations not found {nowhere:?}, expected {:?}",
+                case.name, case.nowhere
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
