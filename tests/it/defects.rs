@@ -923,3 +923,54 @@ fn nits_name_the_defect_and_an_empty_branch_asks_for_the_fix() {
     assert_eq!(r["defect"]["name"], NAME);
     assert_eq!(server.requests().len(), asked);
 }
+
+#[test]
+fn a_defect_fix_too_large_for_one_prompt_is_reviewed_in_parts() {
+    let mut fix = Fix::default();
+    for i in 1..=6 {
+        let body: String = (0..80)
+            .map(|n| {
+                format!("pub fn rule_{i}_{n}(book: &Book) -> bool {{ book.title.len() > {n} }}\n")
+            })
+            .collect();
+        fix = fix.file(
+            &format!("src/rules_{i}.rs"),
+            &format!("use crate::search::Book;\n{body}"),
+        );
+    }
+    let repo = catalog(fix);
+    let triage = repo.read(&format!(".speed/defects/{NAME}/triage.json"));
+    repo.write(
+        &format!(".speed/defects/{NAME}/triage.json"),
+        &triage.replace(
+            "\"affected_files\": [\"src/search.rs\"]",
+            "\"affected_files\": [\"src/\"]",
+        ),
+    );
+    let server = ModelServer::start(|_| Reply::openai(&approve().to_string()));
+    configure(
+        &repo,
+        &server,
+        "[review]\ntoken_budget = 9000\n[guardian]\nenabled = false\n",
+    );
+    let run = review(&repo, &["--json"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let r = &json_of(&run)["reviews"][0];
+    let parts = r["coverage"]["parts"].as_u64().unwrap();
+    assert!(parts > 1, "{}", r["coverage"]);
+    let requests = server.requests();
+    assert_eq!(requests.len() as u64, parts);
+    for req in &requests {
+        let prompt = req.json()["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(prompt.contains("# Defect-fix review"));
+        assert!(prompt.contains("| DF-1 |"));
+        assert!(prompt.contains("`defect_scope_check` and `scope_violations` are required"));
+    }
+    // The parts' verdicts merge into one that still carries the scope check.
+    assert_eq!(r["defect"]["model"]["defect_scope_check"]["scope_ok"], true);
+    assert_eq!(r["defect"]["speed"]["size"]["large"], true);
+    assert_eq!(r["guardian"]["status"], "skipped");
+}
