@@ -278,6 +278,27 @@ pub fn establish(
     Ok(findings)
 }
 
+/// What the reviewer and the user should know about the defect folder
+/// itself: what the report lacks of the orchestrator's intake rules, and a
+/// state that does not say the fix is done.
+pub fn notices(defect: &Defect) -> Vec<String> {
+    let report = defect.file(defects::store::REPORT).display().to_string();
+    let mut out: Vec<String> = defect
+        .report
+        .problems
+        .iter()
+        .map(|p| format!("{report}: {p}, which the orchestrator's intake requires."))
+        .collect();
+    match defect.status() {
+        Some("fixed") | None => {}
+        Some(status) => out.push(format!(
+            "{} says status {status:?}, not \"fixed\": the fix may not be finished.",
+            defect.file(defects::store::STATE).display()
+        )),
+    }
+    out
+}
+
 /// The spec documents of a defect, as `PATH[#Section]`: the triage's
 /// `related_spec`, else the spec of each feature the report relates it to
 /// (the feature's `spec_path` in either layout, else

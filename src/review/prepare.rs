@@ -394,6 +394,9 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     };
 
     let mut notices = Vec::new();
+    if let Some(review) = subject.defect() {
+        notices.extend(defect::notices(&review.defect));
+    }
     let (specs, referenced) = load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
     let primary_spec = specs[0].document.path.clone();
     if base.how.starts_with("head of task ") {

@@ -974,3 +974,33 @@ fn a_defect_fix_too_large_for_one_prompt_is_reviewed_in_parts() {
     assert_eq!(r["defect"]["speed"]["size"]["large"], true);
     assert_eq!(r["guardian"]["status"], "skipped");
 }
+
+#[test]
+fn what_the_report_lacks_and_an_unfinished_state_are_said() {
+    let repo = catalog(Fix::default());
+    let report = repo.read(&format!(".speed/defects/{NAME}/report.md"));
+    let cut = report.find("## Expected Behavior").unwrap();
+    let rest = report.find("## Reproduction Steps").unwrap();
+    repo.write(
+        &format!(".speed/defects/{NAME}/report.md"),
+        &format!("{}{}", &report[..cut], &report[rest..]),
+    );
+    let state = repo.read(&format!(".speed/defects/{NAME}/state.json"));
+    repo.write(
+        &format!(".speed/defects/{NAME}/state.json"),
+        &state.replace("\"status\": \"fixed\"", "\"status\": \"fixing\""),
+    );
+    let run = review(&repo, &["--dry-run", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let notices = json_of(&run)["reviews"][0]["notices"].to_string();
+    assert!(
+        notices.contains(
+            "report.md: it has no Expected Behavior, which the orchestrator's intake requires."
+        ),
+        "{notices}"
+    );
+    assert!(
+        notices.contains("says status \\\"fixing\\\", not \\\"fixed\\\""),
+        "{notices}"
+    );
+}
