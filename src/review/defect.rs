@@ -309,10 +309,27 @@ pub fn spec_args(
     exists: &dyn Fn(&str) -> bool,
     notices: &mut Vec<String>,
 ) -> Vec<String> {
-    if !defect.triage.related_spec.is_empty() {
-        return defect.triage.related_spec.clone();
+    // A spec is a file of the repository, read at main's commit: a path
+    // that climbs out of it or starts at the root names nothing there.
+    let inside = |spec: &str| {
+        let path = spec.split('#').next().unwrap_or("").trim();
+        !path.is_empty()
+            && !path.starts_with(['/', '\\'])
+            && !path.split(['/', '\\']).any(|part| part == "..")
+    };
+    let mut out: Vec<String> = Vec::new();
+    for spec in &defect.triage.related_spec {
+        if inside(spec) {
+            out.push(spec.clone());
+        } else {
+            notices.push(format!(
+                "The triage's related_spec {spec:?} is not a path inside the repository: it was not read."
+            ));
+        }
     }
-    let mut out = Vec::new();
+    if !out.is_empty() {
+        return out;
+    }
     for feature in &defect.report.related_features {
         if defects::store::check_name(feature).is_err() {
             notices.push(format!(

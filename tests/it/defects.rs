@@ -1004,3 +1004,31 @@ fn what_the_report_lacks_and_an_unfinished_state_are_said() {
         "{notices}"
     );
 }
+
+#[test]
+fn a_related_spec_outside_the_repository_is_not_read() {
+    let repo = catalog(Fix::default());
+    let outside = repo.path().parent().unwrap().join("secret.md");
+    std::fs::write(&outside, "# Secret\n\nThe password is hunter2.\n").unwrap();
+    for spec in [outside.display().to_string(), "../secret.md".to_string()] {
+        let triage = repo.read(&format!(".speed/defects/{NAME}/triage.json"));
+        let mut value: Value = serde_json::from_str(&triage).unwrap();
+        value["related_spec"] = json!(spec);
+        repo.write(
+            &format!(".speed/defects/{NAME}/triage.json"),
+            &value.to_string(),
+        );
+        // Not read; the report's Related Feature names the spec instead.
+        let run = review(&repo, &["--dry-run"]);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        assert!(!run.stdout.contains("hunter2"), "{}", run.stdout);
+        assert!(
+            run.stdout
+                .contains("SOURCE OF TRUTH: specs/product/catalog.md")
+        );
+        assert!(
+            run.stdout
+                .contains("is not a path inside the repository: it was not read.")
+        );
+    }
+}
