@@ -68,6 +68,15 @@ pub fn check_name(name: &str) -> Result<(), Error> {
     }
 }
 
+/// A defect's branch, as the merge gate needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branch {
+    pub name: String,
+    pub branch: String,
+    /// Why its `state.json` could not be read, when it could not.
+    pub problem: Option<String>,
+}
+
 /// A defect that could not be read, by name, and why.
 #[derive(Debug)]
 pub struct Broken {
@@ -117,16 +126,13 @@ impl Store {
         }
     }
 
-    /// The defects whose `state.json` says `fixed`: the fixes waiting for a
-    /// review, by name. A defect whose state cannot be read, or that is
-    /// fixed but whose report or triage cannot, is returned in the second
-    /// list: it is never skipped silently. Only a folder that cannot be
-    /// listed is an error.
-    pub fn fixed(&self) -> Result<(Vec<Defect>, Vec<Broken>), Error> {
+    /// Every defect folder of both layouts, by name, each name once with
+    /// the first layout it is found in (single-player first). Only a folder
+    /// that cannot be listed is an error.
+    fn names(&self) -> Result<Vec<(String, Layout)>, Error> {
         let mut names: Vec<(String, Layout)> = Vec::new();
         for (layout, dir) in DIRS {
-            let full = self.root.join(dir);
-            let entries = match fs::read_dir(&full) {
+            let entries = match fs::read_dir(self.root.join(dir)) {
                 Ok(entries) => entries,
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(source) => {
@@ -150,36 +156,62 @@ impl Store {
             }
         }
         names.sort();
+        names.dedup_by(|b, a| a.0 == b.0);
+        Ok(names)
+    }
+
+    /// The state of the defect named `name` in `layout`: None when it has
+    /// no `state.json`.
+    fn state(&self, name: &str, layout: Layout) -> Result<Option<State>, Error> {
+        let path = Path::new(layout.dir()).join(name).join(STATE);
+        match self.read_text(&path, true)? {
+            Some(text) => State::parse(&path, &text).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The defects whose `state.json` says `fixed`: the fixes waiting for a
+    /// review, by name. A defect whose state cannot be read, or that is
+    /// fixed but whose report or triage cannot, is returned in the second
+    /// list: it is never skipped silently. Only a folder that cannot be
+    /// listed is an error.
+    pub fn fixed(&self) -> Result<(Vec<Defect>, Vec<Broken>), Error> {
         let mut fixed = Vec::new();
         let mut broken = Vec::new();
-        let mut done: Vec<&str> = Vec::new();
-        for (name, layout) in &names {
-            if done.contains(&name.as_str()) {
-                continue;
-            }
-            done.push(name);
-            let state_path = Path::new(layout.dir()).join(name).join(STATE);
-            let state = match self.read_text(&state_path, false) {
-                Ok(None) => continue,
-                Ok(Some(text)) => State::parse(&state_path, &text),
+        for (name, layout) in self.names()? {
+            let found = match self.state(&name, layout) {
+                Ok(Some(state)) if state.status.as_deref() == Some("fixed") => self.find(&name),
+                Ok(_) => continue,
                 Err(error) => Err(error),
             };
-            match state {
-                Ok(state) if state.status.as_deref() == Some("fixed") => match self.find(name) {
-                    Ok(defect) => fixed.push(defect),
-                    Err(error) => broken.push(Broken {
-                        name: name.clone(),
-                        error,
-                    }),
-                },
-                Ok(_) => {}
-                Err(error) => broken.push(Broken {
-                    name: name.clone(),
-                    error,
-                }),
+            match found {
+                Ok(defect) => fixed.push(defect),
+                Err(error) => broken.push(Broken { name, error }),
             }
         }
         Ok((fixed, broken))
+    }
+
+    /// Every defect with the branch its fix lives on, for the merge gate:
+    /// `state.json`'s `branch`, else `speed/defect-<name>`. Read leniently,
+    /// so a gate does not lose track of a defect whose state is broken: the
+    /// default branch is used and the problem is returned beside it.
+    pub fn branches(&self) -> Result<Vec<Branch>, Error> {
+        Ok(self
+            .names()?
+            .into_iter()
+            .map(|(name, layout)| {
+                let (branch, problem) = match self.state(&name, layout) {
+                    Ok(state) => (state.and_then(|s| s.branch), None),
+                    Err(error) => (None, Some(error.to_string())),
+                };
+                Branch {
+                    branch: branch.unwrap_or_else(|| format!("speed/defect-{name}")),
+                    name,
+                    problem,
+                }
+            })
+            .collect())
     }
 
     fn load(&self, name: &str, layout: Layout, dir: PathBuf) -> Result<Defect, Error> {
