@@ -11,7 +11,7 @@ use crate::review::dry::DryRun;
 use crate::review::nits::Nit;
 use crate::verdict::{self, Severity};
 
-use super::{Style, thousands};
+use super::{Style, findings, thousands};
 
 fn who(report: &Report) -> String {
     match (&report.task_id, &report.defect) {
@@ -204,6 +204,9 @@ pub fn report(report: &Report, style: &Style) -> String {
             format!("  state.json: {before} → {state}")
         };
         let _ = writeln!(out, "{line}");
+    }
+    if let Some(line) = task_line(report) {
+        let _ = writeln!(out, "  {line}");
     }
     if let Some(path) = &report.report_path {
         let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}")));
@@ -463,6 +466,30 @@ fn verdict_line(report: &Report, style: &Style) -> String {
     }
 }
 
+/// What the review did to the task file: approved (it stays done), back to
+/// pending with its findings, or failed past the revision limit.
+fn task_line(report: &Report) -> Option<String> {
+    let update = report.task_update.as_ref()?;
+    let subject = super::report_subject(report);
+    let findings = findings::of(report).len();
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    Some(match update.status.as_str() {
+        "pending" => format!(
+            "→ {subject} is back to pending with {} (revision {})",
+            plural(findings, "finding"),
+            update.revision_count
+        ),
+        "failed" => format!(
+            "→ {subject} failed after {}: the task is marked failed",
+            plural(update.revision_count as usize, "revision")
+        ),
+        status if report.verdict == Some(verdict::Kind::Approve) => {
+            format!("→ {subject} is approved; its status stays {status}")
+        }
+        status => format!("→ {subject} is now {status}"),
+    })
+}
+
 fn guardian_line(report: &Report, style: &Style) -> Option<String> {
     let g = &report.guardian;
     let line = match g.status.as_str() {
@@ -513,26 +540,27 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
         .iter()
         .map(|r| {
             [
-                match (&r.task_id, &r.defect) {
-                    (Some(id), _) => id.clone(),
-                    (None, Some(defect)) => format!("defect {}", defect.name),
-                    (None, None) => r.branch.clone(),
-                },
-                r.feature.clone().unwrap_or_else(|| "-".to_string()),
+                super::report_subject(r),
                 match r.outcome {
+                    Outcome::Approved if r.verdict == Some(verdict::Kind::ChecksPassed) => {
+                        "checks passed".to_string()
+                    }
                     Outcome::Approved => "approved".to_string(),
                     Outcome::ChangesRequested => "changes requested".to_string(),
                     Outcome::ModelUnreachable => "model unreachable".to_string(),
                     Outcome::InvalidOutput => "invalid output".to_string(),
                     Outcome::Error | Outcome::Usage => "error".to_string(),
                 },
+                r.task_update
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |u| u.status.clone()),
                 r.guardian.status.replace("not_run", "-"),
                 thousands(r.tokens.prompt + r.tokens.completion),
                 format!("{:.1}s", r.duration_ms as f64 / 1000.0),
             ]
         })
         .collect();
-    let header = ["task", "feature", "verdict", "guardian", "tokens", "time"];
+    let header = ["task", "verdict", "task now", "guardian", "tokens", "time"];
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -558,7 +586,11 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
         let _ = writeln!(
             out,
             "  {}",
-            style.dim(&format!("{}: skipped, {}", s.label(), s.reason))
+            style.dim(&format!(
+                "{}: skipped, {}",
+                super::skipped_subject(s),
+                s.reason
+            ))
         );
     }
     let approved = reports
@@ -593,7 +625,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
     out
 }
 
-/// `Task 3: [nit] path:line — message`, one per line.
+/// `feature/3: [nit] path:line — message`, one per line.
 pub fn nits(nits: &[Nit], style: &Style) -> String {
     let mut out = String::new();
     if nits.is_empty() {
@@ -605,10 +637,9 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
         style.bold("Nits (non-blocking, from approved reviews):")
     );
     for nit in nits {
-        let who = match (&nit.task_id, &nit.defect) {
-            (Some(id), _) => format!("Task {id}"),
-            (None, Some(name)) => format!("Defect {name}"),
-            (None, None) => format!("Branch {}", nit.branch),
+        let who = match &nit.defect {
+            Some(name) => format!("defect {name}"),
+            None => super::subject(nit.task_id.as_deref(), nit.feature.as_deref(), &nit.branch),
         };
         let _ = writeln!(
             out,

@@ -106,6 +106,11 @@ pub enum Error {
         at: String,
         hint: String,
     },
+    #[error("{subject}: --spec: {source}")]
+    SpecSection {
+        subject: String,
+        source: crate::specs::Error,
+    },
     #[error(
         "{subject}: no spec: the task has no spec_references, its feature no spec_path, and no --spec was given"
     )]

@@ -397,7 +397,8 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     if let Some(review) = subject.defect() {
         notices.extend(defect::notices(&review.defect));
     }
-    let (specs, referenced) = load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
+    let (specs, referenced, from_cli) =
+        load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
     let primary_spec = specs[0].document.path.clone();
     if base.how.starts_with("head of task ") {
         notices.push(format!("The diff starts at the {}", base.how));
@@ -425,33 +426,56 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
             .into_iter()
             .flatten()
             .find(|p| spec_paths.contains(p));
-        if let Some(path) = touched {
+        let Some(path) = touched else { continue };
+        if let Subject::Branch { .. } = subject {
+            // A branch with no task has no scope to break: docs change with
+            // code. The review still judges against main's spec.
             notices.push(format!(
-                "The diff edits {path}, a spec this review uses. The spec was read from {} at {}, not from the task branch.",
+                "The branch also edits {path}, a spec this review uses; that is normal when docs change with code. The code is judged against the spec on {} at {}, not the branch's edit.",
                 shared.main.name,
                 short(&shared.main.commit)
             ));
-            if !scope.declares(path) {
-                spec_edits.push(path.to_string());
-            }
+            continue;
+        }
+        notices.push(format!(
+            "The diff edits {path}, a spec this review uses. The spec was read from {} at {}, not from the task branch.",
+            shared.main.name,
+            short(&shared.main.commit)
+        ));
+        if !scope.declares(path) {
+            spec_edits.push(path.to_string());
         }
     }
 
     let documents: Vec<Document> = specs.iter().map(|s| s.document.clone()).collect();
-    // A reference to a section that does not exist is a planning mistake the
-    // reviewer should see; the ranking still picks the relevant sections.
+    // A task's reference to a section that does not exist is a planning
+    // mistake the reviewer should see; the ranking still picks the relevant
+    // sections. A `--spec PATH#Section` that names none is the user's typo:
+    // an error listing the sections there are.
     for missing in specs::unresolved_references(&documents, &referenced) {
+        if from_cli {
+            return Err(Error::SpecSection {
+                subject: label,
+                source: missing,
+            });
+        }
         notices.push(format!("Spec reference not resolved: {missing}"));
     }
     let task_text = task_text(&subject);
     let identifiers = diff_identifiers(&diff);
-    let candidates = specs::select::rank(
+    let mut candidates = specs::select::rank(
         &documents,
         &primary_spec,
         &referenced,
         &task_text,
         &identifiers,
     );
+    if from_cli {
+        // `--spec PATH#Section` sends that section (its heading path gives
+        // the parent headings), not the rest of the file.
+        let whole = |path: &str| referenced.iter().any(|(p, s)| p == path && s.is_none());
+        candidates.retain(|c| c.referenced || whole(&c.doc_path));
+    }
     // A heading with no text of its own says nothing its subsections' heading
     // paths do not; it is sent only when the task references it.
     let spec_sections: Vec<prompt::SpecSection> = candidates
@@ -605,8 +629,8 @@ pub fn short(commit: &str) -> &str {
     &commit[..commit.len().min(10)]
 }
 
-/// The spec documents for a subject (primary first) and the referenced
-/// sections. Specs are read at the main branch's commit so a task branch
+/// The spec documents for a subject (primary first), the referenced
+/// sections, and whether `--spec` chose them. Specs are read at the main branch's commit so a task branch
 /// cannot rewrite its own source of truth; a `--spec` not committed there is
 /// read from the working tree. `--spec` replaces a task's own references.
 fn load_specs(
@@ -615,7 +639,7 @@ fn load_specs(
     subject: &Subject,
     feature: Option<&Feature>,
     notices: &mut Vec<String>,
-) -> Result<(Vec<LoadedSpec>, Vec<SectionRef>), Error> {
+) -> Result<(Vec<LoadedSpec>, Vec<SectionRef>, bool), Error> {
     let main_commit = &shared.main.commit;
     let exists = |path: &str| matches!(repo.read_file(main_commit, path), Ok(Some(_)));
     let from_args = |args: &[String]| {
@@ -708,7 +732,7 @@ fn load_specs(
             redactions,
         });
     }
-    Ok((loaded, referenced))
+    Ok((loaded, referenced, cli))
 }
 
 fn spec_missing(subject: &Subject, path: &str, shared: &Shared, looked_in_tree: bool) -> Error {

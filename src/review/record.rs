@@ -25,7 +25,7 @@ use crate::verdict::{self, CriterionStatus};
 
 use super::Error;
 use super::prepare::{Shared, Subject};
-use super::report::{Evidence, Report};
+use super::report::{Evidence, Report, TaskUpdate};
 
 pub const REVIEWS_DIR: &str = ".speed/reviews";
 pub const LOG_FILE: &str = ".speed/reviews/log.jsonl";
@@ -128,6 +128,10 @@ pub fn record(
         // its line in the log, whatever stops speed between the two.
         append_log(&shared.root, report, &now)?;
         store.save(&fresh)?;
+        report.task_update = Some(TaskUpdate {
+            status: fresh.status.to_string(),
+            revision_count: fresh.revision_count,
+        });
         let verdict = if outcome.approved {
             "approve"
         } else {

@@ -47,6 +47,10 @@ pub struct Report {
     /// A defect-fix review: the defect, speed's findings beside the model's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub defect: Option<super::defect::Block>,
+    /// The spec documents the review read, primary first.
+    pub specs: Vec<String>,
+    /// What the review did to the task file; None when it wrote none.
+    pub task_update: Option<TaskUpdate>,
     #[serde(skip)]
     pub outcome: Outcome,
 }
@@ -66,6 +70,14 @@ impl Report {
             (None, None) => format!("branch {}", self.branch),
         }
     }
+}
+
+/// The task's state as the review left it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskUpdate {
+    /// `done` after an approval, `pending` or `failed` after request_changes.
+    pub status: String,
+    pub revision_count: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]

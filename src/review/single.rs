@@ -538,6 +538,8 @@ pub fn empty_report(subject: &Subject) -> Report {
         defect: subject
             .defect()
             .map(|review| super::defect::Block::new(&review.defect)),
+        specs: Vec::new(),
+        task_update: None,
         outcome: Outcome::Error,
     }
 }
@@ -571,6 +573,11 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models, split: &Spl
         provider: models.review.name().to_string(),
         name: models.review.model().to_string(),
     };
+    report.specs = prepared
+        .specs
+        .iter()
+        .map(|s| s.document.path.clone())
+        .collect();
     report.tokens.budget = shared.settings.budget;
     report.tokens.prompt_counted = split.prompts.iter().map(|p| p.total_tokens).sum();
     if let Some(block) = &mut report.defect {

@@ -897,7 +897,7 @@ fn nits_name_the_defect_and_an_empty_branch_asks_for_the_fix() {
     let nits = speed(repo.path(), &["nits"], &[]);
     assert!(
         nits.stdout
-            .contains("Defect loaned-shown-available: [nit] src/search.rs:7 — name the negation"),
+            .contains("defect loaned-shown-available: [nit] src/search.rs:7 — name the negation"),
         "{}",
         nits.transcript()
     );
@@ -1031,4 +1031,68 @@ fn a_related_spec_outside_the_repository_is_not_read() {
                 .contains("is not a path inside the repository: it was not read.")
         );
     }
+}
+
+#[test]
+fn every_output_format_carries_the_defect_and_speeds_findings() {
+    let util = "pub fn normalize(s: &str) -> String {\n    s.trim().to_lowercase()\n}\n";
+    let repo = catalog(Fix::default().file("src/util.rs", util));
+    let (server, _) = server(approve(), guardian("aligned", "fine"));
+    configure(&repo, &server, "");
+
+    let run = review(&repo, &["--format", "sarif"]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let log = json_of(&run);
+    crate::formats::assert_valid_sarif(&log);
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let outside = results
+        .iter()
+        .find(|r| r["ruleId"] == "defect/outside-affected-files")
+        .unwrap_or_else(|| panic!("{log:#}"));
+    assert_eq!(outside["level"], "error");
+    assert_eq!(
+        outside["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "src/util.rs"
+    );
+    assert_eq!(
+        outside["properties"]["subject"],
+        "defect loaned-shown-available"
+    );
+    assert!(
+        results
+            .iter()
+            .any(|r| r["ruleId"] == "overrule/outside_affected_files")
+    );
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap();
+    assert!(rules.iter().any(|r| {
+        r["id"] == "defect/outside-affected-files"
+            && r["shortDescription"]["text"]
+                .as_str()
+                .unwrap()
+                .contains("affected_files")
+    }));
+
+    let run = review(&repo, &["--format", "junit"]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    assert!(
+        run.stdout.contains(
+            "classname=\"speed.defects\" name=\"defect loaned-shown-available: Search shows loaned books as available\""
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("<failure"), "{}", run.stdout);
+
+    let run = review(&repo, &["--format", "github"]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("::error file=src/util.rs")
+                && l.contains("affected_files does not list it")),
+        "{}",
+        run.stdout
+    );
 }
