@@ -78,7 +78,7 @@ pub fn redact(review: &mut DefectReview, root: &Path) -> Vec<Redaction> {
     // The triage is sent as JSON: each string in it is redacted, and the
     // secrets are located by line in the file's own text.
     let mut rules = Vec::new();
-    redact_json(&mut d.triage.raw, &mut |text: &mut String| {
+    super::guard::redact_strings(&mut d.triage.raw, &mut |text: &mut String| {
         let out = secrets::redact(text, secrets::Context::PROSE);
         if !out.found.is_empty() {
             rules.extend(out.found.iter().map(|(_, rule)| *rule));
@@ -105,16 +105,6 @@ pub fn redact(review: &mut DefectReview, root: &Path) -> Vec<Redaction> {
         }
     }
     found
-}
-
-/// Every string inside a JSON value, recursively.
-fn redact_json(value: &mut serde_json::Value, fix: &mut dyn FnMut(&mut String)) {
-    match value {
-        serde_json::Value::String(s) => fix(s),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact_json(i, fix)),
-        serde_json::Value::Object(map) => map.values_mut().for_each(|i| redact_json(i, fix)),
-        _ => {}
-    }
 }
 
 /// What speed established about one fix, without the model.
@@ -158,7 +148,7 @@ impl Findings {
         let affected = defect.triage.affected_files.len();
         match self.scope_violations.len() {
             0 => out.push(format!(
-                "Scope: every changed path is among the triage's {affected} affected file{} or exempt (tests, lockfiles, manifests, .speed/).",
+                "Scope: every changed path is among the triage's {affected} affected file{} or exempt from the scope (defect.exempt, .speed/).",
                 if affected == 1 { "" } else { "s" }
             )),
             n => {
