@@ -1082,6 +1082,8 @@ fn impact_notices(impact: &impact::Impact) -> Vec<String> {
             some(impact.syntax_errors.clone())
         ));
     }
+    // Cuts made by a limit (a radius over a hub, the time limit).
+    out.extend(impact.limits.iter().cloned());
     out
 }
 
