@@ -38,6 +38,8 @@ pub const DEFAULT_BUDGET: usize = 60_000;
 pub enum Kind {
     Review,
     Guardian,
+    /// The review of a defect's fix (`prompts/defect.md`).
+    Defect,
 }
 
 /// Everything a prompt is made of. Strings may be empty where a field is absent;
@@ -72,9 +74,26 @@ pub struct Input<'a> {
     /// The JSON schema of the expected answer (verdict or guardian); embedded
     /// pretty-printed when it parses as JSON, verbatim otherwise.
     pub schema: &'a str,
+    /// What a defect-fix review adds (`Kind::Defect`).
+    pub defect: Option<Defect>,
     /// For a review done in parts, what of the diff this prompt may show;
     /// None: the whole diff, as one review.
     pub part: Option<DiffPart>,
+}
+
+/// The defect a fix is reviewed against. The report, triage and guidance
+/// are cut to their share of the budget like the task's notes; speed's
+/// determinations are short and always sent whole.
+#[derive(Debug, Clone, Default)]
+pub struct Defect {
+    /// `report.md` as written.
+    pub report: String,
+    /// `triage.json`, pretty-printed.
+    pub triage: String,
+    /// `context.md`: the operator's guidance; empty when there is none.
+    pub guidance: String,
+    /// What speed established about the fix, one line each.
+    pub determinations: Vec<String>,
 }
 
 /// What of the diff one prompt of a review done in parts may show: the diff

@@ -14,9 +14,10 @@ use crate::verdict::{self, Severity};
 use super::{Style, findings, thousands};
 
 fn who(report: &Report) -> String {
-    match &report.task_id {
-        Some(id) => format!("Task {id}"),
-        None => format!("Branch {}", report.branch),
+    match (&report.task_id, &report.defect) {
+        (Some(id), _) => format!("Task {id}"),
+        (None, Some(defect)) => format!("Defect {}", defect.name),
+        (None, None) => format!("Branch {}", report.branch),
     }
 }
 
@@ -61,6 +62,9 @@ pub fn report(report: &Report, style: &Style) -> String {
     }
     for notice in &report.notices {
         let _ = writeln!(out, "  {} {notice}", style.yellow("!"));
+    }
+    if let Some(block) = &report.defect {
+        out.push_str(&defect(block, style));
     }
     out.push_str(&checks(&report.checks, style));
 
@@ -188,11 +192,113 @@ pub fn report(report: &Report, style: &Style) -> String {
     if let Some(line) = guardian_line(report, style) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(state) = report.defect.as_ref().and_then(|d| d.state.as_ref()) {
+        let before = report
+            .defect
+            .as_ref()
+            .and_then(|d| d.status.as_deref())
+            .unwrap_or("-");
+        let line = if before == state {
+            format!("  state.json: {state} (unchanged)")
+        } else {
+            format!("  state.json: {before} → {state}")
+        };
+        let _ = writeln!(out, "{line}");
+    }
     if let Some(line) = task_line(report) {
         let _ = writeln!(out, "  {line}");
     }
     if let Some(path) = &report.report_path {
         let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}")));
+    }
+    out
+}
+
+/// What speed established about a defect fix, beside what the review said.
+fn defect(block: &crate::review::defect::Block, style: &Style) -> String {
+    let mut out = String::new();
+    let mut about: Vec<String> = Vec::new();
+    about.extend(block.severity.clone());
+    about.extend(block.complexity.clone());
+    if let Some(status) = &block.status {
+        about.push(format!("status {status}"));
+    }
+    let _ = writeln!(
+        out,
+        "\n  Defect {}{}",
+        block.name,
+        if about.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", about.join(", "))
+        }
+    );
+    if let Some(found) = &block.speed {
+        let scope = match found.scope_violations.len() {
+            0 => style.green("every changed path is in the triage's affected files"),
+            n => style.red(&format!(
+                "{n} changed path{} outside the triage's affected files",
+                if n == 1 { "" } else { "s" }
+            )),
+        };
+        let _ = writeln!(out, "    speed   scope: {scope}");
+        for v in &found.scope_violations {
+            let _ = writeln!(out, "              {} ({})", v.file, v.change);
+        }
+        let size = found.size.describe();
+        let _ = writeln!(
+            out,
+            "            size: {}",
+            if found.size.large {
+                style.yellow(&format!("{size}: large for a fix"))
+            } else {
+                size
+            }
+        );
+        if let Some(err) = &found.history_error {
+            let _ = writeln!(
+                out,
+                "            test: {}",
+                style.yellow(&format!("not checked ({err})"))
+            );
+        } else if !found.test_changes.is_empty() {
+            for c in &found.test_changes {
+                let _ = writeln!(out, "            test: {}", style.red(&c.description));
+            }
+        } else if found.reproducing_tests.is_empty() {
+            let _ = writeln!(
+                out,
+                "            test: no reproducing test in an earlier commit"
+            );
+        } else {
+            for t in &found.reproducing_tests {
+                let _ = writeln!(
+                    out,
+                    "            test: {} unchanged since {}",
+                    t.path,
+                    t.commit.describe()
+                );
+            }
+        }
+    }
+    if let Some(model) = &block.model {
+        let check = match model.defect_scope_check {
+            Some(c) => format!("scope_ok {}, large_diff {}", c.scope_ok, c.large_diff),
+            None => "no defect_scope_check".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "    review  {check}, {} scope violation{}",
+            model.scope_violations.len(),
+            if model.scope_violations.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        );
+        for v in &model.scope_violations {
+            let _ = writeln!(out, "              {} — {}", v.file, v.description);
+        }
     }
     out
 }
@@ -482,7 +588,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
             "  {}",
             style.dim(&format!(
                 "{}: skipped, {}",
-                super::subject(Some(&s.task_id), s.feature.as_deref(), ""),
+                super::skipped_subject(s),
                 s.reason
             ))
         );
@@ -531,7 +637,10 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
         style.bold("Nits (non-blocking, from approved reviews):")
     );
     for nit in nits {
-        let who = super::subject(nit.task_id.as_deref(), nit.feature.as_deref(), &nit.branch);
+        let who = match &nit.defect {
+            Some(name) => format!("defect {name}"),
+            None => super::subject(nit.task_id.as_deref(), nit.feature.as_deref(), &nit.branch),
+        };
         let _ = writeln!(
             out,
             "  {who}: [{}] {} — {}",
@@ -546,9 +655,10 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
 /// The token accounting of a dry run, for stderr.
 pub fn accounting(run: &DryRun, style: &Style) -> String {
     let mut out = String::new();
-    let who = match &run.task_id {
-        Some(id) => format!("task {id}"),
-        None => format!("branch {}", run.branch),
+    let who = match (&run.task_id, &run.defect) {
+        (Some(id), _) => format!("task {id}"),
+        (None, Some(name)) => format!("defect {name}"),
+        (None, None) => format!("branch {}", run.branch),
     };
     let prompt = match &run.result {
         Ok(p) => p,
