@@ -184,7 +184,11 @@ const TABLE: &[Rule] = &[
 
 /// Credentials in a URL: `scheme://user:password@host`. Only the password
 /// is redacted, so the reader still sees which service it is.
-const URL_PATTERN: &str = r#"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<u>[^\s:/?#@'"`<>\[\]{}]{0,64}):(?P<s>[^\s/?#@'"`<>]{1,128})@(?P<h>[A-Za-z0-9.-]*)"#;
+/// The user and password lengths are bounded in `url_credentials`: counted
+/// repetitions of Unicode classes compile into huge automata.
+const URL_PATTERN: &str = r#"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<u>[^\s:/?#@'"`<>\[\]{}]*):(?P<s>[^\s/?#@'"`<>]+)@(?P<h>[A-Za-z0-9.-]*)"#;
+const URL_MAX_USER_CHARS: usize = 64;
+const URL_MAX_PASSWORD_CHARS: usize = 128;
 
 /// The token rules with their keyword filter. A rule's expression is
 /// compiled the first time one of its keywords occurs: most texts name few
@@ -273,6 +277,11 @@ impl Tokens {
             let (Some(user), Some(pass)) = (caps.name("u"), caps.name("s")) else {
                 continue;
             };
+            if user.as_str().chars().count() > URL_MAX_USER_CHARS
+                || pass.as_str().chars().count() > URL_MAX_PASSWORD_CHARS
+            {
+                continue;
+            }
             let host = caps.name("h").map_or("", |h| h.as_str());
             if example_host(host) || !real_password(user.as_str(), pass.as_str()) {
                 continue;
