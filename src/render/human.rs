@@ -78,7 +78,12 @@ pub fn report(report: &Report, style: &Style) -> String {
         }
         if !report.quotes.is_empty() {
             let _ = writeln!(out, "\n  Spec verification:");
-            for (check, quote) in review.spec_verification.iter().zip(&report.quotes) {
+            for (check, quote) in review
+                .spec_verification
+                .iter()
+                .zip(&report.quotes)
+                .take(LISTED)
+            {
                 let mark = match (quote.found, check.satisfied) {
                     (false, _) => style.red("✗ not in spec"),
                     (true, true) => style.green("✓"),
@@ -94,20 +99,22 @@ pub fn report(report: &Report, style: &Style) -> String {
                     clip(&check.spec_quote, 160)
                 );
                 if !check.evidence.is_empty() {
-                    let _ = writeln!(out, "      {}", style.dim(&check.evidence));
+                    let _ = writeln!(out, "      {}", style.dim(&clip(&check.evidence, TEXT)));
                 }
             }
+            more(&mut out, review.spec_verification.len());
         }
         if !review.missing_from_spec.is_empty() {
             let _ = writeln!(out, "\n  Missing from the implementation:");
-            for m in &review.missing_from_spec {
+            for m in review.missing_from_spec.iter().take(LISTED) {
                 let _ = writeln!(
                     out,
                     "    - \"{}\": {}",
                     clip(&m.spec_quote, 160),
-                    m.description
+                    clip(&m.description, TEXT)
                 );
             }
+            more(&mut out, review.missing_from_spec.len());
         }
         let unmet: Vec<_> = review
             .criteria
@@ -116,20 +123,28 @@ pub fn report(report: &Report, style: &Style) -> String {
             .collect();
         if !unmet.is_empty() {
             let _ = writeln!(out, "\n  Criteria not confirmed:");
-            for c in unmet {
-                let _ = writeln!(out, "    {} {}: {}", c.id, c.status.as_str(), c.evidence);
+            for c in unmet.iter().take(LISTED) {
+                let _ = writeln!(
+                    out,
+                    "    {} {}: {}",
+                    clip(&c.id, 40),
+                    c.status.as_str(),
+                    clip(&c.evidence, TEXT)
+                );
             }
+            more(&mut out, unmet.len());
         }
         if !review.out_of_scope.is_empty() {
             let _ = writeln!(out, "\n  Out of scope:");
-            for o in &review.out_of_scope {
+            for o in review.out_of_scope.iter().take(LISTED) {
                 let _ = writeln!(
                     out,
                     "    {} — {}",
-                    place(Some(&o.file), o.line, o.end_line),
-                    o.description
+                    clip(&place(Some(&o.file), o.line, o.end_line), 200),
+                    clip(&o.description, TEXT)
                 );
             }
+            more(&mut out, review.out_of_scope.len());
         }
         let blocking: Vec<_> = review
             .issues
@@ -138,34 +153,36 @@ pub fn report(report: &Report, style: &Style) -> String {
             .collect();
         if !blocking.is_empty() {
             let _ = writeln!(out, "\n  Issues:");
-            for issue in blocking {
+            for issue in blocking.iter().take(LISTED) {
                 let sev = style.red(&format!("[{}]", issue.severity.as_str()));
                 let _ = writeln!(
                     out,
                     "    {sev} {} — {}",
-                    place(issue.file.as_ref(), issue.line, issue.end_line),
-                    issue.message
+                    clip(&place(issue.file.as_ref(), issue.line, issue.end_line), 200),
+                    clip(&issue.message, TEXT)
                 );
                 if !issue.suggestion.is_empty() {
-                    let _ = writeln!(out, "      fix: {}", issue.suggestion);
+                    let _ = writeln!(out, "      fix: {}", clip(&issue.suggestion, TEXT));
                 }
             }
+            more(&mut out, blocking.len());
         }
     }
 
     let nowhere: Vec<_> = report.evidence.iter().filter(|c| !c.found).collect();
     if !nowhere.is_empty() {
         let _ = writeln!(out, "\n  Citations that point nowhere:");
-        for c in nowhere {
+        for c in nowhere.iter().take(LISTED) {
             let _ = writeln!(
                 out,
                 "    {} {} ({}): {}",
                 style.yellow("?"),
-                c.reference,
+                clip(&c.reference, 200),
                 c.from,
                 c.problem.as_deref().unwrap_or("not found")
             );
         }
+        more(&mut out, nowhere.len());
     }
 
     if !report.overrules.is_empty() {
@@ -178,9 +195,10 @@ pub fn report(report: &Report, style: &Style) -> String {
             "\n  {} the model said {model}; speed decided otherwise:",
             style.yellow("Overruled:")
         );
-        for o in &report.overrules {
-            let _ = writeln!(out, "    - {} ({})", o.reason, o.rule.as_str());
+        for o in report.overrules.iter().take(LISTED) {
+            let _ = writeln!(out, "    - {} ({})", clip(&o.reason, TEXT), o.rule.as_str());
         }
+        more(&mut out, report.overrules.len());
     }
 
     if let Some(block) = blast_radius(&report.impact, style) {
@@ -730,6 +748,19 @@ fn place(file: Option<&String>, line: Option<u64>, end_line: Option<u64>) -> Str
 
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(7)]
+}
+
+/// Entries a list of the report shows; the report file keeps them all.
+const LISTED: usize = 25;
+
+/// Characters of one entry's text shown.
+const TEXT: usize = 400;
+
+/// The line standing for what a list did not show.
+fn more(out: &mut String, total: usize) {
+    if total > LISTED {
+        let _ = writeln!(out, "    …and {} more in the report", total - LISTED);
+    }
 }
 
 fn clip(text: &str, max: usize) -> String {
