@@ -333,6 +333,9 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    /// clap checks a command's definition only where its own debug
+    /// assertions are compiled in: under `cargo test`, not `--release`.
+    #[cfg(debug_assertions)]
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
