@@ -14,6 +14,7 @@ use std::sync::Arc;
 use anyhow::Context;
 
 use crate::cli::{Cli, Command, Format};
+use crate::defects;
 use crate::exit::Outcome;
 use crate::git::Repository;
 use crate::llm;
@@ -274,6 +275,8 @@ struct Gathered {
     /// Batch mode: the task files read (in the chosen feature), so "nothing
     /// to review" can say what it looked at.
     tasks_read: usize,
+    /// Batch mode: the defects whose state says `fixed`.
+    defects_read: usize,
 }
 
 fn review_command(
@@ -284,11 +287,9 @@ fn review_command(
     if let (Some(note), false) = (&settings.llm.offline_note, settings.dry_run) {
         eprintln!("note: {note}");
     }
-    // First, so the tokenizer is built while git is read. It lives as long
-    // as the process: freeing its hundreds of thousands of entries on the
-    // way out would only delay the exit (tens of ms), so it is never freed.
+    // Named now, so an unknown encoding fails at once; built only when a
+    // prompt is first counted.
     let counter = Arc::new(PendingCounter::start(&settings.tokenizer)?);
-    std::mem::forget(Arc::clone(&counter));
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
     let shared = Shared {
@@ -353,6 +354,7 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
         skipped: Vec::new(),
         batch_mode: false,
         tasks_read: 0,
+        defects_read: 0,
     };
     match &shared.settings.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
@@ -379,7 +381,12 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
                 .filter(|t| feature.is_none() || t.feature == *feature)
                 .collect();
             gathered.tasks_read = all.len();
-            if all.is_empty() && !gathered.unreadable.is_empty() {
+            // Defects belong to no feature: a batch of one feature leaves them out.
+            let fixed = match feature {
+                None => gather_fixed_defects(shared, &mut gathered)?,
+                Some(_) => Vec::new(),
+            };
+            if all.is_empty() && fixed.is_empty() && !gathered.unreadable.is_empty() {
                 eprintln!(
                     "error: task files exist but none could be read ({} unreadable); nothing was reviewed",
                     gathered.unreadable.len()
@@ -391,7 +398,33 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
                 .map(|t| Subject::Task(Box::new(t)))
                 .collect();
             gathered.skipped = skipped;
+            let (selected, skipped) = batch::select_defects(shared, fixed, shared.settings.force)?;
+            gathered.subjects.extend(
+                selected.into_iter().map(|d| {
+                    Subject::Defect(Box::new(review::defect::DefectReview::new(d, false)))
+                }),
+            );
+            gathered.skipped.extend(skipped);
             gathered.batch_mode = true;
+        }
+        Target::Defect { name, update_state } => {
+            match defects::Store::open(&shared.root).find(name) {
+                Ok(defect) if *update_state && defect.state.is_none() => {
+                    let missing = defects::Error::Missing {
+                        path: defect.file(defects::store::STATE),
+                        why: "--update-state changes the defect's state.json, and there is none",
+                    };
+                    gathered
+                        .unreadable
+                        .push(review::single::unreadable_defect(name, missing.to_string()));
+                }
+                Ok(defect) => gathered.subjects.push(Subject::Defect(Box::new(
+                    review::defect::DefectReview::new(defect, *update_state),
+                ))),
+                Err(err) => gathered
+                    .unreadable
+                    .push(review::single::unreadable_defect(name, err.to_string())),
+            }
         }
         Target::Branch {
             branch,
@@ -414,6 +447,22 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
         }
     }
     Ok(gathered)
+}
+
+/// The defects whose state says `fixed`, for a batch; those that cannot be
+/// read are reported as unreadable, never skipped.
+fn gather_fixed_defects(
+    shared: &Shared,
+    gathered: &mut Gathered,
+) -> anyhow::Result<Vec<defects::Defect>> {
+    let (fixed, broken) = defects::Store::open(&shared.root).fixed()?;
+    gathered.unreadable.extend(
+        broken
+            .into_iter()
+            .map(|b| review::single::unreadable_defect(&b.name, b.error.to_string())),
+    );
+    gathered.defects_read = fixed.len();
+    Ok(fixed)
 }
 
 /// No review to run: either every named task was unreadable (an error) or
@@ -446,20 +495,30 @@ fn nothing_to_review(
     }
     if settings.format != Format::Human {
         print_results(settings.format, &[], &[], &gathered.skipped, false, colors);
-    } else if gathered.batch_mode && gathered.tasks_read == 0 {
-        let looked: Vec<String> = tasks::Store::open(root)
+    } else if gathered.batch_mode && gathered.tasks_read == 0 && gathered.defects_read == 0 {
+        let mut looked: Vec<String> = tasks::Store::open(root)
             .task_folders()
             .iter()
             .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
             .collect();
+        let defects = matches!(&settings.target, Target::Tasks { feature: None, .. });
+        if defects {
+            looked.extend(
+                defects::Store::open(root)
+                    .folders()
+                    .iter()
+                    .map(|p| p.display().to_string()),
+            );
+        }
         let feature = match &settings.target {
             Target::Tasks {
                 feature: Some(f), ..
             } => format!(" of feature {f}"),
             _ => String::new(),
         };
+        let fixed = if defects { " and no fixed defects" } else { "" };
         eprintln!(
-            "Nothing to review: no task files{feature} found (looked in {}).",
+            "Nothing to review: no task files{feature}{fixed} found (looked in {}).",
             looked.join(", ")
         );
     } else {
@@ -467,8 +526,13 @@ fn nothing_to_review(
             0 => String::new(),
             n => format!("; {n} approved and still covered by that approval"),
         };
+        let defects = match gathered.defects_read {
+            0 => String::new(),
+            1 => ", 1 fixed defect".to_string(),
+            n => format!(", {n} fixed defects"),
+        };
         eprintln!(
-            "Nothing to review: {} task file{} read, no `done` task needs a review{approved}.",
+            "Nothing to review: {} task file{} read{defects}, nothing needs a review{approved}.",
             gathered.tasks_read,
             if gathered.tasks_read == 1 { "" } else { "s" }
         );
@@ -593,10 +657,7 @@ fn run_reviews(shared: &Shared, gathered: Gathered, colors: Colors) -> anyhow::R
 }
 
 fn label(report: &review::Report) -> String {
-    match &report.task_id {
-        Some(id) => format!("task {id}"),
-        None => format!("branch {}", report.branch),
-    }
+    report.label()
 }
 
 fn dry_run_command(

@@ -114,9 +114,20 @@ pub enum Shell {
 #[derive(Debug, Default, Args)]
 pub struct ReviewArgs {
     /// Task to review (repeatable). Without it, every `done` task not yet
-    /// approved at its current diff.
+    /// approved at its current diff, and every defect whose state.json says
+    /// `fixed`.
     #[arg(long = "task-id", value_name = "ID", conflicts_with = "branch")]
     pub task_ids: Vec<String>,
+
+    /// Review the fix of this defect (.speed/defects/NAME/ or
+    /// .speed/shared/defects/NAME/): its report, triage and branch.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["task_ids", "branch", "feature"])]
+    pub defect: Option<String>,
+
+    /// With --defect: an approval moves the defect's state.json from `fixed`
+    /// to `reviewed`, and the review is appended to its logs/review.log.
+    #[arg(long, requires = "defect")]
+    pub update_state: bool,
 
     /// Feature whose tasks to consider (picks one when an id exists in two).
     #[arg(long, value_name = "F")]
@@ -322,6 +333,9 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    /// clap checks a command's definition only where its own debug
+    /// assertions are compiled in: under `cargo test`, not `--release`.
+    #[cfg(debug_assertions)]
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
@@ -356,6 +370,34 @@ mod tests {
             panic!("expected config")
         };
         assert_eq!(args.values.budget, Some(9000));
+    }
+
+    #[test]
+    fn defect_stands_alone_and_update_state_needs_it() {
+        let cli = Cli::try_parse_from([
+            "speed",
+            "review",
+            "--defect",
+            "login-crash",
+            "--update-state",
+        ])
+        .unwrap();
+        let Command::Review(args) = cli.command else {
+            panic!("expected review")
+        };
+        assert_eq!(args.defect.as_deref(), Some("login-crash"));
+        assert!(args.update_state);
+        for args in [
+            &["speed", "review", "--update-state"][..],
+            &["speed", "review", "--defect", "x", "--task-id", "1"],
+            &[
+                "speed", "review", "--defect", "x", "--branch", "b", "--spec", "s.md",
+            ],
+            &["speed", "review", "--defect", "x", "--feature", "f"],
+        ] {
+            let err = Cli::try_parse_from(args).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{args:?}");
+        }
     }
 
     #[test]

@@ -248,6 +248,13 @@ pub enum Target {
         /// Absolute (relative paths are taken from the directory speed runs in).
         criteria: Option<PathBuf>,
     },
+    /// `--defect NAME`: the fix of one defect.
+    Defect {
+        name: String,
+        /// `--update-state`: an approval moves state.json from `fixed` to
+        /// `reviewed`, and the review goes to the defect's logs/review.log.
+        update_state: bool,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -484,13 +491,17 @@ fn review_settings(
         .map(|arg| spec_arg(arg, dir, repo.root(), &exists))
         .collect();
     let format = args.output_format();
-    let target = match args.branch {
-        Some(branch) => Target::Branch {
+    let target = match (args.branch, args.defect) {
+        (Some(branch), _) => Target::Branch {
             branch,
             specs: specs.clone(),
             criteria: args.criteria.map(|path| dir.join(path)),
         },
-        None => Target::Tasks {
+        (None, Some(name)) => Target::Defect {
+            name,
+            update_state: args.update_state,
+        },
+        (None, None) => Target::Tasks {
             ids: args.task_ids,
             feature: args.feature,
         },

@@ -10,7 +10,8 @@
 //! `guardian/<severity>` for the guardian's flags, `review/unseen-file` and
 //! `review/file-by-name` for changed files the model did not see, and
 //! `review/evidence-not-found` for a location the verdict cites that is not
-//! there.
+//! there, and `defect/<kind>` for what speed established about a defect fix
+//! (and the scope violations its review listed).
 
 use crate::review::Report;
 use crate::verdict::{CriterionStatus, Kind, Severity};
@@ -123,6 +124,9 @@ pub fn of(report: &Report) -> Vec<Finding> {
             )
             .at(check.file.as_deref(), check.line.map(u64::from)),
         );
+    }
+    if let Some(defect) = &report.defect {
+        out.extend(defect_findings(defect));
     }
     if let Some(review) = &report.review {
         for issue in &review.issues {
@@ -285,8 +289,74 @@ fn spec_place<'a>(report: &'a Report, quote: &str) -> (Option<&'a str>, Option<u
 }
 
 /// What a rule id means, for SARIF's rule descriptors and summaries.
+/// What speed established about a defect fix, and the scope violations
+/// the review itself listed, each at its file.
+fn defect_findings(defect: &crate::review::defect::Block) -> Vec<Finding> {
+    let mut out = Vec::new();
+    if let Some(found) = &defect.speed {
+        for v in &found.scope_violations {
+            out.push(
+                Finding::new(
+                    "defect/outside-affected-files".to_string(),
+                    Level::Error,
+                    v.description.clone(),
+                )
+                .at(Some(&v.file), None),
+            );
+        }
+        for c in &found.test_changes {
+            out.push(
+                Finding::new(
+                    "defect/reproducing-test-changed".to_string(),
+                    Level::Error,
+                    c.description.clone(),
+                )
+                .at(Some(&c.path), None),
+            );
+        }
+        if found.size.large {
+            out.push(Finding::new(
+                "defect/large-fix".to_string(),
+                Level::Warning,
+                format!(
+                    "The fix is large for a defect fix: {}",
+                    found.size.describe()
+                ),
+            ));
+        }
+    }
+    for v in defect.model.iter().flat_map(|m| &m.scope_violations) {
+        out.push(
+            Finding::new(
+                "defect/scope-violation".to_string(),
+                Level::Error,
+                format!("Out of the defect's scope: {}", v.description.trim()),
+            )
+            .at(Some(&v.file), None),
+        );
+    }
+    out
+}
+
 pub fn describe(rule: &str) -> String {
     let known = match rule {
+        "defect/outside-affected-files" => {
+            "A defect fix changes a file its triage's affected_files does not list"
+        }
+        "defect/reproducing-test-changed" => {
+            "A later commit changed the test that reproduced the defect"
+        }
+        "defect/large-fix" => "A defect fix larger than defect.max_lines or defect.max_files",
+        "defect/scope-violation" => "The review found a change beyond the defect's scope",
+        "overrule/outside_affected_files" => {
+            "An approval of a defect fix that changes files outside its triage's affected_files"
+        }
+        "overrule/scope_not_ok" => {
+            "An approval of a defect fix whose review says its scope is not ok"
+        }
+        "overrule/reproducing_test_changed" => {
+            "An approval of a defect fix whose reproducing test was changed"
+        }
         "review/critical" => "The reviewer found a critical issue",
         "review/major" => "The reviewer found a major issue",
         "review/minor" => "The reviewer found a minor issue",

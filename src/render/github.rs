@@ -52,7 +52,7 @@ pub fn commands(reports: &[Report], skipped: &[Skipped], token: &str) -> String 
         );
     }
     for s in skipped {
-        let subject = super::subject(Some(&s.task_id), s.feature.as_deref(), "");
+        let subject = super::skipped_subject(s);
         let _ = writeln!(
             out,
             "::notice title={}::{}",
@@ -197,7 +197,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
         let _ = writeln!(
             out,
             "| ⏭️ | {} | skipped | {} | - |",
-            inline(&super::subject(Some(&s.task_id), s.feature.as_deref(), "")),
+            inline(&super::skipped_subject(s)),
             inline(&s.reason)
         );
     }

@@ -75,14 +75,14 @@ pub fn report(reports: &[Report], skipped: &[Skipped]) -> String {
         cases.push_str("    </testcase>\n");
     }
     for s in skipped {
-        let subject = super::subject(Some(&s.task_id), s.feature.as_deref(), "");
+        let subject = super::skipped_subject(s);
         let _ = write!(
             cases,
             "    <testcase classname=\"{}\" name=\"{}\" time=\"0\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
-            attr(&format!(
-                "speed.{}",
-                s.feature.as_deref().unwrap_or("tasks")
-            )),
+            attr(&match (&s.defect, &s.feature) {
+                (Some(_), _) => "speed.defects".to_string(),
+                (None, feature) => format!("speed.{}", feature.as_deref().unwrap_or("tasks")),
+            }),
             attr(&subject),
             attr(&s.reason)
         );
@@ -123,12 +123,14 @@ fn document(
     )
 }
 
-/// `speed.<feature>`, `speed.tasks` without one, `speed.branch` for a
-/// branch review: report tools group cases by class.
+/// `speed.<feature>`, `speed.tasks` without one, `speed.defects` for a
+/// defect fix, `speed.branch` for a branch review: report tools group cases
+/// by class.
 fn classname(report: &Report) -> String {
     match (&report.task_id, &report.feature) {
         (Some(_), Some(feature)) if !feature.is_empty() => format!("speed.{feature}"),
         (Some(_), _) => "speed.tasks".to_string(),
+        (None, _) if report.defect.is_some() => "speed.defects".to_string(),
         (None, _) => "speed.branch".to_string(),
     }
 }

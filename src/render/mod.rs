@@ -23,13 +23,24 @@ pub fn subject(task_id: Option<&str>, feature: Option<&str>, branch: &str) -> St
     }
 }
 
-/// `subject` of a report.
+/// `subject` of a report; a defect-fix review's is `defect NAME`.
 pub fn report_subject(report: &crate::review::Report) -> String {
+    if let Some(defect) = &report.defect {
+        return format!("defect {}", defect.name);
+    }
     subject(
         report.task_id.as_deref(),
         report.feature.as_deref(),
         &report.branch,
     )
+}
+
+/// `subject` of what a batch skipped: a task, or `defect NAME`.
+pub fn skipped_subject(skipped: &crate::review::batch::Skipped) -> String {
+    match &skipped.defect {
+        Some(name) => format!("defect {name}"),
+        None => subject(skipped.task_id.as_deref(), skipped.feature.as_deref(), ""),
+    }
 }
 
 /// ANSI styling, or none.

@@ -97,15 +97,17 @@ fn redact_json(
     map: &mut serde_json::Map<String, serde_json::Value>,
     fix: &mut dyn FnMut(&mut String),
 ) {
-    fn value(v: &mut serde_json::Value, fix: &mut dyn FnMut(&mut String)) {
-        match v {
-            serde_json::Value::String(s) => fix(s),
-            serde_json::Value::Array(items) => items.iter_mut().for_each(|i| value(i, fix)),
-            serde_json::Value::Object(m) => m.values_mut().for_each(|i| value(i, fix)),
-            _ => {}
-        }
+    map.values_mut().for_each(|v| redact_strings(v, fix));
+}
+
+/// Every string inside a JSON value, recursively (a defect's triage too).
+pub(super) fn redact_strings(v: &mut serde_json::Value, fix: &mut dyn FnMut(&mut String)) {
+    match v {
+        serde_json::Value::String(s) => fix(s),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact_strings(i, fix)),
+        serde_json::Value::Object(m) => m.values_mut().for_each(|i| redact_strings(i, fix)),
+        _ => {}
     }
-    map.values_mut().for_each(|v| value(v, fix));
 }
 
 /// A spec's text with its secrets replaced, and where they were.
@@ -150,10 +152,7 @@ pub struct CheckInput<'a> {
 /// checked is returned as notices.
 pub fn run_checks(shared: &Shared, input: &CheckInput) -> (Vec<Finding>, Vec<String>) {
     let config = &shared.settings.checks;
-    let criteria: &[Criterion] = match input.subject {
-        Subject::Task(t) => &t.criteria,
-        Subject::Branch { criteria, .. } => criteria,
-    };
+    let criteria: &[Criterion] = input.subject.criteria();
     let outcome = checks::builtin::run(
         &checks::builtin::Input {
             diff: input.diff,

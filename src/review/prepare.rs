@@ -17,6 +17,7 @@ use crate::tasks::{self, Actor, Criterion, Feature, Task};
 use crate::verdict;
 
 use super::Error;
+use super::defect::{self, DefectReview, Findings};
 
 /// What is shared by every review of a run (and across batch threads).
 pub struct Shared {
@@ -40,6 +41,8 @@ pub enum Subject {
         specs: Vec<String>,
         criteria: Vec<Criterion>,
     },
+    /// The fix of a defect, on the branch its state names.
+    Defect(Box<DefectReview>),
 }
 
 impl Subject {
@@ -48,13 +51,42 @@ impl Subject {
         match self {
             Subject::Task(task) => format!("task {}", task.id),
             Subject::Branch { branch, .. } => format!("branch {branch}"),
+            Subject::Defect(review) => review.defect.label(),
         }
     }
 
     pub fn task(&self) -> Option<&Task> {
         match self {
             Subject::Task(task) => Some(task),
+            Subject::Branch { .. } | Subject::Defect(_) => None,
+        }
+    }
+
+    /// The piece of work the merge gate knows this subject by; None for a
+    /// branch reviewed without a task.
+    pub fn work(&self) -> Option<super::verdicts::Work> {
+        match self {
+            Subject::Task(task) => Some(super::verdicts::Work::of_task(task)),
+            Subject::Defect(review) => Some(super::verdicts::Work::Defect {
+                name: review.defect.name.clone(),
+            }),
             Subject::Branch { .. } => None,
+        }
+    }
+
+    pub fn defect(&self) -> Option<&DefectReview> {
+        match self {
+            Subject::Defect(review) => Some(review),
+            Subject::Task(_) | Subject::Branch { .. } => None,
+        }
+    }
+
+    /// The branch under review.
+    pub fn branch(&self) -> &str {
+        match self {
+            Subject::Task(task) => &task.branch,
+            Subject::Branch { branch, .. } => branch,
+            Subject::Defect(review) => &review.defect.branch,
         }
     }
 
@@ -63,6 +95,7 @@ impl Subject {
         match self {
             Subject::Task(task) => &task.criteria,
             Subject::Branch { criteria, .. } => criteria,
+            Subject::Defect(review) => &review.criteria,
         }
     }
 }
@@ -100,6 +133,8 @@ pub struct Prepared {
     pub notices: Vec<String>,
     pub impact: Option<impact::Impact>,
     pub impact_error: Option<String>,
+    /// What speed established about a defect fix.
+    pub defect: Option<Findings>,
     pub cross_cutting: Vec<String>,
     /// The prompt's inputs, owned, so the guardian can build its own prompt.
     pub parts: Parts,
@@ -150,10 +185,8 @@ pub fn diff_for(
     main: &MainBranch,
     subject: &Subject,
 ) -> Result<Resolved, Error> {
-    let (branch, task) = match subject {
-        Subject::Task(task) => (task.branch.clone(), Some(task.as_ref())),
-        Subject::Branch { branch, .. } => (branch.clone(), None),
-    };
+    let branch = subject.branch().to_string();
+    let task = subject.task();
     let head = repo
         .resolve_branch(&branch)
         .map_err(|source| Error::BranchMissing {
@@ -318,7 +351,10 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     let label = subject.label();
     // Secrets are replaced where they are read, so nothing later sees them.
     let mut subject = subject;
-    let task_secrets = super::guard::redact_task(&mut subject, &shared.root);
+    let mut task_secrets = super::guard::redact_task(&mut subject, &shared.root);
+    if let Subject::Defect(review) = &mut subject {
+        task_secrets.extend(defect::redact(review, &shared.root));
+    }
     let Resolved {
         branch,
         base,
@@ -340,6 +376,17 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         });
     }
 
+    let findings = match subject.defect() {
+        Some(review) => Some(defect::establish(
+            &repo,
+            shared,
+            &review.defect,
+            &diff,
+            &base.commit,
+        )?),
+        None => None,
+    };
+
     let store = tasks::Store::open(&shared.root);
     let feature: Option<Feature> = match subject.task() {
         Some(task) => store.feature_of(task)?,
@@ -347,6 +394,9 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     };
 
     let mut notices = Vec::new();
+    if let Some(review) = subject.defect() {
+        notices.extend(defect::notices(&review.defect));
+    }
     let (specs, referenced, from_cli) =
         load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
     let primary_spec = specs[0].document.path.clone();
@@ -363,7 +413,13 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     }
 
     let spec_paths: Vec<&str> = specs.iter().map(|s| s.document.path.as_str()).collect();
-    let scope = subject.task().map(|t| t.scope.clone()).unwrap_or_default();
+    let scope = match &subject {
+        Subject::Defect(review) => tasks::Scope {
+            modify: review.defect.triage.affected_files.clone(),
+            ..tasks::Scope::default()
+        },
+        _ => subject.task().map(|t| t.scope.clone()).unwrap_or_default(),
+    };
     let mut spec_edits = Vec::new();
     for file in &diff.files {
         let touched = [Some(file.path.as_str()), file.old_path.as_deref()]
@@ -473,6 +529,10 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         .map(|f| f.cross_cutting.clone())
         .unwrap_or_default();
     let parts = Parts {
+        kind: match subject {
+            Subject::Defect(_) => prompt::Kind::Defect,
+            _ => prompt::Kind::Review,
+        },
         task: prompt_task(&subject, &branch, &base.commit, &diff.head_commit),
         criteria: prompt_criteria(&subject),
         task_notes: task_notes(&subject, &dependencies),
@@ -506,16 +566,16 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         notices: notices.clone(),
         cross_cutting: cross_cutting.clone(),
         impact: impact.as_ref().map(impact_rows),
+        defect: match (&subject, &findings) {
+            (Subject::Defect(review), Some(found)) => {
+                Some(defect::prompt_defect(&review.defect, found))
+            }
+            _ => None,
+        },
     };
-    let schema = serde_json::to_string(&verdict::json_schema()).unwrap_or_default();
+    let schema = serde_json::to_string(&verdict_schema(parts.kind)).unwrap_or_default();
     let prompt = prompt::assemble(
-        &parts.input(
-            prompt::Kind::Review,
-            &diff,
-            spec_sections.clone(),
-            None,
-            &schema,
-        ),
+        &parts.input(parts.kind, &diff, spec_sections.clone(), None, &schema),
         shared.counter.get()?,
         shared.settings.budget,
         &shared.templates,
@@ -545,6 +605,7 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         notices,
         impact,
         impact_error,
+        defect: findings,
         cross_cutting,
         prompt,
         parts,
@@ -553,6 +614,15 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         checks,
         redactions,
     })
+}
+
+/// The schema the review's answer must match: a defect fix's verdict must
+/// also carry its scope check.
+pub fn verdict_schema(kind: prompt::Kind) -> serde_json::Value {
+    match kind {
+        prompt::Kind::Defect => verdict::defect::json_schema(),
+        _ => verdict::json_schema(),
+    }
 }
 
 pub fn short(commit: &str) -> &str {
@@ -612,6 +682,28 @@ fn load_specs(
             (paths, referenced, false)
         }
         Subject::Branch { specs: args, .. } => from_args(args),
+        Subject::Defect(_) if !shared.settings.spec_args.is_empty() => {
+            from_args(&shared.settings.spec_args)
+        }
+        Subject::Defect(review) => {
+            // The related spec is ranked like any spec; only a `#Section`
+            // it names is sent whole.
+            let mut why = Vec::new();
+            let args = defect::spec_args(&shared.root, &review.defect, &exists, &mut why);
+            if args.is_empty() {
+                return Err(Error::NoDefectSpec {
+                    subject: subject.label(),
+                    why: why.join(" "),
+                });
+            }
+            notices.extend(why);
+            let (paths, referenced, _) = from_args(&args);
+            let referenced = referenced
+                .into_iter()
+                .filter(|(_, s)| s.is_some())
+                .collect();
+            (paths, referenced, false)
+        }
     };
     if paths.is_empty() {
         return Err(Error::NoSpec {
@@ -695,6 +787,7 @@ fn task_text(subject: &Subject) -> String {
             }
             text
         }
+        Subject::Defect(review) => defect::task_text(&review.defect),
     }
 }
 
@@ -819,6 +912,8 @@ fn compute_impact(
 /// exactly what the review saw.
 #[derive(Debug, Clone)]
 pub struct Parts {
+    /// The review's prompt: `Review`, or `Defect` for a defect fix.
+    pub kind: prompt::Kind,
     pub task: prompt::Task,
     pub criteria: Vec<prompt::Criterion>,
     /// The developer's decisions and concerns, and the dependencies.
@@ -831,6 +926,8 @@ pub struct Parts {
     pub notices: Vec<String>,
     pub cross_cutting: Vec<String>,
     pub impact: Option<Vec<prompt::ImpactRow>>,
+    /// The report, triage, guidance and findings of a defect fix.
+    pub defect: Option<prompt::Defect>,
 }
 
 impl Parts {
@@ -858,6 +955,7 @@ impl Parts {
             impact: self.impact.clone(),
             vision,
             schema,
+            defect: self.defect.clone(),
             part: None,
         }
     }
@@ -884,6 +982,7 @@ fn prompt_task(subject: &Subject, branch: &str, base: &str, head: &str) -> promp
             task.description =
                 "No task file: review this branch against the spec sections given.".to_string();
         }
+        Subject::Defect(review) => return defect::prompt_task(&review.defect, branch, base, head),
     }
     task
 }
@@ -1028,6 +1127,11 @@ pub fn guardian_prompt(shared: &Shared, prepared: &Prepared) -> Result<Prompt, E
             text: String::from_utf8_lossy(&bytes).into_owned(),
         });
     let mut parts = prepared.parts.clone();
+    if let (Subject::Defect(review), Some(found)) = (&prepared.subject, &prepared.defect) {
+        parts
+            .notices
+            .push(defect::guardian_notice(&review.defect, &found.size));
+    }
     if vision.is_none() {
         parts.notices.push(format!(
             "No product vision: {vision_path} does not exist on {}. Judge alignment from the spec sections.",

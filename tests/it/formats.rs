@@ -70,7 +70,7 @@ const SARIF_SCHEMA_ID: &str =
 
 /// Fails the test with every schema violation when `log` is not valid SARIF
 /// 2.1.0, formats (URIs, times) included.
-fn assert_valid_sarif(log: &Value) {
+pub(crate) fn assert_valid_sarif(log: &Value) {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/fixtures/sarif/sarif-schema-2.1.0.json"

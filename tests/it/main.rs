@@ -7,6 +7,7 @@ mod support;
 mod batch;
 mod checks;
 mod config;
+mod defects;
 mod dry_run;
 mod example_repo;
 mod formats;
