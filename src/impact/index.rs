@@ -3148,6 +3148,34 @@ fn f(k: SortModeKind) {}
     }
 
     #[test]
+    fn a_module_declared_with_a_path_attribute_is_the_file_it_names() {
+        // tokio: `#[path = "unix/mod.rs"] mod imp;`, then `imp::orphan::Wait`.
+        let index = index_of(&[
+            ("src/lib.rs", "pub mod process;\n"),
+            (
+                "src/process/mod.rs",
+                "#[path = \"unix/mod.rs\"]\n#[cfg(unix)]\nmod imp;\n\n#[path = \"windows.rs\"]\n#[cfg(windows)]\nmod imp;\n\nfn f() {\n    imp::orphan::wait();\n}\n",
+            ),
+            ("src/process/unix/mod.rs", "pub(crate) mod orphan;\n"),
+            ("src/process/unix/orphan.rs", "pub(crate) fn wait() {}\n"),
+            (
+                "src/process/unix/reaper.rs",
+                "use crate::process::imp::orphan::wait;\n\nfn g() {\n    wait();\n}\n",
+            ),
+            ("src/process/windows.rs", "pub(crate) fn other() {}\n"),
+        ]);
+        let wait = vec!["crate::process::unix::orphan::wait".to_string()];
+        assert_eq!(
+            resolved(&index, "src/process/mod.rs", "wait"),
+            [wait.clone()]
+        );
+        assert_eq!(
+            resolved(&index, "src/process/unix/reaper.rs", "wait"),
+            [wait]
+        );
+    }
+
+    #[test]
     fn names_bound_by_a_tuple_pattern_have_the_element_types() {
         // tokio: `let (tx, mut rx) = mpsc::channel(8); rx.recv()`.
         let index = index_of(&[

@@ -31,7 +31,8 @@ use super::symbols::Kind;
 /// `x`'s type; Python receivers that are attributes and elements of typed
 /// values; annotations of containers and optionals. 23: names bound by
 /// a tuple pattern (`let (tx, rx) = channel()`) and tuple return types.
-const EXTRACTOR_VERSION: u32 = 23;
+/// 24: `#[path = "unix/mod.rs"] mod imp;` imports the module of that file.
+const EXTRACTOR_VERSION: u32 = 24;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -915,8 +915,12 @@ impl<'a> Cx<'a> {
         match role {
             Role::Def(kind) => {
                 if let Some(name) = child(node, "name") {
+                    let scope = self.defs.innermost(node.start_byte());
                     let (def, range, sig) = def(self.src, node, kind, name, anc, lead);
                     self.defs.push(def, range, sig);
+                    if kind == Kind::Module {
+                        self.module_at_path(node, name, scope);
+                    }
                 }
             }
             Role::Import => self.import(node),
@@ -1827,6 +1831,57 @@ impl<'a> Cx<'a> {
             let name = Site::at(self.src, line, pos);
             self.push_import(path, alias, glob, public, statement, name, scope);
         }
+    }
+
+    /// `#[path = "unix/mod.rs"] mod imp;` (tokio): `imp` is the module of
+    /// that file, which the layout names after its folder (`unix`), as if
+    /// `use self::unix as imp;` were written. Paths leaving the folder
+    /// (`../x.rs`) are not followed.
+    fn module_at_path(&mut self, item: Node, name: Node, scope: Option<u32>) {
+        if child(item, "body").is_some() {
+            return;
+        }
+        let mut prev = item.prev_named_sibling();
+        let mut target = None;
+        while let Some(a) = prev.filter(|a| kind_of(*a) == "attribute_item") {
+            let t: String = text(a, self.src).split_whitespace().collect();
+            if let Some(path) = t
+                .strip_prefix("#[path=\"")
+                .and_then(|r| r.strip_suffix("\"]"))
+            {
+                target = Some(path.to_string());
+            }
+            prev = a.prev_named_sibling();
+        }
+        let Some(path) = target else {
+            return;
+        };
+        let stem = path
+            .strip_suffix("/mod.rs")
+            .or_else(|| path.strip_suffix(".rs"));
+        let Some(segs) = stem.map(|s| s.split('/').collect::<Vec<_>>()) else {
+            return;
+        };
+        if segs.iter().any(|s| s.is_empty() || *s == ".." || *s == ".") {
+            return;
+        }
+        let alias = text(name, self.src).to_string();
+        if segs == [alias.as_str()] {
+            return;
+        }
+        let mut full = vec!["self".to_string()];
+        full.extend(segs.iter().map(|s| s.to_string()));
+        let at = Site::of(item, self.src);
+        self.imports.push(Import {
+            path: full,
+            alias,
+            glob: false,
+            public: false,
+            module: true,
+            line: at.line,
+            column: at.column,
+            scope,
+        });
     }
 
     /// One leaf of a `use` tree: the import (at `statement`), and the
