@@ -3164,14 +3164,11 @@ fn f(k: SortModeKind) {}
             ),
             ("src/process/windows.rs", "pub(crate) fn other() {}\n"),
         ]);
-        let wait = vec!["crate::process::unix::orphan::wait".to_string()];
-        assert_eq!(
-            resolved(&index, "src/process/mod.rs", "wait"),
-            [wait.clone()]
-        );
+        let wait = || vec!["crate::process::unix::orphan::wait".to_string()];
+        assert_eq!(resolved(&index, "src/process/mod.rs", "wait"), [wait()]);
         assert_eq!(
             resolved(&index, "src/process/unix/reaper.rs", "wait"),
-            [wait]
+            [wait()]
         );
     }
 
