@@ -18,3 +18,4 @@ mod impact_review;
 mod llm_providers;
 mod orchestrator;
 mod review;
+mod safety_net;
