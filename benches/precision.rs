@@ -142,6 +142,7 @@ fn main() {
                     impact: None,
                     secrets: &[],
                     blobs: &Files,
+                    head_file: &|_| None,
                 };
                 let outcome = speed::checks::builtin::run(&input, &Default::default());
                 for f in &outcome.findings {

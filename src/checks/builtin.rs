@@ -12,6 +12,7 @@ use crate::secrets::DiffSecret;
 use crate::tasks::{Criterion, Scope};
 
 use super::outline::{self, Lang, Marker, Outline};
+use super::signature::{Call, CallSites, Callable};
 use super::{Check, Config, Finding};
 
 /// Files above this size are generated or vendored: not outlined.
@@ -31,6 +32,9 @@ pub struct Input<'a> {
     /// The secrets redacted from the diff (`secrets::redact_diff`).
     pub secrets: &'a [DiffSecret],
     pub blobs: &'a dyn impact::Blobs,
+    /// A file at the head commit by its path, if there is one: call sites
+    /// live in files the diff may not touch.
+    pub head_file: &'a dyn Fn(&str) -> Option<Vec<u8>>,
 }
 
 /// The findings, and what the checks could not look at.
@@ -213,6 +217,12 @@ impl Run<'_> {
         }
     }
 
+    /// What really breaks: a removed symbol still named where it no
+    /// longer exists, or a function whose callers can tell its new
+    /// signature from the old, called where the call no longer fits. A
+    /// change the index cannot be sure of (a name still defined, a method
+    /// call by name alone, a call it cannot read) is left to the model,
+    /// which sees the impact table.
     fn breaking_change(&mut self) {
         let Some(impact) = self.input.impact else {
             return;
@@ -221,57 +231,156 @@ impl Run<'_> {
             return;
         }
         let added = added_lines(self.input.diff);
-        let mut findings = Vec::new();
-        // A type's "signature" (a variant or field added, a derive changed)
-        // breaks few of its uses, and which ones the index cannot tell; a
-        // function's parameters break every call. So a changed type is left
-        // to the model, a removed one is not.
-        let callable = |k: impact::Kind| matches!(k, impact::Kind::Function | impact::Kind::Method);
-        for symbol in impact
+        // Names the head still defines among the changed symbols: a
+        // removal of one of them is a move (to another file, a derive, a
+        // conditional definition).
+        let present: HashSet<&str> = impact
             .symbols
             .iter()
-            .filter(|s| s.breaking && (s.change == Change::Removed || callable(s.kind)))
-        {
-            // A caller on a line this diff wrote was updated for the new
-            // signature; a removed symbol has no signature to update to.
-            let left: Vec<&impact::Site> = symbol
-                .sites
-                .iter()
-                .filter(|s| {
-                    !s.inside && matches!(s.confidence, Confidence::Exact | Confidence::Unique)
-                })
-                .filter(|s| {
-                    symbol.change == Change::Removed
-                        || !added
-                            .get(s.file.as_str())
-                            .is_some_and(|l| l.contains(&s.line))
-                })
-                .collect();
-            let Some(first) = left.first() else { continue };
-            let what = match symbol.change {
-                Change::Removed => "is removed",
-                _ => "has a changed signature",
+            .filter(|s| s.change != Change::Removed)
+            .map(|s| bare(&s.symbol))
+            .collect();
+        let callable = |k: impact::Kind| matches!(k, impact::Kind::Function | impact::Kind::Method);
+        let mut sites_read = CallFiles::default();
+        let mut findings = Vec::new();
+        for symbol in &impact.symbols {
+            let name = bare(&symbol.symbol);
+            let left: Vec<&impact::Site> = match symbol.change {
+                Change::Removed => {
+                    let dunder = name.starts_with("__") && name.ends_with("__");
+                    if dunder
+                        || present.contains(name)
+                        || self.still_defined(&symbol.file, name)
+                        || self
+                            .base_callable(&symbol.file, symbol.line, name)
+                            .is_some_and(|c| c.trait_impl)
+                    {
+                        continue;
+                    }
+                    // A removed symbol has no signature to update to: a
+                    // line this diff wrote that names it is broken too.
+                    symbol.sites.iter().filter(|s| certain(s)).collect()
+                }
+                Change::SignatureChanged if callable(symbol.kind) => {
+                    let Some(new) = self.head_callable(&symbol.file, symbol.line, name) else {
+                        continue;
+                    };
+                    if new.trait_impl {
+                        continue;
+                    }
+                    let old = self.base_callables(&symbol.file, name, new.owner.as_deref());
+                    if old.is_empty()
+                        || old
+                            .iter()
+                            .any(|o| new.signature.compatible_with(&o.signature))
+                    {
+                        continue;
+                    }
+                    let signature = new.signature.clone();
+                    symbol
+                        .sites
+                        .iter()
+                        .filter(|s| certain(s))
+                        // A caller on a line this diff wrote was updated.
+                        .filter(|s| {
+                            !added
+                                .get(s.file.as_str())
+                                .is_some_and(|l| l.contains(&s.line))
+                        })
+                        .filter(|s| {
+                            sites_read
+                                .calls(self.input, &s.file, s.line, name)
+                                .iter()
+                                .any(|c| !signature.accepts(c))
+                        })
+                        .collect()
+                }
+                _ => continue,
             };
+            let Some(first) = left.first() else { continue };
             let at = match &symbol.renamed_to {
                 Some(to) => format!("{} → {to}", symbol.file),
                 None => format!("{}:{}", symbol.file, symbol.line),
             };
-            let places = listed(left.iter().map(|s| format!("{}:{}", s.file, s.line)));
-            findings.push((
-                first.file.clone(),
-                first.line,
-                format!(
-                    "{} ({at}) {what}, but {} reference{} the diff does not update still use{} it: {places}.",
+            let mut places: Vec<String> = left
+                .iter()
+                .map(|s| format!("{}:{}", s.file, s.line))
+                .collect();
+            places.dedup();
+            let places = listed(places.into_iter());
+            let n = left.len();
+            let message = match symbol.change {
+                Change::Removed => format!(
+                    "{} ({at}) is removed, but {n} reference{} the diff does not update still use{} it: {places}.",
                     symbol.symbol,
-                    left.len(),
-                    if left.len() == 1 { "" } else { "s" },
-                    if left.len() == 1 { "s" } else { "" },
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "s" } else { "" },
                 ),
-            ));
+                _ => format!(
+                    "{} ({at}) has a changed signature, but {n} call{} the diff does not update no longer fit{} it: {places}.",
+                    symbol.symbol,
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "s" } else { "" },
+                ),
+            };
+            findings.push((first.file.clone(), first.line, message));
         }
         for (file, line, message) in findings {
             self.push(Check::BreakingChange, Some(&file), Some(line), message);
         }
+    }
+
+    /// The head side's outline of a file named by its base or head path.
+    fn head_outline(&self, path: &str) -> Option<&Outline> {
+        let i = self
+            .input
+            .diff
+            .files
+            .iter()
+            .position(|f| f.path == path || f.old_path.as_deref() == Some(path))?;
+        self.sides.head.get(&i)
+    }
+
+    fn base_outline(&self, path: &str) -> Option<&Outline> {
+        let i = self
+            .input
+            .diff
+            .files
+            .iter()
+            .position(|f| f.old_path.as_deref().unwrap_or(&f.path) == path)?;
+        self.sides.base.get(&i)
+    }
+
+    fn still_defined(&self, path: &str, name: &str) -> bool {
+        self.head_outline(path)
+            .is_some_and(|o| o.defined.contains(name))
+    }
+
+    fn head_callable(&self, path: &str, line: u32, name: &str) -> Option<&Callable> {
+        self.head_outline(path)?
+            .callables
+            .iter()
+            .find(|c| c.line == line && c.name == name)
+    }
+
+    fn base_callable(&self, path: &str, line: u32, name: &str) -> Option<&Callable> {
+        self.base_outline(path)?
+            .callables
+            .iter()
+            .find(|c| c.line == line && c.name == name)
+    }
+
+    /// The base side's definitions of `owner`'s `name` (a conditional
+    /// definition may have several).
+    fn base_callables(&self, path: &str, name: &str, owner: Option<&str>) -> Vec<&Callable> {
+        self.base_outline(path)
+            .map(|o| {
+                o.callables
+                    .iter()
+                    .filter(|c| c.name == name && c.owner.as_deref() == owner)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     fn secret(&mut self) {
@@ -537,6 +646,49 @@ impl Run<'_> {
                 ),
             );
         }
+    }
+}
+
+/// The last name of `Type::name` or `Class.name`.
+fn bare(symbol: &str) -> &str {
+    let after = symbol.rsplit("::").next().unwrap_or(symbol);
+    after.rsplit('.').next().unwrap_or(after)
+}
+
+/// A reference that names the symbol for sure: resolved through a path,
+/// an import or the enclosing scope, or the only definition of its name
+/// when called by that name. A method called on a value of unknown type
+/// (`x.write_vectored(…)`) may be any type's, a trait's or the standard
+/// library's, so only an exact resolution counts.
+fn certain(site: &impact::Site) -> bool {
+    !site.inside
+        && match site.confidence {
+            Confidence::Exact => true,
+            Confidence::Unique => !matches!(
+                site.form,
+                impact::Form::MethodCall | impact::Form::Attribute
+            ),
+            Confidence::Ambiguous => false,
+        }
+}
+
+/// Files of call sites, each read and parsed once.
+#[derive(Default)]
+struct CallFiles {
+    parsed: HashMap<String, Option<CallSites>>,
+}
+
+impl CallFiles {
+    fn calls(&mut self, input: &Input, path: &str, line: u32, name: &str) -> Vec<Call> {
+        let sites = self.parsed.entry(path.to_string()).or_insert_with(|| {
+            let lang = Lang::of_path(path)?;
+            let bytes = (input.head_file)(path)?;
+            if bytes.len() > MAX_OUTLINE_BYTES {
+                return None;
+            }
+            CallSites::parse(lang, bytes)
+        });
+        sites.as_ref().map(|s| s.at(line, name)).unwrap_or_default()
     }
 }
 

@@ -14,6 +14,7 @@
 pub mod builtin;
 pub mod command;
 pub mod outline;
+pub mod signature;
 
 use serde::{Deserialize, Serialize};
 

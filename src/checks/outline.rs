@@ -71,6 +71,10 @@ pub struct Outline {
     /// (`#[cfg(test)]` modules, test functions).
     pub test_regions: Vec<(u32, u32)>,
     pub markers: Vec<Found>,
+    /// Functions and methods as their callers see them.
+    pub callables: Vec<super::signature::Callable>,
+    /// Every name the file defines (`signature::defined`).
+    pub defined: HashSet<String>,
 }
 
 impl Outline {
@@ -125,6 +129,8 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
             walker.finish();
         }
     }
+    out.callables = super::signature::callables(lang, tree.root_node(), src);
+    out.defined = super::signature::defined(lang, tree.root_node(), src);
     Some(out)
 }
 
@@ -138,6 +144,28 @@ fn line(node: Node) -> u32 {
 
 fn end_line(node: Node) -> u32 {
     node.end_position().row as u32 + 1
+}
+
+/// A `NotImplementedError` or an `unimplemented!()` that explains itself
+/// (`"subclasses must provide get()"`, `"use register_borrowed instead"`)
+/// is a decision; a bare one, or one saying "TODO", is a placeholder.
+fn deliberate(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    let words = m.chars().filter(|c| c.is_alphanumeric()).count();
+    words > 0
+        && ![
+            "todo",
+            "fixme",
+            "not yet",
+            "later",
+            "implement me",
+            "not implemented",
+            "unimplemented",
+            "to be implemented",
+            "tbd",
+        ]
+        .iter()
+        .any(|w| m.contains(w))
 }
 
 /// A hash of a node's text with all whitespace removed.
@@ -295,10 +323,14 @@ mod rust {
         if let Some(body) = node.child_by_field_name("body") {
             let before = out.markers.len();
             markers(body, src, out, Some(&qualified));
-            // `unimplemented!()` as a whole body is a stub; in a match arm
-            // it is a case left unsupported on purpose. `todo!()` inside a
-            // function named `todo` is that function's API (winnow).
-            let whole = only_macro(body, src) == Some("unimplemented");
+            // `unimplemented!()` as a whole body is a stub; in a match arm,
+            // or with a message saying why (`unimplemented!("use
+            // register_borrowed instead")`), it is a case left unsupported
+            // on purpose. `todo!()` inside a function named `todo` is that
+            // function's API (winnow).
+            let whole = only_macro(body, src).is_some_and(|(name, call)| {
+                name == "unimplemented" && !deliberate(&macro_message(call, src))
+            });
             let mut i = before;
             while i < out.markers.len() {
                 let m = out.markers[i].marker;
@@ -311,8 +343,21 @@ mod rust {
         }
     }
 
+    /// The text of a macro call's arguments, without its delimiters.
+    fn macro_message(call: Node, src: &[u8]) -> String {
+        let mut c = call.walk();
+        let args = call
+            .children(&mut c)
+            .find(|n| n.kind() == "token_tree")
+            .map(|t| text(t, src))
+            .unwrap_or("");
+        args.trim_start_matches(['(', '[', '{'])
+            .trim_end_matches([')', ']', '}'])
+            .to_string()
+    }
+
     /// The macro a block consists of, if it is one call and nothing else.
-    fn only_macro<'a>(block: Node, src: &'a [u8]) -> Option<&'a str> {
+    fn only_macro<'a>(block: Node<'a>, src: &'a [u8]) -> Option<(&'a str, Node<'a>)> {
         let mut c = block.walk();
         let kids: Vec<Node> = block
             .named_children(&mut c)
@@ -330,7 +375,7 @@ mod rust {
             return None;
         }
         let name = text(call.child_by_field_name("macro")?, src);
-        Some(name.rsplit("::").next().unwrap_or(name))
+        Some((name.rsplit("::").next().unwrap_or(name), call))
     }
 
     /// Macro calls anywhere below `node`, including inside other macros'
@@ -435,18 +480,6 @@ mod python {
             || ["Base", "Mixin", "Interface", "Protocol", "ABC"]
                 .iter()
                 .any(|s| class.ends_with(s))
-    }
-
-    /// A `NotImplementedError` that explains itself (`"subclasses must
-    /// provide get()"`, `"no DB representation for AnonymousUser"`) is a
-    /// decision; a bare one, or one saying "TODO", is a placeholder.
-    fn deliberate(message: &str) -> bool {
-        let m = message.to_ascii_lowercase();
-        let words = m.chars().filter(|c| c.is_alphanumeric()).count();
-        words > 0
-            && !["todo", "fixme", "not yet", "later", "implement me"]
-                .iter()
-                .any(|w| m.contains(w))
     }
 
     /// A function whose name says it does nothing on purpose.

@@ -201,7 +201,7 @@ pub struct CheckInput<'a> {
     pub diff_secrets: &'a [DiffSecret],
     /// Secrets found in spec text and task fields: each is a finding too.
     pub other_secrets: &'a [Redaction],
-    pub blobs: &'a dyn impact::Blobs,
+    pub blobs: &'a Blobs,
 }
 
 /// Run the built-in checks and the configured commands. What could not be
@@ -220,6 +220,7 @@ pub fn run_checks(shared: &Shared, input: &CheckInput) -> (Vec<Finding>, Vec<Str
             impact: input.impact,
             secrets: input.diff_secrets,
             blobs: input.blobs,
+            head_file: &|path| input.blobs.head_file(path),
         },
         config,
     );
@@ -273,19 +274,48 @@ pub fn gate_checks(findings: &[Finding]) -> Vec<prompt::GateCheck> {
 }
 
 /// A reader of blobs for the checks: one repository handle behind a lock
-/// (git2 handles are not `Sync`; the checks read from one thread).
-pub struct Blobs(pub std::sync::Mutex<Repository>);
+/// (git2 handles are not `Sync`; the checks read from one thread), and of
+/// the head commit's files by path, listed on first use.
+pub struct Blobs {
+    repo: std::sync::Mutex<Repository>,
+    head: String,
+    paths: std::sync::OnceLock<std::collections::HashMap<String, String>>,
+}
+
+impl Blobs {
+    pub fn new(repo: Repository, head: &str) -> Blobs {
+        Blobs {
+            repo: std::sync::Mutex::new(repo),
+            head: head.to_string(),
+            paths: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The file at `path` in the head commit, if there is one.
+    pub fn head_file(&self, path: &str) -> Option<Vec<u8>> {
+        let paths = self.paths.get_or_init(|| {
+            let Ok(repo) = self.repo.lock() else {
+                return Default::default();
+            };
+            // Unlisted means unread: the check stands down for that site.
+            repo.list_files(&self.head)
+                .map(|files| files.into_iter().map(|f| (f.path, f.blob)).collect())
+                .unwrap_or_default()
+        });
+        let blob = paths.get(path)?;
+        impact::Blobs::read(self, blob).ok()
+    }
+}
 
 impl impact::Blobs for Blobs {
     fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
         let repo = self
-            .0
+            .repo
             .lock()
             .map_err(|_| "a blob reader panicked".to_string())?;
         repo.read_blob(blob).map_err(|e| e.to_string())
     }
 }
-
 /// The safety net's leaks as `secret` findings (none when the check is
 /// off: the text is redacted all the same).
 pub fn leak_findings(config: &checks::Config, leaks: &[Leak]) -> Vec<Finding> {

@@ -448,7 +448,7 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         other_secrets.extend(found.iter().cloned());
     }
     let vision = vision.map(|(v, _)| v);
-    let blobs = super::guard::Blobs(std::sync::Mutex::new(Repository::open(&shared.root)?));
+    let blobs = super::guard::Blobs::new(Repository::open(&shared.root)?, &diff.head_commit);
     let (checks, check_notices) = super::guard::run_checks(
         shared,
         &super::guard::CheckInput {

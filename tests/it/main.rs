@@ -6,6 +6,7 @@ mod support;
 
 mod batch;
 mod checks;
+mod code_checks;
 mod config;
 mod dry_run;
 mod example_repo;
