@@ -257,9 +257,27 @@ impl Run<'_> {
                     {
                         continue;
                     }
+                    // Provided from elsewhere now: only a reference through
+                    // the removed item's own module (`rng::Rng`) is surely
+                    // broken.
+                    let module = module_name(&symbol.file);
+                    let own_path = format!("{module}::{name}");
+                    let reimported = self.newly_imported(&symbol.file, name);
                     // A removed symbol has no signature to update to: a
                     // line this diff wrote that names it is broken too.
-                    symbol.sites.iter().filter(|s| certain(s)).collect()
+                    symbol
+                        .sites
+                        .iter()
+                        .filter(|s| certain(s))
+                        .filter(|s| {
+                            (symbol.kind != impact::Kind::Module
+                                || !sites_read.declares_module(self.input, &s.file, s.line, name))
+                                && (!reimported
+                                    || sites_read
+                                        .line(self.input, &s.file, s.line)
+                                        .contains(&own_path))
+                        })
+                        .collect()
                 }
                 Change::SignatureChanged if callable(symbol.kind) => {
                     let Some(new) = self.head_callable(&symbol.file, symbol.line, name) else {
@@ -356,6 +374,28 @@ impl Run<'_> {
             .is_some_and(|o| o.defined.contains(name))
     }
 
+    /// Whether a changed file now imports `name` from a path it did not
+    /// import it from before (rand 0.10 removed its own `Rng` and
+    /// re-exported `rand_core::Rng` in its place): the name is provided
+    /// from elsewhere. An import naming the removed symbol's own module
+    /// does not count: that import is as broken as the rest.
+    fn newly_imported(&self, removed_from: &str, name: &str) -> bool {
+        let module = module_name(removed_from);
+        self.sides.head.iter().any(|(i, head)| {
+            let before = self.sides.base.get(i).and_then(|b| b.imported.get(name));
+            head.imported.get(name).is_some_and(|paths| {
+                paths.iter().any(|p| {
+                    !before.is_some_and(|b| b.contains(p))
+                        && !p
+                            .split(['.', ':'])
+                            .rev()
+                            .skip(1)
+                            .any(|segment| segment == module)
+                })
+            })
+        })
+    }
+
     fn head_callable(&self, path: &str, line: u32, name: &str) -> Option<&Callable> {
         self.head_outline(path)?
             .callables
@@ -439,7 +479,30 @@ impl Run<'_> {
             Marker::PassBody,
             Marker::EllipsisBody,
         ];
-        for (file, m) in self.added_markers(&kinds, false) {
+        // `raise NotImplementedError` in a method of a class that a changed
+        // file derives from is an abstract method (flask's sansio `App`,
+        // derived by `Flask` in another file); the file itself already
+        // stood down for its own subclasses.
+        let derived: HashSet<&str> = self
+            .sides
+            .head
+            .values()
+            .flat_map(|o| o.bases.iter().map(String::as_str))
+            .collect();
+        let abstract_method = |m: &outline::Found| {
+            m.marker == Marker::NotImplemented
+                && m.function
+                    .as_deref()
+                    .and_then(|f| f.rsplit_once('.'))
+                    .and_then(|(owner, _)| owner.rsplit('.').next())
+                    .is_some_and(|class| derived.contains(class))
+        };
+        let found: Vec<(String, outline::Found)> = self
+            .added_markers(&kinds, false)
+            .into_iter()
+            .filter(|(_, m)| !abstract_method(m))
+            .collect();
+        for (file, m) in found {
             let within = m
                 .function
                 .as_deref()
@@ -495,22 +558,24 @@ impl Run<'_> {
         }
         let mut base_tests: HashMap<&str, (usize, &outline::TestFn)> = HashMap::new();
         let mut findings = Vec::new();
-        // Tests rewritten along with the code they test (as many or more
-        // after the change) are replaced, not deleted; fewer tests than
-        // before is a deletion, and the ones gone are named.
-        let before: usize = self.sides.base.values().map(|o| o.tests.len()).sum();
-        let after: usize = self.sides.head.values().map(|o| o.tests.len()).sum();
-        let fewer = after < before;
+        // A file that holds as many tests as before had its tests rewritten
+        // along with the code they test, not deleted; a file with fewer had
+        // some deleted (another file adding tests does not bring them
+        // back), and the ones gone, by name and by body, are named.
         let mut base_order: Vec<usize> = self.sides.base.keys().copied().collect();
         base_order.sort_unstable();
         for i in base_order {
             let o = &self.sides.base[&i];
             let file = &files[i];
             let old_path = file.old_path.as_deref().unwrap_or(&file.path);
+            let before = o.tests.len();
+            let after = self.sides.head.get(&i).map_or(0, |h| h.tests.len());
             for t in &o.tests {
                 base_tests.entry(t.name.as_str()).or_insert((i, t));
                 // Gone by name and by body: deleted, not renamed or moved.
-                if fewer && !head_names.contains(t.name.as_str()) && !head_bodies.contains(&t.body)
+                if after < before
+                    && !head_names.contains(t.name.as_str())
+                    && !head_bodies.contains(&t.body)
                 {
                     let path = if file.new_blob.is_some() {
                         &file.path
@@ -521,7 +586,7 @@ impl Run<'_> {
                         path.to_string(),
                         None,
                         format!(
-                            "Test {} ({old_path}:{} before this change) is deleted; the changed files hold {after} tests, {before} before.",
+                            "Test {} ({old_path}:{} before this change) is deleted; the file holds {after} tests, {before} before.",
                             t.name, t.line
                         ),
                     ));
@@ -650,6 +715,19 @@ impl Run<'_> {
 }
 
 /// The last name of `Type::name` or `Class.name`.
+/// The module a source file is (`src/rng.rs` → `rng`, `pkg/x/__init__.py`
+/// and `src/x/mod.rs` → `x`).
+fn module_name(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let file = parts.next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    if matches!(stem, "mod" | "__init__" | "lib") {
+        parts.next().unwrap_or(stem)
+    } else {
+        stem
+    }
+}
+
 fn bare(symbol: &str) -> &str {
     let after = symbol.rsplit("::").next().unwrap_or(symbol);
     after.rsplit('.').next().unwrap_or(after)
@@ -680,15 +758,34 @@ struct CallFiles {
 
 impl CallFiles {
     fn calls(&mut self, input: &Input, path: &str, line: u32, name: &str) -> Vec<Call> {
-        let sites = self.parsed.entry(path.to_string()).or_insert_with(|| {
-            let lang = Lang::of_path(path)?;
-            let bytes = (input.head_file)(path)?;
-            if bytes.len() > MAX_OUTLINE_BYTES {
-                return None;
-            }
-            CallSites::parse(lang, bytes)
-        });
-        sites.as_ref().map(|s| s.at(line, name)).unwrap_or_default()
+        self.file(input, path)
+            .map(|s| s.at(line, name))
+            .unwrap_or_default()
+    }
+
+    fn line(&mut self, input: &Input, path: &str, line: u32) -> String {
+        self.file(input, path)
+            .map(|s| s.line(line).to_string())
+            .unwrap_or_default()
+    }
+
+    fn declares_module(&mut self, input: &Input, path: &str, line: u32, name: &str) -> bool {
+        self.file(input, path)
+            .is_some_and(|s| s.declares_module(line, name))
+    }
+
+    fn file(&mut self, input: &Input, path: &str) -> Option<&CallSites> {
+        self.parsed
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                let lang = Lang::of_path(path)?;
+                let bytes = (input.head_file)(path)?;
+                if bytes.len() > MAX_OUTLINE_BYTES {
+                    return None;
+                }
+                CallSites::parse(lang, bytes)
+            })
+            .as_ref()
     }
 }
 

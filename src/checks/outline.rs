@@ -4,7 +4,7 @@
 //! `breakpoint()`, a body that is only `pass`). Parsed with tree-sitter,
 //! so a marker in a comment or a string is not a marker.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use tree_sitter::{Node, Parser};
@@ -75,6 +75,12 @@ pub struct Outline {
     pub callables: Vec<super::signature::Callable>,
     /// Every name the file defines (`signature::defined`).
     pub defined: HashSet<String>,
+    /// Every name the file imports, with where from (`signature::imports`).
+    pub imported: HashMap<String, HashSet<String>>,
+    /// Every name a Python class of this file derives from (`class
+    /// Flask(App)` gives `App`): a base class's `raise NotImplementedError`
+    /// method is abstract when another file derives from it.
+    pub bases: HashSet<String>,
 }
 
 impl Outline {
@@ -131,6 +137,7 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
     }
     out.callables = super::signature::callables(lang, tree.root_node(), src);
     out.defined = super::signature::defined(lang, tree.root_node(), src);
+    out.imported = super::signature::imports(lang, tree.root_node(), src);
     Some(out)
 }
 
@@ -207,12 +214,54 @@ mod rust {
         attrs
     }
 
-    /// `#[test]`, `#[tokio::test]`, `#[rstest]`, `#[test_case(…)]`, …
+    /// `#[test]`, `#[tokio::test]`, `#[rstest]`, `#[test_case(…)]`, …, and
+    /// any of them behind a condition (`#[cfg_attr(not(wasm),
+    /// tokio::test(flavor = "multi_thread"))]`): the function is a test on
+    /// some target, and rewriting its attribute that way deletes nothing.
     fn is_test_attr(attr: &str) -> bool {
+        if let Some(inner) = cfg_attr_inner(attr) {
+            return inner.into_iter().any(is_test_attr);
+        }
         let path = attr.split(['(', '=', ' ']).next().unwrap_or("").trim();
         path == "test"
             || path.ends_with("::test")
             || matches!(path, "rstest" | "test_case" | "quickcheck" | "proptest")
+    }
+
+    /// The attributes a `cfg_attr(condition, a, b, …)` applies, or None
+    /// when `attr` is not one. Commas inside parentheses or strings do not
+    /// split.
+    fn cfg_attr_inner(attr: &str) -> Option<Vec<&str>> {
+        let args = attr
+            .strip_prefix("cfg_attr")?
+            .trim_start()
+            .strip_prefix('(')?
+            .strip_suffix(')')?;
+        let mut parts = Vec::new();
+        let (mut depth, mut quoted, mut escaped, mut start) = (0i32, false, false, 0);
+        for (i, c) in args.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if quoted => escaped = true,
+                '"' => quoted = !quoted,
+                '(' | '[' if !quoted => depth += 1,
+                ')' | ']' if !quoted => depth -= 1,
+                ',' if !quoted && depth == 0 => {
+                    parts.push(args[start..i].trim());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(args[start..].trim());
+        // The first part is the condition.
+        Some(
+            parts
+                .into_iter()
+                .skip(1)
+                .filter(|p| !p.is_empty())
+                .collect(),
+        )
     }
 
     /// `cfg(test)`, `cfg(all(test, unix))`, but not `cfg(not(test))`.
@@ -538,6 +587,7 @@ mod python {
                     self.out.markers.push(found);
                 }
             }
+            self.out.bases = self.bases;
         }
 
         pub fn block(&mut self, node: Node, scope: &Scope) {
@@ -835,6 +885,21 @@ mod tests {
         assert_eq!(o.test_regions, vec![(3, 16)]);
         assert!(o.in_test_region(12));
         assert!(!o.in_test_region(19));
+    }
+
+    #[test]
+    fn a_test_attribute_behind_cfg_attr_is_a_test() {
+        // tokio 1.54 rewrote `#[tokio::test(flavor = "multi_thread")]` this way.
+        let o = rust(
+            "#[cfg_attr(target_os = \"emscripten\", tokio::test(flavor = \"current_thread\"))]\n#[cfg_attr(not(target_os = \"emscripten\"), tokio::test(flavor = \"multi_thread\"))]\nasync fn a() {}\n\n#[cfg_attr(any(unix, windows), allow(dead_code), test)]\nfn b() {}\n\n#[cfg_attr(miri, ignore)]\n#[test]\nfn c() {}\n\n#[cfg_attr(feature = \"x, test\", allow(unused))]\nfn d() {}\n",
+        );
+        let names: Vec<(&str, Option<u32>)> = o
+            .tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.skipped_at))
+            .collect();
+        // Ignored only under miri: not skipped where the tests normally run.
+        assert_eq!(names, vec![("a", None), ("b", None), ("c", None)]);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! `Signature::accepts` says whether it binds. Everything here stands down
 //! when unsure: an unreadable call, a `*args` splat, a macro's arguments.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use tree_sitter::{Node, Parser};
 
@@ -579,6 +579,104 @@ pub fn defined(lang: Lang, root: Node, src: &[u8]) -> HashSet<String> {
     out
 }
 
+/// The names a file imports, each with the paths it imports them from
+/// (`use rand_core::{Rng as R}` gives `R` from `rand_core::Rng`; `from .x
+/// import y` gives `y` from `.x.y`). A symbol removed in one place and
+/// imported from somewhere new is provided by that import.
+pub fn imports(lang: Lang, root: Node, src: &[u8]) -> HashMap<String, HashSet<String>> {
+    let mut out: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut add = |name: &str, from: String| {
+        out.entry(name.to_string()).or_default().insert(from);
+    };
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        match (lang, n.kind()) {
+            (Lang::Rust, "use_declaration") => {
+                if let Some(arg) = n.child_by_field_name("argument") {
+                    rust_use(arg, src, "", &mut add);
+                }
+                continue;
+            }
+            (Lang::Python, "import_from_statement") => {
+                let module = n
+                    .child_by_field_name("module_name")
+                    .map_or("", |m| text(m, src));
+                let mut c = n.walk();
+                for name in n.children_by_field_name("name", &mut c) {
+                    let (path, alias) = match name.kind() {
+                        "aliased_import" => (
+                            name.child_by_field_name("name")
+                                .map_or("", |x| text(x, src)),
+                            name.child_by_field_name("alias")
+                                .map_or("", |x| text(x, src)),
+                        ),
+                        _ => (text(name, src), text(name, src)),
+                    };
+                    if !alias.is_empty() {
+                        add(alias, format!("{module}.{path}"));
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    out
+}
+
+/// One `use` tree under `prefix`.
+fn rust_use(node: Node, src: &[u8], prefix: &str, add: &mut impl FnMut(&str, String)) {
+    let join = |p: &str| {
+        if prefix.is_empty() {
+            p.to_string()
+        } else {
+            format!("{prefix}::{p}")
+        }
+    };
+    match node.kind() {
+        "identifier" | "scoped_identifier" | "self" | "crate" | "super" => {
+            let path = join(text(node, src));
+            let name = node
+                .child_by_field_name("name")
+                .map_or(text(node, src), |x| text(x, src));
+            // `use a::b::{self}` imports `b`.
+            let name = if name == "self" {
+                prefix.rsplit("::").next().unwrap_or("")
+            } else {
+                name
+            };
+            if !name.is_empty() {
+                add(name, path);
+            }
+        }
+        "use_as_clause" => {
+            if let (Some(path), Some(alias)) = (
+                node.child_by_field_name("path"),
+                node.child_by_field_name("alias"),
+            ) {
+                add(text(alias, src), join(text(path, src)));
+            }
+        }
+        "scoped_use_list" => {
+            let inner = node
+                .child_by_field_name("path")
+                .map_or(prefix.to_string(), |p| join(text(p, src)));
+            if let Some(list) = node.child_by_field_name("list") {
+                rust_use(list, src, &inner, add);
+            }
+        }
+        "use_list" => {
+            let mut c = node.walk();
+            for item in node.named_children(&mut c) {
+                rust_use(item, src, prefix, add);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A file parsed once for the calls it holds.
 pub struct CallSites {
     lang: Lang,
@@ -596,6 +694,43 @@ impl CallSites {
         parser.set_language(&language).ok()?;
         let tree = parser.parse(&src, None)?;
         Some(CallSites { lang, src, tree })
+    }
+
+    /// The text of 1-based `line`, or "" past the end.
+    pub fn line(&self, line: u32) -> &str {
+        let text = std::str::from_utf8(&self.src).unwrap_or("");
+        text.lines()
+            .nth((line as usize).saturating_sub(1))
+            .unwrap_or("")
+    }
+
+    /// Whether `line` declares a module named `name` (`mod snapshot;`):
+    /// each test crate under `tests/` declares its own, so a sibling's
+    /// `mod snapshot;` does not refer to a removed one.
+    pub fn declares_module(&self, line: u32, name: &str) -> bool {
+        if self.lang != Lang::Rust {
+            return false;
+        }
+        let mut stack = vec![self.tree.root_node()];
+        while let Some(n) = stack.pop() {
+            let (start, end) = (
+                n.start_position().row as u32 + 1,
+                n.end_position().row as u32 + 1,
+            );
+            if line < start || line > end {
+                continue;
+            }
+            if n.kind() == "mod_item"
+                && n.child_by_field_name("name").is_some_and(|x| {
+                    x.start_position().row as u32 + 1 == line && text(x, &self.src) == name
+                })
+            {
+                return true;
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+        false
     }
 
     /// The calls of `name` whose name stands on `line`. Calls inside a

@@ -42,8 +42,9 @@ pub enum Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Context {
     pub kind: Kind,
-    /// Test code: a password or token assigned there is a fixture, so the
-    /// assignment rule stands down; provider formats and keys still count.
+    /// Test code or documentation: a password or token assigned there is
+    /// a fixture or an example, so the assignment rule stands down;
+    /// provider formats and keys still count.
     pub test: bool,
 }
 

@@ -614,3 +614,143 @@ fn empty_diff_and_a_diff_of_only_speeds_files_implement_nothing() {
     let found = findings(&repo);
     assert_eq!(only(&found, "empty_diff"), ["empty_diff"], "{found:?}");
 }
+
+/// The false positives the checks raised on real releases (tokio 1.54,
+/// rand 0.10, syn 3, flask 3.1), each cut down to its shape and kept quiet,
+/// beside the real finding it resembles.
+#[test]
+fn the_look_alikes_found_in_real_releases_stay_quiet() {
+    // tokio 1.54: `#[tokio::test(…)]` moved behind `cfg_attr`; a test
+    // really deleted beside it is still found.
+    let before = "#[tokio::test(flavor = \"multi_thread\")]\nasync fn one() {\n    assert!(1 > 0);\n}\n\n#[tokio::test]\nasync fn two() {\n    assert!(2 > 0);\n}\n\n#[test]\nfn three() {\n    assert!(3 > 0);\n}\n";
+    let after = "#[cfg_attr(not(target_family = \"wasm\"), tokio::test(flavor = \"multi_thread\"))]\n#[cfg_attr(target_family = \"wasm\", tokio::test)]\nasync fn one() {\n    assert!(1 > 0);\n}\n\n#[tokio::test]\nasync fn two() {\n    assert!(2 > 0);\n}\n";
+    let repo = repo_with(
+        &[("tests/runtime.rs", before)],
+        &[("tests/runtime.rs", after)],
+        &[],
+        declared(),
+    );
+    let found = findings(&repo);
+    assert_eq!(
+        only(&found, "test_weakened"),
+        ["test_weakened tests/runtime.rs"],
+        "{found:?}"
+    );
+    assert!(found[0].1.contains("Test three"), "{found:?}");
+
+    // rand 0.10: `Rng` removed from `src/rng.rs` and re-exported from
+    // another crate in its place, so `crate::Rng` still resolves; `Fill`,
+    // removed with nothing in its place, and `rng::Rng`, named through the
+    // module it left, are still found.
+    let repo = repo_with(
+        &[
+            (
+                "src/lib.rs",
+                "pub mod rng;\npub mod dist;\npub mod draw;\npub use rng::Rng;\n",
+            ),
+            (
+                "src/rng.rs",
+                "pub trait Rng {}\n\npub trait Fill {}\n\npub fn seed() {}\n",
+            ),
+            (
+                "src/dist.rs",
+                "use crate::Rng;\nuse crate::rng::Fill;\n\npub fn draw(_r: &dyn Rng, _f: &dyn Fill) {}\n",
+            ),
+            ("src/draw.rs", "pub fn one(_r: &dyn crate::rng::Rng) {}\n"),
+        ],
+        &[
+            (
+                "src/lib.rs",
+                "pub mod rng;\npub mod dist;\npub use rand_core::Rng;\n",
+            ),
+            ("src/rng.rs", "pub fn seed() {}\n"),
+        ],
+        &[],
+        declared(),
+    );
+    let found = findings(&repo);
+    let broken: Vec<&(String, String)> = found
+        .iter()
+        .filter(|f| f.0.starts_with("breaking_change"))
+        .collect();
+    assert_eq!(broken.len(), 2, "{found:?}");
+    assert!(broken[0].1.starts_with("Fill "), "{found:?}");
+    assert!(broken[0].1.contains("src/dist.rs:2,"), "{found:?}");
+    assert!(!broken[0].1.contains("src/dist.rs:1"), "{found:?}");
+    assert!(broken[1].1.starts_with("Rng "), "{found:?}");
+    assert!(broken[1].1.contains(": src/draw.rs:1."), "{found:?}");
+
+    // syn 3: a deleted test crate's `mod snapshot;` is its own module, and
+    // a sibling test crate declaring its own does not refer to it.
+    let test_crate =
+        "#[macro_use]\nmod snapshot;\n\n#[test]\nfn parses() {\n    snapshot!(parses);\n}\n";
+    let repo = repo_with(
+        &[
+            (
+                "tests/snapshot/mod.rs",
+                "macro_rules! snapshot { () => {}; }\n",
+            ),
+            ("tests/test_a.rs", test_crate),
+            ("tests/test_b.rs", &test_crate.replace("parses", "reads")),
+        ],
+        &[],
+        &["tests/test_a.rs"],
+        declared(),
+    );
+    let found = findings(&repo);
+    assert!(only(&found, "breaking_change").is_empty(), "{found:?}");
+    assert_eq!(
+        only(&found, "test_weakened"),
+        ["test_weakened tests/test_a.rs"],
+        "{found:?}"
+    );
+
+    // flask 3.1: an abstract method of a base class that a class in
+    // another changed file derives from; with no subclass it is found.
+    let base = "class App:\n    def create_env(self):\n        raise NotImplementedError()\n";
+    let derived = "from .base import App\n\n\nclass Flask(App):\n    def create_env(self):\n        return {}\n";
+    let repo = repo_with(
+        &[("fines/__init__.py", "")],
+        &[("fines/base.py", base), ("fines/app.py", derived)],
+        &[],
+        declared(),
+    );
+    let found = findings(&repo);
+    assert!(only(&found, "placeholder").is_empty(), "{found:?}");
+    let repo = repo_with(
+        &[("fines/__init__.py", "")],
+        &[("fines/base.py", base)],
+        &[],
+        declared(),
+    );
+    let found = findings(&repo);
+    assert_eq!(
+        only(&found, "placeholder"),
+        ["placeholder fines/base.py:3"],
+        "{found:?}"
+    );
+
+    // flask 3.1's docs: an example `SECRET_KEY` in documentation is an
+    // example; the same line in code is a secret.
+    let line = "SECRET_KEY = '192b9bdd22ab9ed4d12e236c78afcb9a393ec15f71bbf5dc987d54727823bcbf'\n";
+    let repo = repo_with(
+        &[("fines/__init__.py", "")],
+        &[("docs/config.rst", &format!("Example::\n\n    {line}"))],
+        &[],
+        declared(),
+    );
+    let found = findings(&repo);
+    assert!(only(&found, "secret").is_empty(), "{found:?}");
+    let repo = repo_with(
+        &[("fines/__init__.py", "")],
+        &[("fines/settings.py", line)],
+        &[],
+        declared(),
+    );
+    let found = findings(&repo);
+    assert_eq!(
+        only(&found, "secret"),
+        ["secret fines/settings.py:1"],
+        "{found:?}"
+    );
+}
