@@ -500,18 +500,26 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         impact: impact.as_ref().map(impact_rows),
     };
     let schema = serde_json::to_string(&verdict::json_schema()).unwrap_or_default();
-    let prompt = prompt::assemble(
-        &parts.input(
-            prompt::Kind::Review,
-            &diff,
-            spec_sections.clone(),
-            None,
-            &schema,
-        ),
-        shared.counter.get()?,
-        shared.settings.budget,
-        &shared.templates,
-    )?;
+    let input = parts.input(
+        prompt::Kind::Review,
+        &diff,
+        spec_sections.clone(),
+        None,
+        &schema,
+    );
+    let counter = shared.counter.get()?;
+    let offline = shared.settings.llm.provider == crate::settings::Provider::Offline
+        && !shared.settings.dry_run;
+    let prompt = match prompt::assemble(&input, counter, shared.settings.budget, &shared.templates)
+    {
+        // An offline review sends no prompt: a change too large for the
+        // budget (Django 5.0 → 5.1 lists 966 files) is still checked, and
+        // its prompt still hashed for the log.
+        Err(prompt::Error::ProtectedTooLarge { needed, .. }) if offline => {
+            prompt::assemble(&input, counter, needed, &shared.templates)?
+        }
+        other => other?,
+    };
 
     let sent_sections = sent_sections(&documents, &prompt);
     let spec_hash = sha256(

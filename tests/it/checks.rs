@@ -312,3 +312,44 @@ fn the_demo_path_works_without_a_model_server() {
     let run = speed(repo.path(), &["review", "--task-id", "2", "--dry-run"], &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
 }
+
+#[test]
+fn an_offline_review_checks_a_change_too_large_for_the_prompt_budget() {
+    // Nothing is sent offline, so a change whose file list alone is over
+    // the budget is still checked (Django 5.0 → 5.1 was refused).
+    let repo = repo::example();
+    let names: Vec<String> = (0..60)
+        .map(|i| format!("catalog/src/generated_module_number_{i}.rs"))
+        .collect();
+    let files: Vec<(&str, &str)> = names
+        .iter()
+        .map(|n| (n.as_str(), "pub fn f() -> u32 {\n    1\n}\n"))
+        .collect();
+    commit(&repo, "speed/task-1", &files, &[]);
+    let args = ["review", "--task-id", "1", "--budget", "1200"];
+    let run = speed(
+        repo.path(),
+        &[&args[..], &["--offline", "--json"]].concat(),
+        &[],
+    );
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let report = &json(&run.stdout)["reviews"][0];
+    assert_eq!(report["error"], Value::Null, "{}", run.transcript());
+    assert_eq!(report["verdict"], "request_changes");
+    let checks: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    assert!(checks.contains(&"large_diff"), "{checks:?}");
+    assert!(checks.contains(&"scope"), "{checks:?}");
+    // A dry run still reports the budget it cannot meet.
+    let run = speed(
+        repo.path(),
+        &[&args[..], &["--offline", "--dry-run"]].concat(),
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("raise the budget"), "{}", run.stderr);
+}
