@@ -448,11 +448,12 @@ impl Run<'_> {
     /// Markers of the given kinds on lines this diff adds, with their file.
     fn added_markers(&self, kinds: &[Marker], in_tests: bool) -> Vec<(String, outline::Found)> {
         let mut out = Vec::new();
+        let documentation = self.doc_module_files();
         for (i, file) in self.input.diff.files.iter().enumerate() {
             let Some(head) = self.sides.head.get(&i) else {
                 continue;
             };
-            if !in_tests && paths::is_test(&file.path) {
+            if (!in_tests && paths::is_test(&file.path)) || documentation.contains(&file.path) {
                 continue;
             }
             let added: HashSet<u32> = file_added_lines(file).collect();
@@ -463,6 +464,38 @@ impl Run<'_> {
                 {
                     out.push((file.path.clone(), m.clone()));
                 }
+            }
+        }
+        out
+    }
+
+    /// The files of the modules a changed Rust file declares for
+    /// documentation only (`#[cfg(doc)] mod not_implemented;` in
+    /// `src/lib.rs` is `src/not_implemented.rs` or its `mod.rs`).
+    fn doc_module_files(&self) -> HashSet<String> {
+        let mut out = HashSet::new();
+        for (i, head) in &self.sides.head {
+            let declaring = &self.input.diff.files[*i].path;
+            let (dir, file) = declaring.rsplit_once('/').unwrap_or(("", declaring));
+            let stem = file.trim_end_matches(".rs");
+            // `lib.rs`, `main.rs` and `mod.rs` hold their folder's modules;
+            // `foo.rs` holds those in `foo/`.
+            let base = if matches!(stem, "lib" | "main" | "mod") {
+                dir.to_string()
+            } else if dir.is_empty() {
+                stem.to_string()
+            } else {
+                format!("{dir}/{stem}")
+            };
+            for module in &head.doc_modules {
+                let rel = module.replace("::", "/");
+                let at = if base.is_empty() {
+                    rel
+                } else {
+                    format!("{base}/{rel}")
+                };
+                out.insert(format!("{at}.rs"));
+                out.insert(format!("{at}/mod.rs"));
             }
         }
         out

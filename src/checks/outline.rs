@@ -77,6 +77,9 @@ pub struct Outline {
     pub defined: HashSet<String>,
     /// Every name the file imports, with where from (`signature::imports`).
     pub imported: HashMap<String, HashSet<String>>,
+    /// Modules this Rust file declares only for documentation (`#[cfg(doc)]
+    /// mod x;`), by their path below this file's module (`x`, `sys::x`).
+    pub doc_modules: HashSet<String>,
     /// Every name a Python class of this file derives from (`class
     /// Flask(App)` gives `App`): a base class's `raise NotImplementedError`
     /// method is abstract when another file derives from it.
@@ -283,6 +286,13 @@ mod rust {
             if child.kind() == "macro_definition"
                 || attributes(child, src).iter().any(|(a, _)| a == "cfg(doc)")
             {
+                // `#[cfg(doc)] mod not_implemented;`: that file is
+                // documentation too (rustix).
+                if child.kind() == "mod_item" && child.child_by_field_name("body").is_none() {
+                    if let Some(name) = child.child_by_field_name("name") {
+                        out.doc_modules.insert(join(path, text(name, src)));
+                    }
+                }
                 continue;
             }
             match child.kind() {
@@ -444,12 +454,33 @@ mod rust {
                     // identifier `!` token_tree
                     let mut c = n.walk();
                     let kids: Vec<Node> = n.children(&mut c).collect();
+                    // Inside another macro (libc's `s! { … }`) the code is
+                    // unparsed tokens; `unimplemented!` counts as it does in a
+                    // parsed function: the whole of a `{ … }` body, saying
+                    // nothing of why.
+                    let sole = kids
+                        .iter()
+                        .filter(|k| {
+                            !matches!(k.kind(), "{" | "}" | ";" | "line_comment" | "block_comment")
+                        })
+                        .count()
+                        == 3
+                        && kids.first().is_some_and(|k| k.kind() == "{");
                     for w in kids.windows(3) {
                         if w[0].kind() == "identifier"
                             && w[1].kind() == "!"
                             && w[2].kind() == "token_tree"
                         {
-                            push(out, text(w[0], src), line(w[0]), function);
+                            let name = text(w[0], src);
+                            if name == "unimplemented" {
+                                let message = text(w[2], src)
+                                    .trim_start_matches(['(', '[', '{'])
+                                    .trim_end_matches([')', ']', '}']);
+                                if !sole || deliberate(message) {
+                                    continue;
+                                }
+                            }
+                            push(out, name, line(w[0]), function);
                         }
                     }
                 }
@@ -862,6 +893,18 @@ mod tests {
             ]
         );
         assert_eq!(o.markers[0].function.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn unimplemented_inside_another_macro_counts_as_in_a_function() {
+        // libc writes its trait impls inside `s_no_extra_traits! { … }`.
+        let o = rust(
+            "s! {\n    impl Hash for U {\n        fn hash(&self) {\n            unimplemented!(\"traits\");\n        }\n    }\n    impl Eq for U {\n        fn eq(&self) -> bool {\n            unimplemented!()\n        }\n    }\n    fn f(x: u8) -> u8 {\n        match x { 0 => 1, _ => unimplemented!() }\n    }\n    fn g() { todo!(\"traits\") }\n}\n",
+        );
+        assert_eq!(
+            markers(&o),
+            vec![(Marker::Unimplemented, 9), (Marker::Todo, 15)]
+        );
     }
 
     #[test]

@@ -730,6 +730,32 @@ fn the_look_alikes_found_in_real_releases_stay_quiet() {
         "{found:?}"
     );
 
+    // rustix: a module compiled only for documentation lists what is not
+    // implemented; libc: `unimplemented!("traits")` inside `s! { … }`
+    // says why. The same stub in a module that is built is found.
+    let stub = "/// See rustix-openpty.\npub fn openpty() {\n    unimplemented!()\n}\n";
+    let libc = "s! {\n    impl Hash for U {\n        fn hash(&self) {\n            unimplemented!(\"traits\");\n        }\n    }\n}\n";
+    let repo = repo_with(
+        &[("src/lib.rs", "pub mod fines;\n")],
+        &[
+            (
+                "src/lib.rs",
+                "pub mod fines;\npub mod unix;\n#[cfg(doc)]\npub mod not_implemented;\npub mod built;\n",
+            ),
+            ("src/not_implemented.rs", stub),
+            ("src/unix.rs", libc),
+            ("src/built.rs", stub),
+        ],
+        &[],
+        declared(),
+    );
+    let found = findings(&repo);
+    assert_eq!(
+        only(&found, "placeholder"),
+        ["placeholder src/built.rs:3"],
+        "{found:?}"
+    );
+
     // flask 3.1's docs: an example `SECRET_KEY` in documentation is an
     // example; the same line in code is a secret.
     let line = "SECRET_KEY = '192b9bdd22ab9ed4d12e236c78afcb9a393ec15f71bbf5dc987d54727823bcbf'\n";
