@@ -9,23 +9,25 @@
 use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use anyhow::Context;
-use clap::Parser;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, Format};
+use crate::defects;
 use crate::exit::Outcome;
 use crate::git::Repository;
 use crate::llm;
 use crate::prompt::{PendingCounter, Templates};
 use crate::render::{self, Style};
-use crate::review::{self, Event, Events, Shared, Subject, batch, dry, nits};
+use crate::review::{self, Shared, Subject, batch, dry, nits};
 use crate::settings::{
     self, CommandSettings, ConfigSettings, LlmSettings, Provider, ReviewSettings, Settings, Target,
 };
 use crate::tasks;
+
+mod progress;
+use progress::Progress;
 
 // stdout and stderr may be closed under speed (`speed review | head`,
 // `2>&-`), and std's printing macros panic then. In this module, the only
@@ -52,17 +54,17 @@ where
     T: Into<OsString> + Clone,
 {
     let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match Cli::parse_checked(&args) {
         Ok(cli) => cli,
         Err(err) => {
             // clap formats help, version and usage errors; they are printed
             // like everything else (a usage error quotes what was typed).
-            let colored = if err.use_stderr() {
+            let terminal = if err.use_stderr() {
                 std::io::stderr().is_terminal()
             } else {
                 std::io::stdout().is_terminal()
-            } && style_for(true).color;
-            let rendered = if colored {
+            };
+            let rendered = if terminal && std::env::var_os("NO_COLOR").is_none() {
                 err.render().ansi().to_string()
             } else {
                 err.render().to_string()
@@ -72,79 +74,89 @@ where
                 return Outcome::Approved.code();
             }
             eprint!("{rendered}");
-            if let Some(shape) = usage_json_shape(&args) {
-                print!("{}", json_failure(shape, err.render().to_string().trim()));
+            if let Some(shape) = usage_shape(&args) {
+                print!("{}", shape.failure(err.render().to_string().trim()));
             }
             return Outcome::Usage.code();
         }
     };
     init_logging(cli.verbose);
-    let shape = cli.json().then(|| JsonShape::of(&cli.command));
+    let shape = Shape::of(&cli);
     match run(cli) {
         Ok(outcome) => outcome.code(),
         Err(err) => {
             eprintln!("error: {err:#}");
-            // `--json` promises one JSON object on stdout, even when nothing
-            // could be done; every path that prints its own returns Ok.
+            // A machine-readable format promises its document on stdout,
+            // even when nothing could be done; every path that prints its
+            // own returns Ok.
             if let Some(shape) = shape {
-                print!("{}", json_failure(shape, &format!("{err:#}")));
+                print!("{}", shape.failure(&format!("{err:#}")));
             }
             Outcome::Error.code()
         }
     }
 }
 
-/// Which JSON object a failed command prints: the one it would have printed,
-/// empty, with `error` set.
+/// What a failed command prints on stdout: the document it promised
+/// (JSON, SARIF, JUnit, workflow commands), empty, with the error in it.
 #[derive(Debug, Clone, Copy)]
-enum JsonShape {
-    Review,
+enum Shape {
+    Review(Format),
     Nits,
     Config,
 }
 
-impl JsonShape {
-    fn of(command: &Command) -> JsonShape {
-        match command {
-            Command::Review(_) => JsonShape::Review,
-            Command::Nits(_) => JsonShape::Nits,
-            Command::Config(_) => JsonShape::Config,
-            // They have no --json (`Cli::json` is false): never asked.
-            Command::Hook(_) | Command::Override(_) => JsonShape::Review,
+impl Shape {
+    fn of(cli: &Cli) -> Option<Shape> {
+        let format = cli.promised_format()?;
+        Some(match cli.command {
+            Command::Nits(_) => Shape::Nits,
+            Command::Config(_) => Shape::Config,
+            _ => Shape::Review(format),
+        })
+    }
+
+    fn failure(self, error: &str) -> String {
+        match self {
+            Shape::Review(Format::Sarif) => render::sarif::failure(error),
+            Shape::Review(Format::Junit) => render::junit::failure(error),
+            Shape::Review(Format::Github) => render::github::failure(error),
+            Shape::Review(_) => render::json::failure(error),
+            Shape::Nits => render::json::nits_failure(error),
+            Shape::Config => render::config::json_failure(error),
         }
     }
 }
 
-fn json_failure(shape: JsonShape, error: &str) -> String {
-    match shape {
-        JsonShape::Review => render::json::failure(error),
-        JsonShape::Nits => render::json::nits_failure(error),
-        JsonShape::Config => render::config::json_failure(error),
-    }
-}
-
-/// For a usage error: whether `--json` was asked for, and by which command
-/// (the first word naming one; review when none does).
-fn usage_json_shape(args: &[OsString]) -> Option<JsonShape> {
+/// For a usage error: the document the arguments asked for (`--json`, or
+/// `--format F` for a review), by the first word naming a command (review
+/// when none does).
+fn usage_shape(args: &[OsString]) -> Option<Shape> {
     let words: Vec<&str> = args
         .iter()
         .skip(1)
         .map(|a| a.to_str().unwrap_or(""))
         .take_while(|a| *a != "--")
         .collect();
-    if !words.contains(&"--json") {
-        return None;
+    let command = words
+        .iter()
+        .find(|w| matches!(**w, "review" | "nits" | "config"));
+    let json = words.contains(&"--json");
+    let format = words
+        .iter()
+        .enumerate()
+        .find_map(|(i, w)| match w.strip_prefix("--format") {
+            Some("") => words.get(i + 1).copied(),
+            Some(rest) => rest.strip_prefix('='),
+            None => None,
+        })
+        .and_then(|name| <Format as clap::ValueEnum>::from_str(name, false).ok());
+    match command {
+        Some(&"nits") => json.then_some(Shape::Nits),
+        Some(&"config") => json.then_some(Shape::Config),
+        _ if json => Some(Shape::Review(Format::Json)),
+        _ => format.filter(|f| *f != Format::Human).map(Shape::Review),
     }
-    Some(
-        match words
-            .iter()
-            .find(|w| matches!(**w, "review" | "nits" | "config"))
-        {
-            Some(&"nits") => JsonShape::Nits,
-            Some(&"config") => JsonShape::Config,
-            _ => JsonShape::Review,
-        },
-    )
 }
 
 fn init_logging(verbose: u8) {
@@ -196,21 +208,72 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     for notice in &settings.notices {
         eprintln!("note: {notice}");
     }
+    let colors = Colors::of(&settings);
     match &settings.command {
-        CommandSettings::Review(review) => review_command(&settings.dir, review),
-        CommandSettings::Nits { json } => nits_command(&settings.dir, *json),
+        CommandSettings::Review(review) => review_command(&settings.dir, review, colors),
+        CommandSettings::Nits { json } => nits_command(&settings.dir, *json, colors),
         CommandSettings::Config(config) => config_command(config, &settings),
+        CommandSettings::Completions(shell) => completions_command(*shell),
+        CommandSettings::Man => man_command(),
         CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
         CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
     }
 }
 
-/// Colour only on a terminal, and never with NO_COLOR set.
-fn style_for(terminal: bool) -> Style {
-    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-    Style {
-        color: terminal && !no_color,
+/// The styles of stdout and stderr, from `--color`, each stream being a
+/// terminal or not, and NO_COLOR.
+#[derive(Debug, Clone, Copy)]
+struct Colors {
+    stdout: Style,
+    stderr: Style,
+}
+
+impl Colors {
+    /// No colour anywhere: for a review a git hook runs, whose output git
+    /// relays.
+    fn plain() -> Colors {
+        let none = Style { color: false };
+        Colors {
+            stdout: none,
+            stderr: none,
+        }
     }
+
+    fn of(settings: &Settings) -> Colors {
+        let env = |key: &str| std::env::var(key).ok();
+        let style = |terminal| Style {
+            color: settings.color(terminal, &env),
+        };
+        Colors {
+            stdout: style(std::io::stdout().is_terminal()),
+            stderr: style(std::io::stderr().is_terminal()),
+        }
+    }
+}
+
+/// `speed completions SHELL`: the script, generated from the clap
+/// definitions, so it always matches the flags.
+fn completions_command(shell: crate::cli::Shell) -> anyhow::Result<Outcome> {
+    use clap::CommandFactory;
+    use clap_complete::Shell as Target;
+    let target = match shell {
+        crate::cli::Shell::Bash => Target::Bash,
+        crate::cli::Shell::Zsh => Target::Zsh,
+        crate::cli::Shell::Fish => Target::Fish,
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(target, &mut Cli::command(), "speed", &mut script);
+    print!("{}", String::from_utf8_lossy(&script));
+    Ok(Outcome::Approved)
+}
+
+/// `speed man`: the man page in roff, generated from the clap definitions,
+/// with a section per subcommand.
+fn man_command() -> anyhow::Result<Outcome> {
+    use clap::CommandFactory;
+    let page = render::man::page(Cli::command()).context("cannot render the man page")?;
+    print!("{}", String::from_utf8_lossy(&page));
+    Ok(Outcome::Approved)
 }
 
 /// What a review command found to do.
@@ -224,17 +287,21 @@ struct Gathered {
     /// Batch mode: the task files read (in the chosen feature), so "nothing
     /// to review" can say what it looked at.
     tasks_read: usize,
+    /// Batch mode: the defects whose state says `fixed`.
+    defects_read: usize,
 }
 
-fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outcome> {
+fn review_command(
+    dir: &Path,
+    settings: &ReviewSettings,
+    colors: Colors,
+) -> anyhow::Result<Outcome> {
     if let (Some(note), false) = (&settings.llm.offline_note, settings.dry_run) {
         eprintln!("note: {note}");
     }
-    // First, so the tokenizer is built while git is read. It lives as long
-    // as the process: freeing its hundreds of thousands of entries on the
-    // way out would only delay the exit (tens of ms), so it is never freed.
+    // Named now, so an unknown encoding fails at once; built only when a
+    // prompt is first counted.
     let counter = Arc::new(PendingCounter::start(&settings.tokenizer)?);
-    std::mem::forget(Arc::clone(&counter));
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
     let shared = Shared {
@@ -252,16 +319,17 @@ fn review_command(dir: &Path, settings: &ReviewSettings) -> anyhow::Result<Outco
         }
     }
     if gathered.subjects.is_empty() {
-        return Ok(nothing_to_review(&shared.root, settings, &gathered));
+        return Ok(nothing_to_review(&shared.root, settings, &gathered, colors));
     }
     if settings.dry_run {
         return Ok(dry_run_command(
             &shared,
             &gathered.unreadable,
             gathered.subjects,
+            colors,
         ));
     }
-    run_reviews(&shared, gathered)
+    run_reviews(&shared, gathered, colors)
 }
 
 /// Who reviews: config `review.actor`, else the git user (`user.name`), else
@@ -298,6 +366,7 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
         skipped: Vec::new(),
         batch_mode: false,
         tasks_read: 0,
+        defects_read: 0,
     };
     match &shared.settings.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
@@ -324,7 +393,12 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
                 .filter(|t| feature.is_none() || t.feature == *feature)
                 .collect();
             gathered.tasks_read = all.len();
-            if all.is_empty() && !gathered.unreadable.is_empty() {
+            // Defects belong to no feature: a batch of one feature leaves them out.
+            let fixed = match feature {
+                None => gather_fixed_defects(shared, &mut gathered)?,
+                Some(_) => Vec::new(),
+            };
+            if all.is_empty() && fixed.is_empty() && !gathered.unreadable.is_empty() {
                 eprintln!(
                     "error: task files exist but none could be read ({} unreadable); nothing was reviewed",
                     gathered.unreadable.len()
@@ -336,7 +410,33 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
                 .map(|t| Subject::Task(Box::new(t)))
                 .collect();
             gathered.skipped = skipped;
+            let (selected, skipped) = batch::select_defects(shared, fixed, shared.settings.force)?;
+            gathered.subjects.extend(
+                selected.into_iter().map(|d| {
+                    Subject::Defect(Box::new(review::defect::DefectReview::new(d, false)))
+                }),
+            );
+            gathered.skipped.extend(skipped);
             gathered.batch_mode = true;
+        }
+        Target::Defect { name, update_state } => {
+            match defects::Store::open(&shared.root).find(name) {
+                Ok(defect) if *update_state && defect.state.is_none() => {
+                    let missing = defects::Error::Missing {
+                        path: defect.file(defects::store::STATE),
+                        why: "--update-state changes the defect's state.json, and there is none",
+                    };
+                    gathered
+                        .unreadable
+                        .push(review::single::unreadable_defect(name, missing.to_string()));
+                }
+                Ok(defect) => gathered.subjects.push(Subject::Defect(Box::new(
+                    review::defect::DefectReview::new(defect, *update_state),
+                ))),
+                Err(err) => gathered
+                    .unreadable
+                    .push(review::single::unreadable_defect(name, err.to_string())),
+            }
         }
         Target::Branch {
             branch,
@@ -363,41 +463,76 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
     Ok(gathered)
 }
 
+/// The defects whose state says `fixed`, for a batch; those that cannot be
+/// read are reported as unreadable, never skipped.
+fn gather_fixed_defects(
+    shared: &Shared,
+    gathered: &mut Gathered,
+) -> anyhow::Result<Vec<defects::Defect>> {
+    let (fixed, broken) = defects::Store::open(&shared.root).fixed()?;
+    gathered.unreadable.extend(
+        broken
+            .into_iter()
+            .map(|b| review::single::unreadable_defect(&b.name, b.error.to_string())),
+    );
+    gathered.defects_read = fixed.len();
+    Ok(fixed)
+}
+
 /// No review to run: either every named task was unreadable (an error) or
 /// no `done` task needs a review (success).
-fn nothing_to_review(root: &Path, settings: &ReviewSettings, gathered: &Gathered) -> Outcome {
+fn nothing_to_review(
+    root: &Path,
+    settings: &ReviewSettings,
+    gathered: &Gathered,
+    colors: Colors,
+) -> Outcome {
     if !gathered.unreadable.is_empty() {
-        if settings.json && settings.dry_run {
+        if settings.json() && settings.dry_run {
             let runs: Vec<dry::DryRun> = gathered
                 .unreadable
                 .iter()
                 .map(dry::DryRun::unreadable)
                 .collect();
             print!("{}", render::json::dry_runs(&runs));
-        } else if settings.json {
-            print!(
-                "{}",
-                render::json::reviews(&gathered.unreadable, &[], &gathered.skipped)
+        } else if settings.format != Format::Human {
+            print_results(
+                settings.format,
+                &gathered.unreadable,
+                &[],
+                &gathered.skipped,
+                false,
+                colors,
             );
         }
         return Outcome::Error;
     }
-    if settings.json {
-        print!("{}", render::json::reviews(&[], &[], &gathered.skipped));
-    } else if gathered.batch_mode && gathered.tasks_read == 0 {
-        let looked: Vec<String> = tasks::Store::open(root)
+    if settings.format != Format::Human {
+        print_results(settings.format, &[], &[], &gathered.skipped, false, colors);
+    } else if gathered.batch_mode && gathered.tasks_read == 0 && gathered.defects_read == 0 {
+        let mut looked: Vec<String> = tasks::Store::open(root)
             .task_folders()
             .iter()
             .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
             .collect();
+        let defects = matches!(&settings.target, Target::Tasks { feature: None, .. });
+        if defects {
+            looked.extend(
+                defects::Store::open(root)
+                    .folders()
+                    .iter()
+                    .map(|p| p.display().to_string()),
+            );
+        }
         let feature = match &settings.target {
             Target::Tasks {
                 feature: Some(f), ..
             } => format!(" of feature {f}"),
             _ => String::new(),
         };
+        let fixed = if defects { " and no fixed defects" } else { "" };
         eprintln!(
-            "Nothing to review: no task files{feature} found (looked in {}).",
+            "Nothing to review: no task files{feature}{fixed} found (looked in {}).",
             looked.join(", ")
         );
     } else {
@@ -405,8 +540,13 @@ fn nothing_to_review(root: &Path, settings: &ReviewSettings, gathered: &Gathered
             0 => String::new(),
             n => format!("; {n} approved and still covered by that approval"),
         };
+        let defects = match gathered.defects_read {
+            0 => String::new(),
+            1 => ", 1 fixed defect".to_string(),
+            n => format!(", {n} fixed defects"),
+        };
         eprintln!(
-            "Nothing to review: {} task file{} read, no `done` task needs a review{approved}.",
+            "Nothing to review: {} task file{} read{defects}, nothing needs a review{approved}.",
             gathered.tasks_read,
             if gathered.tasks_read == 1 { "" } else { "s" }
         );
@@ -414,28 +554,89 @@ fn nothing_to_review(root: &Path, settings: &ReviewSettings, gathered: &Gathered
     Outcome::Approved
 }
 
+/// Everything printed once the reviews are done, in the chosen format.
+/// Human reports were printed as each review completed: the summary of a
+/// batch and the nits follow them.
+fn print_results(
+    format: Format,
+    reports: &[review::Report],
+    nits: &[nits::Nit],
+    skipped: &[batch::Skipped],
+    batch_mode: bool,
+    colors: Colors,
+) {
+    let text = match format {
+        Format::Human => {
+            let mut text = String::new();
+            if batch_mode || reports.len() > 1 {
+                text.push_str(&render::human::summary(reports, skipped, &colors.stdout));
+            }
+            text.push_str(&render::human::nits(nits, &colors.stdout));
+            text
+        }
+        Format::Json => render::json::reviews(reports, nits, skipped),
+        Format::Sarif => render::sarif::log(reports, skipped),
+        Format::Junit => render::junit::report(reports, skipped),
+        Format::Github => {
+            // Drawn now, after every model answered: no text in the reports
+            // can know it (see render::github).
+            let token = format!("speed-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+            append_step_summary(&render::github::summary(reports, skipped));
+            render::github::commands(reports, skipped, &token)
+        }
+    };
+    print!("{text}");
+    let _ = std::io::stdout().flush();
+}
+
+/// In GitHub Actions, `$GITHUB_STEP_SUMMARY` names a file whose Markdown is
+/// shown on the run's page; speed appends its summary there. A summary that
+/// cannot be written is a warning: the review itself stands.
+fn append_step_summary(markdown: &str) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(format!("{markdown}\n").as_bytes()));
+    if let Err(err) = written {
+        eprintln!(
+            "warning: cannot append the summary to GITHUB_STEP_SUMMARY ({}): {err}",
+            Path::new(&path).display()
+        );
+    }
+}
+
 /// Ask the model for every subject, print each report as it completes, then
 /// the summary and the nits.
-fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
+fn run_reviews(shared: &Shared, gathered: Gathered, colors: Colors) -> anyhow::Result<Outcome> {
     let settings = &shared.settings;
-    let stdout_style = style_for(std::io::stdout().is_terminal());
+    let stdout_style = colors.stdout;
     let models = build_models(&settings.llm, &settings.guardian.model)?;
     let pacer = (settings.llm.rpm.is_some() || settings.llm.tpm.is_some())
         .then(|| Arc::new(llm::pacing::Pacer::new(settings.llm.rpm, settings.llm.tpm)));
     let progress = Progress::start(std::io::stderr().is_terminal());
 
-    if !settings.json {
+    let human = settings.format == Format::Human;
+    if human {
         print!("{}", render::human::banner(&stdout_style));
     }
-    let json = settings.json;
     let mut on_report = |report: &review::Report| {
         progress.clear();
         // Errors always reach stderr; a review that never reached the model
         // has no report to show, one that failed at the model keeps its report.
         if let Some(err) = &report.error {
+            // The runner reads commands from stderr too, and errors quote
+            // servers and models: in GitHub Actions, one line each.
+            let err = match settings.format {
+                Format::Github => err.split_whitespace().collect::<Vec<_>>().join(" "),
+                _ => err.clone(),
+            };
             eprintln!("error: {}: {err}", label(report));
         }
-        if !json && (report.error.is_none() || report.prepared()) {
+        if human && (report.error.is_none() || report.prepared()) {
             print!("{}", render::human::report(report, &stdout_style));
         }
     };
@@ -456,46 +657,38 @@ fn run_reviews(shared: &Shared, gathered: Gathered) -> anyhow::Result<Outcome> {
     if let Err(err) = nits::merge_save(&shared.root, &reports, &found) {
         eprintln!("warning: could not save nits: {err}");
     }
-    if json {
-        print!(
-            "{}",
-            render::json::reviews(&reports, &found, &gathered.skipped)
-        );
-    } else {
-        if gathered.batch_mode || reports.len() > 1 {
-            print!(
-                "{}",
-                render::human::summary(&reports, &gathered.skipped, &stdout_style)
-            );
-        }
-        print!("{}", render::human::nits(&found, &stdout_style));
-    }
+    print_results(
+        settings.format,
+        &reports,
+        &found,
+        &gathered.skipped,
+        gathered.batch_mode,
+        colors,
+    );
     Ok(reports
         .iter()
         .fold(Outcome::Approved, |acc, r| acc.worst(r.outcome)))
 }
 
 fn label(report: &review::Report) -> String {
-    match &report.task_id {
-        Some(id) => format!("task {id}"),
-        None => format!("branch {}", report.branch),
-    }
+    report.label()
 }
 
 fn dry_run_command(
     shared: &Shared,
     unreadable: &[review::Report],
     subjects: Vec<Subject>,
+    colors: Colors,
 ) -> Outcome {
     let mut runs: Vec<dry::DryRun> = unreadable.iter().map(dry::DryRun::unreadable).collect();
     let already_reported = runs.len();
     runs.extend(subjects.into_iter().map(|s| dry::dry_run(shared, s)));
-    let err_style = style_for(std::io::stderr().is_terminal());
+    let err_style = colors.stderr;
     let explain = |run: &dry::DryRun, why: &str| match run.nothing_implemented {
         true => eprintln!("{why}: the review would request changes without calling a model"),
         false => eprintln!("error: {why}"),
     };
-    if shared.settings.json {
+    if shared.settings.json() {
         print!("{}", render::json::dry_runs(&runs));
         for run in &runs[already_reported..] {
             if let Err(why) = &run.result {
@@ -586,7 +779,7 @@ fn config_command(config: &ConfigSettings, settings: &Settings) -> anyhow::Resul
     Ok(Outcome::Approved)
 }
 
-fn nits_command(dir: &Path, json: bool) -> anyhow::Result<Outcome> {
+fn nits_command(dir: &Path, json: bool, colors: Colors) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
     let saved = nits::load(repo.root())?;
     if json {
@@ -594,127 +787,9 @@ fn nits_command(dir: &Path, json: bool) -> anyhow::Result<Outcome> {
     } else if saved.is_empty() {
         eprintln!("No nits saved: run `speed review` first.");
     } else {
-        let style = style_for(std::io::stdout().is_terminal());
-        print!("{}", render::human::nits(&saved, &style));
+        print!("{}", render::human::nits(&saved, &colors.stdout));
     }
     Ok(Outcome::Approved)
-}
-
-/// The progress display on stderr: a spinner line while models work, on a
-/// terminal only; rate-limit waits are always reported.
-struct Progress {
-    terminal: bool,
-    state: Arc<Mutex<ProgressState>>,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
-}
-
-#[derive(Default)]
-struct ProgressState {
-    active: Vec<(String, &'static str, Instant)>,
-    waiting: Option<String>,
-    drawn: bool,
-}
-
-impl Progress {
-    fn start(terminal: bool) -> Progress {
-        let state = Arc::new(Mutex::new(ProgressState::default()));
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let thread = terminal.then(|| {
-            let state = state.clone();
-            let stop = stop.clone();
-            std::thread::spawn(move || {
-                let frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-                let mut i = 0;
-                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    if let Ok(mut s) = state.lock() {
-                        if !s.active.is_empty() || s.waiting.is_some() {
-                            let line = progress_line(&s, frames[i % frames.len()]);
-                            eprint!("\r\x1b[2K{line}");
-                            s.drawn = true;
-                        }
-                    }
-                    i += 1;
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-            })
-        });
-        Progress {
-            terminal,
-            state,
-            stop,
-            thread: Mutex::new(thread),
-        }
-    }
-
-    /// Erase the spinner line before printing results over it.
-    fn clear(&self) {
-        if let Ok(mut s) = self.state.lock() {
-            if s.drawn {
-                eprint!("\r\x1b[2K");
-                s.drawn = false;
-            }
-        }
-    }
-
-    fn stop(&self) {
-        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        if let Ok(mut thread) = self.thread.lock() {
-            if let Some(handle) = thread.take() {
-                let _ = handle.join();
-            }
-        }
-        self.clear();
-    }
-}
-
-fn progress_line(state: &ProgressState, frame: char) -> String {
-    let mut parts: Vec<String> = state
-        .active
-        .iter()
-        .map(|(label, what, since)| format!("{label} {what} {}s", since.elapsed().as_secs()))
-        .collect();
-    if let Some(wait) = &state.waiting {
-        parts.push(wait.clone());
-    }
-    format!("{frame} waiting for the model: {}", parts.join(", "))
-}
-
-impl Events for Progress {
-    fn event(&self, event: Event) {
-        let Ok(mut s) = self.state.lock() else { return };
-        match event {
-            Event::ModelStarted { label, what } => {
-                s.waiting = None;
-                s.active.push((label, what, Instant::now()));
-            }
-            Event::ModelFinished { label, what } => {
-                s.active.retain(|(l, w, _)| !(l == &label && *w == what));
-            }
-            Event::Waiting {
-                label,
-                seconds,
-                why,
-            } => {
-                let text = format!("{label} paused {seconds:.1}s ({why})");
-                if !self.terminal {
-                    eprintln!("{text}");
-                }
-                s.waiting = Some(text);
-            }
-            Event::Retrying {
-                label,
-                what,
-                reason,
-            } => {
-                if s.drawn {
-                    eprint!("\r\x1b[2K");
-                    s.drawn = false;
-                }
-                eprintln!("{label}: the {what} answer was invalid ({reason}); asking once more");
-            }
-        }
-    }
 }
 
 /// stderr for the log lines of `-v`, through the safety net like every

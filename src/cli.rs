@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use clap::builder::RangedI64ValueParser;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::settings::limits;
 
@@ -29,6 +29,11 @@ pub struct Cli {
     /// More logging on stderr (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+
+    /// When to colour the output: auto (on a terminal, unless NO_COLOR is
+    /// set), always or never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorWhen,
 
     #[command(subcommand)]
     pub command: Command,
@@ -63,25 +68,81 @@ pub enum Command {
     /// task file and logs the decision; it covers the task's current head
     /// commit and no other.
     Override(OverrideArgs),
+    /// Print a shell completion script (bash, zsh or fish) on stdout.
+    ///
+    /// bash: `speed completions bash > ~/.local/share/bash-completion/completions/speed`;
+    /// zsh: `speed completions zsh > ~/.zfunc/_speed` (with ~/.zfunc in fpath);
+    /// fish: `speed completions fish > ~/.config/fish/completions/speed.fish`.
+    Completions(CompletionsArgs),
+    /// Print the man page (roff) on stdout: `speed man > speed.1`.
+    #[command(hide = true)]
+    Man,
+}
+
+/// When to colour the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+/// How `speed review` prints its reports on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The report for people (the default).
+    Human,
+    /// One JSON object, as --json.
+    Json,
+    /// SARIF 2.1.0, for code scanning (GitHub's upload-sarif and other viewers).
+    Sarif,
+    /// JUnit XML: one test case per task, failed when not approved.
+    Junit,
+    /// GitHub Actions workflow commands (annotations), and a summary in
+    /// $GITHUB_STEP_SUMMARY when it is set.
+    Github,
+}
+
+/// The shells `speed completions` writes scripts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
 #[derive(Debug, Default, Args)]
 pub struct ReviewArgs {
     /// Task to review (repeatable). Without it, every `done` task not yet
-    /// approved at its current diff.
+    /// approved at its current diff, and every defect whose state.json says
+    /// `fixed`.
     #[arg(long = "task-id", value_name = "ID", conflicts_with = "branch")]
     pub task_ids: Vec<String>,
+
+    /// Review the fix of this defect (.speed/defects/NAME/ or
+    /// .speed/shared/defects/NAME/): its report, triage and branch.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["task_ids", "branch", "feature"])]
+    pub defect: Option<String>,
+
+    /// With --defect: an approval moves the defect's state.json from `fixed`
+    /// to `reviewed`, and the review is appended to its logs/review.log.
+    #[arg(long, requires = "defect")]
+    pub update_state: bool,
 
     /// Feature whose tasks to consider (picks one when an id exists in two).
     #[arg(long, value_name = "F")]
     pub feature: Option<String>,
 
-    /// Print the report(s) as one JSON object on stdout.
-    #[arg(long)]
+    /// Print the report(s) as one JSON object on stdout (as --format json).
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
+    /// Output format on stdout: human, json, sarif, junit or github.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<Format>,
+
     /// Do everything up to the model call, print the prompt and its token
-    /// accounting, change nothing.
+    /// accounting, change nothing (human or json format only).
     #[arg(long)]
     pub dry_run: bool,
 
@@ -201,6 +262,13 @@ pub struct NitsArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_name = "SHELL")]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Args)]
 pub struct ConfigArgs {
     /// Print the settings as one JSON object on stdout.
     #[arg(long)]
@@ -210,16 +278,53 @@ pub struct ConfigArgs {
     pub values: ValueArgs,
 }
 
-impl Cli {
-    /// Whether the command promised one JSON object on stdout, which it
-    /// must print even when it fails.
-    pub fn json(&self) -> bool {
-        match &self.command {
-            Command::Review(args) => args.json,
-            Command::Nits(args) => args.json,
-            Command::Config(args) => args.json,
-            Command::Hook(_) | Command::Override(_) => false,
+impl ReviewArgs {
+    /// The output format asked for: `--json` is `--format json`.
+    pub fn output_format(&self) -> Format {
+        match (self.json, self.format) {
+            (true, _) => Format::Json,
+            (false, format) => format.unwrap_or(Format::Human),
         }
+    }
+}
+
+impl Cli {
+    /// Parse argv, then the combinations clap cannot express, as usage
+    /// errors of the same kind (exit 2).
+    pub fn parse_checked<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let cli = Cli::try_parse_from(args)?;
+        if let Command::Review(review) = &cli.command {
+            let format = review.output_format();
+            if review.dry_run && !matches!(format, Format::Human | Format::Json) {
+                let name = format
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default();
+                return Err(<Cli as clap::CommandFactory>::command().error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "--dry-run prints a prompt, not review results: use it with --format human or json, not {name}"
+                    ),
+                ));
+            }
+        }
+        Ok(cli)
+    }
+
+    /// The machine-readable format the command promised on stdout, which it
+    /// must print even when it fails; None for output meant for people.
+    pub fn promised_format(&self) -> Option<Format> {
+        let format = match &self.command {
+            Command::Review(args) => args.output_format(),
+            Command::Nits(args) if args.json => Format::Json,
+            Command::Config(args) if args.json => Format::Json,
+            _ => Format::Human,
+        };
+        (format != Format::Human).then_some(format)
     }
 }
 
@@ -228,6 +333,9 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    /// clap checks a command's definition only where its own debug
+    /// assertions are compiled in: under `cargo test`, not `--release`.
+    #[cfg(debug_assertions)]
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
@@ -257,11 +365,85 @@ mod tests {
         let cli = Cli::try_parse_from(["speed", "nits", "--config", "x.toml"]).unwrap();
         assert_eq!(cli.config.as_deref(), Some(std::path::Path::new("x.toml")));
         let cli = Cli::try_parse_from(["speed", "config", "--json", "--budget", "9000"]).unwrap();
-        assert!(cli.json());
+        assert_eq!(cli.promised_format(), Some(Format::Json));
         let Command::Config(args) = cli.command else {
             panic!("expected config")
         };
         assert_eq!(args.values.budget, Some(9000));
+    }
+
+    #[test]
+    fn defect_stands_alone_and_update_state_needs_it() {
+        let cli = Cli::try_parse_from([
+            "speed",
+            "review",
+            "--defect",
+            "login-crash",
+            "--update-state",
+        ])
+        .unwrap();
+        let Command::Review(args) = cli.command else {
+            panic!("expected review")
+        };
+        assert_eq!(args.defect.as_deref(), Some("login-crash"));
+        assert!(args.update_state);
+        for args in [
+            &["speed", "review", "--update-state"][..],
+            &["speed", "review", "--defect", "x", "--task-id", "1"],
+            &[
+                "speed", "review", "--defect", "x", "--branch", "b", "--spec", "s.md",
+            ],
+            &["speed", "review", "--defect", "x", "--feature", "f"],
+        ] {
+            let err = Cli::try_parse_from(args).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{args:?}");
+        }
+    }
+
+    #[test]
+    fn json_is_format_json_and_conflicts_with_another_format() {
+        let format = |args: &[&str]| {
+            let cli = Cli::parse_checked(args.iter().copied()).unwrap();
+            let Command::Review(review) = cli.command else {
+                panic!("expected review")
+            };
+            review.output_format()
+        };
+        assert_eq!(format(&["speed", "review", "--json"]), Format::Json);
+        assert_eq!(
+            format(&["speed", "review", "--format", "json"]),
+            Format::Json
+        );
+        assert_eq!(
+            format(&["speed", "review", "--format", "sarif"]),
+            Format::Sarif
+        );
+        assert_eq!(format(&["speed", "review"]), Format::Human);
+        let err =
+            Cli::parse_checked(["speed", "review", "--json", "--format", "sarif"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);
+    }
+
+    #[test]
+    fn dry_run_takes_only_human_or_json() {
+        for format in ["sarif", "junit", "github"] {
+            let err = Cli::parse_checked(["speed", "review", "--dry-run", "--format", format])
+                .unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{format}");
+            assert!(err.to_string().contains(format), "{err}");
+        }
+        for format in ["human", "json"] {
+            Cli::parse_checked(["speed", "review", "--dry-run", "--format", format]).unwrap();
+        }
+    }
+
+    #[test]
+    fn color_is_global() {
+        let cli = Cli::try_parse_from(["speed", "nits", "--color", "never"]).unwrap();
+        assert_eq!(cli.color, ColorWhen::Never);
+        let cli = Cli::try_parse_from(["speed", "--color=always", "review"]).unwrap();
+        assert_eq!(cli.color, ColorWhen::Always);
+        assert!(Cli::try_parse_from(["speed", "review", "--color", "sometimes"]).is_err());
     }
 
     #[test]

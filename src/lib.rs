@@ -10,6 +10,7 @@
 pub mod app;
 pub mod checks;
 pub mod cli;
+pub mod defects;
 pub mod exit;
 pub mod fsx;
 pub mod git;

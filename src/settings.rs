@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{Cli, Command, HookAction, ReviewArgs, ValueArgs};
+use crate::cli::{Cli, ColorWhen, Command, Format, HookAction, ReviewArgs, Shell, ValueArgs};
 use crate::git::{self, MainBranch};
 use crate::llm::ProviderKind;
 
@@ -148,6 +148,9 @@ pub struct Settings {
     /// Where speed was started (or `-C DIR`).
     pub dir: PathBuf,
     pub verbose: u8,
+    /// `--color`: whether output meant for people is coloured (see
+    /// `Settings::color`).
+    pub color: ColorWhen,
     /// Problems worth telling the user that do not stop the run.
     pub warnings: Vec<String>,
     /// Where the configuration came from, when that needs saying.
@@ -158,8 +161,14 @@ pub struct Settings {
 #[derive(Debug, Clone)]
 pub enum CommandSettings {
     Review(Box<ReviewSettings>),
-    Nits { json: bool },
+    Nits {
+        json: bool,
+    },
     Config(Box<ConfigSettings>),
+    /// Needs no repository and no configuration.
+    Completions(Shell),
+    /// The man page; needs no repository and no configuration.
+    Man,
     Hook(HookCommand),
     Override(Box<OverrideSettings>),
 }
@@ -193,7 +202,8 @@ pub struct OverrideSettings {
 #[derive(Debug, Clone)]
 pub struct ReviewSettings {
     pub target: Target,
-    pub json: bool,
+    /// How reports are printed on stdout (`--json` is `Format::Json`).
+    pub format: Format,
     pub dry_run: bool,
     pub force: bool,
     /// The branch that holds the source of truth (see `locate`).
@@ -237,6 +247,13 @@ pub enum Target {
         specs: Vec<String>,
         /// Absolute (relative paths are taken from the directory speed runs in).
         criteria: Option<PathBuf>,
+    },
+    /// `--defect NAME`: the fix of one defect.
+    Defect {
+        name: String,
+        /// `--update-state`: an approval moves state.json from `fixed` to
+        /// `reviewed`, and the review goes to the defect's logs/review.log.
+        update_state: bool,
     },
 }
 
@@ -394,14 +411,37 @@ impl Settings {
                 }
                 (CommandSettings::Nits { json: args.json }, Vec::new())
             }
+            Command::Completions(args) => (CommandSettings::Completions(args.shell), Vec::new()),
+            Command::Man => (CommandSettings::Man, Vec::new()),
         };
         Ok(Settings {
             dir,
             verbose: cli.verbose,
+            color: cli.color,
             warnings,
             notices,
             command,
         })
+    }
+}
+
+impl Settings {
+    /// Whether to colour text bound for a stream: `--color always` and
+    /// `never` decide; `auto` colours a terminal unless NO_COLOR is set to
+    /// something (no-color.org: a flag wins over the variable).
+    pub fn color(&self, terminal: bool, env: &dyn Fn(&str) -> Option<String>) -> bool {
+        match self.color {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => terminal && env("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+}
+
+impl ReviewSettings {
+    /// Whether reports are printed as one JSON object.
+    pub fn json(&self) -> bool {
+        self.format == Format::Json
     }
 }
 
@@ -450,20 +490,25 @@ fn review_settings(
         .iter()
         .map(|arg| spec_arg(arg, dir, repo.root(), &exists))
         .collect();
-    let target = match args.branch {
-        Some(branch) => Target::Branch {
+    let format = args.output_format();
+    let target = match (args.branch, args.defect) {
+        (Some(branch), _) => Target::Branch {
             branch,
             specs: specs.clone(),
             criteria: args.criteria.map(|path| dir.join(path)),
         },
-        None => Target::Tasks {
+        (None, Some(name)) => Target::Defect {
+            name,
+            update_state: args.update_state,
+        },
+        (None, None) => Target::Tasks {
             ids: args.task_ids,
             feature: args.feature,
         },
     };
     Ok(ReviewSettings {
         target,
-        json: args.json,
+        format,
         dry_run: args.dry_run,
         force: args.force,
         main,

@@ -484,7 +484,7 @@ fn review_misses(dir: &Path, settings: &ReviewSettings, findings: &Findings) -> 
             ids: vec![id.clone()],
             feature: feature.clone(),
         };
-        if let Err(err) = super::review_command(dir, &review) {
+        if let Err(err) = super::review_command(dir, &review, super::Colors::plain()) {
             eprintln!(
                 "speed: the review of {} failed: {err:#}",
                 arrival.work.label()

@@ -3,14 +3,15 @@
 //! Python file (outlined with tree-sitter). Pure: blobs come through a
 //! reader, findings go back as data.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::git::{Diff, FileDiff, FileStatus, LineKind};
+use crate::git::{Diff, FileDiff, LineKind};
 use crate::impact::{self, Change, Confidence, Impact};
 use crate::paths;
 use crate::secrets::DiffSecret;
 use crate::tasks::{Criterion, Scope};
 
+use super::measure;
 use super::outline::{self, Lang, Marker, Outline};
 use super::signature::{Call, CallSites, Callable};
 use super::{Check, Config, Finding};
@@ -183,37 +184,23 @@ impl Run<'_> {
         if !self.on(Check::Scope) {
             return;
         }
-        let mut seen = BTreeSet::new();
-        for file in &self.input.diff.files {
-            for path in [Some(file.path.as_str()), file.old_path.as_deref()]
-                .into_iter()
-                .flatten()
-            {
-                if scope.declares(path)
-                    || paths::is_test(path)
-                    || paths::is_lockfile(path)
-                    || paths::is_speed(path)
-                    || !seen.insert(path.to_string())
-                {
-                    continue;
-                }
-                let verb = match (file.status, Some(path) == file.old_path.as_deref()) {
-                    (FileStatus::Added, _) => "added",
-                    (FileStatus::Deleted, _) => "deleted",
-                    (FileStatus::Renamed, true) => "renamed away",
-                    (FileStatus::Renamed, false) => "renamed into place",
-                    _ => "changed",
-                };
-                let line = first_added(file);
-                self.push(
-                    Check::Scope,
-                    Some(path),
-                    line,
-                    format!(
-                        "{path} is {verb}, but the task does not declare it (files_touched, files_to_create, files_to_modify, files_to_delete)."
-                    ),
-                );
-            }
+        let covered = |path: &str| {
+            scope.declares(path)
+                || paths::is_test(path)
+                || paths::is_lockfile(path)
+                || paths::is_speed(path)
+        };
+        for out in measure::outside(self.input.diff, &covered) {
+            let (path, verb) = (out.path, out.change);
+            let line = first_added(out.file);
+            self.push(
+                Check::Scope,
+                Some(path),
+                line,
+                format!(
+                    "{path} is {verb}, but the task does not declare it (files_touched, files_to_create, files_to_modify, files_to_delete)."
+                ),
+            );
         }
     }
 
@@ -724,17 +711,10 @@ impl Run<'_> {
         if !self.on(Check::LargeDiff) {
             return;
         }
-        let counted: Vec<&FileDiff> = self
-            .input
-            .diff
-            .files
-            .iter()
-            .filter(|f| !paths::is_lockfile(&f.path) && !paths::is_speed(&f.path))
-            .collect();
-        let lines: usize = counted.iter().map(|f| f.additions + f.deletions).sum();
-        let files = counted.len();
         let (max_lines, max_files) = (self.config.large_diff_lines, self.config.large_diff_files);
-        if lines > max_lines || files > max_files {
+        let size = measure::size(self.input.diff, max_lines, max_files);
+        if size.large {
+            let (lines, files) = (size.lines, size.files);
             self.push(
                 Check::LargeDiff,
                 None,

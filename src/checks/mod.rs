@@ -13,6 +13,7 @@
 
 pub mod builtin;
 pub mod command;
+pub mod measure;
 pub mod outline;
 pub mod signature;
 

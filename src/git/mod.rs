@@ -115,6 +115,24 @@ pub struct TreeFile {
     pub size: u64,
 }
 
+/// One commit of a branch's own history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommitInfo {
+    pub id: String,
+    /// The first parent; None for a root commit.
+    pub parent: Option<String>,
+    /// The first line of the message.
+    pub summary: String,
+}
+
+/// A branch's own commits, oldest first (see `Repository::branch_history`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct History {
+    pub commits: Vec<CommitInfo>,
+    /// Older commits were left out: the limit was reached first.
+    pub truncated: bool,
+}
+
 /// A repository opened for reading. Not `Sync` (git2 handles are not): worker
 /// threads open their own with `Repository::open(root)`.
 pub struct Repository {
@@ -444,6 +462,51 @@ impl Repository {
                 b: descendant.to_string(),
                 shallow: self.repo.is_shallow(),
             })
+    }
+
+    /// The commits of `head`'s branch since `base`, oldest first, following
+    /// first parents (the history as the branch's author made it; a merge
+    /// is one commit). The walk stops at the first commit `base` contains,
+    /// and keeps at most the newest `limit` commits.
+    pub fn branch_history(&self, base: &str, head: &str, limit: usize) -> Result<History, Error> {
+        let base_id = self.commit(base)?.id();
+        let mut commit = self.commit(head)?;
+        let mut commits = Vec::new();
+        let mut truncated = false;
+        loop {
+            let id = commit.id();
+            let contained = id == base_id
+                || self
+                    .repo
+                    .graph_descendant_of(base_id, id)
+                    .map_err(|_| Error::NoMergeBase {
+                        a: base.to_string(),
+                        b: head.to_string(),
+                        shallow: self.repo.is_shallow(),
+                    })?;
+            if contained {
+                break;
+            }
+            if commits.len() == limit {
+                truncated = true;
+                break;
+            }
+            let parent = commit.parent(0).ok();
+            commits.push(CommitInfo {
+                id: id.to_string(),
+                parent: parent.as_ref().map(|p| p.id().to_string()),
+                summary: commit
+                    .summary_bytes()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+                    .unwrap_or_default(),
+            });
+            match parent {
+                Some(parent) => commit = parent,
+                None => break,
+            }
+        }
+        commits.reverse();
+        Ok(History { commits, truncated })
     }
 
     /// A commit's committer time, in seconds since the Unix epoch.

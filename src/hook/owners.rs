@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::defects;
 use crate::review::verdicts::Work;
 use crate::tasks::{self, Task};
 
@@ -26,9 +27,6 @@ pub struct Owner {
     /// Why its file could not be read properly, when it could not.
     pub problem: Option<String>,
 }
-
-/// The places defects live, relative to the repository root.
-const DEFECT_DIRS: [&str; 2] = [".speed/defects", ".speed/shared/defects"];
 
 /// Every task and defect of the repository at `root`. Only a folder that
 /// cannot be listed is an error.
@@ -47,12 +45,19 @@ pub fn list(root: &Path) -> Result<Vec<Owner>, tasks::Error> {
         })
         .collect();
     owners.extend(broken.iter().filter_map(lenient_task));
-    for dir in DEFECT_DIRS {
-        owners.extend(defects(&root.join(dir)));
-    }
-    // A defect laid out in both places is one defect.
-    let mut seen = std::collections::HashSet::new();
-    owners.retain(|o| !matches!(o.work, Work::Defect { .. }) || seen.insert(o.work.clone()));
+    let defects = defects::Store::open(root)
+        .branches()
+        .map_err(|err| tasks::Error::Read {
+            path: root.join(".speed"),
+            source: std::io::Error::other(err.to_string()),
+        })?;
+    // A defect laid out in both places is one defect (the store lists it once).
+    owners.extend(defects.into_iter().map(|d| Owner {
+        work: Work::Defect { name: d.name },
+        branch: d.branch,
+        task: None,
+        problem: d.problem,
+    }));
     Ok(owners)
 }
 
@@ -97,59 +102,6 @@ fn feature_of(path: &Path) -> Option<String> {
     (tasks_dir.file_name()? == "tasks" && features.file_name()? == "features")
         .then(|| feature_dir.file_name()?.to_str().map(str::to_string))
         .flatten()
-}
-
-/// The defects in one defects folder, by folder name, with the branch their
-/// `state.json` names (else `speed/defect-<name>`).
-fn defects(dir: &Path) -> Vec<Owner> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|name| !name.starts_with('.'))
-        .collect();
-    names.sort();
-    names
-        .into_iter()
-        .map(|name| {
-            let state = dir.join(&name).join("state.json");
-            let (branch, problem) = match read_state_branch(&state) {
-                Ok(Some(branch)) => (branch, None),
-                Ok(None) => (format!("speed/defect-{name}"), None),
-                Err(why) => (
-                    format!("speed/defect-{name}"),
-                    Some(format!("{}: {why}", state.display())),
-                ),
-            };
-            Owner {
-                work: Work::Defect { name },
-                branch,
-                task: None,
-                problem,
-            }
-        })
-        .collect()
-}
-
-fn read_state_branch(path: &Path) -> Result<Option<String>, String> {
-    match fs::metadata(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
-        // A pipe would block the read forever.
-        Ok(meta) if !meta.is_file() => return Err("not a regular file".to_string()),
-        Ok(_) => {}
-    }
-    let bytes = fs::read(path).map_err(|e| e.to_string())?;
-    let value: Value = serde_json::from_slice(&bytes).map_err(|e| format!("invalid JSON: {e}"))?;
-    Ok(value
-        .get("branch")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|b| !b.is_empty())
-        .map(str::to_string))
 }
 
 #[cfg(test)]

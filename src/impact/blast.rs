@@ -15,6 +15,13 @@ use super::symbols::{Form, Kind};
 /// Dependent files at or above which a symbol is a hub.
 const HUB_FILES: usize = 10;
 
+/// How many of a changed symbol's dependents the depth-2 radius follows.
+/// Each one followed asks about its own names, and every file holding one
+/// of those must be parsed: over a hub's hundreds of dependents that is
+/// the whole tree. Past this, the radius counts what the first ones reach
+/// and says so (`radius_truncated`).
+pub const RADIUS_FOLLOWED: usize = 150;
+
 /// How far a symbol's dependents reach, from no one to much of the project.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -107,6 +114,10 @@ pub struct ChangedSymbol {
     pub dependents: Dependents,
     /// Dependent symbols within two hops over exact and unique references.
     pub radius: usize,
+    /// Set when the radius followed only some of the dependents (see
+    /// `RADIUS_FOLLOWED`): it is then a lower bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub radius_truncated: Option<RadiusCut>,
     /// A renamed file's module: the head path it moved to. Its sites are
     /// the places still naming the old path.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -116,6 +127,25 @@ pub struct ChangedSymbol {
     pub sites: Vec<Site>,
     /// References that may name this symbol or another of the same name.
     pub ambiguous: Vec<Site>,
+}
+
+/// How much of the depth-2 radius was followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RadiusCut {
+    /// Dependents whose own dependents were counted.
+    pub followed: usize,
+    /// All the dependents.
+    pub dependents: usize,
+}
+
+impl std::fmt::Display for RadiusCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "counts the dependents of {} of its {} dependents",
+            self.followed, self.dependents
+        )
+    }
 }
 
 /// A changed module: its module-level code edited, or its path gone (a
@@ -149,10 +179,17 @@ enum Target {
 
 pub struct Blast<'a> {
     index: &'a Index,
+    /// The resolution of each reference resolved so far.
     memo: HashMap<(u32, u32), Resolution>,
     /// Candidate references by name, for the names scanned so far.
     candidates: HashMap<String, Vec<(u32, u32)>>,
     scanned: HashSet<String>,
+    /// The references resolved so far, by the definitions they may name:
+    /// each reference is resolved once, whatever the number of targets
+    /// sharing its name.
+    by_target: HashMap<DefId, Vec<(u32, u32)>>,
+    /// Names whose candidate references are all in `by_target`.
+    resolved: HashSet<String>,
     /// The names each definition is referenced by, per definition.
     names: HashMap<DefId, Vec<String>>,
     /// The places naming each module asked about.
@@ -193,6 +230,8 @@ pub fn symbols(
         memo: HashMap::new(),
         candidates: HashMap::new(),
         scanned: HashSet::new(),
+        by_target: HashMap::new(),
+        resolved: HashSet::new(),
         names: HashMap::new(),
         mentions: HashMap::new(),
     };
@@ -210,7 +249,7 @@ pub fn symbols(
     let first: Vec<BTreeSet<Dep>> = targets.iter().map(|&t| blast.dependents(t)).collect();
     let second: Vec<DefId> = first
         .iter()
-        .flatten()
+        .flat_map(|deps| deps.iter().take(RADIUS_FOLLOWED))
         .filter_map(|d| match d {
             Dep::Def(id) => match blast.target_of(*id) {
                 Target::Def(id) => Some(id),
@@ -253,6 +292,10 @@ impl Blast<'_> {
     /// Make the references to these definitions (by any alias) available.
     fn scan(&mut self, defs: impl Iterator<Item = DefId>) {
         let mut names: Vec<String> = Vec::new();
+        let index = self.index;
+        let defs: Vec<DefId> = defs
+            .flat_map(|d| std::iter::once(d).chain(constructed_class(index, d)))
+            .collect();
         for d in defs {
             for n in self.names_of(d) {
                 if !self.scanned.contains(&n) && !names.contains(&n) {
@@ -315,33 +358,63 @@ impl Blast<'_> {
             });
         }
         let names = self.names_of(target);
-        let mut list: Vec<(u32, u32)> = Vec::new();
         for n in &names {
-            if let Some(l) = self.candidates.get(n) {
-                list.extend_from_slice(l);
-            }
+            self.resolve_named(n);
         }
+        let mut list: Vec<(u32, u32)> = Vec::new();
+        for t in std::iter::once(&target).chain(&impls) {
+            list.extend(self.by_target.get(t).into_iter().flatten());
+        }
+        // A Python class called is its `__init__` called.
+        if let Some(class) = constructed_class(index, target) {
+            for n in &self.names_of(class) {
+                self.resolve_named(n);
+            }
+            list.extend(
+                self.by_target
+                    .get(&class)
+                    .into_iter()
+                    .flatten()
+                    .filter(|&&(f, r)| index.file(f).syms.refs[r as usize].form == Form::Call),
+            );
+        }
+        list.sort_unstable();
+        list.dedup();
         for (f, r) in list {
-            let file = index.file(f);
-            let rf = &file.syms.refs[r as usize];
+            let rf = &index.file(f).syms.refs[r as usize];
             // A symbol's references to itself (recursion, its own body) are
             // references, but do not make it a dependent of itself.
             let inside = f == target.file && within(index, f, rf.scope, target.def);
-            let res = self
-                .memo
-                .entry((f, r))
-                .or_insert_with(|| index.resolve(f, rf));
-            if res.targets.contains(&target) || res.targets.iter().any(|t| impls.contains(t)) {
-                out.push(RawSite {
-                    file: f,
-                    at: Mention::Ref(r),
-                    confidence: res.confidence,
-                    candidates: res.targets.len(),
-                    inside,
-                });
-            }
+            let res = &self.memo[&(f, r)];
+            out.push(RawSite {
+                file: f,
+                at: Mention::Ref(r),
+                confidence: res.confidence,
+                candidates: res.targets.len(),
+                inside,
+            });
         }
         out
+    }
+
+    /// Resolve every scanned reference named `name`, once, filing each
+    /// under the definitions it may name.
+    fn resolve_named(&mut self, name: &str) {
+        if self.resolved.contains(name) {
+            return;
+        }
+        self.resolved.insert(name.to_string());
+        let index = self.index;
+        for &(f, r) in self.candidates.get(name).into_iter().flatten() {
+            if self.memo.contains_key(&(f, r)) {
+                continue;
+            }
+            let res = index.resolve(f, &index.file(f).syms.refs[r as usize]);
+            for &t in &res.targets {
+                self.by_target.entry(t).or_default().push((f, r));
+            }
+            self.memo.insert((f, r), res);
+        }
     }
 
     /// The places naming module `m` from outside its own code, one per line.
@@ -541,7 +614,11 @@ impl Blast<'_> {
             Target::Module(_, decl) => decl,
         };
         let mut reach: HashSet<Dep> = first.iter().copied().collect();
-        for d in &first {
+        let radius_truncated = (first.len() > RADIUS_FOLLOWED).then_some(RadiusCut {
+            followed: RADIUS_FOLLOWED,
+            dependents: first.len(),
+        });
+        for d in first.iter().take(RADIUS_FOLLOWED) {
             if let Dep::Def(id) = *d {
                 if Some(id) != own_def {
                     let next = self.target_of(id);
@@ -578,11 +655,25 @@ impl Blast<'_> {
                 list,
             },
             radius: reach.len(),
+            radius_truncated,
             renamed_to: header.renamed_to,
             sites,
             ambiguous,
         }
     }
+}
+
+/// The class whose `__init__` `d` is, for a Python constructor.
+fn constructed_class(index: &Index, d: DefId) -> Option<DefId> {
+    let def = index.def(d);
+    if def.name != "__init__" || index.file(d.file).lang != Lang::Python {
+        return None;
+    }
+    let class = DefId {
+        file: d.file,
+        def: def.parent?,
+    };
+    (index.def(class).kind == Kind::Class).then_some(class)
 }
 
 /// Line, form and enclosing definition of a site. A declaration (`mod b;`)

@@ -306,9 +306,13 @@ pub(crate) mod tests {
     }
 
     fn classify(old: &str, new: &str) -> Vec<(String, Change)> {
+        classify_in(Lang::Rust, old, new)
+    }
+
+    fn classify_in(lang: Lang, old: &str, new: &str) -> Vec<(String, Change)> {
         let mut ex = Extractor::new();
-        let base = ex.extract(Lang::Rust, old.as_bytes()).expect("base parses");
-        let head = ex.extract(Lang::Rust, new.as_bytes()).expect("head parses");
+        let base = ex.extract(lang, old.as_bytes()).expect("base parses");
+        let head = ex.extract(lang, new.as_bytes()).expect("head parses");
         let fd = diff("src/lib.rs", old, new);
         let mut out: Vec<(String, Change)> = touched(&fd, Some(&base), Some(&head))
             .into_iter()
@@ -401,5 +405,87 @@ pub(crate) mod tests {
                 ("Shelf::count".to_string(), Change::Removed)
             ]
         );
+    }
+
+    fn body(name: &str) -> Vec<(String, Change)> {
+        vec![(name.to_string(), Change::BodyChanged)]
+    }
+
+    fn signature(name: &str) -> Vec<(String, Change)> {
+        vec![(name.to_string(), Change::SignatureChanged)]
+    }
+
+    #[test]
+    fn comments_in_a_rust_signature_are_not_tokens() {
+        let new = BASE.replace(
+            "pub fn count(&self) -> usize {",
+            "pub fn count(&self /* shared */) -> usize { // cheap",
+        );
+        assert_eq!(classify(BASE, &new), body("Shelf::count"));
+        // A field's comment, doc comment or trailing note is no change of
+        // the struct's fields.
+        let new = BASE.replace(
+            "    books: Vec<u32>,\n",
+            "    /// The ids.\n    books: Vec<u32>, // sorted\n    // more later\n",
+        );
+        assert_eq!(classify(BASE, &new), body("Shelf"));
+    }
+
+    #[test]
+    fn reformatting_and_trailing_commas_are_not_rust_signature_changes() {
+        let new = BASE.replace(
+            "pub fn add(&mut self, id: u32) {",
+            "pub fn add(\n        &mut self,\n        id:u32,\n    ) {",
+        );
+        assert_eq!(classify(BASE, &new), body("Shelf::add"));
+        let new = BASE.replace("books: Vec<u32>,", "books: Vec<u32,>,");
+        assert_eq!(classify(BASE, &new), body("Shelf"));
+        // Tokens that change the meaning still do.
+        let new = BASE.replace(
+            "pub fn add(&mut self, id: u32)",
+            "pub fn add(&mut self, id: u32, n: u8)",
+        );
+        assert_eq!(classify(BASE, &new), signature("Shelf::add"));
+        let new = BASE.replace("pub fn count(&self)", "pub(crate) fn count(&self)");
+        assert_eq!(classify(BASE, &new), signature("Shelf::count"));
+        let new = BASE.replace("fn helper() -> u32", "fn helper() -> u 32");
+        assert_eq!(classify(BASE, &new), signature("helper"));
+    }
+
+    const PY: &str = "import os\n\n\nclass Shelf(Base):\n    @property\n    def size(self):\n        return 1\n\n    @route(\"/add\", methods=[\"POST\"])\n    def add(self, book, count=1):\n        return book\n";
+
+    #[test]
+    fn comments_reformatting_and_trailing_commas_are_not_python_signature_changes() {
+        let py = |old: &str, new: &str| classify_in(Lang::Python, old, new);
+        let new = PY.replace(
+            "def add(self, book, count=1):",
+            "def add(self, book, count=1):  # may raise",
+        );
+        assert_eq!(py(PY, &new), body("Shelf::add"));
+        let new = PY.replace("class Shelf(Base):", "class Shelf(Base):  # see docs");
+        assert_eq!(py(PY, &new), body("Shelf"));
+        let new = PY.replace(
+            "def add(self, book, count=1):",
+            "def add(\n        self,\n        book,  # a Book\n        count = 1,\n    ):",
+        );
+        assert_eq!(py(PY, &new), body("Shelf::add"));
+        let new = PY.replace(
+            "@route(\"/add\", methods=[\"POST\"])",
+            "@route(\n        \"/add\",\n        methods=[\"POST\",],\n    )  # the form",
+        );
+        assert_eq!(py(PY, &new), body("Shelf::add"));
+        let new = PY.replace("count=1", "count=2");
+        assert_eq!(py(PY, &new), signature("Shelf::add"));
+    }
+
+    #[test]
+    fn python_decorators_are_part_of_the_signature() {
+        let py = |old: &str, new: &str| classify_in(Lang::Python, old, new);
+        let new = PY.replace("    @property\n", "    @functools.cached_property\n");
+        assert_eq!(py(PY, &new), signature("Shelf::size"));
+        let new = PY.replace("    @property\n", "");
+        assert_eq!(py(PY, &new), signature("Shelf::size"));
+        let new = PY.replace("methods=[\"POST\"]", "methods=[\"PUT\"]");
+        assert_eq!(py(PY, &new), signature("Shelf::add"));
     }
 }

@@ -2,7 +2,7 @@
 //! records with LEB128 integers. Several times faster to read than JSON,
 //! which matters when every file of a repository is a cache hit.
 
-use super::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
+use super::symbols::{Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility};
 
 const MAGIC: &[u8; 4] = b"SPI3";
 const NONE: u64 = 0;
@@ -52,31 +52,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         for p in &r.path {
             w.string(p);
         }
-        match &r.receiver {
-            Receiver::None => w.out.push(0),
-            Receiver::SelfValue => w.out.push(1),
-            Receiver::Field(s) => {
-                w.out.push(2);
-                w.string(s);
-            }
-            Receiver::Type(s) => {
-                w.out.push(3);
-                w.string(s);
-            }
-            Receiver::Name(s) => {
-                w.out.push(4);
-                w.string(s);
-            }
-            Receiver::Unknown => w.out.push(5),
-            Receiver::Super => w.out.push(6),
-            Receiver::Returned(path) => {
-                w.out.push(7);
-                w.uint(path.len() as u64);
-                for p in path {
-                    w.string(p);
-                }
-            }
-        }
+        write_receiver(&mut w, &r.receiver);
         w.uint(u64::from(r.line));
         w.opt_index(r.scope);
     }
@@ -178,24 +154,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         for _ in 0..np {
             path.push(r.string()?);
         }
-        let receiver = match r.byte()? {
-            0 => Receiver::None,
-            1 => Receiver::SelfValue,
-            2 => Receiver::Field(r.string()?),
-            3 => Receiver::Type(r.string()?),
-            4 => Receiver::Name(r.string()?),
-            5 => Receiver::Unknown,
-            6 => Receiver::Super,
-            7 => {
-                let n = r.len()?;
-                let mut path = Vec::with_capacity(n);
-                for _ in 0..n {
-                    path.push(r.string()?);
-                }
-                Receiver::Returned(path)
-            }
-            _ => return None,
-        };
+        let receiver = read_receiver(&mut r, 0)?;
         let line = r.u32()?;
         let scope = r.opt_index()?;
         refs.push(Ref {
@@ -252,6 +211,66 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
     Some(FileSymbols {
         syntax_errors,
         ..FileSymbols::new(defs, refs, imports)
+    })
+}
+
+fn write_receiver<'a>(w: &mut Writer<'a>, receiver: &'a Receiver) {
+    match receiver {
+        Receiver::None => w.out.push(0),
+        Receiver::SelfValue => w.out.push(1),
+        Receiver::Field(s) => {
+            w.out.push(2);
+            w.string(s);
+        }
+        Receiver::Type(s) => {
+            w.out.push(3);
+            w.string(s);
+        }
+        Receiver::Name(s) => {
+            w.out.push(4);
+            w.string(s);
+        }
+        Receiver::Unknown => w.out.push(5),
+        Receiver::Super => w.out.push(6),
+        Receiver::Returned(path) => {
+            w.out.push(7);
+            w.uint(path.len() as u64);
+            for p in path {
+                w.string(p);
+            }
+        }
+        Receiver::MethodReturn(on, method) => {
+            w.out.push(8);
+            w.string(method);
+            write_receiver(w, on);
+        }
+    }
+}
+
+/// A receiver, nested at most `MAX_CHAIN` deep: damaged data may claim any
+/// depth, which must not exhaust the stack.
+fn read_receiver(r: &mut Reader, depth: usize) -> Option<Receiver> {
+    Some(match r.byte()? {
+        0 => Receiver::None,
+        1 => Receiver::SelfValue,
+        2 => Receiver::Field(r.string()?),
+        3 => Receiver::Type(r.string()?),
+        4 => Receiver::Name(r.string()?),
+        5 => Receiver::Unknown,
+        6 => Receiver::Super,
+        7 => {
+            let n = r.len()?;
+            let mut path = Vec::with_capacity(n);
+            for _ in 0..n {
+                path.push(r.string()?);
+            }
+            Receiver::Returned(path)
+        }
+        8 if depth < MAX_CHAIN => {
+            let method = r.string()?;
+            Receiver::MethodReturn(Box::new(read_receiver(r, depth + 1)?), method)
+        }
+        _ => return None,
     })
 }
 

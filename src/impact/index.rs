@@ -5,7 +5,9 @@
 
 use std::cell::{OnceCell, RefCell};
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -243,8 +245,11 @@ struct Module {
     root: ModId,
     parent: Option<ModId>,
     children: Vec<(String, ModId)>,
-    /// Imports declared in this module: (file, import index).
-    imports: Vec<(u32, u32)>,
+    /// Imports declared in this module that bind a name, by that name:
+    /// (file, import index).
+    by_alias: HashMap<String, Vec<(u32, u32)>>,
+    /// Glob imports declared in this module (`use a::*`, `from a import *`).
+    globs: Vec<(u32, u32)>,
     /// Python: the module is a package's `__init__`.
     package: bool,
 }
@@ -283,11 +288,17 @@ pub struct Index {
     probe: Option<RefCell<Probe>>,
     /// Each word of a field's declared type → the names of such fields.
     field_words: OnceCell<HashMap<String, Vec<String>>>,
+    /// A Rust type's name → the functions and methods declared to return it.
+    returning: OnceCell<HashMap<String, Vec<String>>>,
     /// Python attribute names some class assigns (`self.x = …`, `x: T`).
     data_attributes: OnceCell<HashSet<String>>,
     /// See `crate_roots`: for each module right under a test, bench or
     /// example target's shared root, the crates it belongs to.
     side_crates: OnceCell<HashMap<ModId, Vec<ModId>>>,
+    /// Lookups and members answered so far (see `lookup_memo`).
+    memo: RefCell<Memo>,
+    /// When set, lookups stop answering once it passes.
+    deadline: Option<Instant>,
 }
 
 /// The questions resolution asked of an index: what it depends on. An
@@ -316,6 +327,87 @@ pub struct Probe {
     /// Files read whole, whatever names they contain (by index in `files`):
     /// a question whose answer must not rest on a file not yet read.
     pub files: HashSet<u32>,
+}
+
+/// How deep lookups may nest within one question: far past any real chain
+/// of re-exports, well short of the thread's stack.
+const MAX_NESTING: usize = 200;
+
+/// A question whose answer `Index` keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Key {
+    /// What module `m` binds to a name.
+    Lookup(ModId, Box<str>),
+    /// The members of a type of a name.
+    Members(DefId, Box<str>),
+}
+
+/// The answers an index computed, and the questions under way.
+#[derive(Default)]
+struct Memo {
+    /// Final answers.
+    done: HashMap<Key, Rc<[Target]>>,
+    /// Answers resting on cuts of lookups still under way: their stack
+    /// positions (each is on the stack).
+    provisional: HashMap<Key, (Rc<[Target]>, Vec<usize>)>,
+    /// By stack position, the provisional answers resting on a cut of it.
+    waiting: HashMap<usize, Vec<Key>>,
+    /// Answers that rest on a partial one: good for the question under
+    /// way only (see `lookup_memo`).
+    scratch: HashMap<Key, Rc<[Target]>>,
+    /// Questions under way, outermost first.
+    stack: Vec<Key>,
+    /// The cuts the innermost question's answer rests on so far: stack
+    /// positions, or `PARTIAL`.
+    cuts: Vec<usize>,
+    ticks: u32,
+    /// The deadline passed: answers are cut short from then on.
+    expired: bool,
+    /// Questions computed (not answered from `done`): the work done.
+    computed: u64,
+}
+
+/// What `Index::memo_enter` found.
+enum Entered {
+    Known(Rc<[Target]>),
+    /// Under way already (a cycle), or out of time or depth: a lookup
+    /// answers what its module declares itself, members nothing.
+    Cut,
+    /// Compute it, then hand the frame to `memo_leave`.
+    Fresh(Frame),
+}
+
+/// A question being computed: what the question around it rested on.
+struct Frame {
+    outer_cuts: Vec<usize>,
+}
+
+/// A cut that will never be settled: the answer is partial (it rests on
+/// one that was, or on a lookup out of time or depth).
+const PARTIAL: usize = usize::MAX;
+
+impl Memo {
+    /// Keep `key`'s answer: for good when it rests on no cut, aside until
+    /// its cuts are settled, or for the question under way when partial.
+    fn settle(&mut self, key: Key, answer: Rc<[Target]>, cuts: Vec<usize>) {
+        if !cuts.contains(&PARTIAL) {
+            for &c in &cuts {
+                self.waiting.entry(c).or_default().push(key.clone());
+            }
+        }
+        self.resettle(key, answer, cuts);
+    }
+
+    /// `settle`, for an answer already filed under its cuts.
+    fn resettle(&mut self, key: Key, answer: Rc<[Target]>, cuts: Vec<usize>) {
+        if cuts.is_empty() {
+            self.done.insert(key, answer);
+        } else if cuts.contains(&PARTIAL) {
+            self.scratch.insert(key, answer);
+        } else {
+            self.provisional.insert(key, (answer, cuts));
+        }
+    }
 }
 
 /// The pseudo-name of a module's glob imports in `Probe::local`.
@@ -377,16 +469,32 @@ pub struct Layout {
 impl Layout {
     /// The layout of a tree holding `paths`.
     pub fn new<'a>(paths: impl IntoIterator<Item = &'a str>, manifests: &[Manifest]) -> Layout {
-        let mut py_packages = HashSet::new();
         let mut has_lib = HashSet::new();
+        let mut inits: HashSet<&str> = HashSet::new();
+        let mut holding_py: HashSet<&str> = HashSet::new();
         for p in paths {
-            if let Some(dir) = p.strip_suffix("/__init__.py") {
-                py_packages.insert(dir.to_string());
+            // A stub package (`__init__.pyi` alone, as in a bundled
+            // typeshed) is a package all the same.
+            if let Some(dir) = p
+                .strip_suffix("/__init__.py")
+                .or_else(|| p.strip_suffix("/__init__.pyi"))
+            {
+                inits.insert(dir);
+            }
+            if p.ends_with(".py") {
+                let mut d = p;
+                while let Some((parent, _)) = d.rsplit_once('/') {
+                    if !holding_py.insert(parent) {
+                        break;
+                    }
+                    d = parent;
+                }
             }
             if let Some(prefix) = p.strip_suffix("src/lib.rs") {
                 has_lib.insert(prefix.to_string());
             }
         }
+        let py_packages = python_packages(&inits, &holding_py);
         let mut manifests = manifests.to_vec();
         manifests.sort_by_key(|m| std::cmp::Reverse(m.dir.len()));
         Layout {
@@ -395,6 +503,37 @@ impl Layout {
             has_lib,
         }
     }
+}
+
+/// The directories that are Python packages: those holding an
+/// `__init__.py` or `__init__.pyi`, and namespace packages (PEP 420): a
+/// directory without one, named like a module, holding Python source
+/// below it, inside a package or right under a `src/` folder (flask's
+/// `src/flask/sansio/`). Other folders without an `__init__` (`tests/`,
+/// a stub tree's root) hold top-level modules.
+fn python_packages(inits: &HashSet<&str>, holding_py: &HashSet<&str>) -> HashSet<String> {
+    let mut dirs: Vec<&str> = inits.iter().chain(holding_py).copied().collect();
+    dirs.sort_by_key(|d| (d.matches('/').count(), *d));
+    dirs.dedup();
+    let mut packages: HashSet<String> = HashSet::new();
+    for d in dirs {
+        let (parent, name) = d.rsplit_once('/').unwrap_or(("", d));
+        let namespace = || {
+            is_identifier(name)
+                && (packages.contains(parent) || parent == "src" || parent.ends_with("/src"))
+        };
+        if inits.contains(d) || namespace() {
+            packages.insert(d.to_string());
+        }
+    }
+    packages
+}
+
+fn is_identifier(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c == '_' || c.is_alphabetic())
+        && name.chars().all(|c| c == '_' || c.is_alphanumeric())
 }
 
 /// Input for one file.
@@ -420,8 +559,11 @@ impl Index {
             aliases: HashMap::new(),
             probe: None,
             field_words: OnceCell::new(),
+            returning: OnceCell::new(),
             data_attributes: OnceCell::new(),
             side_crates: OnceCell::new(),
+            memo: RefCell::new(Memo::default()),
+            deadline: None,
         };
         let layout = Layout::new(sources.iter().map(|s| s.path.as_str()), manifests);
         for src in sources {
@@ -488,8 +630,9 @@ impl Index {
     /// the words one of which any file referencing it must contain. Such a
     /// name is never matched by name alone, so a reference reaches it only
     /// through its type: named in the file (`Shelf::new()`, `impl Shelf`,
-    /// `let s: Shelf`), under an alias (`use a::Shelf as Rack`), or as the
-    /// declared type of a field the file names (`self.shelf.new()`).
+    /// `let s: Shelf`), under an alias (`use a::Shelf as Rack`), as the
+    /// declared type of a field the file names (`self.shelf.new()`), or as
+    /// what a function the file calls returns (`b.build().new()`).
     /// `None` for every other definition.
     pub fn anchors(&self, id: DefId) -> Option<Vec<String>> {
         let f = &self.files[id.file as usize];
@@ -518,9 +661,23 @@ impl Index {
             }
             map
         });
+        let returning = self.returning.get_or_init(|| {
+            let mut map: HashMap<String, Vec<String>> = HashMap::new();
+            for f in self.files.iter().filter(|f| f.lang == Lang::Rust) {
+                for d in &f.syms.defs {
+                    let Some(ret) = &d.returns else { continue };
+                    let base = ret.rsplit("::").next().unwrap_or(ret);
+                    let list = map.entry(base.to_string()).or_default();
+                    if !list.contains(&d.name) {
+                        list.push(d.name.clone());
+                    }
+                }
+            }
+            map
+        });
         let mut extra = Vec::new();
         for w in &words {
-            for name in fields.get(w).into_iter().flatten() {
+            for name in fields.get(w).into_iter().chain(returning.get(w)).flatten() {
                 if !words.contains(name) && !extra.contains(name) {
                     extra.push(name.clone());
                 }
@@ -571,7 +728,8 @@ impl Index {
             root,
             parent,
             children: Vec::new(),
-            imports: Vec::new(),
+            by_alias: HashMap::new(),
+            globs: Vec::new(),
             package: false,
         });
         if let Some(p) = parent {
@@ -754,7 +912,16 @@ impl Index {
                 Some(s) => inner_mod[s as usize].unwrap_or(def_mod[s as usize]),
                 None => module,
             };
-            self.modules[m as usize].imports.push((file_id, i as u32));
+            let module = &mut self.modules[m as usize];
+            if imp.glob {
+                module.globs.push((file_id, i as u32));
+            } else if !imp.alias.is_empty() {
+                module
+                    .by_alias
+                    .entry(imp.alias.clone())
+                    .or_default()
+                    .push((file_id, i as u32));
+            }
         }
         if !ghost {
             for (i, d) in syms.defs.iter().enumerate() {
@@ -1099,7 +1266,7 @@ impl Index {
                 let hit = if imp.glob {
                     leads(from, &imp.path)
                 } else {
-                    match self.resolve_path(from, &imp.path, lang, 0) {
+                    match self.resolve_path(from, &imp.path, lang) {
                         PathOutcome::Found(ts) if ts.contains(&Target::Module(m)) => Some(ts.len()),
                         // The import names another module, not an item of this one.
                         PathOutcome::Found(ts)
@@ -1172,7 +1339,7 @@ impl Index {
     /// When `segs`, seen from module `from`, leads to module `m`: how many
     /// targets the path has.
     fn path_reaches(&self, from: ModId, segs: &[String], lang: Lang, m: ModId) -> Option<usize> {
-        match self.resolve_path(from, segs, lang, 0) {
+        match self.resolve_path(from, segs, lang) {
             PathOutcome::Found(ts) if ts.contains(&Target::Module(m)) => Some(ts.len()),
             _ => None,
         }
@@ -1240,12 +1407,7 @@ impl Index {
     /// there (a path like `crate::a::Trait`), no other trait has that name.
     fn implements(&self, m: DefId, trait_def: DefId) -> bool {
         let name = &self.def(trait_def).name;
-        match self.resolve_path(
-            self.def_module(m),
-            std::slice::from_ref(name),
-            Lang::Rust,
-            0,
-        ) {
+        match self.resolve_path(self.def_module(m), std::slice::from_ref(name), Lang::Rust) {
             PathOutcome::Found(ts) => ts.contains(&Target::Def(trait_def)),
             PathOutcome::External => false,
             PathOutcome::Unresolved => {
@@ -1261,82 +1423,208 @@ impl Index {
 
     /// The names a module binds to `name`: its items, submodules, imports,
     /// then glob imports.
-    fn lookup(&self, m: ModId, name: &str, depth: u8, out: &mut Vec<Target>) {
-        let mut globbed = vec![m];
-        self.lookup_in(m, name, depth, out, &mut globbed);
+    fn lookup(&self, m: ModId, name: &str, out: &mut Vec<Target>) {
+        for t in self.lookup_memo(m, name).iter() {
+            push_unique(out, *t);
+        }
     }
 
-    /// `lookup`, following each module's glob imports at most once: glob
-    /// graphs have cycles and diamonds (`a` and `b` both `use c::*`), and
-    /// walking every path through them grows exponentially with depth.
-    fn lookup_in(
-        &self,
-        m: ModId,
-        name: &str,
-        depth: u8,
-        out: &mut Vec<Target>,
-        globbed: &mut Vec<ModId>,
-    ) {
-        if depth > 8 {
-            return;
+    /// `lookup`'s answer, computed once per (module, name) and index.
+    ///
+    /// Imports and glob imports lead to other lookups, which may lead back
+    /// (glob cycles, a package whose glob imports name modules that are
+    /// not in the tree, so each is looked up among the others): a lookup
+    /// met again while it is under way answers only what its module
+    /// declares itself (a cut). An answer resting on a cut is kept aside
+    /// until the cut lookup is done: if that one found no more, the cut was
+    /// exact and the answer is kept for good; else it is dropped, and
+    /// recomputed when asked by another question. Within one question no lookup is computed twice,
+    /// so no input makes the work grow faster than the lookups it holds.
+    fn lookup_memo(&self, m: ModId, name: &str) -> Rc<[Target]> {
+        let key = Key::Lookup(m, name.into());
+        match self.memo_enter(&key) {
+            Entered::Known(found) => found,
+            // What the module itself declares: `pub use search::search;`
+            // names the module `search` to import its function.
+            Entered::Cut => Rc::from(self.declared(m, name)),
+            Entered::Fresh(frame) => {
+                let found = self.lookup_uncached(m, name);
+                self.memo_leave(key, frame, found)
+            }
         }
+    }
+
+    /// What module `m` itself declares under `name`: its items and
+    /// submodules, no import. The answer of a lookup cut short.
+    fn declared(&self, m: ModId, name: &str) -> Vec<Target> {
         self.note_local(m, name);
-        let before = out.len();
+        let mut out = Vec::new();
         if let Some(list) = self.items.get(name) {
             for &d in list {
                 if self.def_module(d) == m && self.module_level(d) {
-                    push_unique(out, self.def_target(d));
+                    push_unique(&mut out, self.def_target(d));
                 }
             }
         }
-        let module = &self.modules[m as usize];
-        for (child, id) in &module.children {
+        for (child, id) in &self.modules[m as usize].children {
             if child == name {
-                push_unique(out, Target::Module(*id));
+                push_unique(&mut out, Target::Module(*id));
             }
         }
-        for &(f, i) in &module.imports {
+        out
+    }
+
+    fn lookup_uncached(&self, m: ModId, name: &str) -> Vec<Target> {
+        let mut out = self.declared(m, name);
+        let module = &self.modules[m as usize];
+        for &(f, i) in module.by_alias.get(name).into_iter().flatten() {
             let imp = &self.files[f as usize].syms.imports[i as usize];
-            if !imp.glob && imp.alias == name {
-                if let PathOutcome::Found(ts) = self.resolve_import(m, imp, depth + 1) {
-                    for t in ts {
-                        push_unique(out, t);
-                    }
+            if let PathOutcome::Found(ts) = self.resolve_import(m, imp) {
+                for t in ts {
+                    push_unique(&mut out, t);
                 }
             }
         }
-        if out.len() > before {
-            return;
+        if !out.is_empty() {
+            return out;
         }
         self.note_local(m, GLOB);
-        for &(f, i) in &module.imports {
+        for &(f, i) in &module.globs {
             let imp = &self.files[f as usize].syms.imports[i as usize];
-            if imp.glob {
-                if let PathOutcome::Found(ts) =
-                    self.resolve_path(m, &imp.path, self.files[f as usize].lang, depth + 1)
-                {
-                    for t in ts {
-                        match t {
-                            Target::Module(g) if !globbed.contains(&g) => {
-                                globbed.push(g);
-                                self.lookup_in(g, name, depth + 1, out, globbed);
-                            }
-                            Target::Def(d) => {
-                                for t in self.members_of(d, name, depth + 1) {
-                                    push_unique(out, Target::Def(t));
-                                }
-                            }
-                            _ => {}
+            let PathOutcome::Found(ts) =
+                self.resolve_path(m, &imp.path, self.files[f as usize].lang)
+            else {
+                continue;
+            };
+            for t in ts {
+                match t {
+                    Target::Module(g) => self.lookup(g, name, &mut out),
+                    Target::Def(d) => {
+                        for t in self.members_of(d, name).iter() {
+                            push_unique(&mut out, Target::Def(*t));
                         }
                     }
                 }
             }
         }
+        out
     }
 
-    fn resolve_import(&self, m: ModId, imp: &Import, depth: u8) -> PathOutcome {
+    /// Start computing `key`: its answer when known, a cut when it is
+    /// already under way (or the analysis is out of time or depth), else
+    /// a new frame on the stack.
+    fn memo_enter(&self, key: &Key) -> Entered {
+        let mut memo = self.memo.borrow_mut();
+        if let Some(found) = memo.done.get(key) {
+            return Entered::Known(Rc::clone(found));
+        }
+        if let Some((found, cuts)) = memo.provisional.get(key) {
+            let (found, cuts) = (Rc::clone(found), cuts.clone());
+            memo.cuts.extend(cuts);
+            return Entered::Known(found);
+        }
+        if let Some(found) = memo.scratch.get(key) {
+            let found = Rc::clone(found);
+            memo.cuts.push(PARTIAL);
+            return Entered::Known(found);
+        }
+        if let Some(at) = memo.stack.iter().position(|k| k == key) {
+            memo.cuts.push(at);
+            return Entered::Cut;
+        }
+        if memo.stack.len() >= MAX_NESTING || self.out_of_time(&mut memo) {
+            memo.cuts.push(PARTIAL);
+            return Entered::Cut;
+        }
+        memo.computed += 1;
+        let frame = Frame {
+            outer_cuts: std::mem::take(&mut memo.cuts),
+        };
+        memo.stack.push(key.clone());
+        Entered::Fresh(frame)
+    }
+
+    /// Finish computing `key` (see `lookup_memo`): settle the answers that
+    /// rested on a cut of it, then keep its own answer for good, aside
+    /// until the lookups it rests on are done, or for this question only.
+    fn memo_leave(&self, key: Key, frame: Frame, found: Vec<Target>) -> Rc<[Target]> {
+        // What a cut of this question answered.
+        let cut = match &key {
+            Key::Lookup(m, name) => self.declared(*m, name),
+            Key::Members(..) => Vec::new(),
+        };
+        let mut memo = self.memo.borrow_mut();
+        memo.stack.pop();
+        let at = memo.stack.len();
+        let exact_cut = found == cut;
+        let found: Rc<[Target]> = Rc::from(found);
+        for waiting in memo.waiting.remove(&at).unwrap_or_default() {
+            let Some((answer, mut cuts)) = memo.provisional.remove(&waiting) else {
+                continue;
+            };
+            if exact_cut {
+                cuts.retain(|&c| c != at);
+            } else {
+                // The cut answered nothing where there was something.
+                cuts.push(PARTIAL);
+            }
+            // Still waiting on the rest of its cuts, under which it is
+            // filed already.
+            memo.resettle(waiting, answer, cuts);
+        }
+        let mut cuts = std::mem::take(&mut memo.cuts);
+        // A cut of itself is exact: the lookup went on to explore
+        // everything the cut would have found.
+        cuts.retain(|&c| c != at);
+        cuts.sort_unstable();
+        cuts.dedup();
+        memo.settle(key, Rc::clone(&found), cuts.clone());
+        memo.cuts = frame.outer_cuts;
+        memo.cuts.extend(cuts);
+        if memo.stack.is_empty() {
+            memo.scratch.clear();
+            memo.cuts.clear();
+        }
+        found
+    }
+
+    /// Whether the analysis has run past its deadline, checked once every
+    /// few hundred lookups: past it, every lookup answers nothing, so the
+    /// analysis ends soon with what it found, flagged as cut short.
+    fn out_of_time(&self, memo: &mut Memo) -> bool {
+        if memo.expired {
+            return true;
+        }
+        memo.ticks = memo.ticks.wrapping_add(1);
+        if memo.ticks % 256 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            memo.expired = true;
+        }
+        memo.expired
+    }
+
+    /// Stop answering (empty answers, quickly) once `deadline` has passed.
+    pub fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    /// How many lookups were computed rather than answered from the memo.
+    #[cfg(test)]
+    fn lookups_computed(&self) -> u64 {
+        self.memo.borrow().computed
+    }
+
+    /// Whether the deadline passed: answers since then may be missing.
+    pub fn expired(&self) -> bool {
+        let mut memo = self.memo.borrow_mut();
+        if !memo.expired && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            memo.expired = true;
+        }
+        memo.expired
+    }
+
+    fn resolve_import(&self, m: ModId, imp: &Import) -> PathOutcome {
         let lang = self.modules_lang(m);
-        self.resolve_path(m, &imp.path, lang, depth)
+        self.resolve_path(m, &imp.path, lang)
     }
 
     fn modules_lang(&self, m: ModId) -> Lang {
@@ -1347,35 +1635,129 @@ impl Index {
         }
     }
 
-    /// Resolve a whole path (`crate::a::B`, `..mod.name`) seen from module `m`.
     /// The types that the function at `path`, seen from module `m`, is
     /// declared to return (each looked up from the function's own module).
+    /// `T::f` where `f` is not the project's (`T::default()`, a derived or
+    /// std trait's constructor) is taken to make a `T`.
     fn returned_types(&self, m: ModId, path: &[String], lang: Lang) -> Vec<DefId> {
-        let PathOutcome::Found(functions) = self.resolve_path(m, path, lang, 0) else {
-            return Vec::new();
+        let functions = match self.resolve_path(m, path, lang) {
+            PathOutcome::Found(functions) => functions,
+            _ if path.len() >= 2 => {
+                let owner = &path[..path.len() - 1];
+                return self.types_at(m, owner, lang).unwrap_or_default();
+            }
+            _ => return Vec::new(),
         };
         let mut out = Vec::new();
         for f in functions {
             let Target::Def(f) = f else { continue };
-            let Some(ret) = &self.def(f).returns else {
-                continue;
-            };
-            let segs: Vec<String> = ret
-                .split(lang.member_separator())
-                .map(str::to_string)
-                .collect();
-            if let PathOutcome::Found(types) = self.resolve_path(self.def_module(f), &segs, lang, 0)
-            {
-                out.extend(types.into_iter().filter_map(|t| match t {
-                    Target::Def(d) if self.def(d).kind.is_type() => Some(d),
-                    _ => None,
-                }));
-            }
+            out.extend(self.declared_return(f).unwrap_or_default());
         }
         out
     }
 
-    fn resolve_path(&self, m: ModId, segs: &[String], lang: Lang, depth: u8) -> PathOutcome {
+    /// The types function `f` is declared to return, if it says.
+    fn declared_return(&self, f: DefId) -> Option<Vec<DefId>> {
+        let ret = self.def(f).returns.as_ref()?;
+        let lang = self.files[f.file as usize].lang;
+        let segs = split_path(ret, lang);
+        self.types_at(self.def_module(f), &segs, lang)
+    }
+
+    /// The project types `segs` names from module `m`, if it names any.
+    fn types_at(&self, m: ModId, segs: &[String], lang: Lang) -> Option<Vec<DefId>> {
+        let PathOutcome::Found(ts) = self.resolve_path(m, segs, lang) else {
+            return None;
+        };
+        let types: Vec<DefId> = ts
+            .into_iter()
+            .filter_map(|t| match t {
+                Target::Def(d) if self.def(d).kind.is_type() => Some(d),
+                _ => None,
+            })
+            .collect();
+        (!types.is_empty()).then_some(types)
+    }
+
+    /// The project types a value of `receiver` has, seen from module `m`
+    /// and `scope` of `file`; None when that is not known.
+    fn receiver_types(
+        &self,
+        file: u32,
+        scope: Option<u32>,
+        m: ModId,
+        receiver: &Receiver,
+    ) -> Option<Vec<DefId>> {
+        let lang = self.files[file as usize].lang;
+        match receiver {
+            Receiver::SelfValue => self.self_type(file, scope).map(|t| vec![t]),
+            Receiver::Type(t) | Receiver::Name(t) => self.types_at(m, &split_path(t, lang), lang),
+            Receiver::Field(f) => {
+                let owner = self.self_type(file, scope)?;
+                let (home, ty) = self
+                    .field_type(owner, f, 0)
+                    .filter(|(_, t)| !t.is_empty())?;
+                self.types_at(self.def_module(home), &split_path(ty, lang), lang)
+            }
+            Receiver::Returned(path) => {
+                let types = self.returned_types(m, path, lang);
+                (!types.is_empty()).then_some(types)
+            }
+            Receiver::MethodReturn(on, method) => {
+                let mut out = Vec::new();
+                for owner in self.receiver_types(file, scope, m, on)? {
+                    for f in self.members_of(owner, method) {
+                        for t in self.declared_return(f).unwrap_or_default() {
+                            if !out.contains(&t) {
+                                out.push(t);
+                            }
+                        }
+                    }
+                }
+                (!out.is_empty()).then_some(out)
+            }
+            Receiver::None | Receiver::Super | Receiver::Unknown => None,
+        }
+    }
+
+    /// `r` on a value of the project types `types`: their members of that
+    /// name. When they have none, the method is one of a trait (Rust) or of
+    /// a base outside the project: same-name methods of other types are not
+    /// candidates, only trait items may be.
+    fn on_types(&self, file: u32, r: &Ref, types: &[DefId]) -> Resolution {
+        let found: Vec<Target> = types
+            .iter()
+            .flat_map(|&t| self.members_of(t, &r.name))
+            .map(Target::Def)
+            .collect();
+        if !found.is_empty() {
+            return exact(found);
+        }
+        if self.files[file as usize].lang == Lang::Python {
+            return Resolution::none();
+        }
+        let by_name = self.by_method_name(file, r);
+        let targets: Vec<DefId> = by_name
+            .targets
+            .into_iter()
+            .filter(|&d| self.def(d).trait_name.is_some() || self.in_trait(d))
+            .collect();
+        self.by_name_filtered(&r.name, targets)
+    }
+
+    /// Whether `d` is declared in a trait's body (a default method).
+    fn in_trait(&self, d: DefId) -> bool {
+        self.def(d).parent.is_some_and(|p| {
+            self.def(DefId {
+                file: d.file,
+                def: p,
+            })
+            .kind
+                == Kind::Trait
+        })
+    }
+
+    fn resolve_path(&self, m: ModId, segs: &[String], lang: Lang) -> PathOutcome {
         let Some(first) = segs.first() else {
             return PathOutcome::Unresolved;
         };
@@ -1406,7 +1788,7 @@ impl Index {
                 }
                 _ => {
                     let mut out = Vec::new();
-                    self.lookup(m, first, depth, &mut out);
+                    self.lookup(m, first, &mut out);
                     if segs.len() > 1 {
                         out.retain(|t| self.can_prefix(t));
                     }
@@ -1421,7 +1803,7 @@ impl Index {
                         } else {
                             let root = self.modules[m as usize].root;
                             if root != m {
-                                self.lookup(root, first, depth, &mut out);
+                                self.lookup(root, first, &mut out);
                             }
                         }
                     }
@@ -1433,19 +1815,27 @@ impl Index {
             },
             Lang::Python => {
                 if first.starts_with('.') {
-                    let mut c = m;
-                    if !self.modules[m as usize].package {
-                        c = self.modules[m as usize].parent.unwrap_or(m);
-                    }
+                    // `.` is the package holding the module; each further
+                    // dot one package up. Above the top there is nothing:
+                    // never the module itself.
+                    let module = &self.modules[m as usize];
+                    let mut c = if module.package {
+                        Some(m)
+                    } else {
+                        module.parent
+                    };
                     for _ in 1..first.len() {
-                        c = self.modules[c as usize].parent.unwrap_or(c);
+                        c = c.and_then(|c| self.modules[c as usize].parent);
                     }
-                    vec![Target::Module(c)]
+                    match c {
+                        Some(c) => vec![Target::Module(c)],
+                        None => return PathOutcome::Unresolved,
+                    }
                 } else if let Some(&top) = self.module_keys.get(&format!("py:{first}")) {
                     vec![Target::Module(top)]
                 } else {
                     let mut out = Vec::new();
-                    self.lookup(m, first, depth, &mut out);
+                    self.lookup(m, first, &mut out);
                     if out.is_empty() {
                         return PathOutcome::External;
                     }
@@ -1457,9 +1847,9 @@ impl Index {
             let mut next = Vec::new();
             for t in &cur {
                 match *t {
-                    Target::Module(mm) => self.lookup(mm, seg, depth + 1, &mut next),
+                    Target::Module(mm) => self.lookup(mm, seg, &mut next),
                     Target::Def(d) => {
-                        for x in self.members_of(d, seg, depth + 1) {
+                        for x in self.members_of(d, seg) {
                             push_unique(&mut next, Target::Def(x));
                         }
                     }
@@ -1568,12 +1958,36 @@ impl Index {
     }
 
     /// Members named `name` of the type `owner` (and, for Python classes,
-    /// of its bases).
-    fn members_of(&self, owner: DefId, name: &str, depth: u8) -> Vec<DefId> {
-        let od = self.def(owner);
-        if !od.kind.is_type() || depth > 8 {
+    /// of its bases), computed once per index like `lookup_memo` (class
+    /// hierarchies may have cycles too).
+    fn members_of(&self, owner: DefId, name: &str) -> Vec<DefId> {
+        if !self.def(owner).kind.is_type() {
             return Vec::new();
         }
+        let key = Key::Members(owner, name.into());
+        let found = match self.memo_enter(&key) {
+            Entered::Known(found) => found,
+            Entered::Cut => return Vec::new(),
+            Entered::Fresh(frame) => {
+                let found = self
+                    .members_uncached(owner, name)
+                    .into_iter()
+                    .map(Target::Def)
+                    .collect();
+                self.memo_leave(key, frame, found)
+            }
+        };
+        found
+            .iter()
+            .filter_map(|t| match *t {
+                Target::Def(d) => Some(d),
+                Target::Module(_) => None,
+            })
+            .collect()
+    }
+
+    fn members_uncached(&self, owner: DefId, name: &str) -> Vec<DefId> {
+        let od = self.def(owner);
         let unit = self.files[owner.file as usize].unit;
         let python = self.files[owner.file as usize].lang == Lang::Python;
         // Several types of this name in the crate: an impl belongs to the
@@ -1614,7 +2028,7 @@ impl Index {
                     return true;
                 }
                 let mut found = Vec::new();
-                self.lookup(self.def_module(d), &od.name, depth + 1, &mut found);
+                self.lookup(self.def_module(d), &od.name, &mut found);
                 found.is_empty() || found.contains(&Target::Def(owner))
             })
             .collect();
@@ -1624,27 +2038,24 @@ impl Index {
             out.retain(|&d| self.def(d).trait_name.is_none());
         }
         if out.is_empty() {
-            out = self.base_members(owner, name, depth);
+            out = self.base_members(owner, name);
         }
         out
     }
 
     /// Members named `name` of the bases of `owner` (Python classes).
-    fn base_members(&self, owner: DefId, name: &str, depth: u8) -> Vec<DefId> {
+    fn base_members(&self, owner: DefId, name: &str) -> Vec<DefId> {
         let od = self.def(owner);
         let mut out = Vec::new();
-        if depth > 8 {
-            return out;
-        }
         let m = self.def_module(owner);
         let lang = self.files[owner.file as usize].lang;
         for base in &od.bases {
             let segs: Vec<String> = base.split('.').map(str::to_string).collect();
-            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
+            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang) {
                 for t in ts {
                     if let Target::Def(b) = t {
                         if b != owner {
-                            out.extend(self.members_of(b, name, depth + 1));
+                            out.extend(self.members_of(b, name));
                         }
                     }
                 }
@@ -1667,7 +2078,7 @@ impl Index {
         let lang = self.files[owner.file as usize].lang;
         for base in &od.bases {
             let segs: Vec<String> = base.split('.').map(str::to_string).collect();
-            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang, depth + 1) {
+            if let PathOutcome::Found(ts) = self.resolve_path(m, &segs, lang) {
                 for t in ts {
                     if let Target::Def(b) = t {
                         if b != owner {
@@ -1696,7 +2107,7 @@ impl Index {
                 // that name in the unit (impls may live in other files).
                 let m = f.def_mod[s as usize];
                 let mut out = Vec::new();
-                self.lookup(m, c, 0, &mut out);
+                self.lookup(m, c, &mut out);
                 let found = out.into_iter().find_map(|t| match t {
                     Target::Def(d) if self.def(d).kind.is_type() => Some(d),
                     _ => None,
@@ -1725,7 +2136,7 @@ impl Index {
         if !r.path.is_empty() {
             let mut segs = r.path.clone();
             segs.push(r.name.clone());
-            return match self.resolve_path(m, &segs, lang, 0) {
+            return match self.resolve_path(m, &segs, lang) {
                 PathOutcome::Found(ts) => exact(ts),
                 PathOutcome::External => Resolution::none(),
                 PathOutcome::Unresolved => {
@@ -1747,7 +2158,7 @@ impl Index {
                             .collect();
                         let targets: Vec<DefId> = owners
                             .iter()
-                            .flat_map(|&o| self.members_of(o, &r.name, 0))
+                            .flat_map(|&o| self.members_of(o, &r.name))
                             .collect();
                         self.by_name_filtered(&r.name, targets)
                     } else {
@@ -1760,7 +2171,7 @@ impl Index {
             Receiver::None => self.resolve_plain(file, m, r),
             Receiver::SelfValue => {
                 if let Some(t) = self.self_type(file, r.scope) {
-                    let found = self.members_of(t, &r.name, 0);
+                    let found = self.members_of(t, &r.name);
                     if !found.is_empty() {
                         return exact(found.into_iter().map(Target::Def).collect());
                     }
@@ -1777,20 +2188,20 @@ impl Index {
                     .split(if lang == Lang::Rust { "::" } else { "." })
                     .map(str::to_string)
                     .collect();
-                match self.resolve_path(m, &segs, lang, 0) {
+                match self.resolve_path(m, &segs, lang) {
                     PathOutcome::Found(ts) => {
-                        let mut found = Vec::new();
-                        for t in ts {
-                            if let Target::Def(d) = t {
-                                found.extend(self.members_of(d, &r.name, 0));
-                            }
-                        }
-                        if !found.is_empty() {
-                            exact(found.into_iter().map(Target::Def).collect())
-                        } else {
-                            // A trait method, a wrong guess of the type, or
-                            // a value (a constant) rather than a type.
+                        let types: Vec<DefId> = ts
+                            .into_iter()
+                            .filter_map(|t| match t {
+                                Target::Def(d) if self.def(d).kind.is_type() => Some(d),
+                                _ => None,
+                            })
+                            .collect();
+                        if types.is_empty() {
+                            // A value (a constant) rather than a type.
                             self.by_method_name(file, r)
+                        } else {
+                            self.on_types(file, r, &types)
                         }
                     }
                     PathOutcome::External if lang == Lang::Rust && is_rust_primitive(t) => {
@@ -1800,18 +2211,11 @@ impl Index {
                     PathOutcome::Unresolved => self.by_method_name(file, r),
                 }
             }
-            Receiver::Returned(function) => {
-                let found: Vec<Target> = self
-                    .returned_types(m, function, lang)
-                    .into_iter()
-                    .flat_map(|t| self.members_of(t, &r.name, 0))
-                    .map(Target::Def)
-                    .collect();
-                if found.is_empty() {
-                    // Undeclared, external, or a method of a trait it implements.
-                    self.by_method_name(file, r)
-                } else {
-                    exact(found)
+            Receiver::Returned(_) | Receiver::MethodReturn(..) => {
+                match self.receiver_types(file, r.scope, m, &r.receiver) {
+                    Some(types) => self.on_types(file, r, &types),
+                    // Undeclared or external.
+                    None => self.by_method_name(file, r),
                 }
             }
             Receiver::Name(n) => {
@@ -1819,16 +2223,16 @@ impl Index {
                     .split(if lang == Lang::Rust { "::" } else { "." })
                     .map(str::to_string)
                     .collect();
-                match self.resolve_path(m, &segs, lang, 0) {
+                match self.resolve_path(m, &segs, lang) {
                     PathOutcome::Found(ts) => {
                         let mut out = Vec::new();
                         let mut value = false;
                         for t in ts {
                             match t {
-                                Target::Module(mm) => self.lookup(mm, &r.name, 0, &mut out),
+                                Target::Module(mm) => self.lookup(mm, &r.name, &mut out),
                                 Target::Def(d) if self.def(d).kind.is_type() => {
                                     out.extend(
-                                        self.members_of(d, &r.name, 0).into_iter().map(Target::Def),
+                                        self.members_of(d, &r.name).into_iter().map(Target::Def),
                                     );
                                 }
                                 Target::Def(_) => value = true,
@@ -1855,7 +2259,7 @@ impl Index {
                 let Some(t) = self.self_type(file, r.scope) else {
                     return Resolution::none();
                 };
-                let found = self.base_members(t, &r.name, 0);
+                let found = self.base_members(t, &r.name);
                 exact(found.into_iter().map(Target::Def).collect())
             }
             Receiver::Field(f) => {
@@ -1870,21 +2274,19 @@ impl Index {
                     .split(if lang == Lang::Rust { "::" } else { "." })
                     .map(str::to_string)
                     .collect();
-                match self.resolve_path(self.def_module(home), &segs, lang, 0) {
+                match self.resolve_path(self.def_module(home), &segs, lang) {
                     PathOutcome::Found(ts) => {
-                        let found: Vec<Target> = ts
+                        let types: Vec<DefId> = ts
                             .into_iter()
                             .filter_map(|t| match t {
-                                Target::Def(d) => Some(d),
-                                Target::Module(_) => None,
+                                Target::Def(d) if self.def(d).kind.is_type() => Some(d),
+                                _ => None,
                             })
-                            .flat_map(|d| self.members_of(d, &r.name, 0))
-                            .map(Target::Def)
                             .collect();
-                        if found.is_empty() {
+                        if types.is_empty() {
                             self.by_method_name(file, r)
                         } else {
-                            exact(found)
+                            self.on_types(file, r, &types)
                         }
                     }
                     PathOutcome::External => Resolution::none(),
@@ -1939,7 +2341,7 @@ impl Index {
             cur = d.parent;
         }
         let mut out = Vec::new();
-        self.lookup(m, &r.name, 0, &mut out);
+        self.lookup(m, &r.name, &mut out);
         if !out.is_empty() {
             return exact(out);
         }
@@ -1948,11 +2350,7 @@ impl Index {
             return Resolution::none();
         }
         self.note_local(m, GLOB);
-        let module = &self.modules[m as usize];
-        let has_glob = module
-            .imports
-            .iter()
-            .any(|&(fi, i)| self.files[fi as usize].syms.imports[i as usize].glob);
+        let has_glob = !self.modules[m as usize].globs.is_empty();
         // Macros by example are visible crate-wide once defined.
         if !(has_glob || r.form == Form::Macro) || stop_listed(&r.name) {
             return Resolution::none();
@@ -1981,10 +2379,7 @@ impl Index {
     /// Whether an import in module `m` binds `name`.
     fn imported(&self, m: ModId, name: &str) -> bool {
         self.note_local(m, name);
-        self.modules[m as usize].imports.iter().any(|&(fi, i)| {
-            let imp = &self.files[fi as usize].syms.imports[i as usize];
-            !imp.glob && imp.alias == name
-        })
+        self.modules[m as usize].by_alias.contains_key(name)
     }
 
     fn by_name_filtered(&self, name: &str, targets: Vec<DefId>) -> Resolution {
@@ -2104,6 +2499,11 @@ fn may_name(segs: &[String], words: &HashSet<String>, lang: Lang) -> bool {
     anchored || segs.iter().any(|s| words.contains(s))
 }
 
+/// `a::b::C` or `a.b.C` as its segments.
+fn split_path(path: &str, lang: Lang) -> Vec<String> {
+    path.split(sep(lang)).map(str::to_string).collect()
+}
+
 fn sep(lang: Lang) -> &'static str {
     match lang {
         Lang::Rust => "::",
@@ -2178,4 +2578,253 @@ fn display_module(key: &str) -> String {
         out.push_str(p);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::impact::Extractor;
+
+    fn index_of(files: &[(&str, &str)]) -> Index {
+        let mut ex = Extractor::new();
+        let sources = files
+            .iter()
+            .map(|(path, text)| {
+                let lang = Lang::of_path(path).expect("a source file");
+                Source {
+                    path: path.to_string(),
+                    lang,
+                    syms: Arc::new(ex.extract(lang, text.as_bytes()).expect("extracts")),
+                    pending: false,
+                }
+            })
+            .collect();
+        Index::build(sources, &[])
+    }
+
+    fn file_id(index: &Index, path: &str) -> u32 {
+        index
+            .files
+            .iter()
+            .position(|f| f.path == path)
+            .unwrap_or_else(|| panic!("{path} indexed")) as u32
+    }
+
+    /// The qualified names each reference named `name` in `path` resolves to.
+    fn resolved(index: &Index, path: &str, name: &str) -> Vec<Vec<String>> {
+        let file = file_id(index, path);
+        index.files[file as usize]
+            .syms
+            .refs
+            .iter()
+            .filter(|r| r.name == name && r.form != Form::Import)
+            .map(|r| {
+                let mut q: Vec<String> = index
+                    .resolve(file, r)
+                    .targets
+                    .iter()
+                    .map(|&d| index.qualified(d))
+                    .collect();
+                q.sort();
+                q
+            })
+            .collect()
+    }
+
+    fn module_key(index: &Index, path: &str) -> String {
+        let f = &index.files[file_id(index, path) as usize];
+        index.modules[f.module as usize].key.clone()
+    }
+
+    /// A package of `globs` relative glob imports of modules that are not
+    /// in the tree (C extensions), and a name none of them binds.
+    fn absent_globs(globs: usize) -> Index {
+        let mut init = String::new();
+        for i in 0..globs {
+            init.push_str(&format!("from .ext{i} import *\n"));
+        }
+        let user = "from . import *\n\ndef f():\n    return missing(1)\n";
+        index_of(&[("pkg/__init__.py", &init), ("pkg/user.py", user)])
+    }
+
+    #[test]
+    fn unresolvable_names_cost_work_linear_in_the_glob_imports() {
+        let mut work = Vec::new();
+        for globs in [16, 32, 64] {
+            let index = absent_globs(globs);
+            assert_eq!(
+                resolved(&index, "pkg/user.py", "missing"),
+                vec![Vec::<String>::new()]
+            );
+            work.push(index.lookups_computed());
+        }
+        // Each doubling of the glob imports at most doubles the work
+        // (it multiplied it by about 30 when lookups were not memoized).
+        assert!(
+            work[1] <= 2 * work[0] + 4 && work[2] <= 2 * work[1] + 4,
+            "{work:?}"
+        );
+        assert!(work[2] < 400, "{work:?}");
+    }
+
+    #[test]
+    fn glob_cycles_resolve_every_name_once_and_completely() {
+        let index = index_of(&[
+            ("pkg/__init__.py", "from .a import *\n"),
+            (
+                "pkg/a.py",
+                "from .b import *\nfrom .c import *\n\ndef in_a():\n    pass\n",
+            ),
+            (
+                "pkg/b.py",
+                "from .a import *\nfrom .c import *\n\ndef in_b():\n    pass\n",
+            ),
+            (
+                "pkg/c.py",
+                "from .a import *\nfrom .b import *\n\ndef in_c():\n    pass\n",
+            ),
+            (
+                "app.py",
+                "from pkg import *\n\ndef run():\n    in_a()\n    in_b()\n    in_c()\n    gone()\n",
+            ),
+        ]);
+        for (name, target) in [
+            ("in_a", "pkg.a.in_a"),
+            ("in_b", "pkg.b.in_b"),
+            ("in_c", "pkg.c.in_c"),
+        ] {
+            assert_eq!(
+                resolved(&index, "app.py", name),
+                vec![vec![target.to_string()]],
+                "{name}"
+            );
+        }
+        assert_eq!(
+            resolved(&index, "app.py", "gone"),
+            vec![Vec::<String>::new()]
+        );
+        // A lookup cut short by the cycle was not kept: asked from inside
+        // the cycle, the answer is whole.
+        let b = file_id(&index, "pkg/b.py");
+        let m = index.files[b as usize].module;
+        let mut out = Vec::new();
+        index.lookup(m, "in_c", &mut out);
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn stub_packages_are_packages_and_relative_imports_stop_at_the_top() {
+        let index = index_of(&[
+            (
+                "typeshed/stdlib/asyncio/__init__.pyi",
+                "from .events import *\n",
+            ),
+            (
+                "typeshed/stdlib/asyncio/events.pyi",
+                "class AbstractEventLoop: ...\n",
+            ),
+            ("typeshed/stdlib/builtins.pyi", "class type: ...\n"),
+            (
+                "tool.py",
+                "from . import helper\nfrom .. import other\n\nhelper()\nother()\n",
+            ),
+            (
+                "use.py",
+                "from asyncio import AbstractEventLoop\n\nx: AbstractEventLoop\n",
+            ),
+        ]);
+        assert_eq!(
+            module_key(&index, "typeshed/stdlib/asyncio/__init__.pyi"),
+            "py:asyncio"
+        );
+        assert_eq!(
+            module_key(&index, "typeshed/stdlib/asyncio/events.pyi"),
+            "py:asyncio.events"
+        );
+        assert_eq!(
+            module_key(&index, "typeshed/stdlib/builtins.pyi"),
+            "py:builtins"
+        );
+        assert_eq!(
+            resolved(&index, "use.py", "AbstractEventLoop"),
+            vec![vec!["asyncio.events.AbstractEventLoop".to_string()]]
+        );
+        // `tool` is no package's module: `.` and `..` name nothing, not `tool`.
+        assert_eq!(
+            resolved(&index, "tool.py", "helper"),
+            vec![Vec::<String>::new()]
+        );
+        assert_eq!(
+            resolved(&index, "tool.py", "other"),
+            vec![Vec::<String>::new()]
+        );
+    }
+
+    #[test]
+    fn folders_without_an_init_inside_a_package_or_under_src_are_namespace_packages() {
+        let index = index_of(&[
+            ("src/flask/__init__.py", "from .app import Flask\n"),
+            (
+                "src/flask/sansio/app.py",
+                "class App:\n    def add_url_rule(self):\n        pass\n",
+            ),
+            (
+                "src/flask/app.py",
+                "from .sansio.app import App as SansioApp\n\nclass Flask(SansioApp):\n    pass\n",
+            ),
+            ("src/nspkg/mod.py", "def f():\n    pass\n"),
+            (
+                "tests/test_app.py",
+                "import flask\nfrom nspkg.mod import f\n\nf()\n",
+            ),
+            ("docs/conf-files/conf.py", "x = 1\n"),
+        ]);
+        assert_eq!(
+            module_key(&index, "src/flask/sansio/app.py"),
+            "py:flask.sansio.app"
+        );
+        assert_eq!(module_key(&index, "src/nspkg/mod.py"), "py:nspkg.mod");
+        // Not packages: a test folder at the top, a name no import can spell.
+        assert_eq!(module_key(&index, "tests/test_app.py"), "py:test_app");
+        assert_eq!(module_key(&index, "docs/conf-files/conf.py"), "py:conf");
+        assert_eq!(
+            resolved(&index, "src/flask/app.py", "SansioApp"),
+            vec![vec!["flask.sansio.app.App".to_string()]]
+        );
+        assert_eq!(
+            resolved(&index, "tests/test_app.py", "f"),
+            vec![vec!["nspkg.mod.f".to_string()]]
+        );
+    }
+
+    #[test]
+    fn a_re_export_through_a_module_of_the_same_name_resolves() {
+        // The import's own path names the module `search`, which the
+        // import's name would shadow were the lookup not cut at itself.
+        let index = index_of(&[
+            (
+                "src/lib.rs",
+                "pub mod search;\npub mod user;\npub use search::search;\n",
+            ),
+            ("src/search.rs", "pub fn search() {}\n"),
+            (
+                "src/user.rs",
+                "use crate::search;\n\npub fn u() {\n    search();\n}\n",
+            ),
+        ]);
+        assert_eq!(
+            resolved(&index, "src/user.rs", "search"),
+            vec![vec!["crate::search::search".to_string()]]
+        );
+    }
+
+    #[test]
+    fn a_passed_deadline_stops_answering() {
+        let mut index = absent_globs(8);
+        index.set_deadline(Some(Instant::now()));
+        for _ in 0..300 {
+            resolved(&index, "pkg/user.py", "missing");
+        }
+        assert!(index.expired());
+    }
 }

@@ -21,8 +21,10 @@ use super::symbols::Kind;
 /// part of the cache key, so stale entries are never read. Upgrading the
 /// tree-sitter runtime counts (15: 0.25 to 0.27), as its error recovery
 /// decides the tree of a file with syntax errors. 16: `let mut x` and
-/// `move |x|` inside macro calls bind `x`.
-const EXTRACTOR_VERSION: u32 = 16;
+/// `move |x|` inside macro calls bind `x`. 17: signatures hash tokens
+/// (comments, whitespace and trailing commas left out); method-chain
+/// receivers; `use` and `mod` inside item macros.
+const EXTRACTOR_VERSION: u32 = 17;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -360,6 +362,12 @@ impl Grammar {
 /// FNV-1a: a stable hash (std's hasher may change between Rust releases,
 /// and these values are stored in the cache).
 pub struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv::new()
+    }
+}
 
 impl Fnv {
     pub fn new() -> Fnv {

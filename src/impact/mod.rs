@@ -20,11 +20,13 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-pub use blast::{ChangedSymbol, Dependent, Dependents, Site, Stability};
+pub use blast::{
+    ChangedSymbol, Dependent, Dependents, RADIUS_FOLLOWED, RadiusCut, Site, Stability,
+};
 pub use changes::Change;
 pub use extract::Extractor;
 pub use index::Confidence;
@@ -39,6 +41,11 @@ use words::{Unparsed, Words};
 /// Files larger than this are generated or vendored more often than not;
 /// they are listed as skipped rather than indexed.
 const MAX_FILE_BYTES: usize = 1 << 20;
+
+/// How long an impact analysis may take before it stops with what it has
+/// found, saying so: no input may make a review wait on it for long. Real
+/// projects take well under 3 s (see `benches/impact_worst.rs`).
+pub const TIME_LIMIT: Duration = Duration::from_secs(20);
 
 /// Above this much unparsed text, a round whose names reach more than half
 /// of it parses all of it instead: a round costs an index build and a blast
@@ -106,6 +113,9 @@ pub struct Impact {
     pub syntax_errors: Vec<String>,
     /// Problems that cost time only (a cache that cannot be written).
     pub warnings: Vec<String>,
+    /// Where a limit cut the analysis short (a radius followed over only
+    /// some dependents, the time limit): what is counted is a lower bound.
+    pub limits: Vec<String>,
     pub stats: Stats,
 }
 
@@ -222,6 +232,21 @@ pub fn analyze_with(
     cache: CacheUse,
     parsing: Parsing,
 ) -> Result<Impact, Error> {
+    analyze_within(head_files, diff, blobs, cache, parsing, TIME_LIMIT)
+}
+
+/// `analyze_with`, stopping after `limit`: past it no more files are
+/// parsed and names resolve to nothing, so the analysis ends soon after
+/// with what it found and a note in `Impact::limits`.
+pub fn analyze_within(
+    head_files: &[FileEntry],
+    diff: &crate::git::Diff,
+    blobs: &dyn Blobs,
+    cache: CacheUse,
+    parsing: Parsing,
+    limit: Duration,
+) -> Result<Impact, Error> {
+    let deadline = Instant::now() + limit;
     let mut impact = Impact::default();
     let changed: Vec<&crate::git::FileDiff> = diff
         .files
@@ -286,7 +311,8 @@ pub fn analyze_with(
     let first: Vec<usize> = (0..jobs.len())
         .filter(|&j| must[j] && matches!(slots[j], Slot::Unparsed(_)))
         .collect();
-    parse_largest_first(&jobs, first, &mut slots, blobs, cache.as_ref())?;
+    // They say what changed: parsed whatever the time.
+    parse_largest_first(&jobs, first, &mut slots, blobs, cache.as_ref(), None)?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();
@@ -324,6 +350,7 @@ pub fn analyze_with(
             file_job.push(*j);
         }
         let mut index = Index::build(sources, &manifests);
+        index.set_deadline(Some(deadline));
         if !last {
             index.record();
         }
@@ -332,12 +359,16 @@ pub fn analyze_with(
         let t2 = Instant::now();
         let (symbols, base_skips) = assess(&mut index, &changed, &base_job, &slots, &base_layout);
         impact.stats.impact_ms += t2.elapsed().as_millis() as u64;
-        let wanted = if last {
+        let out_of_time = index.expired() || Instant::now() >= deadline;
+        let wanted = if last || out_of_time {
             Vec::new()
         } else {
             wanted(&index, &file_job, &jobs, &slots, &mut scanned)?
         };
         if wanted.is_empty() {
+            if out_of_time {
+                impact.limits.push(time_limit_note(limit, &slots));
+            }
             finish(
                 &mut impact,
                 &index,
@@ -369,7 +400,14 @@ pub fn analyze_with(
             wanted
         };
         let t0 = Instant::now();
-        parse_largest_first(&jobs, wanted, &mut slots, blobs, cache.as_ref())?;
+        parse_largest_first(
+            &jobs,
+            wanted,
+            &mut slots,
+            blobs,
+            cache.as_ref(),
+            Some(deadline),
+        )?;
         impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
     }
     if let Some(c) = cache.as_ref().filter(|c| c.writable()) {
@@ -380,6 +418,21 @@ pub fn analyze_with(
     }
     free_in_background(slots);
     Ok(impact)
+}
+
+/// What the time limit cut: files never parsed, and names that stopped
+/// resolving.
+fn time_limit_note(limit: Duration, slots: &[Slot]) -> String {
+    let unparsed = slots
+        .iter()
+        .filter(|s| matches!(s, Slot::Unparsed(_)))
+        .count();
+    format!(
+        "Impact assessment stopped at its {} s time limit: references resolved after it, and \
+         those in the {unparsed} source files not parsed by then, are not counted, so \
+         dependents may be missing",
+        limit.as_secs_f64()
+    )
 }
 
 /// Drop `value` on a thread of its own. Every file's symbols are many
@@ -534,6 +587,14 @@ fn finish(
     }
     impact.stats.files_indexed = file_job.len();
     impact.stats.files_parsed = parsed;
+    for s in &symbols {
+        if let Some(cut) = s.radius_truncated {
+            impact.limits.push(format!(
+                "Impact assessment: the depth-2 radius of {} ({}:{}) {cut}, so it is a lower bound",
+                s.symbol, s.file, s.line
+            ));
+        }
+    }
     impact.symbols = symbols;
 }
 
@@ -794,28 +855,34 @@ fn parse_largest_first(
     slots: &mut [Slot],
     blobs: &dyn Blobs,
     cache: Option<&Cache>,
+    deadline: Option<Instant>,
 ) -> Result<(), Error> {
     wanted.sort_by_key(|&j| match &slots[j] {
         Slot::Unparsed(u) => std::cmp::Reverse(u.len()),
         _ => std::cmp::Reverse(0),
     });
-    parse_more(jobs, &wanted, slots, blobs, cache)
+    parse_more(jobs, &wanted, slots, blobs, cache, deadline)
 }
 
-/// Extract the `wanted` jobs (all held as text) on all cores.
+/// Extract the `wanted` jobs (all held as text) on all cores; past the
+/// deadline, the files not started yet stay unparsed.
 fn parse_more(
     jobs: &[Job],
     wanted: &[usize],
     slots: &mut [Slot],
     blobs: &dyn Blobs,
     cache: Option<&Cache>,
+    deadline: Option<Instant>,
 ) -> Result<(), Error> {
     let done = {
         let slots: &[Slot] = slots;
         // Every file here is parsed: worth a thread each.
         parallel(wanted.len(), 1, |i, extractor| {
             let j = wanted[i];
-            match &slots[j] {
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Ok(None);
+            }
+            Ok(Some(match &slots[j] {
                 Slot::Unparsed(Unparsed::Text(bytes)) => {
                     extract_one(&jobs[j], bytes, cache, extractor)
                 }
@@ -826,11 +893,13 @@ fn parse_more(
                 },
                 Slot::Parsed(s) => Ok(Slot::Parsed(Arc::clone(s))),
                 Slot::Failed(r) => Ok(Slot::Failed(r.clone())),
-            }
+            }?))
         })?
     };
     for (&j, slot) in wanted.iter().zip(done) {
-        slots[j] = slot;
+        if let Some(slot) = slot {
+            slots[j] = slot;
+        }
     }
     Ok(())
 }
@@ -1477,9 +1546,10 @@ mod tests {
         assert_eq!(
             site_places(&changed, "Float::halve"),
             [
-                // Calls through the bound (the chained second call's
-                // receiver type is not evident: ambiguous), then on f32
-                // and f64 values.
+                // Calls through the bound (the chained second one on
+                // what the first returns: `Self`, so a `Float`), then on
+                // f32 and f64 values.
+                "src/user.rs:4",
                 "src/user.rs:4",
                 "src/user.rs:11",
                 "src/user.rs:16",
@@ -2139,6 +2209,141 @@ mod tests {
         assert_eq!(m.renamed_to.as_deref(), Some("pkg_b/mod.py"));
         assert!(m.breaking);
         assert_eq!(site_list(m), vec!["app.py:1"]);
+    }
+
+    #[test]
+    fn the_time_limit_ends_the_analysis_with_a_notice_and_keeps_the_changes() {
+        let (files, diff, blobs) = scenario();
+        let cut = analyze_within(
+            &files,
+            &diff,
+            &blobs,
+            CacheUse::Off,
+            Parsing::Needed,
+            Duration::ZERO,
+        )
+        .expect("analysis");
+        let mut changed: Vec<(&str, Change)> = cut
+            .symbols
+            .iter()
+            .map(|s| (s.symbol.as_str(), s.change))
+            .collect();
+        changed.sort();
+        assert_eq!(
+            changed,
+            [
+                ("helper", Change::SignatureChanged),
+                ("unused", Change::Removed)
+            ]
+        );
+        assert_eq!(cut.limits.len(), 1, "{:?}", cut.limits);
+        assert!(
+            cut.limits[0].starts_with("Impact assessment stopped at its 0 s time limit"),
+            "{}",
+            cut.limits[0]
+        );
+        let whole = analyze(&files, &diff, &blobs, CacheUse::Off).expect("analysis");
+        assert!(whole.limits.is_empty(), "{:?}", whole.limits);
+    }
+
+    #[test]
+    fn a_hub_radius_follows_a_bounded_number_of_dependents_and_says_so() {
+        let callers = RADIUS_FOLLOWED + 10;
+        let base = "def hub():\n    return 0\n";
+        let head = "def hub():\n    return 1\n";
+        let texts: Vec<(String, String)> = (0..callers)
+            .map(|i| {
+                (
+                    format!("m{i:03}.py"),
+                    format!(
+                        "from hub import hub\n\n\ndef c{i}():\n    return hub()\n\n\ndef d{i}():\n    return c{i}()\n"
+                    ),
+                )
+            })
+            .collect();
+        let mut files: Vec<(&str, &str)> = vec![("hub.py", head)];
+        files.extend(texts.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+        let impact = tree_with_change(&files, "hub.py", base);
+        let hub = &impact.symbols[0];
+        assert_eq!(hub.dependents.symbols, callers);
+        assert_eq!(
+            hub.radius_truncated,
+            Some(RadiusCut {
+                followed: RADIUS_FOLLOWED,
+                dependents: callers
+            })
+        );
+        // Every caller, and the callers of the first ones followed.
+        assert_eq!(hub.radius, callers + RADIUS_FOLLOWED);
+        assert_eq!(
+            impact.limits,
+            [format!(
+                "Impact assessment: the depth-2 radius of hub (hub.py:1) counts the dependents \
+                 of {RADIUS_FOLLOWED} of its {callers} dependents, so it is a lower bound"
+            )]
+        );
+        let json = serde_json::to_value(&impact).expect("serializes");
+        assert_eq!(
+            json[0]["radius_truncated"],
+            serde_json::json!({"followed": RADIUS_FOLLOWED, "dependents": callers})
+        );
+    }
+
+    #[test]
+    fn constructors_builders_and_typed_receivers_reach_their_methods_only() {
+        let models = "class Node:\n    def accept(self, v):\n        return v\n\n\nclass Other:\n    def accept(self, v):\n        return v\n\n\nclass Shelf:\n    def __init__(self, size):\n        self.size = size\n\n    def sized(self, n) -> \"Shelf\":\n        return self\n\n    def label(self):\n        return 1\n";
+        let app = "from models import Node, Shelf\n\n\ndef run(n: Node, x):\n    n.accept(1)\n    x.accept(2)\n    s = Shelf(3)\n    s.sized(4).label()\n    return Shelf(5).sized(6).label()\n";
+        let tree = [("models.py", models), ("app.py", app)];
+        let base = models.replace("self.size = size", "self.size = size + 0");
+        let changed = tree_with_change(&tree, "models.py", &base);
+        assert_eq!(
+            site_places(&changed, "Shelf.__init__"),
+            ["app.py:7", "app.py:9"],
+            "a class called is its __init__ called"
+        );
+        let base = models.replace("        return 1\n", "        return 0\n");
+        let changed = tree_with_change(&tree, "models.py", &base);
+        assert_eq!(
+            site_places(&changed, "Shelf.label"),
+            ["app.py:8", "app.py:9"],
+            "through what `sized` returns"
+        );
+        // `n: Node` calls Node's `accept`, never Other's; an untyped `x`
+        // may call either.
+        let base = models.replace(
+            "class Other:\n    def accept(self, v):\n        return v",
+            "class Other:\n    def accept(self, v):\n        return None",
+        );
+        let changed = tree_with_change(&tree, "models.py", &base);
+        let other = changed
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "Other.accept")
+            .expect("changed");
+        assert!(other.sites.is_empty());
+        let ambiguous: Vec<u32> = other.ambiguous.iter().map(|s| s.line).collect();
+        assert_eq!(ambiguous, [6]);
+    }
+
+    #[test]
+    fn a_rust_builder_chain_reaches_the_built_types_methods() {
+        let lib = "pub struct WalkBuilder;\npub struct Walk;\n\nimpl WalkBuilder {\n    pub fn new() -> WalkBuilder {\n        WalkBuilder\n    }\n\n    pub fn hidden(&mut self, yes: bool) -> &mut WalkBuilder {\n        self\n    }\n\n    pub fn build(&self) -> Walk {\n        Walk\n    }\n}\n\nimpl Walk {\n    pub fn run(&self) -> u32 {\n        1\n    }\n}\n\npub struct Other;\n\nimpl Other {\n    pub fn run(&self) -> u32 {\n        2\n    }\n}\n";
+        let user = "use crate::WalkBuilder;\n\npub fn go() -> u32 {\n    let w = WalkBuilder::new().hidden(true).build();\n    w.run() + WalkBuilder::new().build().run()\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"walk\"\n"),
+            ("src/lib.rs", lib),
+            ("src/user.rs", user),
+        ];
+        let base = lib.replace("        1\n", "        0\n");
+        let changed = tree_with_change(&tree, "src/lib.rs", &base);
+        let run = changed
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "Walk::run")
+            .expect("changed");
+        let exact: Vec<u32> = run.sites.iter().map(|s| s.line).collect();
+        assert_eq!(exact, [5, 5], "both chains");
+        assert!(run.ambiguous.is_empty(), "{:?}", run.ambiguous);
     }
 
     #[test]

@@ -163,8 +163,36 @@ pub enum Receiver {
     Returned(Vec<String>),
     /// A name that is not a local: a module alias, a class, a static (`m.f`, `a.b.f`).
     Name(String),
+    /// The value a method call returns: the method, on a receiver
+    /// (`b.hidden(true).build()`, `self.app().run()`), nested at most
+    /// `MAX_CHAIN` deep.
+    MethodReturn(Box<Receiver>, String),
     /// Anything else: the target is known only by its name.
     Unknown,
+}
+
+/// How many method calls a `Receiver::MethodReturn` chain follows.
+pub const MAX_CHAIN: usize = 8;
+
+impl Receiver {
+    /// The value `method` returns called on this receiver; unknown when
+    /// this one is, or the chain is too long.
+    pub fn then_call(self, method: &str) -> Receiver {
+        let depth = {
+            let mut d = 0;
+            let mut cur = &self;
+            while let Receiver::MethodReturn(on, _) = cur {
+                d += 1;
+                cur = on;
+            }
+            d
+        };
+        match self {
+            Receiver::None | Receiver::Unknown => Receiver::Unknown,
+            _ if depth >= MAX_CHAIN => Receiver::Unknown,
+            on => Receiver::MethodReturn(Box::new(on), method.to_string()),
+        }
+    }
 }
 
 /// One reference site.

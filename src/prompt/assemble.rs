@@ -83,6 +83,10 @@ fn assemble_with(
     let notices = render_notices(&input.notices);
     let task = ctx.fence.wrap(&task_text(&input.task));
     let criteria = render_criteria(&ctx, &input.criteria);
+    let determinations = match (input.kind, &input.defect) {
+        (Kind::Defect, Some(defect)) => render_determinations(&ctx, &defect.determinations),
+        _ => String::new(),
+    };
     let mut spec = SpecPlan::new(&ctx, &input.spec);
     let mut diff = DiffPlan::new(&ctx, &input.diff.files, input.part.as_ref());
     // Every changed file is named, whatever the budget: the list of those
@@ -93,6 +97,7 @@ fn assemble_with(
         + ctx.count(&notices)
         + ctx.count(&task)
         + ctx.count(&criteria)
+        + ctx.count(&determinations)
         + spec.required_tokens()
         + diff.fixed_tokens(&ctx)
         + list_reserve
@@ -118,13 +123,20 @@ fn assemble_with(
             let cap = room.min(budget * VISION_SHARE_PERCENT / 100);
             vec![Medium::vision(&ctx, input.vision.as_ref(), cap)]
         }
+        Kind::Defect => {
+            let cap = room * MEDIUM_SHARE_PERCENT / 100;
+            defect_lists(input)
+                .into_iter()
+                .map(|(name, items)| Medium::fit(&ctx, name, items, cap))
+                .collect()
+        }
     };
     room = room.saturating_sub(medium.iter().map(|m| m.tokens).sum());
 
     room = room.saturating_sub(spec.pack(&ctx, room.min(budget * SPEC_SHARE_PERCENT / 100)));
 
     let mut impact = match input.kind {
-        Kind::Review => ImpactPlan::new(&ctx, input.impact.as_deref()),
+        Kind::Review | Kind::Defect => ImpactPlan::new(&ctx, input.impact.as_deref()),
         Kind::Guardian => ImpactPlan::new(&ctx, Some(&[])),
     };
     room = room.saturating_sub(impact.pack(&ctx, room.min(budget * IMPACT_SHARE_PERCENT / 100)));
@@ -137,6 +149,7 @@ fn assemble_with(
         notices: &notices,
         task: &task,
         criteria: &criteria,
+        determinations: &determinations,
     };
     loop {
         let parts = render_parts(&ctx, input.kind, &medium, &spec, &impact, &diff);
@@ -218,6 +231,7 @@ struct Fixed<'a> {
     notices: &'a str,
     task: &'a str,
     criteria: &'a str,
+    determinations: &'a str,
 }
 
 fn fill(fixed: &Fixed, ctx: &Ctx, parts: &HashMap<&'static str, String>) -> String {
@@ -227,6 +241,7 @@ fn fill(fixed: &Fixed, ctx: &Ctx, parts: &HashMap<&'static str, String>) -> Stri
         "notices" => fixed.notices,
         "task" => fixed.task,
         "criteria" => fixed.criteria,
+        "determinations" => fixed.determinations,
         other => parts.get(other).map_or("", String::as_str),
     });
     text.trim_start_matches('\n').to_string()
@@ -246,7 +261,7 @@ fn render_parts(
     }
     parts.insert("spec", spec.render(ctx));
     parts.insert("diff", diff.render(ctx));
-    if kind == Kind::Review {
+    if kind != Kind::Guardian {
         parts.insert("impact", impact.render(ctx));
     }
     parts
@@ -281,6 +296,7 @@ impl Accounting<'_, '_> {
                 "notices" => (ctx.count(self.fixed.notices), Vec::new()),
                 "task" => (ctx.count(self.fixed.task), Vec::new()),
                 "criteria" => (ctx.count(self.fixed.criteria), Vec::new()),
+                "determinations" => (ctx.count(self.fixed.determinations), Vec::new()),
                 "instructions" => (ctx.count(self.instructions), Vec::new()),
                 "diff" => (self.part(ctx, name), self.diff.omissions()),
                 "impact" => (self.part(ctx, name), self.impact.omissions()),
@@ -361,6 +377,10 @@ fn untrusted_texts<'a>(input: &'a Input) -> Vec<&'a str> {
     if let Some(v) = &input.vision {
         texts.extend([v.doc_path.as_str(), &v.text]);
     }
+    if let Some(d) = &input.defect {
+        texts.extend([d.report.as_str(), &d.triage, &d.guidance]);
+        texts.extend(d.determinations.iter().map(String::as_str));
+    }
     texts
 }
 
@@ -433,6 +453,14 @@ fn render_criteria(ctx: &Ctx, criteria: &[Criterion]) -> String {
     ctx.fence.wrap(&table)
 }
 
+/// speed's own findings about a defect fix: short, and never cut.
+fn render_determinations(ctx: &Ctx, lines: &[String]) -> String {
+    if lines.is_empty() {
+        return "(nothing established)".to_string();
+    }
+    ctx.fence.wrap(&bullet_items(lines).join("\n"))
+}
+
 /// The list sections of the review prompt, each a template slot and its
 /// items; the template places them. A new list section is one more entry
 /// here, one more slot in `template::REVIEW_SLOTS` and in `prompts/review.md`.
@@ -444,6 +472,27 @@ fn review_lists(input: &Input) -> Vec<(&'static str, Vec<String>)> {
         ("gates", gate_items(&input.gates)),
         ("assumptions", bullet_items(&input.assumptions)),
         ("cross_cutting", bullet_items(&input.cross_cutting)),
+    ]
+}
+
+/// The sections of the defect-fix prompt cut like lists: the report, the
+/// triage and the guidance each as one item (cut at their share, never
+/// dropped silently), then the affected files and the check results.
+fn defect_lists(input: &Input) -> Vec<(&'static str, Vec<String>)> {
+    let defect = input.defect.clone().unwrap_or_default();
+    let whole = |text: String| {
+        if text.trim().is_empty() {
+            Vec::new()
+        } else {
+            vec![text]
+        }
+    };
+    vec![
+        ("report", whole(defect.report)),
+        ("triage", whole(defect.triage)),
+        ("guidance", whole(defect.guidance)),
+        ("scope", scope_items(&input.scope)),
+        ("gates", gate_items(&input.gates)),
     ]
 }
 
@@ -1514,8 +1563,45 @@ mod tests {
             }]),
             vision: None,
             schema: SCHEMA,
+            defect: None,
             part: None,
         }
+    }
+
+    /// A defect fix's prompt input: the review's, as the defect pipeline
+    /// fills it.
+    fn defect_input(diff: &Diff) -> Input<'_> {
+        let mut i = input(diff);
+        i.kind = Kind::Defect;
+        i.task.id = "defect loaned-shown-available".into();
+        i.task.title = "Search shows loaned books as available".into();
+        i.task.feature = None;
+        i.task.description =
+            "defect folder: .speed/defects/loaned-shown-available\nseverity: P1".into();
+        i.criteria = crate::defects::CRITERIA
+            .iter()
+            .map(|(id, text)| Criterion {
+                id: id.to_string(),
+                text: text.to_string(),
+                verify_by: String::new(),
+            })
+            .collect();
+        i.task_notes.clear();
+        i.previous_review.clear();
+        i.assumptions.clear();
+        i.cross_cutting.clear();
+        i.gates.clear();
+        i.defect = Some(super::super::Defect {
+            report: "# Defect: Search shows loaned books as available\n\nSeverity: P1\n\n## Observed Behavior\nA loaned book shows available.\n".into(),
+            triage: "{\n  \"affected_files\": [\"src/book.rs\"]\n}".into(),
+            guidance: String::new(),
+            determinations: vec![
+                "Scope: 1 changed path is outside the triage's affected files.".into(),
+                "Out of scope: tests/book.rs is changed, but the triage's affected_files does not list it.".into(),
+                "Size: 3 changed lines in 2 files (limits: 100 lines, 3 files): within the limits of a defect fix.".into(),
+            ],
+        });
+        i
     }
 
     fn build(input: &Input, budget: usize) -> Result<Prompt, Error> {
@@ -1640,6 +1726,54 @@ mod tests {
             text: "# Vision\nA library anyone can use.\n".into(),
         });
         insta::assert_snapshot!("guardian_prompt", build(&i, 60_000).unwrap().text);
+    }
+
+    #[test]
+    fn snapshot_of_a_defect_prompt() {
+        let d = small_diff();
+        let i = defect_input(&d);
+        let p = build(&i, 60_000).unwrap();
+        insta::assert_snapshot!("defect_prompt", p.text);
+        let names: Vec<&str> = p.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "task",
+                "report",
+                "triage",
+                "guidance",
+                "spec",
+                "criteria",
+                "determinations",
+                "scope",
+                "gates",
+                "diff",
+                "impact",
+                "instructions"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_long_report_is_cut_to_its_share_and_said_so() {
+        let d = small_diff();
+        let mut i = defect_input(&d);
+        let long: String = (0..4000)
+            .map(|n| format!("Stack frame {n}: at catalog::search (src/book.rs:{n})\n"))
+            .collect();
+        if let Some(defect) = &mut i.defect {
+            defect.report = format!("# Defect: x\n\n## Error Output\n{long}");
+        }
+        let p = build(&i, 8_000).unwrap();
+        assert!(counter().count(&p.text) <= 8_000);
+        assert!(p.text.contains("[… truncated for budget]"), "{}", p.text);
+        let report = p.sections.iter().find(|s| s.name == "report").unwrap();
+        assert_eq!(report.omitted.len(), 1, "{:?}", report.omitted);
+        assert_eq!(report.omitted[0].reason, "truncated for budget");
+        // speed's determinations are never cut.
+        assert!(p.text.contains(
+            "tests/book.rs is changed, but the triage's affected_files does not list it"
+        ));
     }
 
     #[test]

@@ -2,15 +2,17 @@
 //! impact rows, vision) into the review prompt or the guardian prompt, never
 //! exceeding a token budget and keeping what matters most.
 //!
-//! It owns token counting (`tokens`), the templates under `prompts/`
-//! (`template`), the fencing of untrusted text (`fence`), the ranking of
-//! changed files (`files`), the budgeted assembly itself (`assemble`) and
-//! what of a diff the prompts of a review showed (`coverage`).
+//! It owns token counting (`tokens`, over the byte-pair encoder `bpe`), the
+//! templates under `prompts/` (`template`), the fencing of untrusted text
+//! (`fence`), the ranking of changed files (`files`), the budgeted assembly
+//! itself (`assemble`) and what of a diff the prompts of a review showed
+//! (`coverage`).
 //! It must not read git, parse code or call a model: it never sees git2 or
 //! tree-sitter types, only the plain diff model and the inputs below, which
 //! the pipeline fills.
 
 mod assemble;
+mod bpe;
 mod coverage;
 mod fence;
 mod files;
@@ -36,6 +38,8 @@ pub const DEFAULT_BUDGET: usize = 60_000;
 pub enum Kind {
     Review,
     Guardian,
+    /// The review of a defect's fix (`prompts/defect.md`).
+    Defect,
 }
 
 /// Everything a prompt is made of. Strings may be empty where a field is absent;
@@ -70,9 +74,26 @@ pub struct Input<'a> {
     /// The JSON schema of the expected answer (verdict or guardian); embedded
     /// pretty-printed when it parses as JSON, verbatim otherwise.
     pub schema: &'a str,
+    /// What a defect-fix review adds (`Kind::Defect`).
+    pub defect: Option<Defect>,
     /// For a review done in parts, what of the diff this prompt may show;
     /// None: the whole diff, as one review.
     pub part: Option<DiffPart>,
+}
+
+/// The defect a fix is reviewed against. The report, triage and guidance
+/// are cut to their share of the budget like the task's notes; speed's
+/// determinations are short and always sent whole.
+#[derive(Debug, Clone, Default)]
+pub struct Defect {
+    /// `report.md` as written.
+    pub report: String,
+    /// `triage.json`, pretty-printed.
+    pub triage: String,
+    /// `context.md`: the operator's guidance; empty when there is none.
+    pub guidance: String,
+    /// What speed established about the fix, one line each.
+    pub determinations: Vec<String>,
 }
 
 /// What of the diff one prompt of a review done in parts may show: the diff

@@ -1,4 +1,5 @@
-//! Prompt templates: `prompts/review.md` and `prompts/guardian.md`, embedded
+//! Prompt templates: `prompts/review.md`, `prompts/guardian.md` and
+//! `prompts/defect.md` (the defect-fix review), embedded
 //! in the binary, each replaceable by an override of the same name (a review
 //! takes them from `.speed/prompts/` at the main branch's commit: see
 //! `settings`). Substitution is one pass over
@@ -11,8 +12,10 @@ use super::{Error, Kind};
 
 const REVIEW_FILE: &str = "review.md";
 const GUARDIAN_FILE: &str = "guardian.md";
+const DEFECT_FILE: &str = "defect.md";
 const REVIEW_TEXT: &str = include_str!("../../prompts/review.md");
 const GUARDIAN_TEXT: &str = include_str!("../../prompts/guardian.md");
+const DEFECT_TEXT: &str = include_str!("../../prompts/defect.md");
 
 /// Placeholders of the review template; an override must use each of them,
 /// since a missing one would silently drop that part of the prompt.
@@ -37,11 +40,30 @@ pub(crate) const GUARDIAN_SLOTS: &[&str] = &[
     "notices", "tag", "vision", "spec", "task", "criteria", "diff", "schema",
 ];
 
-/// The review and guardian templates, parsed.
+/// Placeholders of the defect-fix review template.
+pub(crate) const DEFECT_SLOTS: &[&str] = &[
+    "notices",
+    "tag",
+    "task",
+    "report",
+    "triage",
+    "guidance",
+    "spec",
+    "criteria",
+    "determinations",
+    "scope",
+    "gates",
+    "diff",
+    "impact",
+    "schema",
+];
+
+/// The review, guardian and defect-fix review templates, parsed.
 #[derive(Debug, Clone)]
 pub struct Templates {
     review: Template,
     guardian: Template,
+    defect: Template,
 }
 
 impl Templates {
@@ -52,6 +74,8 @@ impl Templates {
                 .expect("embedded review template is valid: checked by template tests"),
             guardian: Template::parse(&embedded_name(GUARDIAN_FILE), GUARDIAN_TEXT, GUARDIAN_SLOTS)
                 .expect("embedded guardian template is valid: checked by template tests"),
+            defect: Template::parse(&embedded_name(DEFECT_FILE), DEFECT_TEXT, DEFECT_SLOTS)
+                .expect("embedded defect template is valid: checked by template tests"),
         }
     }
 
@@ -60,7 +84,7 @@ impl Templates {
     pub fn load(override_dir: Option<&Path>) -> Result<Templates, Error> {
         let mut found = Vec::new();
         if let Some(dir) = override_dir {
-            for file in [REVIEW_FILE, GUARDIAN_FILE] {
+            for file in [REVIEW_FILE, GUARDIAN_FILE, DEFECT_FILE] {
                 let path = dir.join(file);
                 match std::fs::read_to_string(&path) {
                     Ok(text) => found.push((file, path.display().to_string(), text)),
@@ -88,10 +112,11 @@ impl Templates {
             match file {
                 REVIEW_FILE => templates.review = Template::parse(from, text, REVIEW_SLOTS)?,
                 GUARDIAN_FILE => templates.guardian = Template::parse(from, text, GUARDIAN_SLOTS)?,
+                DEFECT_FILE => templates.defect = Template::parse(from, text, DEFECT_SLOTS)?,
                 other => {
                     return Err(Error::UnknownTemplate {
                         file: other.to_string(),
-                        known: format!("{REVIEW_FILE}, {GUARDIAN_FILE}"),
+                        known: format!("{REVIEW_FILE}, {GUARDIAN_FILE}, {DEFECT_FILE}"),
                     });
                 }
             }
@@ -109,6 +134,7 @@ impl Templates {
         match kind {
             Kind::Review => &self.review,
             Kind::Guardian => &self.guardian,
+            Kind::Defect => &self.defect,
         }
     }
 }
@@ -224,6 +250,7 @@ mod tests {
         let t = Templates::embedded();
         assert!(t.get(Kind::Review).file().contains("review.md"));
         assert!(t.get(Kind::Guardian).file().contains("guardian.md"));
+        assert!(t.get(Kind::Defect).file().contains("defect.md"));
     }
 
     #[test]

@@ -1,19 +1,18 @@
-//! Exact token counting with a real BPE tokenizer (tiktoken-rs). Building a
-//! BPE takes 100 ms or more, so a `Counter` is built once and shared by
-//! reference; it must not be rebuilt per count.
+//! Exact token counting, token for token as OpenAI's tiktoken counts
+//! (`bpe`). A `Counter` compiles its encoding's regex (about 2 ms), so it is
+//! built once and shared by reference; a `PendingCounter` builds it on first
+//! use, so a command that counts nothing never pays for it.
 
 use std::fmt;
-use std::sync::{Mutex, OnceLock};
-use std::thread::JoinHandle;
-
-use tiktoken_rs::CoreBPE;
+use std::sync::OnceLock;
 
 use super::Error;
+use super::bpe::Bpe;
 
 /// Counts tokens exactly as the named encoding would.
 pub struct Counter {
     name: &'static str,
-    bpe: CoreBPE,
+    bpe: Bpe,
 }
 
 impl Counter {
@@ -24,22 +23,17 @@ impl Counter {
 
     /// Builds the named encoding; an unknown name is an error listing the known ones.
     pub fn new(name: &str) -> Result<Counter, Error> {
-        let (name, built) = match name {
-            "o200k_base" => ("o200k_base", tiktoken_rs::o200k_base()),
-            "cl100k_base" => ("cl100k_base", tiktoken_rs::cl100k_base()),
-            "p50k_base" => ("p50k_base", tiktoken_rs::p50k_base()),
-            "r50k_base" => ("r50k_base", tiktoken_rs::r50k_base()),
-            other => {
-                return Err(Error::UnknownEncoding {
-                    name: other.to_string(),
-                    known: Self::KNOWN.join(", "),
-                });
-            }
-        };
-        let bpe = built.map_err(|e| Error::Encoding {
+        let name = known(name)?;
+        Counter::build(name).map_err(|message| Error::Encoding {
             name: name.to_string(),
-            message: e.to_string(),
-        })?;
+            message,
+        })
+    }
+
+    /// Builds a known encoding; the error is why it could not be built.
+    fn build(name: &'static str) -> Result<Counter, String> {
+        let bpe = Bpe::new(name)
+            .unwrap_or_else(|| Err("the encoder does not know this encoding".to_string()))?;
         Ok(Counter { name, bpe })
     }
 
@@ -51,53 +45,44 @@ impl Counter {
     /// `<|endoftext|>` is counted as ordinary text, which is how a provider
     /// treats it inside a user message, and never fails on untrusted input.
     pub fn count(&self, text: &str) -> usize {
-        if text.is_empty() {
-            return 0;
-        }
-        self.bpe.encode_ordinary(text).len()
+        self.bpe.count(text)
     }
 }
 
-/// A `Counter` built on a thread of its own from the moment a command
-/// starts, so the 100 ms or more it takes overlaps reading git, the specs
-/// and the impact analysis instead of coming before them. An unknown name
-/// is still an error at once.
+/// The `'static` spelling of a known encoding name.
+fn known(name: &str) -> Result<&'static str, Error> {
+    Counter::KNOWN
+        .iter()
+        .find(|k| **k == name)
+        .copied()
+        .ok_or_else(|| unknown(name))
+}
+
+fn unknown(name: &str) -> Error {
+    Error::UnknownEncoding {
+        name: name.to_string(),
+        known: Counter::KNOWN.join(", "),
+    }
+}
+
+/// A `Counter` named now (an unknown name is an error at once) and built
+/// when first asked for, once, however many threads ask.
 pub struct PendingCounter {
     name: &'static str,
-    building: Mutex<Option<JoinHandle<Result<Counter, Error>>>>,
     built: OnceLock<Result<Counter, String>>,
 }
 
 impl PendingCounter {
     pub fn start(name: &str) -> Result<PendingCounter, Error> {
-        let Some(&name) = Counter::KNOWN.iter().find(|k| **k == name) else {
-            return Err(Error::UnknownEncoding {
-                name: name.to_string(),
-                known: Counter::KNOWN.join(", "),
-            });
-        };
         Ok(PendingCounter {
-            name,
-            building: Mutex::new(Some(std::thread::spawn(move || Counter::new(name)))),
+            name: known(name)?,
             built: OnceLock::new(),
         })
     }
 
-    /// The counter, waiting for it if it is still being built.
+    /// The counter, built on the first call.
     pub fn get(&self) -> Result<&Counter, Error> {
-        let built = self.built.get_or_init(|| {
-            let handle = self
-                .building
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
-            match handle.map(JoinHandle::join) {
-                Some(Ok(built)) => built.map_err(|e| e.to_string()),
-                Some(Err(_)) => Err("the thread building it panicked".to_string()),
-                // `get_or_init` runs this once, and only this takes the handle.
-                None => Err("it was never started".to_string()),
-            }
-        });
+        let built = self.built.get_or_init(|| Counter::build(self.name));
         built.as_ref().map_err(|message| Error::Encoding {
             name: self.name.to_string(),
             message: message.clone(),
@@ -125,7 +110,7 @@ pub(crate) mod tests {
 
     use super::*;
 
-    /// One shared counter for every test in the crate: building it is slow.
+    /// One shared counter for every test in the crate.
     pub(crate) fn counter() -> &'static Counter {
         static COUNTER: OnceLock<Counter> = OnceLock::new();
         COUNTER.get_or_init(|| Counter::new(Counter::DEFAULT).expect("o200k_base is built in"))
@@ -168,6 +153,17 @@ pub(crate) mod tests {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<Counter>();
         assert_send_sync::<PendingCounter>();
+    }
+
+    #[test]
+    fn a_pending_counter_builds_nothing_until_a_count_asks_for_it() {
+        let pending = PendingCounter::start("o200k_base").expect("known");
+        assert!(
+            pending.built.get().is_none(),
+            "built before it was asked for"
+        );
+        assert_eq!(pending.get().expect("builds").count("hello world"), 2);
+        assert!(pending.built.get().is_some());
     }
 
     #[test]

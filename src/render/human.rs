@@ -11,12 +11,13 @@ use crate::review::dry::DryRun;
 use crate::review::nits::Nit;
 use crate::verdict::{self, Severity};
 
-use super::{Style, thousands};
+use super::{Style, findings, thousands};
 
 fn who(report: &Report) -> String {
-    match &report.task_id {
-        Some(id) => format!("Task {id}"),
-        None => format!("Branch {}", report.branch),
+    match (&report.task_id, &report.defect) {
+        (Some(id), _) => format!("Task {id}"),
+        (None, Some(defect)) => format!("Defect {}", defect.name),
+        (None, None) => format!("Branch {}", report.branch),
     }
 }
 
@@ -62,6 +63,9 @@ pub fn report(report: &Report, style: &Style) -> String {
     for notice in &report.notices {
         let _ = writeln!(out, "  {} {notice}", style.yellow("!"));
     }
+    if let Some(block) = &report.defect {
+        out.push_str(&defect(block, style));
+    }
     out.push_str(&checks(&report.checks, style));
 
     if let Some(review) = &report.review {
@@ -74,7 +78,12 @@ pub fn report(report: &Report, style: &Style) -> String {
         }
         if !report.quotes.is_empty() {
             let _ = writeln!(out, "\n  Spec verification:");
-            for (check, quote) in review.spec_verification.iter().zip(&report.quotes) {
+            for (check, quote) in review
+                .spec_verification
+                .iter()
+                .zip(&report.quotes)
+                .take(LISTED)
+            {
                 let mark = match (quote.found, check.satisfied) {
                     (false, _) => style.red("✗ not in spec"),
                     (true, true) => style.green("✓"),
@@ -90,20 +99,22 @@ pub fn report(report: &Report, style: &Style) -> String {
                     clip(&check.spec_quote, 160)
                 );
                 if !check.evidence.is_empty() {
-                    let _ = writeln!(out, "      {}", style.dim(&check.evidence));
+                    let _ = writeln!(out, "      {}", style.dim(&clip(&check.evidence, TEXT)));
                 }
             }
+            more(&mut out, review.spec_verification.len());
         }
         if !review.missing_from_spec.is_empty() {
             let _ = writeln!(out, "\n  Missing from the implementation:");
-            for m in &review.missing_from_spec {
+            for m in review.missing_from_spec.iter().take(LISTED) {
                 let _ = writeln!(
                     out,
                     "    - \"{}\": {}",
                     clip(&m.spec_quote, 160),
-                    m.description
+                    clip(&m.description, TEXT)
                 );
             }
+            more(&mut out, review.missing_from_spec.len());
         }
         let unmet: Vec<_> = review
             .criteria
@@ -112,20 +123,28 @@ pub fn report(report: &Report, style: &Style) -> String {
             .collect();
         if !unmet.is_empty() {
             let _ = writeln!(out, "\n  Criteria not confirmed:");
-            for c in unmet {
-                let _ = writeln!(out, "    {} {}: {}", c.id, c.status.as_str(), c.evidence);
+            for c in unmet.iter().take(LISTED) {
+                let _ = writeln!(
+                    out,
+                    "    {} {}: {}",
+                    clip(&c.id, 40),
+                    c.status.as_str(),
+                    clip(&c.evidence, TEXT)
+                );
             }
+            more(&mut out, unmet.len());
         }
         if !review.out_of_scope.is_empty() {
             let _ = writeln!(out, "\n  Out of scope:");
-            for o in &review.out_of_scope {
+            for o in review.out_of_scope.iter().take(LISTED) {
                 let _ = writeln!(
                     out,
                     "    {} — {}",
-                    place(Some(&o.file), o.line, o.end_line),
-                    o.description
+                    clip(&place(Some(&o.file), o.line, o.end_line), 200),
+                    clip(&o.description, TEXT)
                 );
             }
+            more(&mut out, review.out_of_scope.len());
         }
         let blocking: Vec<_> = review
             .issues
@@ -134,34 +153,36 @@ pub fn report(report: &Report, style: &Style) -> String {
             .collect();
         if !blocking.is_empty() {
             let _ = writeln!(out, "\n  Issues:");
-            for issue in blocking {
+            for issue in blocking.iter().take(LISTED) {
                 let sev = style.red(&format!("[{}]", issue.severity.as_str()));
                 let _ = writeln!(
                     out,
                     "    {sev} {} — {}",
-                    place(issue.file.as_ref(), issue.line, issue.end_line),
-                    issue.message
+                    clip(&place(issue.file.as_ref(), issue.line, issue.end_line), 200),
+                    clip(&issue.message, TEXT)
                 );
                 if !issue.suggestion.is_empty() {
-                    let _ = writeln!(out, "      fix: {}", issue.suggestion);
+                    let _ = writeln!(out, "      fix: {}", clip(&issue.suggestion, TEXT));
                 }
             }
+            more(&mut out, blocking.len());
         }
     }
 
     let nowhere: Vec<_> = report.evidence.iter().filter(|c| !c.found).collect();
     if !nowhere.is_empty() {
         let _ = writeln!(out, "\n  Citations that point nowhere:");
-        for c in nowhere {
+        for c in nowhere.iter().take(LISTED) {
             let _ = writeln!(
                 out,
                 "    {} {} ({}): {}",
                 style.yellow("?"),
-                c.reference,
+                clip(&c.reference, 200),
                 c.from,
                 c.problem.as_deref().unwrap_or("not found")
             );
         }
+        more(&mut out, nowhere.len());
     }
 
     if !report.overrules.is_empty() {
@@ -174,9 +195,10 @@ pub fn report(report: &Report, style: &Style) -> String {
             "\n  {} the model said {model}; speed decided otherwise:",
             style.yellow("Overruled:")
         );
-        for o in &report.overrules {
-            let _ = writeln!(out, "    - {} ({})", o.reason, o.rule.as_str());
+        for o in report.overrules.iter().take(LISTED) {
+            let _ = writeln!(out, "    - {} ({})", clip(&o.reason, TEXT), o.rule.as_str());
         }
+        more(&mut out, report.overrules.len());
     }
 
     if let Some(block) = blast_radius(&report.impact, style) {
@@ -188,8 +210,113 @@ pub fn report(report: &Report, style: &Style) -> String {
     if let Some(line) = guardian_line(report, style) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(state) = report.defect.as_ref().and_then(|d| d.state.as_ref()) {
+        let before = report
+            .defect
+            .as_ref()
+            .and_then(|d| d.status.as_deref())
+            .unwrap_or("-");
+        let line = if before == state {
+            format!("  state.json: {state} (unchanged)")
+        } else {
+            format!("  state.json: {before} → {state}")
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(line) = task_line(report) {
+        let _ = writeln!(out, "  {line}");
+    }
     if let Some(path) = &report.report_path {
         let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}")));
+    }
+    out
+}
+
+/// What speed established about a defect fix, beside what the review said.
+fn defect(block: &crate::review::defect::Block, style: &Style) -> String {
+    let mut out = String::new();
+    let mut about: Vec<String> = Vec::new();
+    about.extend(block.severity.clone());
+    about.extend(block.complexity.clone());
+    if let Some(status) = &block.status {
+        about.push(format!("status {status}"));
+    }
+    let _ = writeln!(
+        out,
+        "\n  Defect {}{}",
+        block.name,
+        if about.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", about.join(", "))
+        }
+    );
+    if let Some(found) = &block.speed {
+        let scope = match found.scope_violations.len() {
+            0 => style.green("every changed path is in the triage's affected files"),
+            n => style.red(&format!(
+                "{n} changed path{} outside the triage's affected files",
+                if n == 1 { "" } else { "s" }
+            )),
+        };
+        let _ = writeln!(out, "    speed   scope: {scope}");
+        for v in &found.scope_violations {
+            let _ = writeln!(out, "              {} ({})", v.file, v.change);
+        }
+        let size = found.size.describe();
+        let _ = writeln!(
+            out,
+            "            size: {}",
+            if found.size.large {
+                style.yellow(&format!("{size}: large for a fix"))
+            } else {
+                size
+            }
+        );
+        if let Some(err) = &found.history_error {
+            let _ = writeln!(
+                out,
+                "            test: {}",
+                style.yellow(&format!("not checked ({err})"))
+            );
+        } else if !found.test_changes.is_empty() {
+            for c in &found.test_changes {
+                let _ = writeln!(out, "            test: {}", style.red(&c.description));
+            }
+        } else if found.reproducing_tests.is_empty() {
+            let _ = writeln!(
+                out,
+                "            test: no reproducing test in an earlier commit"
+            );
+        } else {
+            for t in &found.reproducing_tests {
+                let _ = writeln!(
+                    out,
+                    "            test: {} unchanged since {}",
+                    t.path,
+                    t.commit.describe()
+                );
+            }
+        }
+    }
+    if let Some(model) = &block.model {
+        let check = match model.defect_scope_check {
+            Some(c) => format!("scope_ok {}, large_diff {}", c.scope_ok, c.large_diff),
+            None => "no defect_scope_check".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "    review  {check}, {} scope violation{}",
+            model.scope_violations.len(),
+            if model.scope_violations.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        );
+        for v in &model.scope_violations {
+            let _ = writeln!(out, "              {} — {}", v.file, v.description);
+        }
     }
     out
 }
@@ -357,6 +484,30 @@ fn verdict_line(report: &Report, style: &Style) -> String {
     }
 }
 
+/// What the review did to the task file: approved (it stays done), back to
+/// pending with its findings, or failed past the revision limit.
+fn task_line(report: &Report) -> Option<String> {
+    let update = report.task_update.as_ref()?;
+    let subject = super::report_subject(report);
+    let findings = findings::of(report).len();
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    Some(match update.status.as_str() {
+        "pending" => format!(
+            "→ {subject} is back to pending with {} (revision {})",
+            plural(findings, "finding"),
+            update.revision_count
+        ),
+        "failed" => format!(
+            "→ {subject} failed after {}: the task is marked failed",
+            plural(update.revision_count as usize, "revision")
+        ),
+        status if report.verdict == Some(verdict::Kind::Approve) => {
+            format!("→ {subject} is approved; its status stays {status}")
+        }
+        status => format!("→ {subject} is now {status}"),
+    })
+}
+
 fn guardian_line(report: &Report, style: &Style) -> Option<String> {
     let g = &report.guardian;
     let line = match g.status.as_str() {
@@ -407,22 +558,27 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
         .iter()
         .map(|r| {
             [
-                r.task_id.clone().unwrap_or_else(|| r.branch.clone()),
-                r.feature.clone().unwrap_or_else(|| "-".to_string()),
+                super::report_subject(r),
                 match r.outcome {
+                    Outcome::Approved if r.verdict == Some(verdict::Kind::ChecksPassed) => {
+                        "checks passed".to_string()
+                    }
                     Outcome::Approved => "approved".to_string(),
                     Outcome::ChangesRequested => "changes requested".to_string(),
                     Outcome::ModelUnreachable => "model unreachable".to_string(),
                     Outcome::InvalidOutput => "invalid output".to_string(),
                     Outcome::Error | Outcome::Usage => "error".to_string(),
                 },
+                r.task_update
+                    .as_ref()
+                    .map_or_else(|| "-".to_string(), |u| u.status.clone()),
                 r.guardian.status.replace("not_run", "-"),
                 thousands(r.tokens.prompt + r.tokens.completion),
                 format!("{:.1}s", r.duration_ms as f64 / 1000.0),
             ]
         })
         .collect();
-    let header = ["task", "feature", "verdict", "guardian", "tokens", "time"];
+    let header = ["task", "verdict", "task now", "guardian", "tokens", "time"];
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -448,7 +604,11 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
         let _ = writeln!(
             out,
             "  {}",
-            style.dim(&format!("task {}: skipped, {}", s.task_id, s.reason))
+            style.dim(&format!(
+                "{}: skipped, {}",
+                super::skipped_subject(s),
+                s.reason
+            ))
         );
     }
     let approved = reports
@@ -483,7 +643,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
     out
 }
 
-/// `Task 3: [nit] path:line — message`, one per line.
+/// `feature/3: [nit] path:line — message`, one per line.
 pub fn nits(nits: &[Nit], style: &Style) -> String {
     let mut out = String::new();
     if nits.is_empty() {
@@ -495,9 +655,9 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
         style.bold("Nits (non-blocking, from approved reviews):")
     );
     for nit in nits {
-        let who = match &nit.task_id {
-            Some(id) => format!("Task {id}"),
-            None => format!("Branch {}", nit.branch),
+        let who = match &nit.defect {
+            Some(name) => format!("defect {name}"),
+            None => super::subject(nit.task_id.as_deref(), nit.feature.as_deref(), &nit.branch),
         };
         let _ = writeln!(
             out,
@@ -513,9 +673,10 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
 /// The token accounting of a dry run, for stderr.
 pub fn accounting(run: &DryRun, style: &Style) -> String {
     let mut out = String::new();
-    let who = match &run.task_id {
-        Some(id) => format!("task {id}"),
-        None => format!("branch {}", run.branch),
+    let who = match (&run.task_id, &run.defect) {
+        (Some(id), _) => format!("task {id}"),
+        (None, Some(name)) => format!("defect {name}"),
+        (None, None) => format!("branch {}", run.branch),
     };
     let prompt = match &run.result {
         Ok(p) => p,
@@ -587,6 +748,19 @@ fn place(file: Option<&String>, line: Option<u64>, end_line: Option<u64>) -> Str
 
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(7)]
+}
+
+/// Entries a list of the report shows; the report file keeps them all.
+const LISTED: usize = 25;
+
+/// Characters of one entry's text shown.
+const TEXT: usize = 400;
+
+/// The line standing for what a list did not show.
+fn more(out: &mut String, total: usize) {
+    if total > LISTED {
+        let _ = writeln!(out, "    …and {} more in the report", total - LISTED);
+    }
 }
 
 fn clip(text: &str, max: usize) -> String {

@@ -21,7 +21,7 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
     let reviews: Vec<Value> = runs
         .iter()
         .map(|run| match &run.result {
-            Ok(prepared) => json!({
+            Ok(prepared) => with_defect(run, json!({
                 "task_id": run.task_id,
                 "feature": run.feature,
                 "branch": run.branch,
@@ -42,24 +42,36 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
                 "checks": prepared.checks,
                 "redactions": prepared.redactions,
                 "error": Value::Null,
-            }),
-            Err(why) if run.nothing_implemented => json!({
+            })),
+            Err(why) if run.nothing_implemented => with_defect(run, json!({
                 "task_id": run.task_id,
                 "feature": run.feature,
                 "branch": run.branch,
                 "verdict": "request_changes",
                 "notices": [format!("{why}: the review would request changes without calling a model")],
                 "error": Value::Null,
-            }),
-            Err(err) => json!({
+            })),
+            Err(err) => with_defect(run, json!({
                 "task_id": run.task_id,
                 "feature": run.feature,
                 "branch": run.branch,
                 "error": err,
-            }),
+            })),
         })
         .collect();
     pretty(&json!({"reviews": reviews, "nits": []}))
+}
+
+/// A defect's dry run names the defect and what speed established.
+fn with_defect(run: &DryRun, mut entry: Value) -> Value {
+    if let (Some(name), Value::Object(map)) = (&run.defect, &mut entry) {
+        let findings = run.result.as_ref().ok().and_then(|p| p.defect.as_ref());
+        map.insert(
+            "defect".to_string(),
+            json!({"name": name, "speed": findings}),
+        );
+    }
+    entry
 }
 
 /// A dry run's coverage, in the form of a review report's: the diff's

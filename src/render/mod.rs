@@ -1,11 +1,47 @@
-//! Output of reports: a human printer and a JSON printer over the same data.
-//! Both return text; `app` decides where it goes. Colour is a parameter,
-//! chosen by `app` (terminal and `NO_COLOR`), and the text reads the same
-//! without it.
+//! Output of reports: printers over the same data, one per format (human,
+//! JSON, SARIF, JUnit, GitHub workflow commands). Each returns text; `app`
+//! decides where it goes. Colour is a parameter, chosen by `app` (`--color`,
+//! the terminal and `NO_COLOR`), and the text reads the same without it.
 
 pub mod config;
+pub mod findings;
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod man;
+pub mod sarif;
+
+/// How a review's subject is named in lists: `feature/id` (ids repeat across
+/// features), `task ID` for a task without a feature, or `branch B`.
+pub fn subject(task_id: Option<&str>, feature: Option<&str>, branch: &str) -> String {
+    match (task_id, feature) {
+        (Some(id), Some(feature)) if !feature.is_empty() => format!("{feature}/{id}"),
+        (Some(id), _) => format!("task {id}"),
+        (None, _) if branch.is_empty() => "(unknown task)".to_string(),
+        (None, _) => format!("branch {branch}"),
+    }
+}
+
+/// `subject` of a report; a defect-fix review's is `defect NAME`.
+pub fn report_subject(report: &crate::review::Report) -> String {
+    if let Some(defect) = &report.defect {
+        return format!("defect {}", defect.name);
+    }
+    subject(
+        report.task_id.as_deref(),
+        report.feature.as_deref(),
+        &report.branch,
+    )
+}
+
+/// `subject` of what a batch skipped: a task, or `defect NAME`.
+pub fn skipped_subject(skipped: &crate::review::batch::Skipped) -> String {
+    match &skipped.defect {
+        Some(name) => format!("defect {name}"),
+        None => subject(skipped.task_id.as_deref(), skipped.feature.as_deref(), ""),
+    }
+}
 
 /// ANSI styling, or none.
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +89,16 @@ pub fn thousands(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn subjects_name_the_feature_beside_the_id() {
+        assert_eq!(
+            super::subject(Some("1"), Some("speed-defects"), "b"),
+            "speed-defects/1"
+        );
+        assert_eq!(super::subject(Some("1"), None, "b"), "task 1");
+        assert_eq!(super::subject(None, None, "feature/x"), "branch feature/x");
+    }
+
     #[test]
     fn thousands_groups_digits() {
         assert_eq!(super::thousands(0), "0");

@@ -5,6 +5,9 @@
 use std::sync::Mutex;
 use std::sync::mpsc;
 
+use std::collections::HashMap;
+
+use crate::defects::Defect;
 use crate::git::Repository;
 use crate::tasks::{Status, Task};
 
@@ -14,12 +17,26 @@ use super::report::Report;
 use super::single::{self, Models};
 use super::{Error, Events};
 
-/// A task the batch did not send to the model, and why.
+/// A task (or a defect) the batch did not send to the model, and why.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Skipped {
-    pub task_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defect: Option<String>,
     pub feature: Option<String>,
     pub reason: String,
+}
+
+impl Skipped {
+    /// "task 3" or "defect login-crash".
+    pub fn label(&self) -> String {
+        match (&self.task_id, &self.defect) {
+            (Some(id), _) => format!("task {id}"),
+            (None, Some(name)) => format!("defect {name}"),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// Every `done` task whose last approval does not cover its current diff;
@@ -51,7 +68,8 @@ pub fn select(
             });
         match reason {
             Some(reason) => skipped.push(Skipped {
-                task_id: task.id.clone(),
+                task_id: Some(task.id.clone()),
+                defect: None,
                 feature: task.feature.clone(),
                 reason,
             }),
@@ -59,6 +77,71 @@ pub fn select(
         }
     }
     Ok((selected, skipped))
+}
+
+/// The fixed defects a batch reviews: each whose last review in the log
+/// did not approve its current diff; with `force`, all of them. A defect
+/// whose diff cannot be computed is selected, so its error is reported.
+pub fn select_defects(
+    shared: &Shared,
+    defects: Vec<Defect>,
+    force: bool,
+) -> Result<(Vec<Defect>, Vec<Skipped>), Error> {
+    if force || defects.is_empty() {
+        return Ok((defects, Vec::new()));
+    }
+    let repo = Repository::open(&shared.root)?;
+    let last = last_defect_reviews(&shared.root);
+    let mut selected = Vec::new();
+    let mut skipped = Vec::new();
+    for defect in defects {
+        let Some((decision, diff_hash)) = last.get(&defect.name) else {
+            selected.push(defect);
+            continue;
+        };
+        let subject = Subject::Defect(Box::new(super::defect::DefectReview::new(
+            defect.clone(),
+            false,
+        )));
+        let current = prepare::diff_for(&repo, &shared.main, &subject)
+            .ok()
+            .map(|resolved| resolved.diff.sha256);
+        if decision == "approve" && current.as_deref() == Some(diff_hash.as_str()) {
+            skipped.push(Skipped {
+                task_id: None,
+                defect: Some(defect.name.clone()),
+                feature: None,
+                reason: "approved at its current diff".to_string(),
+            });
+        } else {
+            selected.push(defect);
+        }
+    }
+    Ok((selected, skipped))
+}
+
+/// The last decided review of each defect in the review log: its decision
+/// and the hash of the diff it saw. A line that cannot be read is passed
+/// over: the log is the record, not an input that could approve anything.
+fn last_defect_reviews(root: &std::path::Path) -> HashMap<String, (String, String)> {
+    let mut last = HashMap::new();
+    let Ok(text) = std::fs::read_to_string(root.join(super::record::LOG_FILE)) else {
+        return last;
+    };
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let (Some(name), Some(decision), Some(diff)) = (
+            value["defect"].as_str(),
+            value["decision"].as_str(),
+            value["hashes"]["diff"].as_str(),
+        ) else {
+            continue;
+        };
+        last.insert(name.to_string(), (decision.to_string(), diff.to_string()));
+    }
+    last
 }
 
 /// Why an approved task's approval still covers its branch, if it does: it

@@ -7,6 +7,8 @@ use crate::tasks::Criterion;
 
 pub struct DryRun {
     pub task_id: Option<String>,
+    /// The defect whose fix this dry run prepared.
+    pub defect: Option<String>,
     pub feature: Option<String>,
     pub branch: String,
     pub result: Result<DryPrompt, String>,
@@ -39,6 +41,8 @@ pub struct DryPrompt {
     /// The changed symbols with their blast radius (None if it could not be
     /// computed; the notices say why).
     pub impact: Option<crate::impact::Impact>,
+    /// What speed established about a defect fix.
+    pub defect: Option<super::defect::Findings>,
     /// speed's own checks, as the review would report them.
     pub checks: Vec<crate::checks::Finding>,
     pub redactions: Vec<crate::secrets::Redaction>,
@@ -54,6 +58,7 @@ impl DryRun {
     pub fn unreadable(report: &super::Report) -> DryRun {
         DryRun {
             task_id: report.task_id.clone(),
+            defect: report.defect.as_ref().map(|d| d.name.clone()),
             feature: report.feature.clone(),
             branch: report.branch.clone(),
             result: Err(report.error.clone().unwrap_or_default()),
@@ -66,10 +71,8 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
     let task = subject.task();
     let task_id = task.map(|t| t.id.clone());
     let feature = task.and_then(|t| t.feature.clone());
-    let branch = match &subject {
-        Subject::Task(t) => t.branch.clone(),
-        Subject::Branch { branch, .. } => branch.clone(),
-    };
+    let branch = subject.branch().to_string();
+    let defect = subject.defect().map(|review| review.defect.name.clone());
     let prepared = prepare::prepare(shared, subject);
     let nothing_implemented = matches!(prepared, Err(super::Error::EmptyDiff { .. }));
     let result = prepared
@@ -106,12 +109,14 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
                 .chain(p.notices)
                 .collect(),
             impact: p.impact,
+            defect: p.defect,
             checks,
             redactions: p.redactions,
         })
         .map_err(|e| e.to_string());
     DryRun {
         task_id,
+        defect,
         feature,
         branch,
         result,

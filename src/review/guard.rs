@@ -50,6 +50,9 @@ pub fn redact_subject(subject: &mut Subject, root: &Path) -> Vec<Redaction> {
                 None => return Vec::new(),
             }
         }
+        // A defect's files are redacted where they are read
+        // (`defect::redact`).
+        Subject::Defect(_) => return Vec::new(),
     };
     located(&path, root, &rules)
 }
@@ -144,7 +147,7 @@ fn redact_fields(task: &mut Task, fix: &mut dyn FnMut(&mut String)) {
     }
     // Earlier reviews are shown to the reviewer too.
     for entry in &mut task.review_history {
-        redact_value(entry, fix);
+        redact_strings(entry, fix);
     }
     redact_json(&mut task.raw, fix);
 }
@@ -154,14 +157,15 @@ fn redact_json(
     map: &mut serde_json::Map<String, serde_json::Value>,
     fix: &mut dyn FnMut(&mut String),
 ) {
-    map.values_mut().for_each(|v| redact_value(v, fix));
+    map.values_mut().for_each(|v| redact_strings(v, fix));
 }
 
-fn redact_value(v: &mut serde_json::Value, fix: &mut dyn FnMut(&mut String)) {
+/// Every string inside a JSON value, recursively (a defect's triage too).
+pub(super) fn redact_strings(v: &mut serde_json::Value, fix: &mut dyn FnMut(&mut String)) {
     match v {
         serde_json::Value::String(s) => fix(s),
-        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact_value(i, fix)),
-        serde_json::Value::Object(m) => m.values_mut().for_each(|i| redact_value(i, fix)),
+        serde_json::Value::Array(items) => items.iter_mut().for_each(|i| redact_strings(i, fix)),
+        serde_json::Value::Object(m) => m.values_mut().for_each(|i| redact_strings(i, fix)),
         _ => {}
     }
 }
@@ -208,10 +212,7 @@ pub struct CheckInput<'a> {
 /// checked is returned as notices.
 pub fn run_checks(shared: &Shared, input: &CheckInput) -> (Vec<Finding>, Vec<String>) {
     let config = &shared.settings.checks;
-    let criteria: &[Criterion] = match input.subject {
-        Subject::Task(t) => &t.criteria,
-        Subject::Branch { criteria, .. } => criteria,
-    };
+    let criteria: &[Criterion] = input.subject.criteria();
     let outcome = checks::builtin::run(
         &checks::builtin::Input {
             diff: input.diff,

@@ -8,6 +8,7 @@
 //! back as `Report`s for `render`.
 
 pub mod batch;
+pub mod defect;
 pub mod dry;
 pub mod guard;
 pub mod guardian;
@@ -71,6 +72,12 @@ pub enum Error {
     Git(#[from] crate::git::Error),
     #[error(transparent)]
     Tasks(#[from] crate::tasks::Error),
+    #[error("defect {name}: {source}")]
+    Defect {
+        name: String,
+        #[source]
+        source: crate::defects::Error,
+    },
     #[error(transparent)]
     Prompt(#[from] crate::prompt::Error),
     #[error("{subject}: branch {branch:?} not found ({source})")]
@@ -99,10 +106,20 @@ pub enum Error {
         at: String,
         hint: String,
     },
+    #[error("{subject}: --spec: {source}")]
+    SpecSection {
+        subject: String,
+        source: crate::specs::Error,
+    },
     #[error(
         "{subject}: no spec: the task has no spec_references, its feature no spec_path, and no --spec was given"
     )]
     NoSpec { subject: String },
+    #[error(
+        "{subject}: no spec: its triage.json has no related_spec and its report.md names no Related Feature with a spec; give the spec with --spec{}",
+        if why.is_empty() { String::new() } else { format!(" ({why})") }
+    )]
+    NoDefectSpec { subject: String, why: String },
     #[error("{path}: {message}")]
     Input { path: PathBuf, message: String },
     #[error("cannot write {path}: {source}")]

@@ -21,6 +21,9 @@ const NITS_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Nit {
     pub task_id: Option<String>,
+    /// The defect whose fix was approved, for a defect-fix review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defect: Option<String>,
     pub feature: Option<String>,
     pub branch: String,
     /// minor | nit for review issues; the flag's severity for guardian flags.
@@ -45,6 +48,7 @@ pub fn collect(reports: &[Report]) -> Vec<Nit> {
                 if matches!(issue.severity, Severity::Minor | Severity::Nit) {
                     nits.push(Nit {
                         task_id: report.task_id.clone(),
+                        defect: report.defect.as_ref().map(|d| d.name.clone()),
                         feature: report.feature.clone(),
                         branch: report.branch.clone(),
                         severity: issue.severity.as_str().to_string(),
@@ -60,6 +64,7 @@ pub fn collect(reports: &[Report]) -> Vec<Nit> {
         for flag in &report.guardian.flags {
             nits.push(Nit {
                 task_id: report.task_id.clone(),
+                defect: report.defect.as_ref().map(|d| d.name.clone()),
                 feature: report.feature.clone(),
                 branch: report.branch.clone(),
                 severity: flag.severity.as_str().to_string(),

@@ -17,6 +17,7 @@ use crate::tasks::{self, Actor, Criterion, Feature, Task};
 use crate::verdict;
 
 use super::Error;
+use super::defect::{self, DefectReview, Findings};
 
 /// What is shared by every review of a run (and across batch threads).
 pub struct Shared {
@@ -42,6 +43,8 @@ pub enum Subject {
         /// The file the criteria were read from (`--criteria`).
         criteria_file: Option<PathBuf>,
     },
+    /// The fix of a defect, on the branch its state names.
+    Defect(Box<DefectReview>),
 }
 
 impl Subject {
@@ -50,13 +53,42 @@ impl Subject {
         match self {
             Subject::Task(task) => format!("task {}", task.id),
             Subject::Branch { branch, .. } => format!("branch {branch}"),
+            Subject::Defect(review) => review.defect.label(),
         }
     }
 
     pub fn task(&self) -> Option<&Task> {
         match self {
             Subject::Task(task) => Some(task),
+            Subject::Branch { .. } | Subject::Defect(_) => None,
+        }
+    }
+
+    /// The piece of work the merge gate knows this subject by; None for a
+    /// branch reviewed without a task.
+    pub fn work(&self) -> Option<super::verdicts::Work> {
+        match self {
+            Subject::Task(task) => Some(super::verdicts::Work::of_task(task)),
+            Subject::Defect(review) => Some(super::verdicts::Work::Defect {
+                name: review.defect.name.clone(),
+            }),
             Subject::Branch { .. } => None,
+        }
+    }
+
+    pub fn defect(&self) -> Option<&DefectReview> {
+        match self {
+            Subject::Defect(review) => Some(review),
+            Subject::Task(_) | Subject::Branch { .. } => None,
+        }
+    }
+
+    /// The branch under review.
+    pub fn branch(&self) -> &str {
+        match self {
+            Subject::Task(task) => &task.branch,
+            Subject::Branch { branch, .. } => branch,
+            Subject::Defect(review) => &review.defect.branch,
         }
     }
 
@@ -65,6 +97,7 @@ impl Subject {
         match self {
             Subject::Task(task) => &task.criteria,
             Subject::Branch { criteria, .. } => criteria,
+            Subject::Defect(review) => &review.criteria,
         }
     }
 }
@@ -102,6 +135,8 @@ pub struct Prepared {
     pub notices: Vec<String>,
     pub impact: Option<impact::Impact>,
     pub impact_error: Option<String>,
+    /// What speed established about a defect fix.
+    pub defect: Option<Findings>,
     pub cross_cutting: Vec<String>,
     /// The product vision for the guardian, redacted; None when the
     /// guardian will not run or the file does not exist.
@@ -154,10 +189,8 @@ pub fn diff_for(
     main: &MainBranch,
     subject: &Subject,
 ) -> Result<Resolved, Error> {
-    let (branch, task) = match subject {
-        Subject::Task(task) => (task.branch.clone(), Some(task.as_ref())),
-        Subject::Branch { branch, .. } => (branch.clone(), None),
-    };
+    let branch = subject.branch().to_string();
+    let task = subject.task();
     let head = repo
         .resolve_branch(&branch)
         .map_err(|source| Error::BranchMissing {
@@ -322,7 +355,10 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     let label = subject.label();
     // Secrets are replaced where they are read, so nothing later sees them.
     let mut subject = subject;
-    let task_secrets = super::guard::redact_subject(&mut subject, &shared.root);
+    let mut task_secrets = super::guard::redact_subject(&mut subject, &shared.root);
+    if let Subject::Defect(review) = &mut subject {
+        task_secrets.extend(defect::redact(review, &shared.root));
+    }
     let Resolved {
         branch,
         base,
@@ -344,6 +380,17 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         });
     }
 
+    let findings = match subject.defect() {
+        Some(review) => Some(defect::establish(
+            &repo,
+            shared,
+            &review.defect,
+            &diff,
+            &base.commit,
+        )?),
+        None => None,
+    };
+
     let store = tasks::Store::open(&shared.root);
     let feature: Option<Feature> = match subject.task() {
         Some(task) => store.feature_of(task)?,
@@ -351,7 +398,11 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     };
 
     let mut notices = Vec::new();
-    let (specs, referenced) = load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
+    if let Some(review) = subject.defect() {
+        notices.extend(defect::notices(&review.defect));
+    }
+    let (specs, referenced, from_cli) =
+        load_specs(&repo, shared, &subject, feature.as_ref(), &mut notices)?;
     let primary_spec = specs[0].document.path.clone();
     if base.how.starts_with("head of task ") {
         notices.push(format!("The diff starts at the {}", base.how));
@@ -366,40 +417,69 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     }
 
     let spec_paths: Vec<&str> = specs.iter().map(|s| s.document.path.as_str()).collect();
-    let scope = subject.task().map(|t| t.scope.clone()).unwrap_or_default();
+    let scope = match &subject {
+        Subject::Defect(review) => tasks::Scope {
+            modify: review.defect.triage.affected_files.clone(),
+            ..tasks::Scope::default()
+        },
+        _ => subject.task().map(|t| t.scope.clone()).unwrap_or_default(),
+    };
     let mut spec_edits = Vec::new();
     for file in &diff.files {
         let touched = [Some(file.path.as_str()), file.old_path.as_deref()]
             .into_iter()
             .flatten()
             .find(|p| spec_paths.contains(p));
-        if let Some(path) = touched {
+        let Some(path) = touched else { continue };
+        if let Subject::Branch { .. } = subject {
+            // A branch with no task has no scope to break: docs change with
+            // code. The review still judges against main's spec.
             notices.push(format!(
-                "The diff edits {path}, a spec this review uses. The spec was read from {} at {}, not from the task branch.",
+                "The branch also edits {path}, a spec this review uses; that is normal when docs change with code. The code is judged against the spec on {} at {}, not the branch's edit.",
                 shared.main.name,
                 short(&shared.main.commit)
             ));
-            if !scope.declares(path) {
-                spec_edits.push(path.to_string());
-            }
+            continue;
+        }
+        notices.push(format!(
+            "The diff edits {path}, a spec this review uses. The spec was read from {} at {}, not from the task branch.",
+            shared.main.name,
+            short(&shared.main.commit)
+        ));
+        if !scope.declares(path) {
+            spec_edits.push(path.to_string());
         }
     }
 
     let documents: Vec<Document> = specs.iter().map(|s| s.document.clone()).collect();
-    // A reference to a section that does not exist is a planning mistake the
-    // reviewer should see; the ranking still picks the relevant sections.
+    // A task's reference to a section that does not exist is a planning
+    // mistake the reviewer should see; the ranking still picks the relevant
+    // sections. A `--spec PATH#Section` that names none is the user's typo:
+    // an error listing the sections there are.
     for missing in specs::unresolved_references(&documents, &referenced) {
+        if from_cli {
+            return Err(Error::SpecSection {
+                subject: label,
+                source: missing,
+            });
+        }
         notices.push(format!("Spec reference not resolved: {missing}"));
     }
     let task_text = task_text(&subject);
     let identifiers = diff_identifiers(&diff);
-    let candidates = specs::select::rank(
+    let mut candidates = specs::select::rank(
         &documents,
         &primary_spec,
         &referenced,
         &task_text,
         &identifiers,
     );
+    if from_cli {
+        // `--spec PATH#Section` sends that section (its heading path gives
+        // the parent headings), not the rest of the file.
+        let whole = |path: &str| referenced.iter().any(|(p, s)| p == path && s.is_none());
+        candidates.retain(|c| c.referenced || whole(&c.doc_path));
+    }
     // A heading with no text of its own says nothing its subsections' heading
     // paths do not; it is sent only when the task references it.
     let spec_sections: Vec<prompt::SpecSection> = candidates
@@ -465,6 +545,10 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     redactions.extend(other_secrets);
 
     let parts = Parts {
+        kind: match subject {
+            Subject::Defect(_) => prompt::Kind::Defect,
+            _ => prompt::Kind::Review,
+        },
         task: prompt_task(&subject, &branch, &base.commit, &diff.head_commit),
         criteria: prompt_criteria(&subject),
         task_notes: task_notes(&subject, &dependencies),
@@ -498,15 +582,15 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         notices: notices.clone(),
         cross_cutting: cross_cutting.clone(),
         impact: impact.as_ref().map(impact_rows),
+        defect: match (&subject, &findings) {
+            (Subject::Defect(review), Some(found)) => {
+                Some(defect::prompt_defect(&review.defect, found))
+            }
+            _ => None,
+        },
     };
-    let schema = serde_json::to_string(&verdict::json_schema()).unwrap_or_default();
-    let input = parts.input(
-        prompt::Kind::Review,
-        &diff,
-        spec_sections.clone(),
-        None,
-        &schema,
-    );
+    let schema = serde_json::to_string(&verdict_schema(parts.kind)).unwrap_or_default();
+    let input = parts.input(parts.kind, &diff, spec_sections.clone(), None, &schema);
     let counter = shared.counter.get()?;
     let offline = shared.settings.llm.provider == crate::settings::Provider::Offline
         && !shared.settings.dry_run;
@@ -544,6 +628,7 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         notices,
         impact,
         impact_error,
+        defect: findings,
         cross_cutting,
         vision,
         prompt,
@@ -554,12 +639,21 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     })
 }
 
+/// The schema the review's answer must match: a defect fix's verdict must
+/// also carry its scope check.
+pub fn verdict_schema(kind: prompt::Kind) -> serde_json::Value {
+    match kind {
+        prompt::Kind::Defect => verdict::defect::json_schema(),
+        _ => verdict::json_schema(),
+    }
+}
+
 pub fn short(commit: &str) -> &str {
     &commit[..commit.len().min(10)]
 }
 
-/// The spec documents for a subject (primary first) and the referenced
-/// sections. Specs are read at the main branch's commit so a task branch
+/// The spec documents for a subject (primary first), the referenced
+/// sections, and whether `--spec` chose them. Specs are read at the main branch's commit so a task branch
 /// cannot rewrite its own source of truth; a `--spec` not committed there is
 /// read from the working tree. `--spec` replaces a task's own references.
 fn load_specs(
@@ -568,7 +662,7 @@ fn load_specs(
     subject: &Subject,
     feature: Option<&Feature>,
     notices: &mut Vec<String>,
-) -> Result<(Vec<LoadedSpec>, Vec<SectionRef>), Error> {
+) -> Result<(Vec<LoadedSpec>, Vec<SectionRef>, bool), Error> {
     let main_commit = &shared.main.commit;
     let exists = |path: &str| matches!(repo.read_file(main_commit, path), Ok(Some(_)));
     let from_args = |args: &[String]| {
@@ -611,6 +705,28 @@ fn load_specs(
             (paths, referenced, false)
         }
         Subject::Branch { specs: args, .. } => from_args(args),
+        Subject::Defect(_) if !shared.settings.spec_args.is_empty() => {
+            from_args(&shared.settings.spec_args)
+        }
+        Subject::Defect(review) => {
+            // The related spec is ranked like any spec; only a `#Section`
+            // it names is sent whole.
+            let mut why = Vec::new();
+            let args = defect::spec_args(&shared.root, &review.defect, &exists, &mut why);
+            if args.is_empty() {
+                return Err(Error::NoDefectSpec {
+                    subject: subject.label(),
+                    why: why.join(" "),
+                });
+            }
+            notices.extend(why);
+            let (paths, referenced, _) = from_args(&args);
+            let referenced = referenced
+                .into_iter()
+                .filter(|(_, s)| s.is_some())
+                .collect();
+            (paths, referenced, false)
+        }
     };
     if paths.is_empty() {
         return Err(Error::NoSpec {
@@ -639,7 +755,7 @@ fn load_specs(
             redactions,
         });
     }
-    Ok((loaded, referenced))
+    Ok((loaded, referenced, cli))
 }
 
 fn spec_missing(subject: &Subject, path: &str, shared: &Shared, looked_in_tree: bool) -> Error {
@@ -694,6 +810,7 @@ fn task_text(subject: &Subject) -> String {
             }
             text
         }
+        Subject::Defect(review) => defect::task_text(&review.defect),
     }
 }
 
@@ -818,6 +935,8 @@ fn compute_impact(
 /// exactly what the review saw.
 #[derive(Debug, Clone)]
 pub struct Parts {
+    /// The review's prompt: `Review`, or `Defect` for a defect fix.
+    pub kind: prompt::Kind,
     pub task: prompt::Task,
     pub criteria: Vec<prompt::Criterion>,
     /// The developer's decisions and concerns, and the dependencies.
@@ -830,6 +949,8 @@ pub struct Parts {
     pub notices: Vec<String>,
     pub cross_cutting: Vec<String>,
     pub impact: Option<Vec<prompt::ImpactRow>>,
+    /// The report, triage, guidance and findings of a defect fix.
+    pub defect: Option<prompt::Defect>,
 }
 
 impl Parts {
@@ -857,6 +978,7 @@ impl Parts {
             impact: self.impact.clone(),
             vision,
             schema,
+            defect: self.defect.clone(),
             part: None,
         }
     }
@@ -883,6 +1005,7 @@ fn prompt_task(subject: &Subject, branch: &str, base: &str, head: &str) -> promp
             task.description =
                 "No task file: review this branch against the spec sections given.".to_string();
         }
+        Subject::Defect(review) => return defect::prompt_task(&review.defect, branch, base, head),
     }
     task
 }
@@ -982,6 +1105,8 @@ fn impact_notices(impact: &impact::Impact) -> Vec<String> {
             some(impact.syntax_errors.clone())
         ));
     }
+    // Cuts made by a limit (a radius over a hub, the time limit).
+    out.extend(impact.limits.iter().cloned());
     out
 }
 
@@ -1045,6 +1170,11 @@ pub fn guardian_prompt(shared: &Shared, prepared: &Prepared) -> Result<Prompt, E
     let vision_path = shared.settings.guardian.vision_file.clone();
     let vision = prepared.vision.clone();
     let mut parts = prepared.parts.clone();
+    if let (Subject::Defect(review), Some(found)) = (&prepared.subject, &prepared.defect) {
+        parts
+            .notices
+            .push(defect::guardian_notice(&review.defect, &found.size));
+    }
     if vision.is_none() {
         parts.notices.push(format!(
             "No product vision: {vision_path} does not exist on {}. Judge alignment from the spec sections.",

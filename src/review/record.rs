@@ -25,7 +25,7 @@ use crate::verdict::{self, CriterionStatus};
 
 use super::Error;
 use super::prepare::{Shared, Subject};
-use super::report::{Evidence, Report};
+use super::report::{Evidence, Report, TaskUpdate};
 
 pub const REVIEWS_DIR: &str = ".speed/reviews";
 pub const LOG_FILE: &str = ".speed/reviews/log.jsonl";
@@ -52,24 +52,39 @@ pub fn begin(shared: &Shared, subject: &Subject) -> Result<Option<fsx::Lock>, Er
     fsx::confine(&area, &reviews)?;
     fsx::confine(&area, &shared.root.join(LOG_FILE))?;
     fsx::sweep_once(&area, &reviews);
-    let Some(task) = subject.task() else {
-        return Ok(None);
-    };
-    fsx::confine(&area, &task.path)?;
-    if let Some(dir) = task.path.parent() {
-        fsx::sweep_once(&area, dir);
+    match (subject.task(), subject.defect()) {
+        (Some(task), _) => {
+            fsx::confine(&area, &task.path)?;
+            if let Some(dir) = task.path.parent() {
+                fsx::sweep_once(&area, dir);
+            }
+            lock_task(&shared.root, task, &subject.label()).map(Some)
+        }
+        (None, Some(review)) => {
+            let dir = shared.root.join(&review.defect.dir);
+            if review.update_state {
+                fsx::confine(&area, &dir.join(crate::defects::store::STATE))?;
+                fsx::confine(&area, &dir.join(crate::defects::store::REVIEW_LOG))?;
+                fsx::sweep_once(&area, &dir);
+            }
+            let name = lock_name(&area, &dir, &format!("defect-{}", review.defect.name));
+            acquire(&shared.root, &name, &subject.label()).map(Some)
+        }
+        (None, None) => Ok(None),
     }
-    lock_task(&shared.root, task, &subject.label()).map(Some)
 }
 
 /// The lock a review of `task` holds while it runs, so that nothing else
 /// writes its file meanwhile (`speed override` takes it too). `label`
 /// names the task when another process holds it.
 pub fn lock_task(root: &Path, task: &Task, label: &str) -> Result<fsx::Lock, Error> {
+    let name = lock_name(&area(root), &task.path, &format!("task-{}", task.id));
+    acquire(root, &name, label)
+}
+
+fn acquire(root: &Path, name: &str, label: &str) -> Result<fsx::Lock, Error> {
     let area = area(root);
-    let lock = root
-        .join(LOCKS_DIR)
-        .join(lock_name(&area, &task.path, &task.id));
+    let lock = root.join(LOCKS_DIR).join(name);
     match fsx::Lock::acquire(&area, &lock, LOCK_WAIT) {
         Ok(lock) => Ok(lock),
         Err(fsx::Error::Busy { holder, .. }) => Err(Error::BeingReviewed {
@@ -80,13 +95,13 @@ pub fn lock_task(root: &Path, task: &Task, label: &str) -> Result<fsx::Lock, Err
     }
 }
 
-/// A lock file name per task file: readable, and exact through a hash of
-/// the task file's path (two features may both have a task 3).
-fn lock_name(area: &Path, task_file: &Path, id: &str) -> String {
-    let relative = task_file.strip_prefix(area).unwrap_or(task_file);
+/// A lock file name per task file (or defect folder): readable, and exact
+/// through a hash of its path (two features may both have a task 3).
+fn lock_name(area: &Path, file: &Path, who: &str) -> String {
+    let relative = file.strip_prefix(area).unwrap_or(file);
     let hash = Sha256::digest(relative.to_string_lossy().as_bytes());
     let hex: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    format!("task-{}-{hex}.lock", slug(id))
+    format!("{}-{hex}.lock", slug(who))
 }
 
 pub fn record(
@@ -113,6 +128,10 @@ pub fn record(
         // its line in the log, whatever stops speed between the two.
         append_log(&shared.root, report, &now)?;
         store.save(&fresh)?;
+        report.task_update = Some(TaskUpdate {
+            status: fresh.status.to_string(),
+            revision_count: fresh.revision_count,
+        });
         let verdict = if outcome.approved {
             "approve"
         } else {
@@ -252,9 +271,10 @@ fn report_name(report: &Report, now: &str) -> String {
         .filter(|c| c.is_ascii_digit())
         .take(17)
         .collect();
-    let who = match &report.task_id {
-        Some(id) => format!("task-{id}"),
-        None => format!("branch-{}", report.branch),
+    let who = match (&report.task_id, &report.defect) {
+        (Some(id), _) => format!("task-{id}"),
+        (None, Some(defect)) => format!("defect-{}", defect.name),
+        (None, None) => format!("branch-{}", report.branch),
     };
     // A file name is written too: through the safety net like its content.
     let who = crate::secrets::net::text(&who).text;
@@ -326,7 +346,7 @@ fn ignore_in_git(root: &Path) -> Result<(), Error> {
 }
 
 fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
-    let line = json!({
+    let mut line = json!({
         "at": now,
         "task": report.task_id,
         "feature": report.feature,
@@ -344,6 +364,21 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
         "report": report.report_path,
         "error": report.error,
     });
+    if let (Some(defect), Value::Object(map)) = (&report.defect, &mut line) {
+        map.insert("defect".to_string(), json!(defect.name));
+        if let Some(found) = &defect.speed {
+            map.insert(
+                "defect_check".to_string(),
+                json!({
+                    "scope_violations": found.scope_violations.len(),
+                    "lines": found.size.lines,
+                    "files": found.size.files,
+                    "large_diff": found.size.large,
+                    "test_changes": found.test_changes.len(),
+                }),
+            );
+        }
+    }
     append_log_line(root, &line)
 }
 

@@ -44,6 +44,13 @@ pub struct Report {
     /// Where the full report was saved, relative to the repository root.
     pub report_path: Option<String>,
     pub notices: Vec<String>,
+    /// A defect-fix review: the defect, speed's findings beside the model's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defect: Option<super::defect::Block>,
+    /// The spec documents the review read, primary first.
+    pub specs: Vec<String>,
+    /// What the review did to the task file; None when it wrote none.
+    pub task_update: Option<TaskUpdate>,
     #[serde(skip)]
     pub outcome: Outcome,
 }
@@ -54,6 +61,23 @@ impl Report {
     pub fn prepared(&self) -> bool {
         !self.hashes.prompt.is_empty()
     }
+
+    /// "task 3", "defect login-crash" or "branch feature/x", for messages.
+    pub fn label(&self) -> String {
+        match (&self.task_id, &self.defect) {
+            (Some(id), _) => format!("task {id}"),
+            (None, Some(defect)) => format!("defect {}", defect.name),
+            (None, None) => format!("branch {}", self.branch),
+        }
+    }
+}
+
+/// The task's state as the review left it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskUpdate {
+    /// `done` after an approval, `pending` or `failed` after request_changes.
+    pub status: String,
+    pub revision_count: u32,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -14,7 +14,7 @@ use super::Events;
 use super::guardian;
 use super::head::HeadFiles;
 use super::model::{self, Pacer, Question};
-use super::prepare::{self, Prepared, Shared, Subject};
+use super::prepare::{self, LoadedSpec, Prepared, Shared, Subject};
 use super::record;
 use super::report::{Coverage, Evidence, GuardianOutcome, Hashes, ModelInfo, Report, Tokens};
 use super::split::{self, Split};
@@ -108,13 +108,19 @@ pub fn review(
     }
 
     let label = prepared.subject.label();
-    let schema = shared
-        .settings
-        .llm
-        .structured_output
-        .then(|| ("verdict".to_string(), verdict::json_schema()));
+    let schema = shared.settings.llm.structured_output.then(|| {
+        (
+            "verdict".to_string(),
+            prepare::verdict_schema(prepared.parts.kind),
+        )
+    });
+    let defect = prepared.subject.defect();
     let parse = |raw: &str| -> Result<Verdict, model::Rejection> {
-        verdict::parse(raw).map_err(|e| model::rejection(&e))
+        let parsed = match defect {
+            Some(_) => verdict::parse_defect(raw),
+            None => verdict::parse(raw),
+        };
+        parsed.map_err(|e| model::rejection(&e))
     };
     let count = split.prompts.len();
     let mut verdicts = Vec::with_capacity(count);
@@ -170,12 +176,11 @@ pub fn review(
         lines_at_head: &lines_at_head,
         head_paths: head.paths(),
     };
-    let criteria_ids: Vec<String> = prepared
-        .subject
-        .task()
-        .map(|t| t.criteria.iter().map(|c| c.id.clone()).collect())
-        .unwrap_or_default();
-    let decision = verdict::decide(
+    let criteria_ids: Vec<String> = match &prepared.subject {
+        Subject::Branch { .. } => Vec::new(),
+        subject => subject.criteria().iter().map(|c| c.id.clone()).collect(),
+    };
+    let mut decision = verdict::decide(
         &model_verdict,
         &verdict::DecisionInput {
             find_quote: &find,
@@ -186,6 +191,12 @@ pub fn review(
             unseen: split.coverage.unseen(),
         },
     );
+    if let Some(found) = &prepared.defect {
+        verdict::defect::apply(&mut decision, &model_verdict, &found.facts());
+    }
+    if let Some(block) = &mut report.defect {
+        block.model = Some(super::defect::ModelScope::of(&model_verdict));
+    }
     report.model_verdict = Some(decision.model);
     report.verdict = Some(decision.final_verdict);
     report.overrules = decision.overrules.clone();
@@ -199,7 +210,14 @@ pub fn review(
     absorb_leaks(shared, &mut report, &mut evidence);
     overrule_on_checks(&mut report);
 
-    if report.verdict == Some(verdict::Kind::Approve) {
+    // A defect fix goes to the guardian only when speed counts it large.
+    let small_fix = prepared.defect.as_ref().filter(|found| !found.size.large);
+    if report.verdict == Some(verdict::Kind::Approve) && small_fix.is_some() {
+        let size = small_fix.map(|f| f.size.describe()).unwrap_or_default();
+        report.guardian = GuardianOutcome::not_run(&format!(
+            "a defect fix goes to the guardian when it is large; this one is not ({size})"
+        ));
+    } else if report.verdict == Some(verdict::Kind::Approve) {
         let gate = guardian::run(shared, models, pacer, events, &prepared, &mut evidence);
         match gate {
             guardian::Gate::Confirmed(outcome) => report.guardian = outcome,
@@ -242,18 +260,44 @@ pub fn review(
         }
         report.feedback = Some(feedback);
     }
-    match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
-        Ok(()) => {
-            let work = prepared.subject.task().map(verdicts::Work::of_task);
-            verdicts::keep_review(&shared.root, work, &report, &prepared.specs);
-            report
-        }
+    finish(
+        shared,
+        &prepared.subject,
+        &prepared.specs,
+        report,
+        &evidence,
+    )
+}
+
+/// Records a decided review: the report file, the log line and the task
+/// file; for a defect with `--update-state`, then its `state.json` and its
+/// `logs/review.log`. A failure to record is the review's error.
+fn finish(
+    shared: &Shared,
+    subject: &Subject,
+    specs: &[LoadedSpec],
+    mut report: Report,
+    evidence: &Evidence,
+) -> Report {
+    let defect = subject.defect();
+    if let Some(review) = defect {
+        super::defect::plan_state(review, &mut report);
+    }
+    let recorded =
+        record::record(shared, subject.task(), &mut report, evidence).and_then(|()| match defect {
+            Some(review) => super::defect::write_state(shared, review, &mut report)
+                .and_then(|()| super::defect::log_review(shared, review, &report)),
+            None => Ok(()),
+        });
+    match recorded {
+        // The merge gate's record of this head: tasks and defects alike.
+        Ok(()) => verdicts::keep_review(&shared.root, subject.work(), &report, specs),
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
-            report
         }
     }
+    report
 }
 
 /// The safety net's leaks so far as `secret` findings of the report.
@@ -359,26 +403,33 @@ fn offline(
     seal(shared, &mut report, &mut evidence);
     let blocking: Vec<&crate::checks::Finding> =
         report.checks.iter().filter(|f| f.blocking()).collect();
-    if blocking.is_empty() {
+    // A defect fix outside its scope, or passing by a changed test, is
+    // known without a model.
+    let defect = prepared
+        .defect
+        .as_ref()
+        .map(super::defect::offline_feedback)
+        .unwrap_or_default();
+    if blocking.is_empty() && defect.is_empty() {
         report.verdict = Some(verdict::Kind::ChecksPassed);
         report.outcome = Outcome::Approved;
     } else {
         report.verdict = Some(verdict::Kind::RequestChanges);
         report.outcome = Outcome::ChangesRequested;
-        report.feedback = Some(check_feedback(&blocking).trim_start().to_string());
+        let checks = if blocking.is_empty() {
+            String::new()
+        } else {
+            check_feedback(&blocking)
+        };
+        report.feedback = Some(format!("{defect}{checks}").trim_start().to_string());
     }
-    match record::record(shared, prepared.subject.task(), &mut report, &evidence) {
-        Ok(()) => {
-            let work = prepared.subject.task().map(verdicts::Work::of_task);
-            verdicts::keep_review(&shared.root, work, &report, &prepared.specs);
-            report
-        }
-        Err(err) => {
-            report.error = Some(err.to_string());
-            report.outcome = Outcome::Error;
-            report
-        }
-    }
+    finish(
+        shared,
+        &prepared.subject,
+        &prepared.specs,
+        report,
+        &evidence,
+    )
 }
 
 /// A branch with no changes: nothing was implemented, so the review requests
@@ -416,8 +467,12 @@ fn nothing_implemented(
                 .to_string(),
         });
     }
+    let what = match subject {
+        Subject::Defect(_) => "Commit the fix of the defect on this branch.",
+        _ => "Implement the task on this branch and commit the work.",
+    };
     report.feedback = Some(format!(
-        "Nothing was implemented: branch {} has no changes against its base {} ({}). Implement the task on this branch and commit the work.",
+        "Nothing was implemented: branch {} has no changes against its base {} ({}). {what}",
         empty.branch,
         prepare::short(&empty.base_commit),
         empty.base_how
@@ -430,18 +485,7 @@ fn nothing_implemented(
     let mut evidence = Evidence::default();
     report.duration_ms = started.elapsed().as_millis() as u64;
     seal(shared, &mut report, &mut evidence);
-    match record::record(shared, subject.task(), &mut report, &evidence) {
-        Ok(()) => {
-            let work = subject.task().map(verdicts::Work::of_task);
-            verdicts::keep_review(&shared.root, work, &report, &[]);
-            report
-        }
-        Err(err) => {
-            report.error = Some(err.to_string());
-            report.outcome = Outcome::Error;
-            report
-        }
-    }
+    finish(shared, &subject, &[], report, &evidence)
 }
 
 /// A review whose model step failed: the report and log keep the evidence
@@ -492,16 +536,26 @@ pub fn unreadable(task_id: Option<String>, feature: Option<String>, message: Str
     }
 }
 
+/// The report of a defect that could not be read (unknown name, missing
+/// triage, malformed file): its error, and nothing written anywhere.
+pub fn unreadable_defect(name: &str, message: String) -> Report {
+    let mut report = unreadable(None, None, message);
+    report.defect = Some(super::defect::Block::named(name));
+    report
+}
+
 pub fn empty_report(subject: &Subject) -> Report {
     let task = subject.task();
     Report {
         task_id: task.map(|t| t.id.clone()),
         feature: task.and_then(|t| t.feature.clone()),
-        branch: match subject {
-            Subject::Task(t) => t.branch.clone(),
-            Subject::Branch { branch, .. } => branch.clone(),
+        branch: subject.branch().to_string(),
+        title: match subject {
+            Subject::Defect(review) => Some(review.defect.report.title.clone())
+                .filter(|t| !t.is_empty())
+                .or(Some(review.defect.name.clone())),
+            _ => task.map(|t| t.title.clone()),
         },
-        title: task.map(|t| t.title.clone()),
         base_commit: String::new(),
         head_commit: String::new(),
         base_resolved_by: String::new(),
@@ -524,6 +578,11 @@ pub fn empty_report(subject: &Subject) -> Report {
         feedback: None,
         report_path: None,
         notices: Vec::new(),
+        defect: subject
+            .defect()
+            .map(|review| super::defect::Block::new(&review.defect)),
+        specs: Vec::new(),
+        task_update: None,
         outcome: Outcome::Error,
     }
 }
@@ -554,8 +613,16 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models, split: &Spl
         provider: models.review.name().to_string(),
         name: models.review.model().to_string(),
     };
+    report.specs = prepared
+        .specs
+        .iter()
+        .map(|s| s.document.path.clone())
+        .collect();
     report.tokens.budget = shared.settings.budget;
     report.tokens.prompt_counted = split.prompts.iter().map(|p| p.total_tokens).sum();
+    if let Some(block) = &mut report.defect {
+        block.speed = prepared.defect.clone();
+    }
     report.checks = prepared.checks.clone();
     report.redactions = prepared.redactions.clone();
     // Where the configuration came from, when that needs saying, first.

@@ -6,7 +6,6 @@
 
 use crate::prompt::{self, Coverage, DiffPart, Prompt, SectionAccount};
 use crate::specs::Section;
-use crate::verdict;
 
 use super::Error;
 use super::prepare::{Prepared, Shared};
@@ -88,7 +87,8 @@ pub fn split(shared: &Shared, prepared: &Prepared) -> Result<Split, Error> {
             prompts: vec![whole.clone()],
         });
     }
-    let schema = serde_json::to_string(&verdict::json_schema()).unwrap_or_default();
+    let kind = prepared.parts.kind;
+    let schema = serde_json::to_string(&super::prepare::verdict_schema(kind)).unwrap_or_default();
     let mut prompts: Vec<Prompt> = Vec::new();
     let mut left = Some(DiffPart::first(&prepared.diff));
     while let Some(part) = left.take() {
@@ -97,7 +97,7 @@ pub fn split(shared: &Shared, prepared: &Prepared) -> Result<Split, Error> {
             break;
         }
         let mut input = prepared.parts.input(
-            prompt::Kind::Review,
+            kind,
             &prepared.diff,
             prepared.spec_sections.clone(),
             None,

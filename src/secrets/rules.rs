@@ -4,6 +4,8 @@
 //! are the providers' published ones, as secret scanners such as gitleaks
 //! and detect-secrets define them.
 
+use std::sync::OnceLock;
+
 use aho_corasick::AhoCorasick;
 use regex::Regex;
 
@@ -182,11 +184,17 @@ const TABLE: &[Rule] = &[
 
 /// Credentials in a URL: `scheme://user:password@host`. Only the password
 /// is redacted, so the reader still sees which service it is.
-const URL_PATTERN: &str = r#"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<u>[^\s:/?#@'"`<>\[\]{}]{0,64}):(?P<s>[^\s/?#@'"`<>]{1,128})@(?P<h>[A-Za-z0-9.-]*)"#;
+/// The user and password lengths are bounded in `url_credentials`: counted
+/// repetitions of Unicode classes compile into huge automata.
+const URL_PATTERN: &str = r#"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://(?P<u>[^\s:/?#@'"`<>\[\]{}]*):(?P<s>[^\s/?#@'"`<>]+)@(?P<h>[A-Za-z0-9.-]*)"#;
+const URL_MAX_USER_CHARS: usize = 64;
+const URL_MAX_PASSWORD_CHARS: usize = 128;
 
-/// The compiled token rules with their keyword filter.
+/// The token rules with their keyword filter. A rule's expression is
+/// compiled the first time one of its keywords occurs: most texts name few
+/// providers, and compiling all of them cost a quarter of a small dry run.
 pub struct Tokens {
-    rules: Vec<(usize, Regex)>,
+    rules: Vec<OnceLock<Regex>>,
     url: Regex,
     keywords: AhoCorasick,
     /// keyword pattern index -> rule index
@@ -199,10 +207,7 @@ impl Tokens {
         let mut keyword_rule = Vec::new();
         let mut rules = Vec::new();
         for (i, rule) in TABLE.iter().enumerate() {
-            // The patterns are constants covered by tests.
-            let re =
-                Regex::new(rule.pattern).unwrap_or_else(|e| panic!("secret rule {}: {e}", rule.id));
-            rules.push((i, re));
+            rules.push(OnceLock::new());
             for k in rule.keywords {
                 keywords.push(*k);
                 keyword_rule.push(i);
@@ -227,11 +232,15 @@ impl Tokens {
         for m in self.keywords.find_overlapping_iter(line) {
             wanted[self.keyword_rule[m.pattern().as_usize()]] = true;
         }
-        for (i, re) in &self.rules {
-            if !wanted[*i] {
+        for (i, slot) in self.rules.iter().enumerate() {
+            if !wanted[i] {
                 continue;
             }
-            let rule = &TABLE[*i];
+            let rule = &TABLE[i];
+            // The patterns are constants covered by tests.
+            let re = slot.get_or_init(|| {
+                Regex::new(rule.pattern).unwrap_or_else(|e| panic!("secret rule {}: {e}", rule.id))
+            });
             for caps in re.captures_iter(line) {
                 let Some(whole) = caps.get(0) else { continue };
                 let span = caps.name("s").unwrap_or(whole);
@@ -268,6 +277,11 @@ impl Tokens {
             let (Some(user), Some(pass)) = (caps.name("u"), caps.name("s")) else {
                 continue;
             };
+            if user.as_str().chars().count() > URL_MAX_USER_CHARS
+                || pass.as_str().chars().count() > URL_MAX_PASSWORD_CHARS
+            {
+                continue;
+            }
             let host = caps.name("h").map_or("", |h| h.as_str());
             if example_host(host) || !real_password(user.as_str(), pass.as_str()) {
                 continue;
@@ -357,6 +371,16 @@ fn real_password(user: &str, pass: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::{CODE, redact};
+
+    /// Rules compile only when first needed, so compile each one here.
+    #[test]
+    fn every_rule_compiles() {
+        for rule in super::TABLE {
+            if let Err(e) = regex::Regex::new(rule.pattern) {
+                panic!("secret rule {}: {e}", rule.id);
+            }
+        }
+    }
 
     /// Each rule against samples it must redact and samples it must not.
     fn check(rule: &str, hits: &[&str], misses: &[&str]) {

@@ -105,7 +105,7 @@ pub struct Override {
 }
 
 /// The templates a run uses instead of the built-in ones.
-pub const TEMPLATE_NAMES: [&str; 2] = ["review.md", "guardian.md"];
+pub const TEMPLATE_NAMES: [&str; 3] = ["review.md", "guardian.md", "defect.md"];
 
 /// The outcome of locating: the configuration (parsed), the main branch, the
 /// template overrides and what the user should be told.

@@ -694,3 +694,35 @@ fn actors_are_file_name_words() {
         assert!(!valid_actor(bad), "{bad:?}");
     }
 }
+
+#[test]
+fn color_flag_wins_over_no_color_which_wins_over_the_terminal() {
+    let repo = Fake::new("main");
+    let color = |args: &[&str], terminal: bool, no_color: Option<&str>| {
+        let settings = resolve(&repo, args, &[]).unwrap();
+        settings.color(terminal, &|key| {
+            (key == "NO_COLOR")
+                .then(|| no_color.map(str::to_string))
+                .flatten()
+        })
+    };
+    assert!(color(&["nits"], true, None));
+    assert!(!color(&["nits"], false, None));
+    assert!(!color(&["nits"], true, Some("1")));
+    // An empty NO_COLOR is no request (no-color.org).
+    assert!(color(&["nits"], true, Some("")));
+    assert!(color(&["--color", "always", "nits"], false, Some("1")));
+    assert!(!color(&["nits", "--color", "never"], true, None));
+}
+
+#[test]
+fn review_format_comes_from_format_or_json() {
+    let repo = Fake::new("main");
+    let format = |args: &[&str]| review(resolve(&repo, args, &[]).unwrap()).format;
+    assert_eq!(format(&["review"]), crate::cli::Format::Human);
+    assert_eq!(format(&["review", "--json"]), crate::cli::Format::Json);
+    assert_eq!(
+        format(&["review", "--format", "junit"]),
+        crate::cli::Format::Junit
+    );
+}

@@ -77,6 +77,13 @@ pub enum Rule {
     /// One of speed's own checks found a critical or major problem
     /// (recorded by the review pipeline, which runs the checks).
     CheckFailed,
+    /// A defect fix changes a path its triage's affected_files does not
+    /// list (found by speed; see `verdict::defect`).
+    OutsideAffectedFiles,
+    /// A defect-fix review says its own scope is not ok.
+    ScopeNotOk,
+    /// A later commit changed the test that reproduced the defect.
+    ReproducingTestChanged,
 }
 
 impl Rule {
@@ -94,6 +101,9 @@ impl Rule {
             Rule::SpecEdited => "spec_edited",
             Rule::GuardianRejected => "guardian_rejected",
             Rule::CheckFailed => "check_failed",
+            Rule::OutsideAffectedFiles => "outside_affected_files",
+            Rule::ScopeNotOk => "scope_not_ok",
+            Rule::ReproducingTestChanged => "reproducing_test_changed",
         }
     }
 }

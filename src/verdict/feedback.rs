@@ -5,6 +5,33 @@
 use super::decide::{Decision, located};
 use super::schema::{CriterionStatus, GuardianVerdict, Issue, Severity, Verdict};
 
+/// Entries listed per section; a developer acts on the first ones, and the
+/// review report keeps them all. Bounds the task file whatever the model
+/// wrote.
+const LISTED: usize = 25;
+
+/// Characters kept of one entry's text.
+const ENTRY_CHARS: usize = 1_000;
+
+/// One entry's text, on one line and bounded.
+fn clipped(text: &str) -> String {
+    let text = text.trim();
+    if text.chars().count() <= ENTRY_CHARS {
+        return text.to_string();
+    }
+    text.chars().take(ENTRY_CHARS).collect::<String>() + "…"
+}
+
+/// The line that stands for entries a section did not list.
+fn more(s: &mut String, total: usize) {
+    if total > LISTED {
+        s.push_str(&format!(
+            "- …and {} more in the review report\n",
+            total - LISTED
+        ));
+    }
+}
+
 /// Blocking issues (critical, then major, the model's and speed's), missing
 /// spec items, unmet criteria, minor issues, code out of scope, then nits.
 pub fn feedback(verdict: &Verdict, decision: &Decision) -> String {
@@ -29,19 +56,17 @@ pub fn feedback(verdict: &Verdict, decision: &Decision) -> String {
 
     if !verdict.missing_from_spec.is_empty() {
         let mut s = String::from("Missing from the spec:\n");
-        for m in &verdict.missing_from_spec {
-            match (
-                m.spec_quote.trim().is_empty(),
-                m.description.trim().is_empty(),
-            ) {
-                (false, false) => s.push_str(&format!(
-                    "- Spec: {:?}\n  Missing: {}\n",
-                    m.spec_quote, m.description
-                )),
-                (false, true) => s.push_str(&format!("- Spec: {:?}\n", m.spec_quote)),
-                (true, _) => s.push_str(&format!("- Missing: {}\n", m.description)),
+        for m in verdict.missing_from_spec.iter().take(LISTED) {
+            let (quote, description) = (clipped(&m.spec_quote), clipped(&m.description));
+            match (quote.is_empty(), description.is_empty()) {
+                (false, false) => {
+                    s.push_str(&format!("- Spec: {quote:?}\n  Missing: {description}\n"))
+                }
+                (false, true) => s.push_str(&format!("- Spec: {quote:?}\n")),
+                (true, _) => s.push_str(&format!("- Missing: {description}\n")),
             }
         }
+        more(&mut s, verdict.missing_from_spec.len());
         sections.push(s);
     }
 
@@ -52,13 +77,14 @@ pub fn feedback(verdict: &Verdict, decision: &Decision) -> String {
         .collect();
     if !unmet.is_empty() {
         let mut s = String::from("Unmet acceptance criteria:\n");
-        for c in unmet {
+        for c in unmet.iter().take(LISTED) {
             if c.evidence.is_empty() {
-                s.push_str(&format!("- {}\n", c.id));
+                s.push_str(&format!("- {}\n", clipped(&c.id)));
             } else {
-                s.push_str(&format!("- {}: {}\n", c.id, c.evidence));
+                s.push_str(&format!("- {}: {}\n", clipped(&c.id), clipped(&c.evidence)));
             }
         }
+        more(&mut s, unmet.len());
         sections.push(s);
     }
 
@@ -70,16 +96,22 @@ pub fn feedback(verdict: &Verdict, decision: &Decision) -> String {
     if !verdict.out_of_scope.is_empty() || !verdict.scope_violations.is_empty() {
         let mut s =
             String::from("Out of scope (no spec line asks for this; remove it or justify it):\n");
-        for o in &verdict.out_of_scope {
+        let out_of_scope = verdict.out_of_scope.iter().map(|o| {
             let at = match o.line {
                 Some(l) if !o.file.is_empty() => format!("{}:{l}", o.file),
                 _ => o.file.clone(),
             };
-            s.push_str(&bullet(&at, &o.description));
+            bullet(&clipped(&at), &clipped(&o.description))
+        });
+        let violations = verdict
+            .scope_violations
+            .iter()
+            .map(|v| bullet(&clipped(&v.file), &clipped(&v.description)));
+        let entries: Vec<String> = out_of_scope.chain(violations).collect();
+        for entry in entries.iter().take(LISTED) {
+            s.push_str(entry);
         }
-        for v in &verdict.scope_violations {
-            s.push_str(&bullet(&v.file, &v.description));
-        }
+        more(&mut s, entries.len());
         sections.push(s);
     }
 
@@ -99,35 +131,43 @@ pub fn guardian_feedback(g: &GuardianVerdict) -> String {
     let mut s = format!(
         "Product guardian: {}\n{}\n",
         g.status.as_str(),
-        g.summary.trim()
+        clipped(&g.summary)
     );
     if !g.flags.is_empty() {
         s.push_str("\nFlags:\n");
-        for f in &g.flags {
-            s.push_str(&format!("- [{}] {}", f.severity.as_str(), f.description));
+        for f in g.flags.iter().take(LISTED) {
+            s.push_str(&format!(
+                "- [{}] {}",
+                f.severity.as_str(),
+                clipped(&f.description)
+            ));
             if !f.spec_reference.trim().is_empty() {
-                s.push_str(&format!(" (spec: {})", f.spec_reference.trim()));
+                s.push_str(&format!(" (spec: {})", clipped(&f.spec_reference)));
             }
             s.push('\n');
         }
+        more(&mut s, g.flags.len());
     }
     s
 }
 
 fn issue_section(title: &str, issues: &[&Issue]) -> String {
     let mut s = format!("{title}\n");
-    for (n, i) in issues.iter().enumerate() {
-        let at = located(i).map(|at| format!("{at}: ")).unwrap_or_default();
+    for (n, i) in issues.iter().take(LISTED).enumerate() {
+        let at = located(i)
+            .map(|at| format!("{}: ", clipped(&at)))
+            .unwrap_or_default();
         s.push_str(&format!(
             "{}. [{}] {at}{}\n",
             n + 1,
             i.severity.as_str(),
-            i.message
+            clipped(&i.message)
         ));
         if !i.suggestion.trim().is_empty() {
-            s.push_str(&format!("   Fix: {}\n", i.suggestion.trim()));
+            s.push_str(&format!("   Fix: {}\n", clipped(&i.suggestion)));
         }
     }
+    more(&mut s, issues.len());
     s
 }
 
@@ -164,6 +204,46 @@ mod tests {
 
     fn no_quote(_: &str) -> Option<QuoteHit> {
         None
+    }
+
+    #[test]
+    fn long_answers_give_bounded_feedback() {
+        let long = "x".repeat(5 * ENTRY_CHARS);
+        let verdict = Verdict {
+            verdict: Kind::RequestChanges,
+            expectations: String::new(),
+            criteria: vec![],
+            spec_verification: vec![],
+            missing_from_spec: vec![],
+            out_of_scope: vec![],
+            issues: (0..200)
+                .map(|i| issue(Severity::Major, Some("a.rs"), Some(i), &long, &long))
+                .collect(),
+            strengths: vec![],
+            defect_scope_check: None,
+            scope_violations: vec![],
+        };
+        let decision = decide(
+            &verdict,
+            &DecisionInput {
+                find_quote: &no_quote,
+                spec_sent: false,
+                spec_edits: vec![],
+                criteria_ids: vec![],
+                sources: None,
+                unseen: None,
+            },
+        );
+        let text = feedback(&verdict, &decision);
+        assert!(text.contains("25. [major] a.rs:24: "), "{}", &text[..200]);
+        assert!(!text.contains("26. [major]"));
+        assert!(text.contains("…and 175 more in the review report"));
+        // 25 entries of two clipped texts each, and a little framing.
+        assert!(
+            text.len() < 25 * 2 * (ENTRY_CHARS + 40) + 200,
+            "{}",
+            text.len()
+        );
     }
 
     #[test]

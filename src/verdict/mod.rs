@@ -10,6 +10,7 @@ mod brackets;
 #[cfg(test)]
 mod corpus;
 mod decide;
+pub mod defect;
 mod evidence;
 mod extract;
 mod feedback;
@@ -68,6 +69,21 @@ impl From<Vec<Problem>> for Error {
 /// The reviewer's answer: extract, then validate.
 pub fn parse(raw: &str) -> Result<Verdict, Error> {
     Ok(validate(&extract(raw)?)?)
+}
+
+/// A defect-fix reviewer's answer: extract, require `defect_scope_check`
+/// and `scope_violations`, then validate.
+pub fn parse_defect(raw: &str) -> Result<Verdict, Error> {
+    let value = extract(raw)?;
+    let missing = defect::missing_fields(&value);
+    match validate(&value) {
+        Ok(verdict) if missing.is_empty() => Ok(verdict),
+        Ok(_) => Err(missing.into()),
+        Err(mut problems) => {
+            problems.extend(missing);
+            Err(problems.into())
+        }
+    }
 }
 
 /// The guardian's answer: extract (the object with a `status` key), then

@@ -14,6 +14,15 @@ use super::schema::{
     Issue, Kind, Missing, OutOfScope, ScopeViolation, Severity, SpecCheck, Verdict,
 };
 
+/// The most entries a list of the answer may hold. A review that finds
+/// more than this has stopped being a review; past it, everything after
+/// (overrules, feedback, the terminal, the task file) would grow with
+/// whatever a hostile or looping model wrote.
+pub const MAX_LIST_ITEMS: usize = 200;
+
+/// The longest a single text of the answer may be, in characters.
+pub const MAX_TEXT_CHARS: usize = 8_000;
+
 /// One way the model's answer does not match the schema.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
@@ -182,9 +191,17 @@ pub fn correction(error: &Error) -> String {
     let mut out = String::from("Your previous answer could not be used.\n");
     match error {
         Error::Invalid { problems } => {
+            // Enough to act on; the rest are usually the same mistake again.
+            const LISTED: usize = 40;
             out.push_str("It does not match the required schema:\n");
-            for p in problems {
+            for p in problems.iter().take(LISTED) {
                 out.push_str(&format!("- {p}\n"));
+            }
+            if problems.len() > LISTED {
+                out.push_str(&format!(
+                    "- …and {} more problems of the same kinds\n",
+                    problems.len() - LISTED
+                ));
             }
         }
         other => {
@@ -262,6 +279,34 @@ impl Checker {
         });
     }
 
+    /// A text of the answer, refused past `MAX_TEXT_CHARS`.
+    fn text(&mut self, path: &str, s: &str) -> Option<String> {
+        let chars = s.chars().count();
+        if chars > MAX_TEXT_CHARS {
+            self.problem(
+                path,
+                format!("is {chars} characters long; at most {MAX_TEXT_CHARS}: be brief"),
+            );
+            return None;
+        }
+        Some(s.to_string())
+    }
+
+    /// Whether a list is short enough to read; a problem when it is not.
+    fn short_enough(&mut self, key: &str, items: &[Value]) -> bool {
+        if items.len() > MAX_LIST_ITEMS {
+            self.problem(
+                key,
+                format!(
+                    "has {} entries; at most {MAX_LIST_ITEMS}: keep the most important",
+                    items.len()
+                ),
+            );
+            return false;
+        }
+        true
+    }
+
     fn wrong_type(&mut self, path: &str, expected: &str, got: &Value) {
         self.problem(
             path,
@@ -296,7 +341,7 @@ impl Checker {
                 self.problem(at, "must not be empty");
                 None
             }
-            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::String(s)) => self.text(&at, s),
             Some(other) => {
                 self.wrong_type(&at, "a string", other);
                 None
@@ -313,7 +358,7 @@ impl Checker {
     ) -> Option<String> {
         match obj.get(key) {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.clone()),
+            Some(Value::String(s)) => self.text(&join(path, key), s),
             Some(other) => {
                 self.wrong_type(&join(path, key), "a string or null", other);
                 None
@@ -430,6 +475,9 @@ impl Checker {
                 return Vec::new();
             }
         };
+        if !self.short_enough(key, items) {
+            return Vec::new();
+        }
         let mut out = Vec::with_capacity(items.len());
         for (i, v) in items.iter().enumerate() {
             let at = format!("{key}[{i}]");
@@ -449,10 +497,17 @@ impl Checker {
         match obj.get(key) {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) => {
+                if !self.short_enough(key, items) {
+                    return Vec::new();
+                }
                 let mut out = Vec::with_capacity(items.len());
                 for (i, v) in items.iter().enumerate() {
                     match v {
-                        Value::String(s) => out.push(s.clone()),
+                        Value::String(s) => {
+                            if let Some(s) = self.text(&format!("{key}[{i}]"), s) {
+                                out.push(s);
+                            }
+                        }
                         other => self.wrong_type(&format!("{key}[{i}]"), "a string", other),
                     }
                 }
@@ -645,6 +700,48 @@ mod tests {
         assert_eq!(problems[0].path, "spec_verification[0].spec_quote");
         assert_eq!(problems[0].message, "must not be empty");
         assert_eq!(problems[1].path, "out_of_scope[0].line");
+    }
+
+    #[test]
+    fn an_answer_too_long_to_read_is_a_problem_not_a_review() {
+        let mut answer = realistic();
+        let quote = json!({"spec_quote": "q", "satisfied": true, "evidence": "a.rs:1"});
+        answer["spec_verification"] = Value::Array(vec![quote; MAX_LIST_ITEMS + 1]);
+        answer["strengths"] = json!(["x".repeat(MAX_TEXT_CHARS + 1)]);
+        let problems = validate(&answer).unwrap_err();
+        assert!(
+            problems.iter().any(|p| p.path == "spec_verification"
+                && p.message
+                    .starts_with(&format!("has {} entries", MAX_LIST_ITEMS + 1))),
+            "{problems:?}"
+        );
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.path == "strengths[0]" && p.message.contains("characters long")),
+            "{problems:?}"
+        );
+        // At the limits, the same answer is fine.
+        answer["spec_verification"] = Value::Array(vec![
+            json!({"spec_quote": "q", "satisfied": true, "evidence": "a.rs:1"});
+            MAX_LIST_ITEMS
+        ]);
+        answer["strengths"] = json!(["x".repeat(MAX_TEXT_CHARS)]);
+        assert!(validate(&answer).is_ok());
+    }
+
+    #[test]
+    fn a_correction_lists_a_bounded_number_of_problems() {
+        let problems: Vec<Problem> = (0..500)
+            .map(|i| Problem {
+                path: format!("issues[{i}].severity"),
+                message: "is required".into(),
+            })
+            .collect();
+        let text = correction(&Error::Invalid { problems });
+        assert!(text.contains("issues[39].severity"));
+        assert!(!text.contains("issues[40].severity"));
+        assert!(text.contains("…and 460 more problems"));
     }
 
     #[test]

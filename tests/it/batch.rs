@@ -132,7 +132,7 @@ fn batch_runs_four_at_once_survives_a_failure_and_skips_approved_work() {
     let summary = run.stdout.rfind("Summary").unwrap();
     for i in [1, 2, 3, 4, 6, 7] {
         let nit = run.stdout.rfind(&format!(
-            "Task {i}: [nit] src/c1.rs:1 — style nit in task {i}"
+            "task {i}: [nit] src/c1.rs:1 — style nit in task {i}"
         ));
         assert!(nit.is_some_and(|n| n > summary), "{}", run.stdout);
     }

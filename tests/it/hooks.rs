@@ -795,6 +795,56 @@ fn a_defect_branch_is_gated_too() {
     s.abort(&main);
 }
 
+/// A defect's approval (`speed review --defect`) covers its branch's head,
+/// as a task's does.
+#[test]
+fn a_defect_approval_covers_its_branch() {
+    let s = Setup::new();
+    let dir = ".speed/defects/slow-search";
+    s.repo.write(
+        &format!("{dir}/report.md"),
+        "# Defect: Search is slow\n\nSeverity: P2\nRelated Feature: library-catalog\n\n## Observed Behavior\nSlow.\n\n## Expected Behavior\nFast.\n\n## Reproduction Steps\n1. Search.\n",
+    );
+    s.repo.write(
+        &format!("{dir}/triage.json"),
+        r#"{"complexity": "trivial", "affected_files": ["catalog/src/fix.rs"], "related_spec": "specs/product/library-catalog.md"}"#,
+    );
+    s.repo.write(
+        &format!("{dir}/state.json"),
+        r#"{"status": "fixed", "branch": "fix/slow"}"#,
+    );
+    ok(s.root(), &["branch", "fix/slow", "main"]);
+    let head = s.commit_on("fix/slow", "catalog/src/fix.rs", "pub fn fix() {}\n");
+    let criteria = ["DF-1", "DF-2", "DF-3", "DF-4", "DF-5"].map(
+        |id| serde_json::json!({"id": id, "status": "met", "evidence": "catalog/src/fix.rs:1"}),
+    );
+    let answer = serde_json::json!({
+        "verdict": "approve",
+        "expectations": "Search stays within its limits.",
+        "criteria": criteria,
+        "spec_verification": [{"spec_quote": "Search returns at most 20 results.", "spec_section": "Search",
+                               "satisfied": true, "evidence": "catalog/src/fix.rs:1", "notes": ""}],
+        "issues": [],
+        "defect_scope_check": {"scope_ok": true, "large_diff": false},
+        "scope_violations": []
+    });
+    let server = ModelServer::scripted(vec![Reply::openai(&answer.to_string())]);
+    s.repo.config(&format!(
+        "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\ntimeout_secs = 5\nmax_retries = 0\n",
+        server.url()
+    ));
+    let run = speed(s.root(), &["review", "--defect", "slow-search"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let run = s.merge("fix/slow", &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains(&format!("defect slow-search approved at {}", &head[..10])),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn every_path_has_a_time_limit_and_a_failure_blocks_unless_allowed() {
     let s = Setup::new();

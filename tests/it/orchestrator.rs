@@ -886,7 +886,7 @@ fn unreadable_task_files_are_an_error_and_no_task_files_are_nothing_to_review() 
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(
         run.stderr.contains(
-            "Nothing to review: no task files found (looked in .speed/features/*/tasks, .speed/shared/features/*/tasks, .speed/tasks)"
+            "Nothing to review: no task files and no fixed defects found (looked in .speed/features/*/tasks, .speed/shared/features/*/tasks, .speed/tasks, .speed/defects, .speed/shared/defects)"
         ),
         "{}",
         run.stderr

@@ -94,7 +94,7 @@ fn approve_records_the_verdict_report_and_log() {
     // Nits of the approval come last.
     let nits = run
         .stdout
-        .rfind("Task 1: [nit] catalog/src/search.rs:28")
+        .rfind("library-catalog/1: [nit] catalog/src/search.rs:28")
         .unwrap();
     let verdict = run.stdout.find("Task 1: approved").unwrap();
     assert!(verdict < nits, "{}", run.stdout);

@@ -186,37 +186,112 @@ fn line(node: Node) -> u32 {
     node.start_position().row as u32 + 1
 }
 
-/// Hash `src[start..end]` with runs of whitespace folded to one space, minus
-/// the `skip` ranges (bodies), so reformatting is not a signature change.
-fn signature_hash(src: &str, start: usize, end: usize, skip: &[(usize, usize)]) -> u64 {
+/// The text a definition's signature is read from: `start..end`, less the
+/// `bodies` inside it (a trait's default method bodies), which count as
+/// one token `{}`. Hashed once the file's comments are known (`finish`).
+#[derive(Debug, Clone, Default)]
+struct Sig {
+    start: usize,
+    end: usize,
+    bodies: Vec<(usize, usize)>,
+}
+
+impl Sig {
+    fn new(start: usize, end: usize) -> Sig {
+        Sig {
+            start,
+            end,
+            bodies: Vec::new(),
+        }
+    }
+}
+
+/// Hash the tokens of a signature: comments and whitespace are not
+/// tokens (a space is kept only where it separates two words), and a
+/// trailing comma before a closing bracket is not either, so reformatting,
+/// a comment or a formatter's trailing comma is not a signature change.
+/// `comments` are the file's comment ranges, in order.
+fn signature_hash(src: &str, sig: &Sig, comments: &[(usize, usize)]) -> u64 {
     let bytes = src.as_bytes();
-    let mut h = Fnv::new();
-    let mut pos = start;
-    let mut space = false;
-    let mut skips = skip.iter().copied().filter(|&(s, _)| s >= start && s < end);
-    let mut next = skips.next();
-    while pos < end {
-        if let Some((s, e)) = next {
+    // Bodies and comments inside the signature, in order (`true`: a body).
+    let mut skips: Vec<(usize, usize, bool)> = sig
+        .bodies
+        .iter()
+        .map(|&(s, e)| (s, e, true))
+        .chain(
+            comments[comments.partition_point(|c| c.1 <= sig.start)..]
+                .iter()
+                .take_while(|c| c.0 < sig.end)
+                .map(|&(s, e)| (s, e, false)),
+        )
+        .filter(|&(s, _, _)| s >= sig.start && s < sig.end)
+        .collect();
+    skips.sort_unstable();
+    let mut skips = skips.into_iter().peekable();
+    let mut h = TokenHash::default();
+    let mut pos = sig.start;
+    while pos < sig.end {
+        if let Some(&(s, e, body)) = skips.peek() {
             if pos >= s {
                 pos = e.max(pos);
-                next = skips.next();
-                h.write(b"{}");
+                skips.next();
+                if body {
+                    h.token(b"{}");
+                } else {
+                    h.space = true;
+                }
                 continue;
             }
         }
         let b = bytes[pos];
         if b.is_ascii_whitespace() {
-            space = true;
+            h.space = true;
         } else {
-            if space {
-                h.write(b" ");
-                space = false;
-            }
-            h.write(&[b]);
+            h.token(&[b]);
         }
         pos += 1;
     }
     h.finish()
+}
+
+/// `signature_hash`'s state: the hash of what was written, and what is
+/// held back until the next token says whether it counts.
+#[derive(Default)]
+struct TokenHash {
+    h: Fnv,
+    /// The last byte written.
+    prev: u8,
+    /// Whitespace or a comment since the last token.
+    space: bool,
+    /// A comma since the last token.
+    comma: bool,
+}
+
+impl TokenHash {
+    fn token(&mut self, token: &[u8]) {
+        let word = |b: u8| b == b'_' || b.is_ascii_alphanumeric() || b >= 0x80;
+        let first = token[0];
+        if std::mem::take(&mut self.comma) && !matches!(first, b')' | b']' | b'}' | b'>') {
+            self.h.write(b",");
+            self.prev = b',';
+        }
+        if std::mem::take(&mut self.space) && word(self.prev) && word(first) {
+            self.h.write(b" ");
+        }
+        if token == b"," {
+            self.comma = true;
+        } else {
+            self.h.write(token);
+            self.prev = token[token.len() - 1];
+        }
+    }
+
+    fn finish(mut self) -> u64 {
+        if self.comma {
+            self.h.write(b",");
+        }
+        self.h.finish()
+    }
 }
 
 /// Definitions under construction, in document order, with their byte
@@ -225,14 +300,18 @@ fn signature_hash(src: &str, start: usize, end: usize, skip: &[(usize, usize)]) 
 struct Defs {
     defs: Vec<Def>,
     ranges: Vec<(usize, usize)>,
+    /// Each definition's signature text (see `Sig`).
+    sigs: Vec<Sig>,
     /// The definitions whose range the last one pushed is inside.
     open: Vec<u32>,
+    /// The file's comments, in order.
+    comments: Vec<(usize, usize)>,
 }
 
 impl Defs {
     /// Add the next definition met in a walk (document order: a definition
     /// comes before the ones inside it), linked to the one enclosing it.
-    fn push(&mut self, mut def: Def, range: (usize, usize)) {
+    fn push(&mut self, mut def: Def, range: (usize, usize), sig: Sig) {
         while let Some(&top) = self.open.last() {
             if range.0 >= self.ranges[top as usize].1 {
                 self.open.pop();
@@ -247,6 +326,12 @@ impl Defs {
         self.open.push(self.defs.len() as u32);
         self.defs.push(def);
         self.ranges.push(range);
+        self.sigs.push(sig);
+    }
+
+    /// Note a comment met in the walk (document order).
+    fn comment(&mut self, node: Node) {
+        self.comments.push((node.start_byte(), node.end_byte()));
     }
 
     /// The innermost definition whose range contains `pos`.
@@ -314,8 +399,17 @@ impl Locals {
     }
 }
 
-/// Finished references, sorted by line for stable output.
-fn finish(defs: Defs, mut refs: Vec<Ref>, imports: Vec<super::symbols::Import>) -> FileSymbols {
+/// Finished symbols: signatures hashed, references sorted by line for
+/// stable output.
+fn finish(
+    src: &str,
+    mut defs: Defs,
+    mut refs: Vec<Ref>,
+    imports: Vec<super::symbols::Import>,
+) -> FileSymbols {
+    for (d, sig) in defs.defs.iter_mut().zip(&defs.sigs) {
+        d.signature = signature_hash(src, sig, &defs.comments);
+    }
     refs.sort_by_key(|r| r.line);
     FileSymbols::new(defs.defs, refs, imports)
 }
@@ -564,7 +658,10 @@ mod tests {
         );
         let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
         assert_eq!(recv("count"), Receiver::Type("Shelf".into()));
-        assert_eq!(recv("add"), Receiver::Type("Store".into()));
+        assert_eq!(
+            recv("add"),
+            Receiver::Returned(vec!["Store".into(), "new".into()])
+        );
         assert_eq!(recv("label"), Receiver::Type("Book".into()));
         assert_eq!(recv("run"), Receiver::Field("inner".into()));
         assert_eq!(recv("go"), Receiver::Returned(vec!["other".into()]));
@@ -576,6 +673,66 @@ mod tests {
         assert_eq!(recv("event"), Receiver::Type("Events".into()));
         assert_eq!(recv("pour"), Receiver::Type("Sink".into()));
         assert_eq!(recv("file"), Receiver::Field("index".into()));
+    }
+
+    #[test]
+    fn method_chains_are_receivers_of_what_each_call_returns() {
+        let s = extract(
+            Lang::Rust,
+            "fn f(b: Builder) {\n    let w = WalkBuilder::new(p).hidden(true).build();\n    w.run();\n    b.step()?.finish().await.done();\n    let n = b.size().unwrap();\n    n.get();\n}\n",
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        let new = || Receiver::Returned(vec!["WalkBuilder".into(), "new".into()]);
+        assert_eq!(recv("hidden"), new());
+        assert_eq!(recv("build"), new().then_call("hidden"));
+        assert_eq!(recv("run"), new().then_call("hidden").then_call("build"));
+        let b = || Receiver::Type("Builder".into());
+        assert_eq!(recv("done"), b().then_call("step").then_call("finish"));
+        assert_eq!(recv("get"), b().then_call("size"), "unwrap keeps the type");
+        let p = extract(
+            Lang::Python,
+            "class App:\n    def go(self, x: Shelf):\n        self.make().run()\n        self.store.open().read_all()\n        y = x.copy()\n        y.label()\n        Book().save().close()\n\n    def make(self) -> \"Self\":\n        return self\n",
+        );
+        let recv = |n: &str| refs_named(&p, n)[0].receiver.clone();
+        assert_eq!(recv("run"), Receiver::SelfValue.then_call("make"));
+        assert_eq!(
+            recv("read_all"),
+            Receiver::Field("store".into()).then_call("open")
+        );
+        assert_eq!(
+            recv("label"),
+            Receiver::Type("Shelf".into()).then_call("copy")
+        );
+        assert_eq!(
+            recv("close"),
+            Receiver::Type("Book".into()).then_call("save")
+        );
+        let make = p.defs.iter().find(|d| d.name == "make").expect("make");
+        assert_eq!(make.returns.as_deref(), Some("App"), "Self is the class");
+    }
+
+    #[test]
+    fn long_method_chains_cost_time_linear_in_their_length() {
+        // Each call's receiver is the chain before it: read once per call,
+        // and only so deep (reading it twice per call once made this
+        // chain take 2^300 steps).
+        let chain = ".step()".repeat(300);
+        for (lang, src) in [
+            (Lang::Rust, format!("fn f(b: B) {{\n    b{chain};\n}}\n")),
+            (Lang::Python, format!("def f(b: B):\n    b{chain}\n")),
+        ] {
+            let s = extract(lang, &src);
+            let steps = refs_named(&s, "step");
+            assert_eq!(steps.len(), 300, "{lang:?}");
+            let has = |r: Receiver| steps.iter().any(|s| s.receiver == r);
+            assert!(has(Receiver::Type("B".into())), "{lang:?}");
+            assert!(
+                has(Receiver::Type("B".into()).then_call("step")),
+                "{lang:?}"
+            );
+            let unknown = steps.iter().filter(|s| s.receiver == Receiver::Unknown);
+            assert!(unknown.count() > 250, "{lang:?}: deep in the chain");
+        }
     }
 
     #[test]
@@ -639,6 +796,51 @@ mod tests {
                 ("super::F".to_string(), "F", false, false),
                 ("crate::g::H".to_string(), "H", false, false),
                 ("crate::I".to_string(), "J", false, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn rust_use_and_mod_inside_item_macros_are_read_as_outside() {
+        let s = extract(
+            Lang::Rust,
+            "cfg_io! {\n    pub(crate) mod interest;\n    pub use interest::Interest;\n    cfg_net! {\n        pub use self::ready::{Ready, Other as O};\n    }\n}\nmod x {\n    cfg_rt! { use crate::a::B; }\n}\nfn f() {\n    m! { use a::b; }\n}\n",
+        );
+        let imports: Vec<(String, &str, bool, u32)> = s
+            .imports
+            .iter()
+            .map(|i| (i.path.join("::"), i.alias.as_str(), i.public, i.line))
+            .collect();
+        assert_eq!(
+            imports,
+            [
+                ("interest::Interest".to_string(), "Interest", true, 3),
+                ("self::ready::Ready".to_string(), "Ready", true, 5),
+                ("self::ready::Other".to_string(), "O", true, 5),
+                ("crate::a::B".to_string(), "B", false, 9),
+            ]
+        );
+        let x = s.defs.iter().position(|d| d.name == "x").expect("x");
+        assert_eq!(s.imports[3].scope, Some(x as u32));
+        let interest = s.defs.iter().find(|d| d.name == "interest").expect("mod");
+        assert_eq!(
+            (interest.kind, interest.visibility, interest.line),
+            (Kind::Module, Visibility::Crate, 2)
+        );
+        // Each imported name is an import reference, once.
+        let names: Vec<(&str, Form)> = s
+            .refs
+            .iter()
+            .filter(|r| ["Interest", "Ready", "Other", "B"].contains(&r.name.as_str()))
+            .map(|r| (r.name.as_str(), r.form))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("Interest", Form::Import),
+                ("Ready", Form::Import),
+                ("Other", Form::Import),
+                ("B", Form::Import)
             ]
         );
     }

@@ -6,9 +6,11 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{Defs, Field, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
+use super::{Defs, Field, Frame, Locals, Sig, finish, line, starts_upper, text, walk};
 use crate::impact::lang::{Grammar, Lang, Role};
-use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
+use crate::impact::symbols::{
+    Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility,
+};
 
 /// `node.kind()`, from the grammar's table.
 fn kind_of(node: Node) -> &'static str {
@@ -31,22 +33,26 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         match grammar.role(id) {
             Some(Role::Def(kind)) => {
                 if let Some(name) = child(node, "name") {
-                    let (d, range) = def(src, node, kind, name);
-                    defs.push(d, range);
+                    let (d, range, sig) = def(src, node, kind, name);
+                    defs.push(d, range, sig);
                 }
             }
             Some(Role::Import) => import_nodes.push(node),
             Some(Role::Assign) => {
                 if let Some(name) = module_variable(node, anc) {
-                    let (d, range) = def(src, node, Kind::Variable, name);
-                    defs.push(d, range);
+                    let (d, range, sig) = def(src, node, Kind::Variable, name);
+                    defs.push(d, range, sig);
                 }
                 binders.push((node, Role::Assign));
             }
             Some(role) => binders.push((node, role)),
+            None if kind_of(node) == "comment" => {
+                defs.comment(node);
+                return false;
+            }
             None => {}
         }
-        kind_of(node) != "comment"
+        true
     });
 
     let mut locals = Locals::default();
@@ -112,7 +118,7 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
             None => d.fields.push((name, ty)),
         }
     }
-    finish(defs, refs, imports)
+    finish(src, defs, refs, imports)
 }
 
 /// The name of a module-level variable: `x = …` or `x: T = …` as a
@@ -127,7 +133,7 @@ fn module_variable<'t>(assignment: Node<'t>, anc: &[Frame]) -> Option<Node<'t>> 
     child(assignment, "left").filter(|l| kind_of(*l) == "identifier")
 }
 
-fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
+fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize), Sig) {
     let name_text = text(name, src).to_string();
     let outer = node
         .parent()
@@ -176,22 +182,24 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
         _ => false,
     };
     let (s, e) = (outer.start_byte(), outer.end_byte());
-    let signature = match kind {
+    // Decorators are part of it: they change how it is called.
+    let sig = match kind {
         Kind::Variable => {
             let end = child(node, "type")
                 .or_else(|| child(node, "left"))
                 .map_or(e, |n| n.end_byte());
-            signature_hash(src, node.start_byte(), end, &[])
+            Sig::new(node.start_byte(), end)
         }
-        _ => signature_hash(
-            src,
-            s,
-            child(node, "body").map_or(e, |b| b.start_byte()),
-            &[],
-        ),
+        _ => Sig::new(s, child(node, "body").map_or(e, |b| b.start_byte())),
     };
     let returns = match kind {
-        Kind::Function | Kind::Method => child(node, "return_type").and_then(|t| type_name(t, src)),
+        Kind::Function | Kind::Method => child(node, "return_type")
+            .and_then(|t| type_name(t, src))
+            .and_then(|t| match t.as_str() {
+                // A method returning `Self` (builders) returns its class.
+                "Self" | "typing.Self" | "typing_extensions.Self" => container.clone(),
+                _ => Some(t),
+            }),
         _ => None,
     };
     let end = outer.end_position();
@@ -212,12 +220,13 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize)) {
             start_line: outer.start_position().row as u32 + 1,
             line: super::line(name),
             end_line: end_line as u32,
-            signature,
+            signature: 0,
             visibility,
             parent: None,
             test,
         },
         (node.start_byte(), node.end_byte()),
+        sig,
     )
 }
 
@@ -231,17 +240,57 @@ fn type_name(node: Node, src: &str) -> Option<String> {
     };
     match kind_of(inner) {
         "identifier" | "attribute" => Some(text(inner, src).to_string()),
+        // A forward reference: `-> "Flask"`.
+        "string" => {
+            let t = text(inner, src).trim_matches(|c| c == '"' || c == '\'');
+            let dotted = !t.is_empty()
+                && t.split('.').all(|s| {
+                    s.chars()
+                        .next()
+                        .is_some_and(|c| c == '_' || c.is_alphabetic())
+                        && s.chars().all(|c| c == '_' || c.is_alphanumeric())
+                });
+            dotted.then(|| t.to_string())
+        }
         _ => None,
     }
 }
 
 /// `Foo(…)` or `mod.Foo(…)`: an instance of the class; `make(…)` or
-/// `mod.make(…)`: whatever the function is declared to return.
+/// `mod.make(…)`: whatever the function is declared to return;
+/// `self.make(…)`, `self.app.make(…)`, `make().build()`: what the method
+/// returns on that receiver.
 fn value_type(node: Node, src: &str) -> Option<Receiver> {
-    if kind_of(node) != "call" {
+    value_type_within(node, src, 0)
+}
+
+/// `value_type`, `depth` calls into a chain (none past `MAX_CHAIN`).
+fn value_type_within(node: Node, src: &str, depth: usize) -> Option<Receiver> {
+    if kind_of(node) != "call" || depth > MAX_CHAIN {
         return None;
     }
     let f = child(node, "function")?;
+    if kind_of(f) == "attribute" {
+        let obj = child(f, "object")?;
+        let method = text(child(f, "attribute")?, src);
+        let on = match kind_of(obj) {
+            "identifier" if matches!(text(obj, src), "self" | "cls") => Some(Receiver::SelfValue),
+            "attribute" => {
+                let t = text(obj, src);
+                match t.split_once('.') {
+                    Some(("self", field)) if !field.contains('.') => {
+                        Some(Receiver::Field(field.to_string()))
+                    }
+                    _ => None,
+                }
+            }
+            "call" => value_type_within(obj, src, depth + 1),
+            _ => None,
+        };
+        if let Some(on) = on {
+            return Some(on.then_call(method)).filter(|r| *r != Receiver::Unknown);
+        }
+    }
     if !matches!(kind_of(f), "identifier" | "attribute") {
         return None;
     }
@@ -529,6 +578,26 @@ impl Cx<'_> {
         self.push(name, form, Vec::new(), receiver, attr);
     }
 
+    /// A local's type as the index can use it: `x = y.make()` with `y` a
+    /// local is what `make` returns on `y`'s type; a call of a local (a
+    /// closure) is unknown.
+    fn settle(&self, ty: Receiver, pos: usize, depth: usize) -> Receiver {
+        match ty {
+            Receiver::Returned(path) if path.len() == 2 && depth < 4 => {
+                match self.local(&path[0], pos) {
+                    Some(l) => {
+                        l.ty.clone()
+                            .map_or(Receiver::Unknown, |t| self.settle(t, pos, depth + 1))
+                            .then_call(&path[1])
+                    }
+                    None => Receiver::Returned(path),
+                }
+            }
+            t if self.calls_local(&t, pos) => Receiver::Unknown,
+            t => t,
+        }
+    }
+
     /// `Returned` from a call through a local (a parameter, a closure),
     /// not of a module-level function.
     fn calls_local(&self, ty: &Receiver, pos: usize) -> bool {
@@ -546,8 +615,7 @@ impl Cx<'_> {
                 match self.local(name, obj.start_byte()) {
                     Some(l) => {
                         l.ty.clone()
-                            .filter(|t| !self.calls_local(t, obj.start_byte()))
-                            .unwrap_or(Receiver::Unknown)
+                            .map_or(Receiver::Unknown, |t| self.settle(t, obj.start_byte(), 0))
                     }
                     None => Receiver::Name(name.to_string()),
                 }
@@ -577,6 +645,25 @@ impl Cx<'_> {
             }
             "call" if child(obj, "function").is_some_and(|f| text(f, self.src) == "super") => {
                 Receiver::Super
+            }
+            // `x.make().run()` on a local `x`: what `make` returns on it.
+            "call"
+                if child(obj, "function").is_some_and(|f| {
+                    kind_of(f) == "attribute"
+                        && child(f, "object").is_some_and(|o| {
+                            kind_of(o) == "identifier"
+                                && self.local(text(o, self.src), o.start_byte()).is_some()
+                        })
+                }) =>
+            {
+                let f = child(obj, "function");
+                match (
+                    f.and_then(|f| child(f, "object")),
+                    f.and_then(|f| child(f, "attribute")),
+                ) {
+                    (Some(o), Some(a)) => self.receiver(o).then_call(text(a, self.src)),
+                    _ => Receiver::Unknown,
+                }
             }
             _ => value_type(obj, self.src)
                 .filter(|t| !self.calls_local(t, obj.start_byte()))

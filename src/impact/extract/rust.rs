@@ -8,9 +8,11 @@ use std::sync::OnceLock;
 use tree_sitter::Node;
 
 use super::tokens::{self, Tok, Token};
-use super::{Defs, Field, Frame, Locals, finish, line, signature_hash, starts_upper, text, walk};
+use super::{Defs, Field, Frame, Locals, Sig, finish, line, starts_upper, text, walk};
 use crate::impact::lang::{Grammar, Lang, Role, is_rust_primitive};
-use crate::impact::symbols::{Def, FileSymbols, Form, Import, Kind, Receiver, Ref, Visibility};
+use crate::impact::symbols::{
+    Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility,
+};
 
 /// `node.kind()`, from the grammar's table.
 fn kind_of(node: Node) -> &'static str {
@@ -109,7 +111,7 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         ..
     } = cx;
     inherit_visibility(&mut defs);
-    finish(defs, refs, imports)
+    finish(src, defs, refs, imports)
 }
 
 /// A definition from its item node, its kind, its name node and the item's
@@ -121,7 +123,7 @@ fn def(
     name: Node,
     anc: &[Frame],
     lead: Option<Lead>,
-) -> (Def, (usize, usize)) {
+) -> (Def, (usize, usize), Sig) {
     let mut kind = kind;
     let mut container = None;
     let mut trait_name = None;
@@ -177,15 +179,11 @@ fn def(
 
     let (s, e) = (node.start_byte(), node.end_byte());
     let field_start = |f: &str| child(node, f).map(|b| b.start_byte());
-    let signature = match kind {
-        Kind::Function | Kind::Method => {
-            signature_hash(src, s, field_start("body").unwrap_or(e), &[])
-        }
-        Kind::Const | Kind::Static => {
-            signature_hash(src, s, field_start("value").unwrap_or(e), &[])
-        }
-        Kind::Module => signature_hash(src, s, field_start("body").unwrap_or(e), &[]),
-        Kind::Macro => signature_hash(src, name.start_byte(), name.end_byte(), &[]),
+    let sig = match kind {
+        Kind::Function | Kind::Method => Sig::new(s, field_start("body").unwrap_or(e)),
+        Kind::Const | Kind::Static => Sig::new(s, field_start("value").unwrap_or(e)),
+        Kind::Module => Sig::new(s, field_start("body").unwrap_or(e)),
+        Kind::Macro => Sig::new(name.start_byte(), name.end_byte()),
         Kind::Trait => {
             let mut bodies = Vec::new();
             if let Some(body) = child(node, "body") {
@@ -196,9 +194,12 @@ fn def(
                     }
                 }
             }
-            signature_hash(src, s, e, &bodies)
+            Sig {
+                bodies,
+                ..Sig::new(s, e)
+            }
         }
-        _ => signature_hash(src, s, e, &[]),
+        _ => Sig::new(s, e),
     };
 
     let returns = match kind {
@@ -236,12 +237,13 @@ fn def(
             start_line: start as u32 + 1,
             line: super::line(name),
             end_line: end_line as u32,
-            signature,
+            signature: 0,
             visibility,
             parent: None,
             test,
         },
         (s, e),
+        sig,
     )
 }
 
@@ -440,35 +442,37 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
                 "scoped_identifier" => {
                     let segs = path_segments(f, src)?;
                     let owner = segs.get(segs.len().checked_sub(2)?)?;
-                    if owner == "Self" {
-                        None
-                    } else if starts_upper(owner) {
-                        // `T::anything(..)`: most often a constructor.
-                        Some(Receiver::Type(owner.clone()))
-                    } else {
-                        Some(Receiver::Returned(segs))
-                    }
+                    // `T::f(..)`: what `f` is declared to return, which
+                    // the index takes to be a `T` when `f` is not the
+                    // project's (`T::default()`).
+                    (owner != "Self").then_some(Receiver::Returned(segs))
                 }
                 "field_expression" => {
                     let method = text(child(f, "field")?, src);
-                    matches!(
-                        method,
-                        "unwrap"
-                            | "expect"
-                            | "unwrap_or_default"
-                            | "unwrap_or_else"
-                            | "unwrap_or"
-                            | "clone"
-                            | "to_owned"
-                    )
-                    .then(|| value_type(child(f, "value")?, src))
-                    .flatten()
+                    keeps_type(method)
+                        .then(|| value_type(child(f, "value")?, src))
+                        .flatten()
                 }
                 _ => None,
             }
         }
         _ => None,
     }
+}
+
+/// Methods whose value has the type of the value they are called on
+/// (`Option<T>` and `Result<T, E>` unwrapped, `T` cloned).
+fn keeps_type(method: &str) -> bool {
+    matches!(
+        method,
+        "unwrap"
+            | "expect"
+            | "unwrap_or_default"
+            | "unwrap_or_else"
+            | "unwrap_or"
+            | "clone"
+            | "to_owned"
+    )
 }
 
 /// The type a function's value has once `?` or `.unwrap()` is applied:
@@ -716,8 +720,8 @@ impl<'a> Cx<'a> {
         match role {
             Role::Def(kind) => {
                 if let Some(name) = child(node, "name") {
-                    let (def, range) = def(self.src, node, kind, name, anc, lead);
-                    self.defs.push(def, range);
+                    let (def, range, sig) = def(self.src, node, kind, name, anc, lead);
+                    self.defs.push(def, range, sig);
                 }
             }
             Role::Import => self.import(node),
@@ -773,6 +777,23 @@ impl<'a> Cx<'a> {
             .function_of(self.defs.innermost(pattern.start_byte()));
         let (pos, ty) = binding_site(pattern, parent, self.src);
         let ty = ty.filter(|t| !self.calls_local(t, pattern.start_byte()));
+        // `let w = b.hidden(true).build();`: a method chain's value.
+        let ty = ty.or_else(|| {
+            let p = parent.filter(|p| kind_of(*p) == "let_declaration")?;
+            if !matches!(kind_of(pattern), "identifier" | "mut_pattern")
+                || child(p, "type").is_some()
+            {
+                return None;
+            }
+            let mut value = child(p, "value")?;
+            while matches!(kind_of(value), "try_expression" | "await_expression") {
+                value = value.named_child(0)?;
+            }
+            (kind_of(value) == "call_expression")
+                .then(|| self.method_chain(value, 0))
+                .flatten()
+                .filter(|r| *r != Receiver::Unknown)
+        });
         bind(pattern, self.src, func, pos, ty, &mut self.locals);
     }
 
@@ -784,6 +805,9 @@ impl<'a> Cx<'a> {
     /// Dispatch one node of the walk; returns whether to descend.
     fn visit(&mut self, node: Node, id: u16, field: Field, anc: &[Frame]) -> bool {
         let shape = shape_of_id(id);
+        if shape == Shape::Comment {
+            self.defs.comment(node);
+        }
         let lead = self.lead(node, shape, anc.len());
         if let Some(role) = self.grammar.role(id) {
             self.capture(node, role, anc, lead);
@@ -1030,7 +1054,21 @@ impl<'a> Cx<'a> {
     }
 
     fn receiver(&self, value: Node) -> Receiver {
+        self.receiver_within(value, 0)
+    }
+
+    /// `receiver`, `depth` method calls into a chain: past `MAX_CHAIN`
+    /// the receiver is unknown (the chain is not walked further).
+    fn receiver_within(&self, value: Node, depth: usize) -> Receiver {
+        if depth > MAX_CHAIN {
+            return Receiver::Unknown;
+        }
         match kind_of(value) {
+            "try_expression" | "await_expression" | "parenthesized_expression" => {
+                value.named_child(0).map_or(Receiver::Unknown, |inner| {
+                    self.receiver_within(inner, depth + 1)
+                })
+            }
             "self" => Receiver::SelfValue,
             "identifier" => self.named_receiver(text(value, self.src), value.start_byte()),
             "field_expression" => {
@@ -1045,10 +1083,36 @@ impl<'a> Cx<'a> {
                     _ => Receiver::Unknown,
                 }
             }
+            // `a.b(..)`: what the method returns, on `a`'s receiver.
+            "call_expression" => self.method_chain(value, depth).unwrap_or_else(|| {
+                value_type(value, self.src)
+                    .filter(|t| !self.calls_local(t, value.start_byte()))
+                    .unwrap_or(Receiver::Unknown)
+            }),
             _ => value_type(value, self.src)
                 .filter(|t| !self.calls_local(t, value.start_byte()))
                 .unwrap_or(Receiver::Unknown),
         }
+    }
+
+    /// The value of a method call `a.m(..)` (`m` not one that keeps `a`'s
+    /// type, like `unwrap`): `m`'s return on `a`'s receiver.
+    fn method_chain(&self, call: Node, depth: usize) -> Option<Receiver> {
+        let f = child(call, "function")?;
+        let f = if kind_of(f) == "generic_function" {
+            child(f, "function")?
+        } else {
+            f
+        };
+        if kind_of(f) != "field_expression" {
+            return None;
+        }
+        let method = text(child(f, "field")?, self.src);
+        let on = self.receiver_within(child(f, "value")?, depth + 1);
+        if keeps_type(method) {
+            return Some(on);
+        }
+        Some(on.then_call(method))
     }
 
     /// Identifiers in a macro call's tokens: `f(…)` and `a::b(…)` are calls,
@@ -1056,17 +1120,138 @@ impl<'a> Cx<'a> {
     /// locals of the enclosing function.
     fn macro_body(&mut self, tt: Node, anc: &[Frame]) {
         let all = tokens::of_tree(tt, self.src);
-        self.macro_tree(&all, &all[0], anc);
+        let mut skip = Vec::new();
+        let items = anc.len() >= 2
+            && matches!(
+                kind_of(anc[anc.len() - 2].node),
+                "source_file" | "declaration_list"
+            );
+        if items {
+            self.macro_items(&all, &all[0], &mut skip);
+        }
+        self.macro_tree(&all, &all[0], anc, &skip);
     }
 
-    fn macro_tree(&mut self, all: &[Token], tree: &Token, anc: &[Frame]) {
+    /// A macro wrapping items (tokio's `cfg_rt! { pub use … ; mod … ; }`):
+    /// the `use` declarations and `mod` declarations in it, read as they
+    /// would be outside it, with those of macros nested in it. Returns
+    /// (in `skip`) the byte ranges it read, which are not scanned again
+    /// as plain tokens.
+    fn macro_items(&mut self, all: &[Token], tree: &Token, skip: &mut Vec<(usize, usize)>) {
+        let tokens = tokens::children(all, tree);
+        let src: &'a str = self.src;
+        let word = |k: usize| tokens.get(k).and_then(|t| src.get(t.start..t.end));
+        let mut i = 0;
+        while i < tokens.len() {
+            let t = tokens[i];
+            let is_use = t.kind == Tok::Keyword && word(i) == Some("use");
+            let is_mod = t.kind != Tok::Tree && word(i) == Some("mod");
+            if t.kind == Tok::Tree && i >= 2 && tokens[i - 1].kind == Tok::Bang {
+                self.macro_items(all, &t, skip);
+            }
+            if !(is_use || is_mod) {
+                i += 1;
+                continue;
+            }
+            // `pub`, `pub(crate)` before it.
+            let mut start = i;
+            if start >= 1
+                && tokens[start - 1].kind == Tok::Tree
+                && start >= 2
+                && word(start - 2) == Some("pub")
+            {
+                start -= 2;
+            } else if start >= 1 && word(start - 1) == Some("pub") {
+                start -= 1;
+            }
+            let Some(end) = (i + 1..tokens.len())
+                .find(|&k| word(k) == Some(";") || (is_mod && tokens[k].kind == Tok::Tree))
+            else {
+                break;
+            };
+            let (from, to) = (tokens[start].start, tokens[end].end);
+            if is_use {
+                self.use_in_macro(from, to, tokens[start].line);
+            } else if let Some(name) = (i + 1 < end)
+                .then(|| tokens[i + 1])
+                .filter(|n| n.kind == Tok::Ident)
+            {
+                self.mod_in_macro(from, to, name, start < i);
+            }
+            skip.push((from, to));
+            i = end + 1;
+        }
+    }
+
+    /// `use …;` at `src[from..to]`, inside a macro: parsed on its own.
+    fn use_in_macro(&mut self, from: usize, to: usize, line: u32) {
+        let Some(text) = self.src.get(from..to) else {
+            return;
+        };
+        let mut parser = tree_sitter::Parser::new();
+        if parser.set_language(self.grammar.language).is_err() {
+            return;
+        }
+        let Some(tree) = parser.parse(text, None) else {
+            return;
+        };
+        let root = tree.root_node();
+        let Some(decl) = root
+            .named_child(0)
+            .filter(|d| kind_of(*d) == "use_declaration")
+        else {
+            return;
+        };
+        let public = text.starts_with("pub");
+        let scope = self.defs.innermost(from);
+        let Some(arg) = child(decl, "argument") else {
+            return;
+        };
+        let mut found = Vec::new();
+        use_tree(arg, text, &[], &mut found);
+        for (path, alias, glob, at) in found {
+            self.push_import(path, alias, glob, public, line, line + at - 1, scope);
+        }
+    }
+
+    /// `mod name;` or `mod name { … }` at `src[from..to]`, inside a macro.
+    fn mod_in_macro(&mut self, from: usize, to: usize, name: Token, public: bool) {
+        let visibility = match self.src.get(from..to) {
+            Some(t) if t.starts_with("pub(") || t.starts_with("pub (") => Visibility::Crate,
+            _ if public => Visibility::Public,
+            _ => Visibility::Private,
+        };
+        let def = Def {
+            name: self.token_text(name).to_string(),
+            kind: Kind::Module,
+            container: None,
+            trait_name: None,
+            bases: Vec::new(),
+            fields: Vec::new(),
+            returns: None,
+            start_line: line_at(self.src, from),
+            line: name.line,
+            end_line: line_at(self.src, to.saturating_sub(1)),
+            signature: 0,
+            visibility,
+            parent: None,
+            test: false,
+        };
+        self.defs.push(def, (from, to), Sig::new(from, to));
+    }
+
+    fn macro_tree(&mut self, all: &[Token], tree: &Token, anc: &[Frame], skip: &[(usize, usize)]) {
         let tokens = tokens::children(all, tree);
         let mut i = 0;
         while i < tokens.len() {
             let tok = tokens[i];
+            if skip.iter().any(|&(s, e)| s <= tok.start && tok.start < e) {
+                i += 1;
+                continue;
+            }
             match tok.kind {
                 Tok::Tree => {
-                    self.macro_tree(all, &tok, anc);
+                    self.macro_tree(all, &tok, anc, skip);
                     i += 1;
                 }
                 Tok::Pipe | Tok::Let => i = self.macro_bindings(&tokens, i),
@@ -1236,35 +1421,60 @@ impl<'a> Cx<'a> {
         let mut found = Vec::new();
         use_tree(arg, self.src, &[], &mut found);
         for (path, alias, glob, at) in found {
-            // `use Kind::*` uses the enum; `use super::*` names a module,
-            // which module mentions cover.
-            let glob_of_type = glob && path.last().is_some_and(|n| starts_upper(n));
-            if !glob || glob_of_type {
-                if let Some((name, prefix)) = path.split_last() {
-                    if !matches!(name.as_str(), "crate" | "self" | "super") {
-                        self.refs.push(Ref {
-                            name: name.clone(),
-                            form: Form::Import,
-                            path: prefix.to_vec(),
-                            receiver: Receiver::None,
-                            // The name's own line: a `use` list spans several.
-                            line: at,
-                            scope,
-                        });
-                    }
-                }
-            }
-            self.imports.push(Import {
-                path,
-                alias,
-                glob,
-                public,
-                module: false,
-                line,
-                scope,
-            });
+            self.push_import(path, alias, glob, public, line, at, scope);
         }
     }
+
+    /// One leaf of a `use` tree: the import, and the reference it makes
+    /// (`at` is the line of its name: a `use` list spans several).
+    #[allow(clippy::too_many_arguments)]
+    fn push_import(
+        &mut self,
+        path: Vec<String>,
+        alias: String,
+        glob: bool,
+        public: bool,
+        line: u32,
+        at: u32,
+        scope: Option<u32>,
+    ) {
+        // `use Kind::*` uses the enum; `use super::*` names a module,
+        // which module mentions cover.
+        let glob_of_type = glob && path.last().is_some_and(|n| starts_upper(n));
+        if !glob || glob_of_type {
+            if let Some((name, prefix)) = path.split_last() {
+                if !matches!(name.as_str(), "crate" | "self" | "super") {
+                    self.refs.push(Ref {
+                        name: name.clone(),
+                        form: Form::Import,
+                        path: prefix.to_vec(),
+                        receiver: Receiver::None,
+                        line: at,
+                        scope,
+                    });
+                }
+            }
+        }
+        self.imports.push(Import {
+            path,
+            alias,
+            glob,
+            public,
+            module: false,
+            line,
+            scope,
+        });
+    }
+}
+
+/// The 1-based line of byte `pos`.
+fn line_at(src: &str, pos: usize) -> u32 {
+    let pos = pos.min(src.len());
+    src.as_bytes()[..pos]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u32
+        + 1
 }
 
 /// A `use` tree flattened: (path, local name, glob, line of the name).

@@ -1,0 +1,304 @@
+//! GitHub Actions output (`--format github`): workflow commands on stdout
+//! (`::error file=…,line=…::…`, `::warning`, `::notice`) for every finding
+//! and one line per review, each review's human report folded in a group,
+//! and a Markdown summary for `$GITHUB_STEP_SUMMARY`.
+//!
+//! The runner reads every line of the job's output as a possible command, and
+//! reports carry text from the model and the task file. So annotation values
+//! are escaped as GitHub documents (`%`, CR and LF in messages; `:` and `,`
+//! too in properties), and the human reports are printed between
+//! `::stop-commands::TOKEN` and `::TOKEN::` with a token the caller draws at
+//! random after the model has answered, so no text inside can end it.
+
+use std::fmt::Write;
+
+use crate::exit::Outcome;
+use crate::review::Report;
+use crate::review::batch::Skipped;
+use crate::verdict::Kind;
+
+use super::findings::{self, Finding, Level};
+use super::{Style, human};
+
+/// The workflow commands of a review command. `token` must be unguessable by
+/// whoever wrote the reports' text (see the module doc).
+pub fn commands(reports: &[Report], skipped: &[Skipped], token: &str) -> String {
+    let mut out = String::new();
+    let plain = Style { color: false };
+    for report in reports {
+        let subject = super::report_subject(report);
+        let found = findings::of(report);
+        let shown = report.error.is_none() || report.prepared();
+        if shown {
+            let _ = writeln!(
+                out,
+                "::group::{}",
+                data(&format!("speed: {subject}: {}", verdict_words(report)))
+            );
+            let _ = writeln!(out, "::stop-commands::{token}");
+            out.push_str(&human::report(report, &plain));
+            let _ = writeln!(out, "\n::{token}::");
+            let _ = writeln!(out, "::endgroup::");
+        }
+        for finding in &found {
+            out.push_str(&annotation(&subject, finding));
+        }
+        let (level, line) = outcome_line(report, &found);
+        let _ = writeln!(
+            out,
+            "::{level} title={}::{}",
+            property(&format!("speed: {subject}")),
+            data(&line)
+        );
+    }
+    for s in skipped {
+        let subject = super::skipped_subject(s);
+        let _ = writeln!(
+            out,
+            "::notice title={}::{}",
+            property(&format!("speed: {subject}")),
+            data(&format!("skipped: {}", s.reason))
+        );
+    }
+    if reports.is_empty() && skipped.is_empty() {
+        out.push_str("::notice title=speed::nothing to review\n");
+    }
+    out
+}
+
+/// The workflow command printed when no review could start.
+pub fn failure(error: &str) -> String {
+    format!("::error title=speed::{}\n", data(error))
+}
+
+fn annotation(subject: &str, finding: &Finding) -> String {
+    let mut props = Vec::new();
+    if let Some(file) = &finding.file {
+        props.push(format!("file={}", property(file)));
+        if let Some(line) = finding.line {
+            props.push(format!("line={line}"));
+            if let Some(end) = finding.end_line.filter(|e| *e > line) {
+                props.push(format!("endLine={end}"));
+            }
+        }
+    }
+    props.push(format!(
+        "title={}",
+        property(&format!("speed {} ({subject})", finding.rule))
+    ));
+    let mut message = finding.message.trim().to_string();
+    if let Some(suggestion) = &finding.suggestion {
+        message.push_str("\nSuggestion: ");
+        message.push_str(suggestion);
+    }
+    format!(
+        "::{} {}::{}\n",
+        command(finding.level),
+        props.join(","),
+        data(&message)
+    )
+}
+
+fn command(level: Level) -> &'static str {
+    match level {
+        Level::Error => "error",
+        Level::Warning => "warning",
+        Level::Note => "notice",
+    }
+}
+
+/// The one line that says how a review ended, and its level.
+fn outcome_line(report: &Report, found: &[Finding]) -> (&'static str, String) {
+    let (errors, warnings, notes) = findings::counts(found);
+    let counts = format!("{errors} errors, {warnings} warnings, {notes} notes");
+    match (report.outcome, &report.error) {
+        (Outcome::Approved, None) => ("notice", format!("{} ({counts})", verdict_words(report))),
+        (Outcome::ChangesRequested, None) => (
+            "error",
+            format!("{} ({counts}){}", verdict_words(report), task_words(report)),
+        ),
+        (_, error) => (
+            "error",
+            format!(
+                "review failed: {}",
+                error.as_deref().unwrap_or("unknown error")
+            ),
+        ),
+    }
+}
+
+fn verdict_words(report: &Report) -> &'static str {
+    match (report.outcome, &report.error) {
+        (Outcome::Approved, None) if report.verdict == Some(Kind::ChecksPassed) => {
+            "checks passed (offline: no model judged the spec)"
+        }
+        (Outcome::Approved, None) => "approved",
+        (Outcome::ChangesRequested, None) => "changes requested",
+        _ => "review failed",
+    }
+}
+
+fn task_words(report: &Report) -> String {
+    match &report.task_update {
+        Some(update) => format!(
+            "; task now {} (revision {})",
+            update.status, update.revision_count
+        ),
+        None => String::new(),
+    }
+}
+
+/// A message: `%`, CR and LF escaped.
+fn data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// A property value: as a message, plus `:` and `,`.
+fn property(s: &str) -> String {
+    data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// The step summary holds at most about this much; GitHub takes 1 MiB.
+const SUMMARY_BYTES: usize = 512 * 1024;
+
+/// The Markdown summary for `$GITHUB_STEP_SUMMARY`: a table of the reviews,
+/// then each review's findings.
+pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
+    let mut out = String::from("## speed review\n\n");
+    if reports.is_empty() && skipped.is_empty() {
+        out.push_str("Nothing to review.\n");
+        return out;
+    }
+    out.push_str("| | review | verdict | findings | task |\n| --- | --- | --- | --- | --- |\n");
+    for report in reports {
+        let found = findings::of(report);
+        let (errors, warnings, notes) = findings::counts(&found);
+        let mark = match (report.outcome, &report.error) {
+            (Outcome::Approved, None) => "✅",
+            (Outcome::ChangesRequested, None) => "❌",
+            _ => "⚠️",
+        };
+        let task = report
+            .task_update
+            .as_ref()
+            .map(|u| format!("{} (revision {})", u.status, u.revision_count))
+            .unwrap_or_else(|| "-".to_string());
+        let _ = writeln!(
+            out,
+            "| {mark} | {} | {} | {errors} errors, {warnings} warnings, {notes} notes | {} |",
+            inline(&super::report_subject(report)),
+            verdict_words(report),
+            inline(&task)
+        );
+    }
+    for s in skipped {
+        let _ = writeln!(
+            out,
+            "| ⏭️ | {} | skipped | {} | - |",
+            inline(&super::skipped_subject(s)),
+            inline(&s.reason)
+        );
+    }
+    for report in reports {
+        let found = findings::of(report);
+        if found.is_empty() && report.error.is_none() {
+            continue;
+        }
+        let _ = write!(out, "\n### {}", inline(&super::report_subject(report)));
+        if let Some(title) = report.title.as_deref().filter(|t| !t.trim().is_empty()) {
+            let _ = write!(out, ": {}", inline(title));
+        }
+        out.push_str("\n\n");
+        if let Some(err) = &report.error {
+            let _ = writeln!(out, "- **error**: {}", inline(err));
+        }
+        for (i, f) in found.iter().enumerate() {
+            if out.len() > SUMMARY_BYTES {
+                let _ = writeln!(
+                    out,
+                    "- …and {} more findings in the report",
+                    found.len() - i
+                );
+                break;
+            }
+            let place = f
+                .place()
+                .map(|p| format!(" {}", code(&p)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "- **{}** {}{place}: {}",
+                f.level.as_str(),
+                code(&f.rule),
+                inline(&f.message)
+            );
+        }
+        if let Some(path) = &report.report_path {
+            let _ = writeln!(out, "\nFull report: {}", code(path));
+        }
+    }
+    out
+}
+
+/// Text from elsewhere on one Markdown line, its markup inert: line breaks
+/// become spaces and Markdown's punctuation is backslash-escaped (HTML too).
+fn inline(s: &str) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::with_capacity(one_line.len());
+    for c in one_line.chars() {
+        if "\\`*_{}[]()<>#+-.!|~&".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A code span that no backtick inside can close.
+fn code(s: &str) -> String {
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let longest = one_line
+        .split(|c| c != '`')
+        .map(str::len)
+        .max()
+        .unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    format!("{fence} {one_line} {fence}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_follows_githubs_rules() {
+        assert_eq!(data("50% done\r\nnext"), "50%25 done%0D%0Anext");
+        assert_eq!(property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+        // A message cannot start a second command on a new line.
+        let line = annotation(
+            "f/1",
+            &Finding {
+                rule: "review/major".into(),
+                level: Level::Error,
+                file: Some("src/a,b:c.rs".into()),
+                line: Some(4),
+                end_line: Some(6),
+                message: "bad\n::add-mask::x".into(),
+                suggestion: None,
+            },
+        );
+        assert_eq!(
+            line,
+            "::error file=src/a%2Cb%3Ac.rs,line=4,endLine=6,title=speed review/major (f/1)::bad%0A::add-mask::x\n"
+        );
+        assert_eq!(line.lines().count(), 1);
+    }
+
+    #[test]
+    fn markdown_from_elsewhere_is_inert() {
+        assert_eq!(inline("a|b\n<img> *x*"), "a\\|b \\<img\\> \\*x\\*");
+        assert_eq!(code("a`b"), "`` a`b ``");
+    }
+}
