@@ -245,10 +245,17 @@ impl Run<'_> {
                         continue;
                     }
                     // Provided from elsewhere now: only a reference through
-                    // the removed item's own module (`rng::Rng`) is surely
-                    // broken.
+                    // the removed item's own module (`rng::Rng`, `from
+                    // fines.rules import fine`) is surely broken.
                     let module = module_name(&symbol.file);
-                    let own_path = format!("{module}::{name}");
+                    let through_module = |line: &str| {
+                        line.contains(&format!("{module}::{name}"))
+                            || line.contains(&format!("{module}.{name}"))
+                            || (line.contains("import")
+                                && line
+                                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                                    .any(|w| w == module))
+                    };
                     let reimported = self.newly_imported(&symbol.file, name);
                     // A removed symbol has no signature to update to: a
                     // line this diff wrote that names it is broken too.
@@ -260,9 +267,9 @@ impl Run<'_> {
                             (symbol.kind != impact::Kind::Module
                                 || !sites_read.declares_module(self.input, &s.file, s.line, name))
                                 && (!reimported
-                                    || sites_read
-                                        .line(self.input, &s.file, s.line)
-                                        .contains(&own_path))
+                                    || through_module(
+                                        &sites_read.line(self.input, &s.file, s.line),
+                                    ))
                         })
                         .collect()
                 }

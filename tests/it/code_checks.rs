@@ -680,6 +680,32 @@ fn the_look_alikes_found_in_real_releases_stay_quiet() {
     assert!(broken[1].1.starts_with("Rng "), "{found:?}");
     assert!(broken[1].1.contains(": src/draw.rs:1."), "{found:?}");
 
+    // The same in Python: `fine` is imported anew from another package in
+    // one file, but `desk.py` still imports it from the module it left.
+    let repo = repo_with(
+        &[
+            ("fines/__init__.py", ""),
+            ("fines/rules.py", PY_FINES),
+            ("fines/desk.py", PY_DESK),
+        ],
+        &[
+            ("fines/rules.py", "RATE = 10\n"),
+            (
+                "fines/kiosk.py",
+                "from payments import fine\n\nprint(fine(2))\n",
+            ),
+        ],
+        &[],
+        declared(),
+    );
+    let found = findings(&repo);
+    let got = only(&found, "breaking_change");
+    assert_eq!(got.len(), 1, "{found:?}");
+    assert!(
+        got[0].starts_with("breaking_change fines/desk.py:"),
+        "{got:?}"
+    );
+
     // syn 3: a deleted test crate's `mod snapshot;` is its own module, and
     // a sibling test crate declaring its own does not refer to it.
     let test_crate =
