@@ -38,6 +38,7 @@ fn main() {
         branch: "task".to_string(),
         specs: vec!["specs/product/app.md".to_string()],
         criteria: Vec::new(),
+        criteria_file: None,
     };
     measure("generated repository", dir.path(), subject, &counter);
 
@@ -53,6 +54,7 @@ fn main() {
             branch,
             specs: vec![spec],
             criteria: Vec::new(),
+            criteria_file: None,
         };
         measure(&path.display().to_string(), repo.root(), subject, &counter);
     }

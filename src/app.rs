@@ -32,7 +32,7 @@ use progress::Progress;
 // stdout and stderr may be closed under speed (`speed review | head`,
 // `2>&-`), and std's printing macros panic then. In this module, the only
 // one that prints, they are replaced by ones that never panic: see `out`
-// and `note`.
+// and `note`. Both pass what they print through the secrets safety net.
 macro_rules! print {
     ($($arg:tt)*) => { out(&format!($($arg)*)) };
 }
@@ -57,11 +57,23 @@ where
     let cli = match Cli::parse_checked(&args) {
         Ok(cli) => cli,
         Err(err) => {
-            // clap formats help, version and usage errors itself.
-            let _ = err.print();
+            // clap formats help, version and usage errors; they are printed
+            // like everything else (a usage error quotes what was typed).
+            let terminal = if err.use_stderr() {
+                std::io::stderr().is_terminal()
+            } else {
+                std::io::stdout().is_terminal()
+            };
+            let rendered = if terminal && std::env::var_os("NO_COLOR").is_none() {
+                err.render().ansi().to_string()
+            } else {
+                err.render().to_string()
+            };
             if !err.use_stderr() {
+                print!("{rendered}");
                 return Outcome::Approved.code();
             }
+            eprint!("{rendered}");
             if let Some(shape) = usage_shape(&args) {
                 print!("{}", shape.failure(err.render().to_string().trim()));
             }
@@ -157,7 +169,7 @@ fn init_logging(verbose: u8) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| Netted)
         .with_ansi(false)
         .without_time()
         .try_init();
@@ -431,6 +443,7 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
             specs,
             criteria,
         } => {
+            let criteria_path = criteria.clone();
             let criteria = match criteria {
                 Some(path) => {
                     let text = std::fs::read_to_string(path)
@@ -443,6 +456,7 @@ fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
                 branch: branch.clone(),
                 specs: specs.clone(),
                 criteria,
+                criteria_file: criteria_path.clone(),
             });
         }
     }
@@ -778,6 +792,21 @@ fn nits_command(dir: &Path, json: bool, colors: Colors) -> anyhow::Result<Outcom
     Ok(Outcome::Approved)
 }
 
+/// stderr for the log lines of `-v`, through the safety net like every
+/// other line speed prints: one formatted event per write.
+struct Netted;
+
+impl Write for Netted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        note(&String::from_utf8_lossy(buf));
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Set once stdout has failed: its reader is gone (`speed review | head`).
 static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -789,6 +818,7 @@ fn out(text: &str) {
     if STDOUT_CLOSED.load(Ordering::SeqCst) {
         return;
     }
+    let text = crate::secrets::net::printed(text);
     let mut stdout = std::io::stdout().lock();
     if stdout
         .write_all(text.as_bytes())
@@ -801,5 +831,6 @@ fn out(text: &str) {
 
 /// Messages on stderr. A closed stderr loses them; it never stops speed.
 fn note(text: &str) {
+    let text = crate::secrets::net::printed(text);
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

@@ -45,8 +45,11 @@ pub fn is_test(path: &str) -> bool {
                 || stem == "tests"
                 || stem == "test"
         }
+        // A project's test runner script (`./test`, `test.sh`) too.
         _ => {
-            stem.ends_with("_test")
+            stem == "test"
+                || stem == "tests"
+                || stem.ends_with("_test")
                 || stem.ends_with(".test")
                 || stem.ends_with(".spec")
                 || stem.starts_with("test_")
@@ -102,6 +105,8 @@ mod tests {
             "conftest.py",
             "web/src/app.test.ts",
             "fixtures/x/README.md",
+            "test",
+            "scripts/test.sh",
         ] {
             assert!(is_test(p), "{p}");
         }

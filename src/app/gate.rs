@@ -663,6 +663,9 @@ fn decider(root: &Path, reason: String, via: String) -> Decider {
                 .map(|login| format!("{login} (no git user.name)"))
         })
         .unwrap_or_else(|| "unknown (no git user.name, no login name)".to_string());
+    // The reason is kept in the task file, the log and the verdict cache:
+    // a secret pasted into it is replaced like one in a task field.
+    let reason = crate::secrets::redact(&reason, crate::secrets::Context::PROSE).text;
     Decider { by, reason, via }
 }
 

@@ -13,6 +13,7 @@ use crate::tasks::{Criterion, Scope};
 
 use super::measure;
 use super::outline::{self, Lang, Marker, Outline};
+use super::signature::{Call, CallSites, Callable};
 use super::{Check, Config, Finding};
 
 /// Files above this size are generated or vendored: not outlined.
@@ -32,6 +33,9 @@ pub struct Input<'a> {
     /// The secrets redacted from the diff (`secrets::redact_diff`).
     pub secrets: &'a [DiffSecret],
     pub blobs: &'a dyn impact::Blobs,
+    /// A file at the head commit by its path, if there is one: call sites
+    /// live in files the diff may not touch.
+    pub head_file: &'a dyn Fn(&str) -> Option<Vec<u8>>,
 }
 
 /// The findings, and what the checks could not look at.
@@ -200,6 +204,12 @@ impl Run<'_> {
         }
     }
 
+    /// What really breaks: a removed symbol still named where it no
+    /// longer exists, or a function whose callers can tell its new
+    /// signature from the old, called where the call no longer fits. A
+    /// change the index cannot be sure of (a name still defined, a method
+    /// call by name alone, a call it cannot read) is left to the model,
+    /// which sees the impact table.
     fn breaking_change(&mut self) {
         let Some(impact) = self.input.impact else {
             return;
@@ -208,57 +218,203 @@ impl Run<'_> {
             return;
         }
         let added = added_lines(self.input.diff);
-        let mut findings = Vec::new();
-        // A type's "signature" (a variant or field added, a derive changed)
-        // breaks few of its uses, and which ones the index cannot tell; a
-        // function's parameters break every call. So a changed type is left
-        // to the model, a removed one is not.
-        let callable = |k: impact::Kind| matches!(k, impact::Kind::Function | impact::Kind::Method);
-        for symbol in impact
+        // Names the head still defines among the changed symbols: a
+        // removal of one of them is a move (to another file, a derive, a
+        // conditional definition).
+        let present: HashSet<&str> = impact
             .symbols
             .iter()
-            .filter(|s| s.breaking && (s.change == Change::Removed || callable(s.kind)))
-        {
-            // A caller on a line this diff wrote was updated for the new
-            // signature; a removed symbol has no signature to update to.
-            let left: Vec<&impact::Site> = symbol
-                .sites
-                .iter()
-                .filter(|s| {
-                    !s.inside && matches!(s.confidence, Confidence::Exact | Confidence::Unique)
-                })
-                .filter(|s| {
-                    symbol.change == Change::Removed
-                        || !added
-                            .get(s.file.as_str())
-                            .is_some_and(|l| l.contains(&s.line))
-                })
-                .collect();
-            let Some(first) = left.first() else { continue };
-            let what = match symbol.change {
-                Change::Removed => "is removed",
-                _ => "has a changed signature",
+            .filter(|s| s.change != Change::Removed)
+            .map(|s| bare(&s.symbol))
+            .collect();
+        let callable = |k: impact::Kind| matches!(k, impact::Kind::Function | impact::Kind::Method);
+        let mut sites_read = CallFiles::default();
+        let mut findings = Vec::new();
+        for symbol in &impact.symbols {
+            let name = bare(&symbol.symbol);
+            let left: Vec<&impact::Site> = match symbol.change {
+                Change::Removed => {
+                    let dunder = name.starts_with("__") && name.ends_with("__");
+                    if dunder
+                        || present.contains(name)
+                        || self.still_defined(&symbol.file, name)
+                        || self
+                            .base_callable(&symbol.file, symbol.line, name)
+                            .is_some_and(|c| c.trait_impl)
+                    {
+                        continue;
+                    }
+                    // Provided from elsewhere now: only a reference through
+                    // the removed item's own module (`rng::Rng`, `from
+                    // fines.rules import fine`) is surely broken.
+                    let module = module_name(&symbol.file);
+                    let through_module = |line: &str| {
+                        line.contains(&format!("{module}::{name}"))
+                            || line.contains(&format!("{module}.{name}"))
+                            || (line.contains("import")
+                                && line
+                                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                                    .any(|w| w == module))
+                    };
+                    let reimported = self.newly_imported(&symbol.file, name);
+                    // A removed symbol has no signature to update to: a
+                    // line this diff wrote that names it is broken too.
+                    symbol
+                        .sites
+                        .iter()
+                        .filter(|s| certain(s))
+                        .filter(|s| {
+                            (symbol.kind != impact::Kind::Module
+                                || !sites_read.declares_module(self.input, &s.file, s.line, name))
+                                && (!reimported
+                                    || through_module(
+                                        &sites_read.line(self.input, &s.file, s.line),
+                                    ))
+                        })
+                        .collect()
+                }
+                Change::SignatureChanged if callable(symbol.kind) => {
+                    let Some(new) = self.head_callable(&symbol.file, symbol.line, name) else {
+                        continue;
+                    };
+                    if new.trait_impl {
+                        continue;
+                    }
+                    let old = self.base_callables(&symbol.file, name, new.owner.as_deref());
+                    if old.is_empty()
+                        || old
+                            .iter()
+                            .any(|o| new.signature.compatible_with(&o.signature))
+                    {
+                        continue;
+                    }
+                    let signature = new.signature.clone();
+                    symbol
+                        .sites
+                        .iter()
+                        .filter(|s| certain(s))
+                        // A caller on a line this diff wrote was updated.
+                        .filter(|s| {
+                            !added
+                                .get(s.file.as_str())
+                                .is_some_and(|l| l.contains(&s.line))
+                        })
+                        .filter(|s| {
+                            sites_read
+                                .calls(self.input, &s.file, s.line, name)
+                                .iter()
+                                .any(|c| !signature.accepts(c))
+                        })
+                        .collect()
+                }
+                _ => continue,
             };
+            let Some(first) = left.first() else { continue };
             let at = match &symbol.renamed_to {
                 Some(to) => format!("{} → {to}", symbol.file),
                 None => format!("{}:{}", symbol.file, symbol.line),
             };
-            let places = listed(left.iter().map(|s| format!("{}:{}", s.file, s.line)));
-            findings.push((
-                first.file.clone(),
-                first.line,
-                format!(
-                    "{} ({at}) {what}, but {} reference{} the diff does not update still use{} it: {places}.",
+            let mut places: Vec<String> = left
+                .iter()
+                .map(|s| format!("{}:{}", s.file, s.line))
+                .collect();
+            places.dedup();
+            let places = listed(places.into_iter());
+            let n = left.len();
+            let message = match symbol.change {
+                Change::Removed => format!(
+                    "{} ({at}) is removed, but {n} reference{} the diff does not update still use{} it: {places}.",
                     symbol.symbol,
-                    left.len(),
-                    if left.len() == 1 { "" } else { "s" },
-                    if left.len() == 1 { "s" } else { "" },
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "s" } else { "" },
                 ),
-            ));
+                _ => format!(
+                    "{} ({at}) has a changed signature, but {n} call{} the diff does not update no longer fit{} it: {places}.",
+                    symbol.symbol,
+                    if n == 1 { "" } else { "s" },
+                    if n == 1 { "s" } else { "" },
+                ),
+            };
+            findings.push((first.file.clone(), first.line, message));
         }
         for (file, line, message) in findings {
             self.push(Check::BreakingChange, Some(&file), Some(line), message);
         }
+    }
+
+    /// The head side's outline of a file named by its base or head path.
+    fn head_outline(&self, path: &str) -> Option<&Outline> {
+        let i = self
+            .input
+            .diff
+            .files
+            .iter()
+            .position(|f| f.path == path || f.old_path.as_deref() == Some(path))?;
+        self.sides.head.get(&i)
+    }
+
+    fn base_outline(&self, path: &str) -> Option<&Outline> {
+        let i = self
+            .input
+            .diff
+            .files
+            .iter()
+            .position(|f| f.old_path.as_deref().unwrap_or(&f.path) == path)?;
+        self.sides.base.get(&i)
+    }
+
+    fn still_defined(&self, path: &str, name: &str) -> bool {
+        self.head_outline(path)
+            .is_some_and(|o| o.defined.contains(name))
+    }
+
+    /// Whether a changed file now imports `name` from a path it did not
+    /// import it from before (rand 0.10 removed its own `Rng` and
+    /// re-exported `rand_core::Rng` in its place): the name is provided
+    /// from elsewhere. An import naming the removed symbol's own module
+    /// does not count: that import is as broken as the rest.
+    fn newly_imported(&self, removed_from: &str, name: &str) -> bool {
+        let module = module_name(removed_from);
+        self.sides.head.iter().any(|(i, head)| {
+            let before = self.sides.base.get(i).and_then(|b| b.imported.get(name));
+            head.imported.get(name).is_some_and(|paths| {
+                paths.iter().any(|p| {
+                    !before.is_some_and(|b| b.contains(p))
+                        && !p
+                            .split(['.', ':'])
+                            .rev()
+                            .skip(1)
+                            .any(|segment| segment == module)
+                })
+            })
+        })
+    }
+
+    fn head_callable(&self, path: &str, line: u32, name: &str) -> Option<&Callable> {
+        self.head_outline(path)?
+            .callables
+            .iter()
+            .find(|c| c.line == line && c.name == name)
+    }
+
+    fn base_callable(&self, path: &str, line: u32, name: &str) -> Option<&Callable> {
+        self.base_outline(path)?
+            .callables
+            .iter()
+            .find(|c| c.line == line && c.name == name)
+    }
+
+    /// The base side's definitions of `owner`'s `name` (a conditional
+    /// definition may have several).
+    fn base_callables(&self, path: &str, name: &str, owner: Option<&str>) -> Vec<&Callable> {
+        self.base_outline(path)
+            .map(|o| {
+                o.callables
+                    .iter()
+                    .filter(|c| c.name == name && c.owner.as_deref() == owner)
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     fn secret(&mut self) {
@@ -286,11 +442,12 @@ impl Run<'_> {
     /// Markers of the given kinds on lines this diff adds, with their file.
     fn added_markers(&self, kinds: &[Marker], in_tests: bool) -> Vec<(String, outline::Found)> {
         let mut out = Vec::new();
+        let documentation = self.doc_module_files();
         for (i, file) in self.input.diff.files.iter().enumerate() {
             let Some(head) = self.sides.head.get(&i) else {
                 continue;
             };
-            if !in_tests && paths::is_test(&file.path) {
+            if (!in_tests && paths::is_test(&file.path)) || documentation.contains(&file.path) {
                 continue;
             }
             let added: HashSet<u32> = file_added_lines(file).collect();
@@ -301,6 +458,38 @@ impl Run<'_> {
                 {
                     out.push((file.path.clone(), m.clone()));
                 }
+            }
+        }
+        out
+    }
+
+    /// The files of the modules a changed Rust file declares for
+    /// documentation only (`#[cfg(doc)] mod not_implemented;` in
+    /// `src/lib.rs` is `src/not_implemented.rs` or its `mod.rs`).
+    fn doc_module_files(&self) -> HashSet<String> {
+        let mut out = HashSet::new();
+        for (i, head) in &self.sides.head {
+            let declaring = &self.input.diff.files[*i].path;
+            let (dir, file) = declaring.rsplit_once('/').unwrap_or(("", declaring));
+            let stem = file.trim_end_matches(".rs");
+            // `lib.rs`, `main.rs` and `mod.rs` hold their folder's modules;
+            // `foo.rs` holds those in `foo/`.
+            let base = if matches!(stem, "lib" | "main" | "mod") {
+                dir.to_string()
+            } else if dir.is_empty() {
+                stem.to_string()
+            } else {
+                format!("{dir}/{stem}")
+            };
+            for module in &head.doc_modules {
+                let rel = module.replace("::", "/");
+                let at = if base.is_empty() {
+                    rel
+                } else {
+                    format!("{base}/{rel}")
+                };
+                out.insert(format!("{at}.rs"));
+                out.insert(format!("{at}/mod.rs"));
             }
         }
         out
@@ -317,7 +506,30 @@ impl Run<'_> {
             Marker::PassBody,
             Marker::EllipsisBody,
         ];
-        for (file, m) in self.added_markers(&kinds, false) {
+        // `raise NotImplementedError` in a method of a class that a changed
+        // file derives from is an abstract method (flask's sansio `App`,
+        // derived by `Flask` in another file); the file itself already
+        // stood down for its own subclasses.
+        let derived: HashSet<&str> = self
+            .sides
+            .head
+            .values()
+            .flat_map(|o| o.bases.iter().map(String::as_str))
+            .collect();
+        let abstract_method = |m: &outline::Found| {
+            m.marker == Marker::NotImplemented
+                && m.function
+                    .as_deref()
+                    .and_then(|f| f.rsplit_once('.'))
+                    .and_then(|(owner, _)| owner.rsplit('.').next())
+                    .is_some_and(|class| derived.contains(class))
+        };
+        let found: Vec<(String, outline::Found)> = self
+            .added_markers(&kinds, false)
+            .into_iter()
+            .filter(|(_, m)| !abstract_method(m))
+            .collect();
+        for (file, m) in found {
             let within = m
                 .function
                 .as_deref()
@@ -373,22 +585,24 @@ impl Run<'_> {
         }
         let mut base_tests: HashMap<&str, (usize, &outline::TestFn)> = HashMap::new();
         let mut findings = Vec::new();
-        // Tests rewritten along with the code they test (as many or more
-        // after the change) are replaced, not deleted; fewer tests than
-        // before is a deletion, and the ones gone are named.
-        let before: usize = self.sides.base.values().map(|o| o.tests.len()).sum();
-        let after: usize = self.sides.head.values().map(|o| o.tests.len()).sum();
-        let fewer = after < before;
+        // A file that holds as many tests as before had its tests rewritten
+        // along with the code they test, not deleted; a file with fewer had
+        // some deleted (another file adding tests does not bring them
+        // back), and the ones gone, by name and by body, are named.
         let mut base_order: Vec<usize> = self.sides.base.keys().copied().collect();
         base_order.sort_unstable();
         for i in base_order {
             let o = &self.sides.base[&i];
             let file = &files[i];
             let old_path = file.old_path.as_deref().unwrap_or(&file.path);
+            let before = o.tests.len();
+            let after = self.sides.head.get(&i).map_or(0, |h| h.tests.len());
             for t in &o.tests {
                 base_tests.entry(t.name.as_str()).or_insert((i, t));
                 // Gone by name and by body: deleted, not renamed or moved.
-                if fewer && !head_names.contains(t.name.as_str()) && !head_bodies.contains(&t.body)
+                if after < before
+                    && !head_names.contains(t.name.as_str())
+                    && !head_bodies.contains(&t.body)
                 {
                     let path = if file.new_blob.is_some() {
                         &file.path
@@ -399,7 +613,7 @@ impl Run<'_> {
                         path.to_string(),
                         None,
                         format!(
-                            "Test {} ({old_path}:{} before this change) is deleted; the changed files hold {after} tests, {before} before.",
+                            "Test {} ({old_path}:{} before this change) is deleted; the file holds {after} tests, {before} before.",
                             t.name, t.line
                         ),
                     ));
@@ -517,6 +731,81 @@ impl Run<'_> {
                 ),
             );
         }
+    }
+}
+
+/// The last name of `Type::name` or `Class.name`.
+/// The module a source file is (`src/rng.rs` → `rng`, `pkg/x/__init__.py`
+/// and `src/x/mod.rs` → `x`).
+fn module_name(path: &str) -> &str {
+    let mut parts = path.rsplit('/');
+    let file = parts.next().unwrap_or(path);
+    let stem = file.split('.').next().unwrap_or(file);
+    if matches!(stem, "mod" | "__init__" | "lib") {
+        parts.next().unwrap_or(stem)
+    } else {
+        stem
+    }
+}
+
+fn bare(symbol: &str) -> &str {
+    let after = symbol.rsplit("::").next().unwrap_or(symbol);
+    after.rsplit('.').next().unwrap_or(after)
+}
+
+/// A reference that names the symbol for sure: resolved through a path,
+/// an import or the enclosing scope, or the only definition of its name
+/// when called by that name. A method called on a value of unknown type
+/// (`x.write_vectored(…)`) may be any type's, a trait's or the standard
+/// library's, so only an exact resolution counts.
+fn certain(site: &impact::Site) -> bool {
+    !site.inside
+        && match site.confidence {
+            Confidence::Exact => true,
+            Confidence::Unique => !matches!(
+                site.form,
+                impact::Form::MethodCall | impact::Form::Attribute
+            ),
+            Confidence::Ambiguous => false,
+        }
+}
+
+/// Files of call sites, each read and parsed once.
+#[derive(Default)]
+struct CallFiles {
+    parsed: HashMap<String, Option<CallSites>>,
+}
+
+impl CallFiles {
+    fn calls(&mut self, input: &Input, path: &str, line: u32, name: &str) -> Vec<Call> {
+        self.file(input, path)
+            .map(|s| s.at(line, name))
+            .unwrap_or_default()
+    }
+
+    fn line(&mut self, input: &Input, path: &str, line: u32) -> String {
+        self.file(input, path)
+            .map(|s| s.line(line).to_string())
+            .unwrap_or_default()
+    }
+
+    fn declares_module(&mut self, input: &Input, path: &str, line: u32, name: &str) -> bool {
+        self.file(input, path)
+            .is_some_and(|s| s.declares_module(line, name))
+    }
+
+    fn file(&mut self, input: &Input, path: &str) -> Option<&CallSites> {
+        self.parsed
+            .entry(path.to_string())
+            .or_insert_with(|| {
+                let lang = Lang::of_path(path)?;
+                let bytes = (input.head_file)(path)?;
+                if bytes.len() > MAX_OUTLINE_BYTES {
+                    return None;
+                }
+                CallSites::parse(lang, bytes)
+            })
+            .as_ref()
     }
 }
 

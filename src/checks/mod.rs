@@ -15,6 +15,7 @@ pub mod builtin;
 pub mod command;
 pub mod measure;
 pub mod outline;
+pub mod signature;
 
 use serde::{Deserialize, Serialize};
 

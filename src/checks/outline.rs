@@ -4,7 +4,7 @@
 //! `breakpoint()`, a body that is only `pass`). Parsed with tree-sitter,
 //! so a marker in a comment or a string is not a marker.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use tree_sitter::{Node, Parser};
@@ -71,6 +71,19 @@ pub struct Outline {
     /// (`#[cfg(test)]` modules, test functions).
     pub test_regions: Vec<(u32, u32)>,
     pub markers: Vec<Found>,
+    /// Functions and methods as their callers see them.
+    pub callables: Vec<super::signature::Callable>,
+    /// Every name the file defines (`signature::defined`).
+    pub defined: HashSet<String>,
+    /// Every name the file imports, with where from (`signature::imports`).
+    pub imported: HashMap<String, HashSet<String>>,
+    /// Modules this Rust file declares only for documentation (`#[cfg(doc)]
+    /// mod x;`), by their path below this file's module (`x`, `sys::x`).
+    pub doc_modules: HashSet<String>,
+    /// Every name a Python class of this file derives from (`class
+    /// Flask(App)` gives `App`): a base class's `raise NotImplementedError`
+    /// method is abstract when another file derives from it.
+    pub bases: HashSet<String>,
 }
 
 impl Outline {
@@ -125,6 +138,9 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
             walker.finish();
         }
     }
+    out.callables = super::signature::callables(lang, tree.root_node(), src);
+    out.defined = super::signature::defined(lang, tree.root_node(), src);
+    out.imported = super::signature::imports(lang, tree.root_node(), src);
     Some(out)
 }
 
@@ -138,6 +154,28 @@ fn line(node: Node) -> u32 {
 
 fn end_line(node: Node) -> u32 {
     node.end_position().row as u32 + 1
+}
+
+/// A `NotImplementedError` or an `unimplemented!()` that explains itself
+/// (`"subclasses must provide get()"`, `"use register_borrowed instead"`)
+/// is a decision; a bare one, or one saying "TODO", is a placeholder.
+fn deliberate(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    let words = m.chars().filter(|c| c.is_alphanumeric()).count();
+    words > 0
+        && ![
+            "todo",
+            "fixme",
+            "not yet",
+            "later",
+            "implement me",
+            "not implemented",
+            "unimplemented",
+            "to be implemented",
+            "tbd",
+        ]
+        .iter()
+        .any(|w| m.contains(w))
 }
 
 /// A hash of a node's text with all whitespace removed.
@@ -179,12 +217,54 @@ mod rust {
         attrs
     }
 
-    /// `#[test]`, `#[tokio::test]`, `#[rstest]`, `#[test_case(…)]`, …
+    /// `#[test]`, `#[tokio::test]`, `#[rstest]`, `#[test_case(…)]`, …, and
+    /// any of them behind a condition (`#[cfg_attr(not(wasm),
+    /// tokio::test(flavor = "multi_thread"))]`): the function is a test on
+    /// some target, and rewriting its attribute that way deletes nothing.
     fn is_test_attr(attr: &str) -> bool {
+        if let Some(inner) = cfg_attr_inner(attr) {
+            return inner.into_iter().any(is_test_attr);
+        }
         let path = attr.split(['(', '=', ' ']).next().unwrap_or("").trim();
         path == "test"
             || path.ends_with("::test")
             || matches!(path, "rstest" | "test_case" | "quickcheck" | "proptest")
+    }
+
+    /// The attributes a `cfg_attr(condition, a, b, …)` applies, or None
+    /// when `attr` is not one. Commas inside parentheses or strings do not
+    /// split.
+    fn cfg_attr_inner(attr: &str) -> Option<Vec<&str>> {
+        let args = attr
+            .strip_prefix("cfg_attr")?
+            .trim_start()
+            .strip_prefix('(')?
+            .strip_suffix(')')?;
+        let mut parts = Vec::new();
+        let (mut depth, mut quoted, mut escaped, mut start) = (0i32, false, false, 0);
+        for (i, c) in args.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' if quoted => escaped = true,
+                '"' => quoted = !quoted,
+                '(' | '[' if !quoted => depth += 1,
+                ')' | ']' if !quoted => depth -= 1,
+                ',' if !quoted && depth == 0 => {
+                    parts.push(args[start..i].trim());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(args[start..].trim());
+        // The first part is the condition.
+        Some(
+            parts
+                .into_iter()
+                .skip(1)
+                .filter(|p| !p.is_empty())
+                .collect(),
+        )
     }
 
     /// `cfg(test)`, `cfg(all(test, unix))`, but not `cfg(not(test))`.
@@ -206,6 +286,13 @@ mod rust {
             if child.kind() == "macro_definition"
                 || attributes(child, src).iter().any(|(a, _)| a == "cfg(doc)")
             {
+                // `#[cfg(doc)] mod not_implemented;`: that file is
+                // documentation too (rustix).
+                if child.kind() == "mod_item" && child.child_by_field_name("body").is_none() {
+                    if let Some(name) = child.child_by_field_name("name") {
+                        out.doc_modules.insert(join(path, text(name, src)));
+                    }
+                }
                 continue;
             }
             match child.kind() {
@@ -295,10 +382,14 @@ mod rust {
         if let Some(body) = node.child_by_field_name("body") {
             let before = out.markers.len();
             markers(body, src, out, Some(&qualified));
-            // `unimplemented!()` as a whole body is a stub; in a match arm
-            // it is a case left unsupported on purpose. `todo!()` inside a
-            // function named `todo` is that function's API (winnow).
-            let whole = only_macro(body, src) == Some("unimplemented");
+            // `unimplemented!()` as a whole body is a stub; in a match arm,
+            // or with a message saying why (`unimplemented!("use
+            // register_borrowed instead")`), it is a case left unsupported
+            // on purpose. `todo!()` inside a function named `todo` is that
+            // function's API (winnow).
+            let whole = only_macro(body, src).is_some_and(|(name, call)| {
+                name == "unimplemented" && !deliberate(&macro_message(call, src))
+            });
             let mut i = before;
             while i < out.markers.len() {
                 let m = out.markers[i].marker;
@@ -311,8 +402,21 @@ mod rust {
         }
     }
 
+    /// The text of a macro call's arguments, without its delimiters.
+    fn macro_message(call: Node, src: &[u8]) -> String {
+        let mut c = call.walk();
+        let args = call
+            .children(&mut c)
+            .find(|n| n.kind() == "token_tree")
+            .map(|t| text(t, src))
+            .unwrap_or("");
+        args.trim_start_matches(['(', '[', '{'])
+            .trim_end_matches([')', ']', '}'])
+            .to_string()
+    }
+
     /// The macro a block consists of, if it is one call and nothing else.
-    fn only_macro<'a>(block: Node, src: &'a [u8]) -> Option<&'a str> {
+    fn only_macro<'a>(block: Node<'a>, src: &'a [u8]) -> Option<(&'a str, Node<'a>)> {
         let mut c = block.walk();
         let kids: Vec<Node> = block
             .named_children(&mut c)
@@ -330,7 +434,7 @@ mod rust {
             return None;
         }
         let name = text(call.child_by_field_name("macro")?, src);
-        Some(name.rsplit("::").next().unwrap_or(name))
+        Some((name.rsplit("::").next().unwrap_or(name), call))
     }
 
     /// Macro calls anywhere below `node`, including inside other macros'
@@ -350,12 +454,33 @@ mod rust {
                     // identifier `!` token_tree
                     let mut c = n.walk();
                     let kids: Vec<Node> = n.children(&mut c).collect();
+                    // Inside another macro (libc's `s! { … }`) the code is
+                    // unparsed tokens; `unimplemented!` counts as it does in a
+                    // parsed function: the whole of a `{ … }` body, saying
+                    // nothing of why.
+                    let sole = kids
+                        .iter()
+                        .filter(|k| {
+                            !matches!(k.kind(), "{" | "}" | ";" | "line_comment" | "block_comment")
+                        })
+                        .count()
+                        == 3
+                        && kids.first().is_some_and(|k| k.kind() == "{");
                     for w in kids.windows(3) {
                         if w[0].kind() == "identifier"
                             && w[1].kind() == "!"
                             && w[2].kind() == "token_tree"
                         {
-                            push(out, text(w[0], src), line(w[0]), function);
+                            let name = text(w[0], src);
+                            if name == "unimplemented" {
+                                let message = text(w[2], src)
+                                    .trim_start_matches(['(', '[', '{'])
+                                    .trim_end_matches([')', ']', '}']);
+                                if !sole || deliberate(message) {
+                                    continue;
+                                }
+                            }
+                            push(out, name, line(w[0]), function);
                         }
                     }
                 }
@@ -437,18 +562,6 @@ mod python {
                 .any(|s| class.ends_with(s))
     }
 
-    /// A `NotImplementedError` that explains itself (`"subclasses must
-    /// provide get()"`, `"no DB representation for AnonymousUser"`) is a
-    /// decision; a bare one, or one saying "TODO", is a placeholder.
-    fn deliberate(message: &str) -> bool {
-        let m = message.to_ascii_lowercase();
-        let words = m.chars().filter(|c| c.is_alphanumeric()).count();
-        words > 0
-            && !["todo", "fixme", "not yet", "later", "implement me"]
-                .iter()
-                .any(|w| m.contains(w))
-    }
-
     /// A function whose name says it does nothing on purpose.
     fn no_op_name(name: &str) -> bool {
         let n = name.to_ascii_lowercase();
@@ -505,6 +618,7 @@ mod python {
                     self.out.markers.push(found);
                 }
             }
+            self.out.bases = self.bases;
         }
 
         pub fn block(&mut self, node: Node, scope: &Scope) {
@@ -782,6 +896,18 @@ mod tests {
     }
 
     #[test]
+    fn unimplemented_inside_another_macro_counts_as_in_a_function() {
+        // libc writes its trait impls inside `s_no_extra_traits! { … }`.
+        let o = rust(
+            "s! {\n    impl Hash for U {\n        fn hash(&self) {\n            unimplemented!(\"traits\");\n        }\n    }\n    impl Eq for U {\n        fn eq(&self) -> bool {\n            unimplemented!()\n        }\n    }\n    fn f(x: u8) -> u8 {\n        match x { 0 => 1, _ => unimplemented!() }\n    }\n    fn g() { todo!(\"traits\") }\n}\n",
+        );
+        assert_eq!(
+            markers(&o),
+            vec![(Marker::Unimplemented, 9), (Marker::Todo, 15)]
+        );
+    }
+
+    #[test]
     fn rust_tests_and_test_regions() {
         let o = rust(
             "pub fn f() {}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn one() { assert!(true) }\n\n    #[test]\n    #[ignore = \"slow\"]\n    fn two() { todo!() }\n\n    #[tokio::test]\n    async fn three() {}\n}\n\n#[cfg(not(test))]\nmod real {}\n",
@@ -802,6 +928,21 @@ mod tests {
         assert_eq!(o.test_regions, vec![(3, 16)]);
         assert!(o.in_test_region(12));
         assert!(!o.in_test_region(19));
+    }
+
+    #[test]
+    fn a_test_attribute_behind_cfg_attr_is_a_test() {
+        // tokio 1.54 rewrote `#[tokio::test(flavor = "multi_thread")]` this way.
+        let o = rust(
+            "#[cfg_attr(target_os = \"emscripten\", tokio::test(flavor = \"current_thread\"))]\n#[cfg_attr(not(target_os = \"emscripten\"), tokio::test(flavor = \"multi_thread\"))]\nasync fn a() {}\n\n#[cfg_attr(any(unix, windows), allow(dead_code), test)]\nfn b() {}\n\n#[cfg_attr(miri, ignore)]\n#[test]\nfn c() {}\n\n#[cfg_attr(feature = \"x, test\", allow(unused))]\nfn d() {}\n",
+        );
+        let names: Vec<(&str, Option<u32>)> = o
+            .tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.skipped_at))
+            .collect();
+        // Ignored only under miri: not skipped where the tests normally run.
+        assert_eq!(names, vec![("a", None), ("b", None), ("c", None)]);
     }
 
     #[test]

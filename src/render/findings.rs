@@ -439,6 +439,7 @@ mod tests {
             branch: "feature/x".into(),
             specs: Vec::new(),
             criteria: Vec::new(),
+            criteria_file: None,
         })
     }
 

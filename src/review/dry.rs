@@ -73,13 +73,22 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
     let feature = task.and_then(|t| t.feature.clone());
     let branch = subject.branch().to_string();
     let defect = subject.defect().map(|review| review.defect.name.clone());
-    let criteria = subject.criteria().to_vec();
     let prepared = prepare::prepare(shared, subject);
     let nothing_implemented = matches!(prepared, Err(super::Error::EmptyDiff { .. }));
     let result = prepared
         .and_then(|p| split::split(shared, &p).map(|s| (p, s)))
-        .map(|(p, split)| DryPrompt {
-            criteria,
+        .map(|(mut p, mut split)| {
+            // The safety net, as before a review's model call: what it
+            // finds is replaced and listed with the checks.
+            let leaks = super::guard::net_prompts(&mut split.prompts);
+            let mut checks = std::mem::take(&mut p.checks);
+            checks.extend(super::guard::leak_findings(&shared.settings.checks, &leaks));
+            crate::checks::sort(&mut checks);
+            (p, split, checks)
+        })
+        .map(|(p, split, checks)| DryPrompt {
+            // As the review reads them: redacted.
+            criteria: p.subject.criteria().to_vec(),
             base_commit: p.base_commit,
             head_commit: p.head_commit,
             total_tokens: split.prompts.iter().map(|p| p.total_tokens).sum(),
@@ -87,11 +96,11 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
             tokenizer: shared.settings.tokenizer.clone(),
             sections: split.sections(),
             parts: split.prompts.len(),
+            prompt_hash: prepare::sha256(&split.text()),
             prompt: split.text(),
             coverage: split.coverage,
             diff_hash: p.diff.sha256,
             spec_hash: p.spec_hash,
-            prompt_hash: p.prompt_hash,
             notices: shared
                 .settings
                 .report_notices
@@ -101,7 +110,7 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
                 .collect(),
             impact: p.impact,
             defect: p.defect,
-            checks: p.checks,
+            checks,
             redactions: p.redactions,
         })
         .map_err(|e| e.to_string());

@@ -39,7 +39,7 @@ pub fn run(
         outcome.model = Some(provider.model().to_string());
         Gate::Unavailable(outcome, failure)
     };
-    let prompt = match super::prepare::guardian_prompt(shared, prepared) {
+    let mut prompt = match super::prepare::guardian_prompt(shared, prepared) {
         Ok(prompt) => prompt,
         Err(err) => {
             return unavailable(Failure {
@@ -48,6 +48,10 @@ pub fn run(
             });
         }
     };
+    evidence.leaks.extend(crate::secrets::net::redact_in_place(
+        &mut prompt.text,
+        "the guardian prompt",
+    ));
     evidence.guardian_prompt = Some(prompt.text.clone());
     let label = prepared.subject.label();
     let schema = shared
@@ -74,6 +78,7 @@ pub fn run(
         events,
     );
     evidence.calls.extend(asked.calls);
+    evidence.leaks.extend(asked.leaks);
     match asked.result {
         Err(failure) => unavailable(failure),
         Ok(answer) => {

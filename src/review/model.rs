@@ -1,11 +1,16 @@
 //! Asking the model: one call, and when the answer is not a valid object, one
 //! corrective retry that tells the model exactly what was wrong. Every call is
 //! recorded so the report can reproduce the decision.
+//!
+//! This is where bytes leave speed and come back, so the secrets safety
+//! net runs here on every message before it is sent and on every answer
+//! as it arrives: what it finds is replaced and reported as a `Leak`.
 
 use std::time::Instant;
 
 use crate::exit::Outcome;
 use crate::llm::{self, Message, Provider, Request, Role};
+use crate::secrets::net::{self, Leak};
 
 use super::report::Call;
 use super::{Event, Events};
@@ -23,6 +28,8 @@ pub type Pacer = Option<std::sync::Arc<llm::pacing::Pacer>>;
 pub struct Asked<T> {
     pub result: Result<T, Failure>,
     pub calls: Vec<Call>,
+    /// Secrets the safety net replaced in what was sent or received.
+    pub leaks: Vec<Leak>,
 }
 
 /// Why an answer could not be used.
@@ -65,10 +72,7 @@ pub fn ask<T>(
     events: &dyn Events,
 ) -> Asked<T> {
     let mut calls = Vec::new();
-    let mut messages = vec![Message {
-        role: Role::User,
-        content: question.prompt.to_string(),
-    }];
+    let mut leaks = Vec::new();
     let mut last_problem = String::new();
     // "review", "review (part 2 of 3)": what the report's calls and the
     // failure message name.
@@ -76,6 +80,15 @@ pub fn ask<T>(
         Some((n, count)) => format!("{} (part {n} of {count})", question.stage),
         None => question.stage.to_string(),
     };
+    let mut prompt = question.prompt.to_string();
+    leaks.extend(net::redact_in_place(
+        &mut prompt,
+        &format!("the {named} prompt"),
+    ));
+    let mut messages = vec![Message {
+        role: Role::User,
+        content: prompt,
+    }];
     for attempt in 0..2 {
         let stage = if attempt == 0 {
             named.clone()
@@ -107,7 +120,11 @@ pub fn ask<T>(
             what: question.stage,
         });
         let (answer_text, rejection) = match response {
-            Ok(completion) => {
+            Ok(mut completion) => {
+                leaks.extend(net::redact_in_place(
+                    &mut completion.text,
+                    &format!("the model's {named} answer"),
+                ));
                 let parsed = (question.parse)(&completion.text);
                 calls.push(Call {
                     stage,
@@ -123,6 +140,7 @@ pub fn ask<T>(
                         return Asked {
                             result: Ok(value),
                             calls,
+                            leaks,
                         };
                     }
                     Err(rejection) => (completion.text, rejection),
@@ -146,6 +164,7 @@ pub fn ask<T>(
                                 message: err.to_string(),
                             }),
                             calls,
+                            leaks,
                         };
                     }
                     llm::ErrorKind::Config => {
@@ -155,6 +174,7 @@ pub fn ask<T>(
                                 message: err.to_string(),
                             }),
                             calls,
+                            leaks,
                         };
                     }
                     llm::ErrorKind::Output => (
@@ -186,9 +206,16 @@ pub fn ask<T>(
                     answer_text
                 },
             });
+            // Built from the model's (already netted) answer and speed's
+            // own words; netted all the same, as everything sent is.
+            let mut correction = rejection.correction;
+            leaks.extend(net::redact_in_place(
+                &mut correction,
+                &format!("the {named} corrective retry"),
+            ));
             messages.push(Message {
                 role: Role::User,
-                content: rejection.correction,
+                content: correction,
             });
         }
     }
@@ -201,6 +228,7 @@ pub fn ask<T>(
             ),
         }),
         calls,
+        leaks,
     }
 }
 

@@ -84,7 +84,10 @@ pub fn collect(reports: &[Report]) -> Vec<Nit> {
 }
 
 pub fn save(root: &Path, nits: &[Nit]) -> Result<(), Error> {
-    let text = serde_json::to_string_pretty(nits).unwrap_or_else(|_| "[]".to_string()) + "\n";
+    let mut value = serde_json::to_value(nits).unwrap_or_default();
+    // The safety net: nothing written holds a secret.
+    crate::secrets::net::json(&mut value, "the nits file");
+    let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "[]".to_string()) + "\n";
     Ok(fsx::write_atomic(
         &record::area(root),
         &root.join(NITS_FILE),

@@ -40,6 +40,8 @@ pub enum Subject {
         /// `PATH[#Section]` as given on the command line.
         specs: Vec<String>,
         criteria: Vec<Criterion>,
+        /// The file the criteria were read from (`--criteria`).
+        criteria_file: Option<PathBuf>,
     },
     /// The fix of a defect, on the branch its state names.
     Defect(Box<DefectReview>),
@@ -136,11 +138,13 @@ pub struct Prepared {
     /// What speed established about a defect fix.
     pub defect: Option<Findings>,
     pub cross_cutting: Vec<String>,
+    /// The product vision for the guardian, redacted; None when the
+    /// guardian will not run or the file does not exist.
+    pub vision: Option<prompt::Vision>,
     /// The prompt's inputs, owned, so the guardian can build its own prompt.
     pub parts: Parts,
     pub prompt: Prompt,
     pub spec_hash: String,
-    pub prompt_hash: String,
     /// speed's own checks, worst first.
     pub checks: Vec<crate::checks::Finding>,
     /// Secrets replaced in the diff, the specs and the task's fields.
@@ -351,7 +355,7 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     let label = subject.label();
     // Secrets are replaced where they are read, so nothing later sees them.
     let mut subject = subject;
-    let mut task_secrets = super::guard::redact_task(&mut subject, &shared.root);
+    let mut task_secrets = super::guard::redact_subject(&mut subject, &shared.root);
     if let Subject::Defect(review) = &mut subject {
         task_secrets.extend(defect::redact(review, &shared.root));
     }
@@ -506,9 +510,25 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         }
     };
 
+    let mut cross_cutting = feature
+        .as_ref()
+        .map(|f| f.cross_cutting.clone())
+        .unwrap_or_default();
     let mut other_secrets = task_secrets;
     other_secrets.extend(specs.iter().flat_map(|s| s.redactions.iter().cloned()));
-    let blobs = super::guard::Blobs(std::sync::Mutex::new(Repository::open(&shared.root)?));
+    if let Some(f) = &feature {
+        other_secrets.extend(super::guard::redact_lines(
+            &mut cross_cutting,
+            &f.dir.join("cross_cutting_concerns.json"),
+            &shared.root,
+        ));
+    }
+    let vision = load_vision(&repo, shared)?;
+    if let Some((_, found)) = &vision {
+        other_secrets.extend(found.iter().cloned());
+    }
+    let vision = vision.map(|(v, _)| v);
+    let blobs = super::guard::Blobs::new(Repository::open(&shared.root)?, &diff.head_commit);
     let (checks, check_notices) = super::guard::run_checks(
         shared,
         &super::guard::CheckInput {
@@ -524,10 +544,6 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     let mut redactions = super::guard::diff_redactions(&diff_secrets);
     redactions.extend(other_secrets);
 
-    let cross_cutting = feature
-        .as_ref()
-        .map(|f| f.cross_cutting.clone())
-        .unwrap_or_default();
     let parts = Parts {
         kind: match subject {
             Subject::Defect(_) => prompt::Kind::Defect,
@@ -574,12 +590,20 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         },
     };
     let schema = serde_json::to_string(&verdict_schema(parts.kind)).unwrap_or_default();
-    let prompt = prompt::assemble(
-        &parts.input(parts.kind, &diff, spec_sections.clone(), None, &schema),
-        shared.counter.get()?,
-        shared.settings.budget,
-        &shared.templates,
-    )?;
+    let input = parts.input(parts.kind, &diff, spec_sections.clone(), None, &schema);
+    let counter = shared.counter.get()?;
+    let offline = shared.settings.llm.provider == crate::settings::Provider::Offline
+        && !shared.settings.dry_run;
+    let prompt = match prompt::assemble(&input, counter, shared.settings.budget, &shared.templates)
+    {
+        // An offline review sends no prompt: a change too large for the
+        // budget (Django 5.0 → 5.1 lists 966 files) is still checked, and
+        // its prompt still hashed for the log.
+        Err(prompt::Error::ProtectedTooLarge { needed, .. }) if offline => {
+            prompt::assemble(&input, counter, needed, &shared.templates)?
+        }
+        other => other?,
+    };
 
     let sent_sections = sent_sections(&documents, &prompt);
     let spec_hash = sha256(
@@ -588,7 +612,6 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
             .map(|(path, s)| format!("{path}\n{}\n", s.text))
             .collect::<String>(),
     );
-    let prompt_hash = sha256(&prompt.text);
 
     Ok(Prepared {
         head_commit: diff.head_commit.clone(),
@@ -607,10 +630,10 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
         impact_error,
         defect: findings,
         cross_cutting,
+        vision,
         prompt,
         parts,
         spec_hash,
-        prompt_hash,
         checks,
         redactions,
     })
@@ -1114,18 +1137,38 @@ fn impact_rows(impact: &impact::Impact) -> Vec<prompt::ImpactRow> {
         .collect()
 }
 
+/// The product vision at the main branch's commit, redacted like a spec,
+/// when the guardian will read it.
+fn load_vision(
+    repo: &Repository,
+    shared: &Shared,
+) -> Result<Option<(prompt::Vision, Vec<crate::secrets::Redaction>)>, Error> {
+    let settings = &shared.settings;
+    if settings.guardian.skip_reason.is_some()
+        || settings.llm.provider == crate::settings::Provider::Offline
+    {
+        return Ok(None);
+    }
+    let path = settings.guardian.vision_file.clone();
+    let Some(bytes) = repo.read_file(&shared.main.commit, &path)? else {
+        return Ok(None);
+    };
+    let (text, found) = super::guard::redact_spec(&path, &String::from_utf8_lossy(&bytes));
+    Ok(Some((
+        prompt::Vision {
+            doc_path: path,
+            text,
+        },
+        found,
+    )))
+}
+
 /// The guardian's prompt: the vision, the spec sections the review sent, the
 /// task and its criteria, and the diff ranked and trimmed the same way, in
 /// the guardian's own budget.
 pub fn guardian_prompt(shared: &Shared, prepared: &Prepared) -> Result<Prompt, Error> {
-    let repo = Repository::open(&shared.root)?;
     let vision_path = shared.settings.guardian.vision_file.clone();
-    let vision = repo
-        .read_file(&shared.main.commit, &vision_path)?
-        .map(|bytes| prompt::Vision {
-            doc_path: vision_path.clone(),
-            text: String::from_utf8_lossy(&bytes).into_owned(),
-        });
+    let vision = prepared.vision.clone();
     let mut parts = prepared.parts.clone();
     if let (Subject::Defect(review), Some(found)) = (&prepared.subject, &prepared.defect) {
         parts

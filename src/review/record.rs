@@ -152,9 +152,13 @@ fn task_outcome(shared: &Shared, report: &Report, evidence: &Evidence, now: &str
         "not_run" => None,
         status => Some((status.to_string(), guardian_summary(report))),
     };
+    // The safety net over what the task file receives (the review sealed
+    // the report these come from; this guards the bytes).
+    let net = |text: &str| crate::secrets::net::text(text).text;
+    let guardian = guardian.map(|(status, summary)| (status, net(&summary)));
     ReviewOutcome {
         approved,
-        feedback: report.feedback.clone(),
+        feedback: report.feedback.as_deref().map(net),
         reviewed_at: now.to_string(),
         reviewed_by: shared.actor.name.clone(),
         diff_hash: report.hashes.diff.clone(),
@@ -162,7 +166,7 @@ fn task_outcome(shared: &Shared, report: &Report, evidence: &Evidence, now: &str
         blocking: if approved {
             Vec::new()
         } else {
-            blocking(report, evidence)
+            blocking(report, evidence).iter().map(|b| net(b)).collect()
         },
         max_revisions: shared.settings.max_revisions,
         guardian,
@@ -272,6 +276,8 @@ fn report_name(report: &Report, now: &str) -> String {
         (None, Some(defect)) => format!("defect-{}", defect.name),
         (None, None) => format!("branch-{}", report.branch),
     };
+    // A file name is written too: through the safety net like its content.
+    let who = crate::secrets::net::text(&who).text;
     format!("{stamp}-{}", slug(&who))
 }
 
@@ -305,6 +311,9 @@ fn write_report(
         map.insert("outcome".to_string(), json!(report.outcome.code()));
         map.extend(extra);
     }
+    // The safety net: the review sealed its report (`guard::seal`) and
+    // turned what it found into findings; this replaces it in the bytes.
+    crate::secrets::net::json(&mut body, "the report");
     let text = serde_json::to_string_pretty(&body).unwrap_or_default() + "\n";
     let base = report_name(report, now);
     let name = |n: u32| {
@@ -375,6 +384,9 @@ fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
 
 /// Append one line to the review log: a review's, or an override's.
 pub fn append_log_line(root: &Path, line: &Value) -> Result<(), Error> {
-    let text = serde_json::to_string(line).unwrap_or_default();
+    // The safety net: no log line holds a secret, whoever wrote it.
+    let mut line = line.clone();
+    crate::secrets::net::json(&mut line, "the review log");
+    let text = serde_json::to_string(&line).unwrap_or_default();
     Ok(fsx::append_line(&area(root), &root.join(LOG_FILE), &text)?)
 }

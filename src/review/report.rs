@@ -178,4 +178,8 @@ pub struct Evidence {
     pub decision: Option<Decision>,
     pub sections: Vec<crate::prompt::SectionAccount>,
     pub spec_sources: Vec<String>,
+    /// What the secrets safety net replaced so far (prompts, answers): each
+    /// becomes a `secret` finding of the report.
+    #[serde(skip)]
+    pub leaks: Vec<crate::secrets::net::Leak>,
 }

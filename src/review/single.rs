@@ -84,10 +84,12 @@ pub fn review(
         Ok(lock) => lock,
         Err(err) => return failed_early(&subject, &err),
     };
-    let split = match split::split(shared, &prepared) {
+    let mut split = match split::split(shared, &prepared) {
         Ok(s) => s,
         Err(err) => return failed_early(&subject, &err),
     };
+    // The safety net, before anything is shown, sent or kept.
+    let prompt_leaks = super::guard::net_prompts(&mut split.prompts);
     let mut report = report_for(&prepared, shared, models, &split);
     let mut evidence = Evidence {
         prompt: split.text(),
@@ -97,6 +99,7 @@ pub fn review(
             .iter()
             .map(|s| format!("{} ({})", s.document.path, s.origin))
             .collect(),
+        leaks: prompt_leaks,
         ..Evidence::default()
     };
 
@@ -138,6 +141,7 @@ pub fn review(
             events,
         );
         evidence.calls.extend(asked.calls);
+        evidence.leaks.extend(asked.leaks);
         match asked.result {
             Ok(v) => verdicts.push(v),
             Err(failure) => {
@@ -203,27 +207,8 @@ pub fn review(
     evidence.decision = Some(decision.clone());
     // speed's own checks decide before the guardian: a critical or major
     // finding blocks the approval whatever the model said.
-    let blocking: Vec<&crate::checks::Finding> =
-        prepared.checks.iter().filter(|f| f.blocking()).collect();
-    if !blocking.is_empty() {
-        if report.verdict == Some(verdict::Kind::Approve) {
-            report.overrules.push(verdict::Overrule {
-                rule: verdict::Rule::CheckFailed,
-                reason: format!(
-                    "speed's checks found {} blocking problem{}: {}",
-                    blocking.len(),
-                    if blocking.len() == 1 { "" } else { "s" },
-                    blocking
-                        .iter()
-                        .map(|f| describe(f))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ),
-            });
-            report.verdict = Some(verdict::Kind::RequestChanges);
-        }
-        feedback.push_str(&check_feedback(&blocking));
-    }
+    absorb_leaks(shared, &mut report, &mut evidence);
+    overrule_on_checks(&mut report);
 
     // A defect fix goes to the guardian only when speed counts it large.
     let small_fix = prepared.defect.as_ref().filter(|found| !found.size.large);
@@ -259,15 +244,22 @@ pub fn review(
         report.guardian = GuardianOutcome::not_run("the review requested changes");
     }
 
+    fill_tokens(&mut report, &evidence);
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    seal(shared, &mut report, &mut evidence);
+    overrule_on_checks(&mut report);
     report.outcome = match report.verdict {
         Some(verdict::Kind::Approve) => Outcome::Approved,
         _ => Outcome::ChangesRequested,
     };
     if report.outcome == Outcome::ChangesRequested {
+        let blocking: Vec<&crate::checks::Finding> =
+            report.checks.iter().filter(|f| f.blocking()).collect();
+        if !blocking.is_empty() {
+            feedback.push_str(&check_feedback(&blocking));
+        }
         report.feedback = Some(feedback);
     }
-    fill_tokens(&mut report, &evidence);
-    report.duration_ms = started.elapsed().as_millis() as u64;
     finish(
         shared,
         &prepared.subject,
@@ -308,6 +300,53 @@ fn finish(
     report
 }
 
+/// The safety net's leaks so far as `secret` findings of the report.
+fn absorb_leaks(shared: &Shared, report: &mut Report, evidence: &mut Evidence) {
+    if evidence.leaks.is_empty() {
+        return;
+    }
+    let leaks = std::mem::take(&mut evidence.leaks);
+    report
+        .checks
+        .extend(super::guard::leak_findings(&shared.settings.checks, &leaks));
+    crate::checks::sort(&mut report.checks);
+}
+
+/// The last look before a report is recorded: what the net finds in it
+/// (a source that escaped redaction) is a finding too.
+fn seal(shared: &Shared, report: &mut Report, evidence: &mut Evidence) {
+    let found = super::guard::seal(report, evidence);
+    evidence.leaks.extend(found);
+    absorb_leaks(shared, report, evidence);
+}
+
+/// A critical or major finding of speed's checks turns an approval into
+/// request_changes, with the rule in the report.
+fn overrule_on_checks(report: &mut Report) {
+    if report.verdict != Some(verdict::Kind::Approve) {
+        return;
+    }
+    let blocking: Vec<&crate::checks::Finding> =
+        report.checks.iter().filter(|f| f.blocking()).collect();
+    if blocking.is_empty() {
+        return;
+    }
+    report.overrules.push(verdict::Overrule {
+        rule: verdict::Rule::CheckFailed,
+        reason: format!(
+            "speed's checks found {} blocking problem{}: {}",
+            blocking.len(),
+            if blocking.len() == 1 { "" } else { "s" },
+            blocking
+                .iter()
+                .map(|f| describe(f))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
+    });
+    report.verdict = Some(verdict::Kind::RequestChanges);
+}
+
 /// `check (severity) file:line: message`, one finding on one line.
 fn describe(f: &crate::checks::Finding) -> String {
     let first = f.message.lines().next().unwrap_or("");
@@ -338,11 +377,9 @@ fn offline(
     shared: &Shared,
     prepared: &Prepared,
     mut report: Report,
-    evidence: Evidence,
+    mut evidence: Evidence,
     started: Instant,
 ) -> Report {
-    let blocking: Vec<&crate::checks::Finding> =
-        prepared.checks.iter().filter(|f| f.blocking()).collect();
     report.model = ModelInfo {
         provider: "none".to_string(),
         name: String::new(),
@@ -362,6 +399,10 @@ fn offline(
         "Offline review: speed's own checks decided; no model compared the work with the spec."
             .to_string(),
     );
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    seal(shared, &mut report, &mut evidence);
+    let blocking: Vec<&crate::checks::Finding> =
+        report.checks.iter().filter(|f| f.blocking()).collect();
     // A defect fix outside its scope, or passing by a changed test, is
     // known without a model.
     let defect = prepared
@@ -382,7 +423,6 @@ fn offline(
         };
         report.feedback = Some(format!("{defect}{checks}").trim_start().to_string());
     }
-    report.duration_ms = started.elapsed().as_millis() as u64;
     finish(
         shared,
         &prepared.subject,
@@ -442,8 +482,9 @@ fn nothing_implemented(
         .push("The diff is empty: changes were requested without calling a model.".to_string());
     report.outcome = Outcome::ChangesRequested;
     report.base_resolved_by = empty.base_how.clone();
-    let evidence = Evidence::default();
+    let mut evidence = Evidence::default();
     report.duration_ms = started.elapsed().as_millis() as u64;
+    seal(shared, &mut report, &mut evidence);
     finish(shared, &subject, &[], report, &evidence)
 }
 
@@ -452,12 +493,13 @@ fn nothing_implemented(
 fn finish_failed(
     shared: &Shared,
     mut report: Report,
-    evidence: Evidence,
+    mut evidence: Evidence,
     started: Instant,
 ) -> Report {
     fill_tokens(&mut report, &evidence);
     report.verdict = None;
     report.duration_ms = started.elapsed().as_millis() as u64;
+    seal(shared, &mut report, &mut evidence);
     if let Err(err) = record::record_failure(shared, &mut report, &evidence) {
         report.error = Some(format!(
             "{}; and the report could not be saved: {err}",
@@ -483,6 +525,7 @@ pub fn unreadable(task_id: Option<String>, feature: Option<String>, message: Str
         branch: String::new(),
         specs: Vec::new(),
         criteria: Vec::new(),
+        criteria_file: None,
     };
     Report {
         task_id,
@@ -563,11 +606,8 @@ fn report_for(prepared: &Prepared, shared: &Shared, models: &Models, split: &Spl
     report.hashes = Hashes {
         diff: prepared.diff.sha256.clone(),
         spec: prepared.spec_hash.clone(),
-        prompt: if split.prompts.len() == 1 {
-            prepared.prompt_hash.clone()
-        } else {
-            prepare::sha256(&split.text())
-        },
+        // Of what was sent: every part, after the safety net.
+        prompt: prepare::sha256(&split.text()),
     };
     report.model = ModelInfo {
         provider: models.review.name().to_string(),

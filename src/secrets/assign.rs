@@ -245,7 +245,10 @@ fn real_value(value: &str, dotenv: bool) -> bool {
         return false;
     }
     let lower = value.to_ascii_lowercase();
-    if value.contains("://") || value.starts_with(['/', '.', '~', '#', '&', '*', '@']) {
+    if value.contains("://")
+        || value.starts_with(['/', '.', '~', '#', '&', '*', '@'])
+        || is_reference(value)
+    {
         return false;
     }
     // Format strings, templates and interpolations.
@@ -295,6 +298,20 @@ fn real_value(value: &str, dotenv: bool) -> bool {
         return false;
     }
     entropy(value) >= 3.0
+}
+
+/// A path to where a secret is kept, made of lowercase words
+/// (`yegor256/home#assets/crates-credentials`, `vault:kv/app/db`): random
+/// text mixes cases and digits within its segments.
+fn is_reference(value: &str) -> bool {
+    let word = |segment: &str| {
+        let letters = segment.trim_end_matches(|c: char| c.is_ascii_digit());
+        !letters.is_empty() && letters.bytes().all(|b| b.is_ascii_lowercase())
+    };
+    value.contains(['/', '#', ':'])
+        && value
+            .split(|c: char| "/#:.-_@".contains(c))
+            .all(|segment| segment.is_empty() || word(segment))
 }
 
 /// A stored password hash in a framework's format.
@@ -474,8 +491,17 @@ mod tests {
             "PASSWORD_MIN_LENGTH=8",
             "# password=Zk3Xq9Lm2V",
             "TOKEN_TTL=3600",
+            // Where the secret is kept, not the secret (micromap's .rultor.yml).
+            "CREDENTIALS=yegor256/home#assets/crates-credentials",
         ] {
             assert!(!found(text, Kind::Env), "{text}");
         }
+        assert!(!found(
+            "  credentials: yegor256/home#assets/crates-credentials",
+            Kind::Config
+        ));
+        assert!(!found("db_password: vault:kv/app/db2", Kind::Config));
+        // A secret with a slash in it is still one.
+        assert!(found("client_secret: R8fNq2Lx7TbV/4mKc9WzP", Kind::Config));
     }
 }

@@ -13,6 +13,7 @@
 
 mod assign;
 mod diff;
+pub mod net;
 mod pem;
 mod rules;
 mod value;
@@ -41,8 +42,9 @@ pub enum Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Context {
     pub kind: Kind,
-    /// Test code: a password or token assigned there is a fixture, so the
-    /// assignment rule stands down; provider formats and keys still count.
+    /// Test code or documentation: a password or token assigned there is
+    /// a fixture or an example, so the assignment rule stands down;
+    /// provider formats and keys still count.
     pub test: bool,
 }
 
@@ -114,6 +116,9 @@ pub struct Scan {
     /// Sorted by line then start, never overlapping.
     pub spans: Vec<Span>,
     pub found: Vec<Found>,
+    /// In test code: the values an assignment outside tests would have
+    /// counted, judged fixtures here (the safety net leaves them alone).
+    pub fixtures: Vec<String>,
 }
 
 /// A secret replaced in a text, as the report's `redactions` lists it:
@@ -159,6 +164,7 @@ pub fn scan(lines: &[&str], context: Context) -> Scan {
     let scanner = scanner();
     let mut spans: Vec<Span> = Vec::new();
     let mut found: Vec<Found> = Vec::new();
+    let mut fixtures: Vec<String> = Vec::new();
     for block in pem::blocks(lines) {
         found.push(Found {
             line: block.first().map_or(0, |s| s.line),
@@ -179,12 +185,28 @@ pub fn scan(lines: &[&str], context: Context) -> Scan {
                 rule: span.rule,
             });
         }
+        if context.test {
+            let judged = here.len();
+            let outside = Context {
+                test: false,
+                ..context
+            };
+            scanner.assign.scan(line, i, outside, &mut here);
+            fixtures.extend(
+                here.drain(judged..)
+                    .filter_map(|s| line.get(s.start..s.end).map(str::to_string)),
+            );
+        }
         spans.retain(|s| s.line != i);
         spans.extend(here);
     }
     spans.sort_by_key(|s| (s.line, s.start));
     found.sort_by_key(|f| f.line);
-    Scan { spans, found }
+    Scan {
+        spans,
+        found,
+        fixtures,
+    }
 }
 
 /// Whether `span` overlaps one already kept.
@@ -251,6 +273,140 @@ mod tests {
             "password = \"Zk3Xq9Lm2V\"\ntoken = \"ghp_R8fNq2Lx7TbV4mKc9WzPd3HsYe6Ju1Ao5GiQ\"";
         assert_eq!(redact(text, test).found, vec![(2, "github-token")]);
         assert_eq!(redact(text, CODE).found.len(), 2);
+    }
+
+    /// One true sample per rule (each rule's own tests hold many more, and
+    /// their look-alikes): a rule added without a sample fails here.
+    #[test]
+    fn every_rule_finds_a_true_sample() {
+        let samples = [
+            ("aws-access-key", "id = 'AKIAQYLPMN5HHHFPZAM2'"),
+            (
+                "aws-secret-key",
+                "aws_secret_access_key = sW7pLq2vXk9RmT4nB8cYd1ZfHj3Ga6Ue5Io0Kp/+",
+            ),
+            (
+                "gcp-api-key",
+                "k = \"AIzau8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8\"",
+            ),
+            (
+                "gcp-service-account",
+                r#""private_key_id": "4f1b2c3d5e6f708192a3b4c5d6e7f8091a2b3c4d","#,
+            ),
+            ("github-token", "ghp_R8fNq2Lx7TbV4mKc9WzPd3HsYe6Ju1Ao5GiQ"),
+            ("gitlab-token", "glpat-Zk3Xq9Lm2Vn8Bc4Wd7Ry"),
+            (
+                "slack-token",
+                "xoxb-1234567890123-1234567890123-Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1a",
+            ),
+            (
+                "slack-webhook",
+                "https://hooks.slack.com/services/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",
+            ),
+            ("stripe-key", "rk_test_51HqZk3Xq9Lm2Vn8Bc4Wd7Ry5H"),
+            (
+                "openai-api-key",
+                "sk-proj-Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2iO9pLkMj8Nh7Bg6Vf5Cd4Xs3Za2Qw1E",
+            ),
+            (
+                "anthropic-api-key",
+                "sk-ant-api03-Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2iO9pLkMj8Nh7Bg6Vf5Cd4Xs3Za2Qw1EZk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2iO9pLk-AA",
+            ),
+            ("huggingface-token", "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"),
+            ("npm-token", "npm_Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2iO9p"),
+            (
+                "pypi-token",
+                "pypi-AgEIcHlwaS5vcmcCJDk3Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2iO9pLkMj8Nh7Bg6",
+            ),
+            (
+                "sendgrid-key",
+                "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",
+            ),
+            ("google-oauth-secret", "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"),
+            (
+                "azure-storage-key",
+                "AccountName=a;AccountKey=DNxril3RavGD5MfvJ7NScUykT8C8UBkkpdhiG37LeXSyYV4g6snRoUYA4fXr6nzrvZcmT4a4Ad5y2FibpBV62h==;",
+            ),
+            (
+                "digitalocean-token",
+                "dop_v1_4f1b2c3d5e6f708192a3b4c5d6e7f8091a2b3c4d4f1b2c3d5e6f708192a3b4c5",
+            ),
+            ("shopify-token", "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"),
+            ("databricks-token", "dapi4f1b2c3d5e6f708192a3b4c5d6e7f809"),
+            (
+                "age-secret-key",
+                "AGE-SECRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE6M",
+            ),
+            (
+                "jwt",
+                "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI0MjQyIiwibmFtZSI6IkFkYSJ9.Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT0uE2",
+            ),
+            (
+                "authorization-header",
+                r#"h = {"Authorization": "Bearer Zk3Xq9Lm2Vn8Bc4Wd7Ry5H1aQ6sT"}"#,
+            ),
+            (
+                "private-key",
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----",
+            ),
+            ("secret-assignment", "api_token = \"Zk3Xq9Lm2Vn8Bc4W\""),
+            (
+                "url-credentials",
+                "postgres://app:Zk3Xq9Lm2V@db.internal:5432/app",
+            ),
+        ];
+        let mut ids: Vec<&str> = samples.iter().map(|s| s.0).collect();
+        ids.sort_unstable();
+        let mut known = rule_ids();
+        known.sort_unstable();
+        assert_eq!(ids, known, "every rule needs a sample here");
+        for (rule, text) in samples {
+            let lines: Vec<&str> = text.lines().collect();
+            let found: Vec<&str> = scan(&lines, CODE).found.iter().map(|f| f.rule).collect();
+            assert_eq!(found, vec![rule], "{text}");
+        }
+    }
+
+    /// What lockfiles, checksums and encoded test data hold is not a secret.
+    #[test]
+    fn lockfiles_hashes_and_encoded_data_are_not_secrets() {
+        for (path, text) in [
+            (
+                "package-lock.json",
+                r#"      "integrity": "sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg==","#,
+            ),
+            (
+                "yarn.lock",
+                "  integrity sha512-v2kDEe57lecTulaDIuNTPy3Ry4gLGJ6Z1O3vE1krgXZNrsQ+LFTGHVxVjcXPs17LhbZVGedAJv8XZ1tvj5FvSg==",
+            ),
+            (
+                "Cargo.lock",
+                "checksum = \"3e1d3a9eaae13a7f5c9b8c6c0bcf4b7f0e9a7c4b1e2d3f4a5b6c7d8e9f0a1b2c\"",
+            ),
+            (
+                "poetry.lock",
+                "    {file = \"requests-2.32.3-py3-none-any.whl\", hash = \"sha256:70761cfe03c773ceb22aa2f671b4757976145175cdfca038c02654d061d6dcc6\"},",
+            ),
+            (
+                "go.sum",
+                "golang.org/x/text v0.3.7 h1:olpwvP2KacW1ZWvsR7uQhoyTYvKAupfQrRGBFM352Gk=",
+            ),
+            (
+                "src/digest.rs",
+                "const EMPTY_SHA256: &str = \"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\";",
+            ),
+            (
+                "tests/data.py",
+                "PAYLOAD = \"SGVsbG8sIFdvcmxkISBUaGlzIGlzIGJhc2U2NCB0ZXN0IGRhdGEu\"",
+            ),
+            (
+                "src/app.py",
+                "commit = \"9fceb02d0ae598e95dc970b74767f19372d61af8\"",
+            ),
+        ] {
+            let out = redact(text, Context::file(path, crate::paths::is_test(path)));
+            assert!(out.found.is_empty(), "{path}: {text}: {:?}", out.found);
+        }
     }
 
     #[test]

@@ -134,7 +134,9 @@ pub fn write(event: &Event) -> Result<PathBuf, Error> {
     // leading out of it is refused.
     let area = dir.ancestors().nth(2).unwrap_or(dir);
     let name = |n: u32| event.file_name(event.at + Duration::from_millis(u64::from(n) - 1));
-    crate::fsx::write_new(area, dir, &name, event.line.as_bytes()).map_err(|e| Error::Write {
+    // The safety net: nothing written holds a secret.
+    let line = crate::secrets::net::printed(&event.line);
+    crate::fsx::write_new(area, dir, &name, line.as_bytes()).map_err(|e| Error::Write {
         path: dir.to_path_buf(),
         source: e.into(),
     })

@@ -20,12 +20,23 @@ fn commit(repo: &TempRepo, branch: &str, files: &[(&str, &str)], deletes: &[&str
         .unwrap();
 }
 
-/// Every byte speed wrote under `.speed/reviews/`.
+/// Every byte under `.speed/` (reports, log, nits, verdict cache, task
+/// files), as text.
 fn written(repo: &TempRepo) -> String {
-    repo.reviews()
-        .iter()
-        .map(|n| repo.read(&format!(".speed/reviews/{n}")))
-        .collect()
+    let mut out = String::new();
+    let mut dirs = vec![repo.path().join(".speed")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                out.push_str(&String::from_utf8_lossy(&std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    assert!(out.contains("\"head_commit\""), "no report under .speed/");
+    out
 }
 
 fn json(stdout: &str) -> Value {
@@ -244,10 +255,11 @@ fn a_failing_command_check_blocks_with_the_tail_of_its_output() {
     repo.config(
         "[[checks.command]]\nname = \"lint\"\nrun = [\"sh\", \"-c\", \"ls catalog/src; echo lint failed >&2; exit 3\"]\nseverity = \"major\"\ntimeout_secs = 30\n",
     );
+    let tmp = tempfile::tempdir().unwrap();
     let run = speed(
         repo.path(),
         &["review", "--task-id", "1", "--offline", "--json"],
-        &[],
+        &[("TMPDIR", tmp.path().to_str().unwrap())],
     );
     assert_eq!(run.code, 50, "{}", run.transcript());
     let report = &json(&run.stdout)["reviews"][0];
@@ -258,8 +270,124 @@ fn a_failing_command_check_blocks_with_the_tail_of_its_output() {
     assert!(message.contains("lint failed"), "{message}");
     // It ran in a checkout of the head commit: the branch's new file is there.
     assert!(message.contains("search.rs"), "{message}");
-    // And nothing of the checkout is left in the repository.
-    assert!(!repo.path().join("speed-check").exists());
+    // The checkout was made in the temporary folder and is gone.
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    let status = std::process::Command::new("git")
+        .args(["status", "--porcelain", "--untracked-files=all"])
+        .current_dir(repo.path())
+        .output()
+        .unwrap();
+    let untracked = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        untracked.lines().all(|l| l.contains(".speed/")),
+        "{untracked}"
+    );
+}
+
+#[test]
+fn a_command_check_that_hangs_is_stopped_at_its_timeout() {
+    let repo = repo::example();
+    repo.config(
+        "[[checks.command]]\nname = \"tests\"\nrun = [\"sh\", \"-c\", \"echo compiling; sleep 30\"]\nseverity = \"critical\"\ntimeout_secs = 1\n",
+    );
+    let started = std::time::Instant::now();
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "1", "--offline", "--json"],
+        &[],
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let check = &json(&run.stdout)["reviews"][0]["checks"][0];
+    assert_eq!(check["check"], "tests");
+    assert_eq!(check["severity"], "critical");
+    let message = check["message"].as_str().unwrap();
+    assert!(message.contains("did not finish within 1s"), "{message}");
+    assert!(message.contains("compiling"), "{message}");
+}
+
+/// Ctrl-C while a command check runs: the command's process group is
+/// stopped, its temporary checkout removed, and speed ends like SIGINT
+/// with nothing recorded.
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_during_a_command_check_stops_it_and_removes_its_checkout() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::time::{Duration, Instant};
+    let repo = repo::example();
+    let tmp = tempfile::tempdir().unwrap();
+    let marks = tempfile::tempdir().unwrap();
+    let mark = marks.path().join("running");
+    repo.config(&format!(
+        "[[checks.command]]\nname = \"tests\"\nrun = [\"sh\", \"-c\", \"echo $$ > {0}.pid; pwd > {0}; sleep 30\"]\ntimeout_secs = 60\n",
+        mark.display()
+    ));
+    let task = repo.read(&repo.task_path("1"));
+    let mut child = crate::support::speed::command(
+        repo.path(),
+        &["review", "--task-id", "1", "--offline"],
+        &[("TMPDIR", tmp.path().to_str().unwrap())],
+    )
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let checkout = loop {
+        let written = std::fs::read_to_string(&mark).unwrap_or_default();
+        if written.ends_with('\n') {
+            break std::path::PathBuf::from(written.trim());
+        }
+        assert!(Instant::now() < deadline, "the command check never started");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let pid: i32 = std::fs::read_to_string(marks.path().join("running.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        checkout.starts_with(tmp.path().canonicalize().unwrap()),
+        "{}",
+        checkout.display()
+    );
+    assert!(checkout.join("catalog").is_dir(), "{}", checkout.display());
+    // SAFETY: signals the speed process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            child.kill().ok();
+            panic!("speed did not end after Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.signal(), Some(libc::SIGINT), "{status:?}");
+    assert!(!checkout.exists(), "{} is left", checkout.display());
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    // The command (a process group leader) is gone, not orphaned.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        let state = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .next();
+        if state == Some("Z") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the command outlived speed: {stat}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(repo.read(&repo.task_path("1")), task);
+    assert!(repo.log().is_empty());
 }
 
 /// The README's first command (`cargo run --example demo`) does this: an
@@ -311,4 +439,45 @@ fn the_demo_path_works_without_a_model_server() {
     assert!(!run.stdout.contains(SECRET));
     let run = speed(repo.path(), &["review", "--task-id", "2", "--dry-run"], &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
+}
+
+#[test]
+fn an_offline_review_checks_a_change_too_large_for_the_prompt_budget() {
+    // Nothing is sent offline, so a change whose file list alone is over
+    // the budget is still checked (Django 5.0 → 5.1 was refused).
+    let repo = repo::example();
+    let names: Vec<String> = (0..60)
+        .map(|i| format!("catalog/src/generated_module_number_{i}.rs"))
+        .collect();
+    let files: Vec<(&str, &str)> = names
+        .iter()
+        .map(|n| (n.as_str(), "pub fn f() -> u32 {\n    1\n}\n"))
+        .collect();
+    commit(&repo, "speed/task-1", &files, &[]);
+    let args = ["review", "--task-id", "1", "--budget", "1200"];
+    let run = speed(
+        repo.path(),
+        &[&args[..], &["--offline", "--json"]].concat(),
+        &[],
+    );
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let report = &json(&run.stdout)["reviews"][0];
+    assert_eq!(report["error"], Value::Null, "{}", run.transcript());
+    assert_eq!(report["verdict"], "request_changes");
+    let checks: Vec<&str> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["check"].as_str().unwrap())
+        .collect();
+    assert!(checks.contains(&"large_diff"), "{checks:?}");
+    assert!(checks.contains(&"scope"), "{checks:?}");
+    // A dry run still reports the budget it cannot meet.
+    let run = speed(
+        repo.path(),
+        &[&args[..], &["--offline", "--dry-run"]].concat(),
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("raise the budget"), "{}", run.stderr);
 }

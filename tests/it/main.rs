@@ -6,6 +6,7 @@ mod support;
 
 mod batch;
 mod checks;
+mod code_checks;
 mod config;
 mod defects;
 mod dry_run;
@@ -20,4 +21,5 @@ mod impact_review;
 mod llm_providers;
 mod orchestrator;
 mod review;
+mod safety_net;
 mod terminal;

@@ -1,0 +1,1033 @@
+//! What callers of a function rely on, and whether a call still fits.
+//!
+//! A signature here is what a call site must match, not the text of the
+//! declaration: in Rust the receiver and the number of parameters (types
+//! are the compiler's business: a type named `Self` instead of `Command`,
+//! a pattern `mut reader` instead of `reader`, a comment or a visibility
+//! are no change to any caller); in Python the parameters' names, kinds and
+//! whether each has a default (annotations and default values change no
+//! call). `calls` reads the shape of a call where a reference stands, and
+//! `Signature::accepts` says whether it binds. Everything here stands down
+//! when unsure: an unreadable call, a `*args` splat, a macro's arguments.
+
+use std::collections::{HashMap, HashSet};
+
+use tree_sitter::{Node, Parser};
+
+use super::outline::Lang;
+
+/// How a Rust method takes `self`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Receiver {
+    None,
+    Value,
+    Ref,
+    RefMut,
+}
+
+/// How a Python parameter is passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// Before `/`.
+    Positional,
+    /// By position or by name.
+    Either,
+    /// `*args`.
+    Rest,
+    /// After `*` or `*args`.
+    Keyword,
+    /// `**kwargs`.
+    Keywords,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    pub name: String,
+    pub pass: Pass,
+    pub default: bool,
+}
+
+/// How a Python callable is reached from a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    Function,
+    /// A method: `self` is bound when called on an instance.
+    Method,
+    /// `@classmethod`: `cls` is always bound.
+    ClassMethod,
+    StaticMethod,
+    /// `@property` and its kin: read, not called.
+    Property,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Signature {
+    Rust {
+        receiver: Receiver,
+        /// Parameters besides `self`.
+        params: usize,
+    },
+    Python {
+        binding: Binding,
+        /// Without the bound `self` or `cls`.
+        params: Vec<Param>,
+    },
+}
+
+/// A function or method as callers see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Callable {
+    pub name: String,
+    /// The type, trait or class it is defined in, as the impact analysis
+    /// names it (`Command` of `Command::get`, `Model` of `Model.save`).
+    pub owner: Option<String>,
+    /// The line of its name.
+    pub line: u32,
+    /// An item of `impl Trait for Type`: the trait, not this item, is what
+    /// callers rely on.
+    pub trait_impl: bool,
+    pub signature: Signature,
+}
+
+/// How a call names what it calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `f(x)`
+    Plain,
+    /// `x.f()`, `self.f()`, `super().f()`
+    Method,
+    /// `Type::f(x)`, `Class.f(obj)`: a method's receiver is passed.
+    Path,
+}
+
+/// The arguments of one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub form: Form,
+    pub positional: usize,
+    pub keywords: Vec<String>,
+    /// `*args` or `**kwargs` (or a spread) among the arguments: how many
+    /// values it passes is unknown.
+    pub spread: bool,
+}
+
+impl Signature {
+    /// Whether every call that fitted `old` fits `self`: no caller can
+    /// tell the change.
+    pub fn compatible_with(&self, old: &Signature) -> bool {
+        match (old, self) {
+            (Signature::Rust { .. }, Signature::Rust { .. }) => old == self,
+            (
+                Signature::Python {
+                    binding: ob,
+                    params: op,
+                },
+                Signature::Python {
+                    binding: nb,
+                    params: np,
+                },
+            ) => same_reach(*ob, *nb) && python_compatible(op, np),
+            _ => false,
+        }
+    }
+
+    /// Whether `call` fits this signature; true when that cannot be told.
+    pub fn accepts(&self, call: &Call) -> bool {
+        match self {
+            Signature::Rust { receiver, params } => {
+                let expected = match (call.form, receiver) {
+                    (Form::Path, Receiver::None) | (Form::Plain, _) => *params,
+                    (Form::Path, _) => params + 1,
+                    // `x.f()` of a function without `self`: another type's
+                    // method of the same name, most likely.
+                    (Form::Method, Receiver::None) => return true,
+                    (Form::Method, _) => *params,
+                };
+                call.spread || call.positional == expected
+            }
+            Signature::Python { binding, params } => {
+                if call.spread || *binding == Binding::Property {
+                    return true;
+                }
+                let mut positional = call.positional;
+                if *binding == Binding::Method && call.form == Form::Path {
+                    // `Class.method(obj, …)`: the instance comes first.
+                    if positional == 0 {
+                        return true;
+                    }
+                    positional -= 1;
+                }
+                python_binds(params, positional, &call.keywords)
+            }
+        }
+    }
+}
+
+/// Property-ness is what a caller sees: `cached_property` for `property`
+/// is no change, a method becoming a property is.
+fn same_reach(old: Binding, new: Binding) -> bool {
+    (old == Binding::Property) == (new == Binding::Property)
+        && (old == Binding::StaticMethod) == (new == Binding::StaticMethod)
+}
+
+fn python_compatible(old: &[Param], new: &[Param]) -> bool {
+    let positional = |ps: &[Param]| -> Vec<Param> {
+        ps.iter()
+            .filter(|p| matches!(p.pass, Pass::Positional | Pass::Either))
+            .cloned()
+            .collect()
+    };
+    let (op, np) = (positional(old), positional(new));
+    let has = |ps: &[Param], pass: Pass| ps.iter().any(|p| p.pass == pass);
+    // Every position keeps its meaning, its name (callers may name it) and
+    // its default.
+    for (i, o) in op.iter().enumerate() {
+        let Some(n) = np.get(i) else {
+            return false;
+        };
+        if (o.pass == Pass::Either && (n.pass != Pass::Either || n.name != o.name))
+            || (o.default && !n.default)
+        {
+            return false;
+        }
+    }
+    // New positions must be optional, and cannot take what `*args` took.
+    if np[op.len()..].iter().any(|n| !n.default) {
+        return false;
+    }
+    if np.len() > op.len() && has(old, Pass::Rest) {
+        return false;
+    }
+    for pass in [Pass::Rest, Pass::Keywords] {
+        if has(old, pass) && !has(new, pass) {
+            return false;
+        }
+    }
+    // Every name a caller could pass is still taken, optional if it was.
+    for o in old.iter().filter(|p| p.pass == Pass::Keyword) {
+        match new
+            .iter()
+            .find(|n| n.name == o.name && matches!(n.pass, Pass::Either | Pass::Keyword))
+        {
+            Some(n) if n.default || !o.default => {}
+            _ => return false,
+        }
+    }
+    // A new required name breaks every caller.
+    !new.iter()
+        .any(|n| n.pass == Pass::Keyword && !n.default && !old.iter().any(|o| o.name == n.name))
+}
+
+/// Python's binding of a call's arguments to parameters.
+fn python_binds(params: &[Param], positional: usize, keywords: &[String]) -> bool {
+    let slots: Vec<&Param> = params
+        .iter()
+        .filter(|p| matches!(p.pass, Pass::Positional | Pass::Either))
+        .collect();
+    let rest = params.iter().any(|p| p.pass == Pass::Rest);
+    let any_keyword = params.iter().any(|p| p.pass == Pass::Keywords);
+    if positional > slots.len() && !rest {
+        return false;
+    }
+    let mut filled: HashSet<&str> = slots
+        .iter()
+        .take(positional)
+        .map(|p| p.name.as_str())
+        .collect();
+    for k in keywords {
+        let named = params
+            .iter()
+            .find(|p| p.name == *k && matches!(p.pass, Pass::Either | Pass::Keyword));
+        match named {
+            Some(p) => {
+                if !filled.insert(p.name.as_str()) {
+                    return false;
+                }
+            }
+            None if any_keyword => {}
+            None => return false,
+        }
+    }
+    params.iter().all(|p| {
+        p.default
+            || matches!(p.pass, Pass::Rest | Pass::Keywords)
+            || filled.contains(p.name.as_str())
+    })
+}
+
+fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
+    std::str::from_utf8(&src[node.byte_range()]).unwrap_or("")
+}
+
+fn line(node: Node) -> u32 {
+    node.start_position().row as u32 + 1
+}
+
+/// Every function and method of a file with its signature.
+pub fn callables(lang: Lang, root: Node, src: &[u8]) -> Vec<Callable> {
+    let mut out = Vec::new();
+    match lang {
+        Lang::Rust => rust_items(root, src, None, &mut out),
+        Lang::Python => python_block(root, src, None, &mut out),
+    }
+    out
+}
+
+/// Where a Rust item sits: its impl's or trait's type, and whether that
+/// is an `impl Trait for Type`.
+type Within = Option<(String, bool)>;
+
+fn rust_items(node: Node, src: &[u8], within: Within, out: &mut Vec<Callable>) {
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        match child.kind() {
+            "function_item" | "function_signature_item" => {
+                if let Some(c) = rust_callable(child, src, &within) {
+                    out.push(c);
+                }
+            }
+            "impl_item" => {
+                let of_trait = child.child_by_field_name("trait").is_some();
+                let owner = child
+                    .child_by_field_name("type")
+                    .map(|t| type_name(text(t, src)));
+                if let Some(body) = child.child_by_field_name("body") {
+                    rust_items(body, src, owner.map(|o| (o, of_trait)), out);
+                }
+            }
+            "trait_item" => {
+                let owner = child
+                    .child_by_field_name("name")
+                    .map(|n| text(n, src).to_string());
+                if let Some(body) = child.child_by_field_name("body") {
+                    rust_items(body, src, owner.map(|o| (o, false)), out);
+                }
+            }
+            "mod_item" => {
+                if let Some(body) = child.child_by_field_name("body") {
+                    rust_items(body, src, None, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `Foo` of `&'a mut crate::x::Foo<T>`.
+fn type_name(t: &str) -> String {
+    let t = t.split('<').next().unwrap_or(t);
+    let t = t.rsplit("::").next().unwrap_or(t);
+    t.trim_start_matches(|c: char| c == '&' || c.is_whitespace())
+        .split_whitespace()
+        .last()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn rust_callable(node: Node, src: &[u8], within: &Within) -> Option<Callable> {
+    let name = node.child_by_field_name("name")?;
+    let params = node.child_by_field_name("parameters")?;
+    let mut receiver = Receiver::None;
+    let mut count = 0;
+    let mut cursor = params.walk();
+    for p in params.named_children(&mut cursor) {
+        match p.kind() {
+            "self_parameter" => receiver = receiver_of(text(p, src)),
+            // `self: &Self`, `self: Box<Self>`
+            "parameter"
+                if p.child_by_field_name("pattern")
+                    .is_some_and(|pat| text(pat, src) == "self") =>
+            {
+                let ty = p.child_by_field_name("type").map_or("", |t| text(t, src));
+                receiver = receiver_of(ty);
+                if receiver == Receiver::None {
+                    receiver = Receiver::Value;
+                }
+            }
+            "parameter" | "variadic_parameter" => count += 1,
+            _ => {}
+        }
+    }
+    Some(Callable {
+        name: text(name, src).to_string(),
+        owner: within.as_ref().map(|w| w.0.clone()),
+        line: line(name),
+        trait_impl: within.as_ref().is_some_and(|w| w.1),
+        signature: Signature::Rust {
+            receiver,
+            params: count,
+        },
+    })
+}
+
+fn receiver_of(t: &str) -> Receiver {
+    let t: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+    if t.starts_with("&mut") || t.starts_with("&'") && t.contains("mut") {
+        Receiver::RefMut
+    } else if t.starts_with('&') {
+        Receiver::Ref
+    } else if t.contains("self") || t.contains("Self") {
+        Receiver::Value
+    } else {
+        Receiver::None
+    }
+}
+
+/// Definitions of a Python block: functions at the top level and methods
+/// directly in classes (nested functions are no one's API).
+fn python_block(node: Node, src: &[u8], class: Option<&str>, out: &mut Vec<Callable>) {
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        let (def, decorators) = match child.kind() {
+            "decorated_definition" => {
+                let mut c = child.walk();
+                let decorators: Vec<String> = child
+                    .named_children(&mut c)
+                    .filter(|d| d.kind() == "decorator")
+                    .map(|d| text(d, src).trim_start_matches('@').trim().to_string())
+                    .collect();
+                match child.child_by_field_name("definition") {
+                    Some(d) => (d, decorators),
+                    None => continue,
+                }
+            }
+            "function_definition" | "class_definition" => (child, Vec::new()),
+            // Definitions under `if`, `try`, `with` at the same level.
+            "if_statement" | "try_statement" | "with_statement" | "else_clause" | "elif_clause"
+            | "except_clause" | "finally_clause" | "block" => {
+                python_block(child, src, class, out);
+                continue;
+            }
+            _ => continue,
+        };
+        match def.kind() {
+            "class_definition" => {
+                let name = def.child_by_field_name("name").map(|n| text(n, src));
+                if let (Some(body), Some(name)) = (def.child_by_field_name("body"), name) {
+                    python_block(body, src, Some(name), out);
+                }
+            }
+            "function_definition" => {
+                if let Some(c) = python_callable(def, src, class, &decorators) {
+                    out.push(c);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn python_callable(
+    def: Node,
+    src: &[u8],
+    class: Option<&str>,
+    decorators: &[String],
+) -> Option<Callable> {
+    let name = def.child_by_field_name("name")?;
+    let last = |d: &String| {
+        let path = d.split('(').next().unwrap_or(d).trim().to_string();
+        path.rsplit('.').next().unwrap_or(&path).to_string()
+    };
+    let names: Vec<String> = decorators.iter().map(last).collect();
+    let has = |n: &str| names.iter().any(|d| d == n);
+    let binding = if has("property")
+        || has("cached_property")
+        || has("setter")
+        || has("getter")
+        || has("deleter")
+    {
+        Binding::Property
+    } else if class.is_none() {
+        Binding::Function
+    } else if has("staticmethod") {
+        Binding::StaticMethod
+    } else if has("classmethod") {
+        Binding::ClassMethod
+    } else {
+        Binding::Method
+    };
+    let mut params = python_params(def.child_by_field_name("parameters")?, src);
+    if matches!(
+        binding,
+        Binding::Method | Binding::ClassMethod | Binding::Property
+    ) && params
+        .first()
+        .is_some_and(|p| matches!(p.pass, Pass::Positional | Pass::Either))
+    {
+        params.remove(0);
+    }
+    Some(Callable {
+        name: text(name, src).to_string(),
+        owner: class.map(str::to_string),
+        line: line(name),
+        trait_impl: false,
+        signature: Signature::Python { binding, params },
+    })
+}
+
+fn python_params(node: Node, src: &[u8]) -> Vec<Param> {
+    let mut out: Vec<Param> = Vec::new();
+    let mut keyword_only = false;
+    let mut cursor = node.walk();
+    for p in node.named_children(&mut cursor) {
+        let (inner, default) = match p.kind() {
+            "default_parameter" | "typed_default_parameter" => (p, true),
+            _ => (p, false),
+        };
+        fn first(n: Node) -> Option<Node> {
+            let mut c = n.walk();
+            n.named_children(&mut c).next()
+        }
+        // A typed parameter wraps its name or splat pattern.
+        let core = match inner.kind() {
+            "typed_parameter" => first(inner).unwrap_or(inner),
+            "default_parameter" | "typed_default_parameter" => {
+                inner.child_by_field_name("name").unwrap_or(inner)
+            }
+            _ => inner,
+        };
+        let push = |out: &mut Vec<Param>, name: Node, pass: Pass| {
+            out.push(Param {
+                name: text(name, src).to_string(),
+                pass,
+                default,
+            })
+        };
+        match core.kind() {
+            "identifier" => {
+                let pass = if keyword_only {
+                    Pass::Keyword
+                } else {
+                    Pass::Either
+                };
+                push(&mut out, core, pass);
+            }
+            "list_splat_pattern" => {
+                push(&mut out, first(core).unwrap_or(core), Pass::Rest);
+                keyword_only = true;
+            }
+            "dictionary_splat_pattern" => {
+                push(&mut out, first(core).unwrap_or(core), Pass::Keywords)
+            }
+            "keyword_separator" => keyword_only = true,
+            "positional_separator" => {
+                for p in out.iter_mut() {
+                    if p.pass == Pass::Either {
+                        p.pass = Pass::Positional;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Every name a file defines, at any depth: items in Rust; functions,
+/// classes and assigned names outside function bodies in Python. A name
+/// removed from one place and still defined in the file was moved.
+pub fn defined(lang: Lang, root: Node, src: &[u8]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut stack = vec![(root, false)];
+    while let Some((n, in_function)) = stack.pop() {
+        let kind = n.kind();
+        let named = match lang {
+            Lang::Rust => matches!(
+                kind,
+                "function_item"
+                    | "function_signature_item"
+                    | "struct_item"
+                    | "enum_item"
+                    | "union_item"
+                    | "type_item"
+                    | "trait_item"
+                    | "const_item"
+                    | "static_item"
+                    | "mod_item"
+                    | "macro_definition"
+            ),
+            Lang::Python => matches!(kind, "function_definition" | "class_definition"),
+        };
+        if named {
+            if let Some(name) = n.child_by_field_name("name") {
+                out.insert(text(name, src).to_string());
+            }
+        }
+        if lang == Lang::Python && kind == "assignment" && !in_function {
+            if let Some(left) = n.child_by_field_name("left") {
+                let mut targets = vec![left];
+                while let Some(t) = targets.pop() {
+                    match t.kind() {
+                        "identifier" => {
+                            out.insert(text(t, src).to_string());
+                        }
+                        "pattern_list" | "tuple_pattern" | "list_pattern" => {
+                            let mut c = t.walk();
+                            targets.extend(t.named_children(&mut c));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let inside = in_function || kind == "function_definition";
+        let mut c = n.walk();
+        for child in n.named_children(&mut c) {
+            stack.push((child, inside));
+        }
+    }
+    out
+}
+
+/// The names a file imports, each with the paths it imports them from
+/// (`use rand_core::{Rng as R}` gives `R` from `rand_core::Rng`; `from .x
+/// import y` gives `y` from `.x.y`). A symbol removed in one place and
+/// imported from somewhere new is provided by that import.
+pub fn imports(lang: Lang, root: Node, src: &[u8]) -> HashMap<String, HashSet<String>> {
+    let mut out: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut add = |name: &str, from: String| {
+        out.entry(name.to_string()).or_default().insert(from);
+    };
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        match (lang, n.kind()) {
+            (Lang::Rust, "use_declaration") => {
+                if let Some(arg) = n.child_by_field_name("argument") {
+                    rust_use(arg, src, "", &mut add);
+                }
+                continue;
+            }
+            (Lang::Python, "import_from_statement") => {
+                let module = n
+                    .child_by_field_name("module_name")
+                    .map_or("", |m| text(m, src));
+                let mut c = n.walk();
+                for name in n.children_by_field_name("name", &mut c) {
+                    let (path, alias) = match name.kind() {
+                        "aliased_import" => (
+                            name.child_by_field_name("name")
+                                .map_or("", |x| text(x, src)),
+                            name.child_by_field_name("alias")
+                                .map_or("", |x| text(x, src)),
+                        ),
+                        _ => (text(name, src), text(name, src)),
+                    };
+                    if !alias.is_empty() {
+                        add(alias, format!("{module}.{path}"));
+                    }
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    out
+}
+
+/// One `use` tree under `prefix`.
+fn rust_use(node: Node, src: &[u8], prefix: &str, add: &mut impl FnMut(&str, String)) {
+    let join = |p: &str| {
+        if prefix.is_empty() {
+            p.to_string()
+        } else {
+            format!("{prefix}::{p}")
+        }
+    };
+    match node.kind() {
+        "identifier" | "scoped_identifier" | "self" | "crate" | "super" => {
+            let path = join(text(node, src));
+            let name = node
+                .child_by_field_name("name")
+                .map_or(text(node, src), |x| text(x, src));
+            // `use a::b::{self}` imports `b`.
+            let name = if name == "self" {
+                prefix.rsplit("::").next().unwrap_or("")
+            } else {
+                name
+            };
+            if !name.is_empty() {
+                add(name, path);
+            }
+        }
+        "use_as_clause" => {
+            if let (Some(path), Some(alias)) = (
+                node.child_by_field_name("path"),
+                node.child_by_field_name("alias"),
+            ) {
+                add(text(alias, src), join(text(path, src)));
+            }
+        }
+        "scoped_use_list" => {
+            let inner = node
+                .child_by_field_name("path")
+                .map_or(prefix.to_string(), |p| join(text(p, src)));
+            if let Some(list) = node.child_by_field_name("list") {
+                rust_use(list, src, &inner, add);
+            }
+        }
+        "use_list" => {
+            let mut c = node.walk();
+            for item in node.named_children(&mut c) {
+                rust_use(item, src, prefix, add);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A file parsed once for the calls it holds.
+pub struct CallSites {
+    lang: Lang,
+    src: Vec<u8>,
+    tree: tree_sitter::Tree,
+}
+
+impl CallSites {
+    pub fn parse(lang: Lang, src: Vec<u8>) -> Option<CallSites> {
+        let mut parser = Parser::new();
+        let language: tree_sitter::Language = match lang {
+            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Lang::Python => tree_sitter_python::LANGUAGE.into(),
+        };
+        parser.set_language(&language).ok()?;
+        let tree = parser.parse(&src, None)?;
+        Some(CallSites { lang, src, tree })
+    }
+
+    /// The text of 1-based `line`, or "" past the end.
+    pub fn line(&self, line: u32) -> &str {
+        let text = std::str::from_utf8(&self.src).unwrap_or("");
+        text.lines()
+            .nth((line as usize).saturating_sub(1))
+            .unwrap_or("")
+    }
+
+    /// Whether `line` declares a module named `name` (`mod snapshot;`):
+    /// each test crate under `tests/` declares its own, so a sibling's
+    /// `mod snapshot;` does not refer to a removed one.
+    pub fn declares_module(&self, line: u32, name: &str) -> bool {
+        if self.lang != Lang::Rust {
+            return false;
+        }
+        let mut stack = vec![self.tree.root_node()];
+        while let Some(n) = stack.pop() {
+            let (start, end) = (
+                n.start_position().row as u32 + 1,
+                n.end_position().row as u32 + 1,
+            );
+            if line < start || line > end {
+                continue;
+            }
+            if n.kind() == "mod_item"
+                && n.child_by_field_name("name").is_some_and(|x| {
+                    x.start_position().row as u32 + 1 == line && text(x, &self.src) == name
+                })
+            {
+                return true;
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+        false
+    }
+
+    /// The calls of `name` whose name stands on `line`. Calls inside a
+    /// macro's arguments are not parsed, so not found.
+    pub fn at(&self, line: u32, name: &str) -> Vec<Call> {
+        let row = line.saturating_sub(1) as usize;
+        let mut out = Vec::new();
+        let mut stack = vec![self.tree.root_node()];
+        while let Some(n) = stack.pop() {
+            if n.start_position().row > row || n.end_position().row < row {
+                continue;
+            }
+            let call_kind = match self.lang {
+                Lang::Rust => "call_expression",
+                Lang::Python => "call",
+            };
+            if n.kind() == call_kind {
+                if let Some(call) = self.call(n, row, name) {
+                    out.push(call);
+                }
+            }
+            let mut c = n.walk();
+            stack.extend(n.named_children(&mut c));
+        }
+        out
+    }
+
+    fn call(&self, n: Node, row: usize, name: &str) -> Option<Call> {
+        let src = &self.src[..];
+        let mut callee = n.child_by_field_name("function")?;
+        if callee.kind() == "generic_function" {
+            callee = callee.child_by_field_name("function")?;
+        }
+        let (last, form) = match (self.lang, callee.kind()) {
+            (_, "identifier") => (callee, Form::Plain),
+            (Lang::Rust, "field_expression") => {
+                (callee.child_by_field_name("field")?, Form::Method)
+            }
+            (Lang::Rust, "scoped_identifier") => (callee.child_by_field_name("name")?, Form::Path),
+            (Lang::Python, "attribute") => {
+                let object = callee.child_by_field_name("object")?;
+                let o = text(object, src);
+                // `Class.method(obj)` passes the instance; `module.f(x)`,
+                // `obj.f(x)` and `super().f(x)` do not.
+                let form = if object.kind() == "identifier"
+                    && o.chars().next().is_some_and(char::is_uppercase)
+                {
+                    Form::Path
+                } else {
+                    Form::Method
+                };
+                (callee.child_by_field_name("attribute")?, form)
+            }
+            _ => return None,
+        };
+        if text(last, src) != name || last.start_position().row != row {
+            return None;
+        }
+        let args = n.child_by_field_name("arguments")?;
+        let mut call = Call {
+            form,
+            positional: 0,
+            keywords: Vec::new(),
+            spread: false,
+        };
+        if args.kind() == "generator_expression" {
+            call.positional = 1;
+            return Some(call);
+        }
+        let mut c = args.walk();
+        for a in args.named_children(&mut c) {
+            match a.kind() {
+                "comment" | "line_comment" | "block_comment" | "attribute_item" => {}
+                "keyword_argument" => {
+                    let k = a.child_by_field_name("name").map_or("", |k| text(k, src));
+                    call.keywords.push(k.to_string());
+                }
+                "list_splat" | "dictionary_splat" => call.spread = true,
+                _ => call.positional += 1,
+            }
+        }
+        Some(call)
+    }
+}
+
+/// Parse `text` and list its callables and defined names.
+pub fn read(lang: Lang, text: &str) -> Option<(Vec<Callable>, HashSet<String>)> {
+    let sites = CallSites::parse(lang, text.as_bytes().to_vec())?;
+    let root = sites.tree.root_node();
+    Some((
+        callables(lang, root, &sites.src),
+        defined(lang, root, &sites.src),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(lang: Lang, text: &str) -> Callable {
+        let (mut c, _) = read(lang, text).unwrap();
+        assert_eq!(c.len(), 1, "{c:?}");
+        c.remove(0)
+    }
+
+    fn same(lang: Lang, old: &str, new: &str) -> bool {
+        one(lang, new)
+            .signature
+            .compatible_with(&one(lang, old).signature)
+    }
+
+    #[test]
+    fn rust_changes_no_caller_sees() {
+        for (old, new) in [
+            // A comment appended to the signature line.
+            (
+                "fn f(a: u32) -> u32 { a }",
+                "fn f(a: u32) -> u32 // doubled later\n{ a }",
+            ),
+            (
+                "fn f(a: u32) -> u32 { a }",
+                "fn f(a: u32) -> u32 { // note\n a }",
+            ),
+            ("fn f(a: u32) {}", "pub(crate) fn f(a: u32) {}"),
+            ("fn f(reader: R) {}", "fn f(mut reader: R) {}"),
+            ("fn f(options: O) {}", "fn f(_options: O) {}"),
+            (
+                "impl C { fn g(&self) -> Option<&C> { None } }",
+                "impl C { fn g(&self) -> Option<&Self> { None } }",
+            ),
+            ("fn f(a: u32) {}", "fn f(a: u64) {}"),
+            (
+                "fn f<T>(a: T) -> u8 { 0 }",
+                "fn f<T, U>(a: T) -> U { todo!() }",
+            ),
+        ] {
+            assert!(same(Lang::Rust, old, new), "{old} -> {new}");
+        }
+        for (old, new) in [
+            ("fn f(a: u32) {}", "fn f(a: u32, b: u32) {}"),
+            ("fn f(a: u32, b: u32) {}", "fn f(a: u32) {}"),
+            ("impl C { fn g(&self) {} }", "impl C { fn g(&mut self) {} }"),
+            ("impl C { fn g(&self) {} }", "impl C { fn g() {} }"),
+        ] {
+            assert!(!same(Lang::Rust, old, new), "{old} -> {new}");
+        }
+    }
+
+    #[test]
+    fn python_changes_no_caller_sees() {
+        for (old, new) in [
+            (
+                "def f(a, b):\n    pass\n",
+                "def f(a, b):  # was f(a)\n    pass\n",
+            ),
+            (
+                "def f(a, b=1):\n    pass\n",
+                "def f(a: int, b: int = 2) -> None:\n    pass\n",
+            ),
+            ("def f(a):\n    pass\n", "def f(a, b=None):\n    pass\n"),
+            (
+                "def f(a, **kw):\n    pass\n",
+                "def f(a, using=None, **kw):\n    pass\n",
+            ),
+            (
+                "def get(path, data=None, *, headers=None, **extra):\n    pass\n",
+                "def get(\n    path, data=None, *, headers=None, query_params=None, **extra\n):\n    pass\n",
+            ),
+            (
+                "class C:\n    @property\n    def x(self):\n        return 1\n",
+                "class C:\n    @cached_property\n    def x(self):\n        return 1\n",
+            ),
+        ] {
+            assert!(same(Lang::Python, old, new), "{old} -> {new}");
+        }
+        for (old, new) in [
+            ("def f(a):\n    pass\n", "def f(a, b):\n    pass\n"),
+            ("def f(a, b=1):\n    pass\n", "def f(a, b):\n    pass\n"),
+            ("def f(a, b):\n    pass\n", "def f(a, c):\n    pass\n"),
+            (
+                "def f(a, *args):\n    pass\n",
+                "def f(a, *, k=1):\n    pass\n",
+            ),
+            ("def f(a, **kw):\n    pass\n", "def f(a):\n    pass\n"),
+            ("def f(a):\n    pass\n", "def f(a, *, k):\n    pass\n"),
+            (
+                "class C:\n    def x(self):\n        return 1\n",
+                "class C:\n    @property\n    def x(self):\n        return 1\n",
+            ),
+        ] {
+            assert!(!same(Lang::Python, old, new), "{old} -> {new}");
+        }
+    }
+
+    #[test]
+    fn trait_items_and_receivers() {
+        let (c, _) = read(
+            Lang::Rust,
+            "impl Ord for P { fn cmp(&self, o: &Self) -> Ordering { todo!() } }\nimpl P { fn new(x: u8, y: u8) -> P { P } fn by(self: Box<Self>) {} }\n",
+        )
+        .unwrap();
+        let got: Vec<(&str, bool, Signature)> = c
+            .iter()
+            .map(|c| (c.name.as_str(), c.trait_impl, c.signature.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (
+                    "cmp",
+                    true,
+                    Signature::Rust {
+                        receiver: Receiver::Ref,
+                        params: 1
+                    }
+                ),
+                (
+                    "new",
+                    false,
+                    Signature::Rust {
+                        receiver: Receiver::None,
+                        params: 2
+                    }
+                ),
+                (
+                    "by",
+                    false,
+                    Signature::Rust {
+                        receiver: Receiver::Value,
+                        params: 0
+                    }
+                ),
+            ]
+        );
+    }
+
+    fn calls(lang: Lang, text: &str, line: u32, name: &str) -> Vec<Call> {
+        CallSites::parse(lang, text.as_bytes().to_vec())
+            .unwrap()
+            .at(line, name)
+    }
+
+    #[test]
+    fn rust_calls_fit_by_arity() {
+        let sig = one(Lang::Rust, "impl S { fn f(&self, a: u8) {} }").signature;
+        let text = "fn g(s: S) {\n    s.f(1);\n    S::f(&s, 1);\n    s.f(1, 2);\n    s.f::<u8>(3);\n    assert!(s.f(1, 2));\n}\n";
+        let fits = |line| {
+            calls(Lang::Rust, text, line, "f")
+                .iter()
+                .map(|c| sig.accepts(c))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(fits(2), [true]);
+        assert_eq!(fits(3), [true]);
+        assert_eq!(fits(4), [false]);
+        assert_eq!(fits(5), [true]);
+        // Inside a macro: not parsed, so nothing to judge.
+        assert!(fits(6).is_empty());
+    }
+
+    #[test]
+    fn python_calls_bind_like_python() {
+        let sig = one(
+            Lang::Python,
+            "class M:\n    def save(self, *, force_insert=False, using=None):\n        pass\n",
+        )
+        .signature;
+        let text = "m.save()\nm.save(using='x')\nm.save(True)\nM.save(m, using='x')\nm.save(**opts)\nm.save(usin='x')\n";
+        let fits: Vec<bool> = (1..=6)
+            .map(|l| sig.accepts(&calls(Lang::Python, text, l, "save")[0]))
+            .collect();
+        assert_eq!(fits, [true, true, false, true, true, false]);
+
+        let f = one(Lang::Python, "def f(a, b=1, /, c=2):\n    pass\n").signature;
+        let text = "f(1)\nf(1, 2, 3)\nf(a=1)\nf()\nf(x for x in y)\n";
+        let fits: Vec<bool> = (1..=5)
+            .map(|l| f.accepts(&calls(Lang::Python, text, l, "f")[0]))
+            .collect();
+        assert_eq!(fits, [true, true, false, false, true]);
+    }
+
+    #[test]
+    fn names_a_file_still_defines() {
+        let (_, names) = read(
+            Lang::Python,
+            "import sys\nif sys.version_info > (3,):\n    target = 1\nelse:\n    target, other = 2, 3\nclass K:\n    attr = 1\n    def m(self):\n        local = 2\n",
+        )
+        .unwrap();
+        for n in ["target", "other", "K", "attr", "m"] {
+            assert!(names.contains(n), "{n}: {names:?}");
+        }
+        assert!(!names.contains("local"));
+        let (_, names) = read(
+            Lang::Rust,
+            "#[cfg(a)]\nmod x { pub fn f() {} }\nmacro_rules! regex { () => {} }\n",
+        )
+        .unwrap();
+        assert!(names.contains("f") && names.contains("regex") && names.contains("x"));
+    }
+}
