@@ -22,7 +22,9 @@
 //!
 //! `IMPACT_WORST_CASE=<text>` runs only the cases whose label holds it.
 //! `IMPACT_SITES=<project>` instead prints speed's reference sites for
-//! sampled definitions of the project, for `benches/impact_score.py`.
+//! sampled definitions of the project, for `benches/impact_score.py`
+//! (`IMPACT_SITES_COUNT`, default 80; `IMPACT_SITES_ONLY=<text>` keeps the
+//! sampled definitions whose `file:line name` holds the text).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -378,10 +380,11 @@ fn line_diff(tree: &Tree, f: &FileEntry, l: u32) -> Diff {
 /// For `benches/impact_score.py`: `count` definitions of `project` spread
 /// evenly over its non-test files (functions, methods, classes, structs,
 /// enums, traits), each analyzed alone, printed one JSON object a line:
-/// the definition's file, line and name, and speed's sites.
+/// the definition's file, line, column, name and kind, and speed's sites
+/// (those inside the definition itself too, marked).
 fn dump_sites(project: &Project, tree: &Tree, count: usize) {
     let mut extractor = Extractor::new();
-    let mut defs: Vec<(&FileEntry, u32, String)> = Vec::new();
+    let mut defs: Vec<(&FileEntry, impact::Def)> = Vec::new();
     for f in &tree.files {
         let Some(lang) = Lang::of_path(&f.path) else {
             continue;
@@ -401,12 +404,18 @@ fn dump_sites(project: &Project, tree: &Tree, count: usize) {
         for d in &syms.defs {
             use impact::Kind::*;
             if matches!(d.kind, Function | Method | Class | Struct | Enum | Trait) && !d.test {
-                defs.push((f, d.line, d.name.clone()));
+                defs.push((f, d.clone()));
             }
         }
     }
     let step = (defs.len() / count.max(1)).max(1);
-    for (f, line, name) in defs.into_iter().step_by(step).take(count) {
+    let only = std::env::var("IMPACT_SITES_ONLY").ok();
+    for (f, def) in defs.into_iter().step_by(step).take(count) {
+        let line = def.line;
+        let label = format!("{}:{line} {}", f.path, def.name);
+        if only.as_deref().is_some_and(|o| !label.contains(o)) {
+            continue;
+        }
         let diff = line_diff(tree, f, line);
         let result =
             impact::analyze(&tree.files, &diff, tree, impact::CacheUse::Off).expect("analysis");
@@ -419,15 +428,27 @@ fn dump_sites(project: &Project, tree: &Tree, count: usize) {
         };
         let sites = |list: &[impact::Site]| -> Vec<serde_json::Value> {
             list.iter()
-                .filter(|s| !s.inside)
-                .map(|s| serde_json::json!({"file": s.file, "line": s.line, "form": s.form}))
+                .map(|s| {
+                    serde_json::json!({
+                        "file": s.file,
+                        "line": s.line,
+                        "column": s.column,
+                        "form": s.form,
+                        "inside": s.inside,
+                        "candidates": s.candidates,
+                        "confidence": s.confidence,
+                    })
+                })
                 .collect()
         };
         let record = serde_json::json!({
             "project": project.name,
             "file": f.path,
             "line": line,
-            "name": name,
+            "column": def.column,
+            "name": def.name,
+            "kind": def.kind,
+            "container": def.container,
             "sites": sites(&sym.sites),
             "ambiguous": sites(&sym.ambiguous),
         });

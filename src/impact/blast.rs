@@ -61,6 +61,9 @@ impl std::fmt::Display for Stability {
 pub struct Site {
     pub file: String,
     pub line: u32,
+    /// The 1-based column of the name on `line`, in characters (of the
+    /// statement, for an import naming a module).
+    pub column: u32,
     pub form: Form,
     pub confidence: Confidence,
     /// How many definitions the reference may name (1 unless ambiguous).
@@ -429,7 +432,7 @@ impl Blast<'_> {
         let mut seen: HashSet<(u32, u32)> = HashSet::new();
         let mut out = Vec::new();
         for mention in mentions.iter() {
-            let (line, _, scope) = place(index, mention.file, mention.at);
+            let (line, _, _, scope) = place(index, mention.file, mention.at);
             let own = index.file(mention.file).module == m
                 || decl.is_some_and(|d| {
                     d.file == mention.file
@@ -470,7 +473,7 @@ impl Blast<'_> {
     /// definition is not using it (the uses are sites of their own), but
     /// importing a module is what depending on a module is.
     fn depends(&self, target: Target, s: &RawSite) -> bool {
-        let form = place(self.index, s.file, s.at).1;
+        let form = place(self.index, s.file, s.at).2;
         Self::is_certain(s.confidence)
             && !s.inside
             && (matches!(target, Target::Module(..)) || form != Form::Import)
@@ -482,7 +485,7 @@ impl Blast<'_> {
         sites
             .iter()
             .filter(|s| self.depends(target, s))
-            .map(|s| self.dep_of(s.file, place(self.index, s.file, s.at).2))
+            .map(|s| self.dep_of(s.file, place(self.index, s.file, s.at).3))
             .collect()
     }
 
@@ -559,12 +562,13 @@ impl Blast<'_> {
         let mut files: BTreeSet<u32> = BTreeSet::new();
         for s in &raw {
             let f = index.file(s.file);
-            let (line, form, scope) = place(index, s.file, s.at);
+            let (line, column, form, scope) = place(index, s.file, s.at);
             let dep = self.dep_of(s.file, scope);
             let test = f.test || f.syms.in_test(scope) || is_test_decl(index, s.file, s.at);
             let site = Site {
                 file: f.path.clone(),
                 line,
+                column,
                 form,
                 confidence: s.confidence,
                 candidates: s.candidates,
@@ -632,7 +636,10 @@ impl Blast<'_> {
 
         // Production before tests, other files before the symbol's own.
         let own_path = header.file.clone();
-        let order = |s: &Site| (s.inside, s.test, s.file == own_path, s.file.clone(), s.line);
+        let order = |s: &Site| {
+            let place = (s.file.clone(), s.line, s.column);
+            (s.inside, s.test, s.file == own_path, place)
+        };
         sites.sort_by_key(order);
         ambiguous.sort_by_key(order);
 
@@ -676,26 +683,29 @@ fn constructed_class(index: &Index, d: DefId) -> Option<DefId> {
     (index.def(class).kind == Kind::Class).then_some(class)
 }
 
-/// Line, form and enclosing definition of a site. A declaration (`mod b;`)
-/// brings its module into the crate, so it reads as an import; it is
-/// enclosed by what encloses the declaration.
-fn place(index: &Index, file: u32, at: Mention) -> (u32, Form, Option<u32>) {
+/// Line, column, form and enclosing definition of a site. A declaration
+/// (`mod b;`) brings its module into the crate, so it reads as an import;
+/// it is enclosed by what encloses the declaration.
+fn place(index: &Index, file: u32, at: Mention) -> (u32, u32, Form, Option<u32>) {
     let syms = &index.file(file).syms;
     match at {
         Mention::Ref(r) => {
             let r = &syms.refs[r as usize];
-            (r.line, r.form, r.scope)
+            (r.line, r.column, r.form, r.scope)
         }
         Mention::Import(i) => {
             let imp = &syms.imports[i as usize];
-            (imp.line, Form::Import, imp.scope)
+            (imp.line, imp.column, Form::Import, imp.scope)
         }
         Mention::Decl(d) => {
             let d = &syms.defs[d as usize];
-            (d.line, Form::Import, d.parent)
+            (d.line, d.column, Form::Import, d.parent)
         }
         // The implementing item itself depends on the trait's.
-        Mention::Impl(d) => (syms.defs[d as usize].line, Form::Impl, Some(d)),
+        Mention::Impl(i) => {
+            let d = &syms.defs[i as usize];
+            (d.line, d.column, Form::Impl, Some(i))
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::symbols::{Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility};
 
-const MAGIC: &[u8; 4] = b"SPI3";
+const MAGIC: &[u8; 4] = b"SPI4";
 const NONE: u64 = 0;
 
 pub fn encode(syms: &FileSymbols) -> Vec<u8> {
@@ -34,6 +34,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         w.opt_string(d.returns.as_deref());
         w.uint(u64::from(d.start_line));
         w.uint(u64::from(d.line));
+        w.uint(u64::from(d.column));
         w.uint(u64::from(d.end_line));
         w.out.extend_from_slice(&d.signature.to_le_bytes());
         w.out.push(match d.visibility {
@@ -54,6 +55,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         }
         write_receiver(&mut w, &r.receiver);
         w.uint(u64::from(r.line));
+        w.uint(u64::from(r.column));
         w.opt_index(r.scope);
     }
     w.uint(syms.imports.len() as u64);
@@ -66,6 +68,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         w.out
             .push(u8::from(i.glob) | u8::from(i.public) << 1 | u8::from(i.module) << 2);
         w.uint(u64::from(i.line));
+        w.uint(u64::from(i.column));
         w.opt_index(i.scope);
     }
     w.out.push(u8::from(syms.syntax_errors));
@@ -117,6 +120,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         let returns = r.opt_string()?;
         let start_line = r.u32()?;
         let line = r.u32()?;
+        let column = r.u32()?;
         let end_line = r.u32()?;
         let signature = u64::from_le_bytes(r.bytes(8)?.try_into().ok()?);
         let visibility = match r.byte()? {
@@ -137,6 +141,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             returns,
             start_line,
             line,
+            column,
             end_line,
             signature,
             visibility,
@@ -156,6 +161,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         }
         let receiver = read_receiver(&mut r, 0)?;
         let line = r.u32()?;
+        let column = r.u32()?;
         let scope = r.opt_index()?;
         refs.push(Ref {
             name,
@@ -163,6 +169,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             path,
             receiver,
             line,
+            column,
             scope,
         });
     }
@@ -177,6 +184,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         let alias = r.string()?;
         let flags = r.byte()?;
         let line = r.u32()?;
+        let column = r.u32()?;
         let scope = r.opt_index()?;
         imports.push(Import {
             path,
@@ -185,6 +193,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             public: flags & 2 != 0,
             module: flags & 4 != 0,
             line,
+            column,
             scope,
         });
     }
@@ -244,6 +253,15 @@ fn write_receiver<'a>(w: &mut Writer<'a>, receiver: &'a Receiver) {
             w.string(method);
             write_receiver(w, on);
         }
+        Receiver::Attribute(on, name) => {
+            w.out.push(9);
+            w.string(name);
+            write_receiver(w, on);
+        }
+        Receiver::Item(on) => {
+            w.out.push(10);
+            write_receiver(w, on);
+        }
     }
 }
 
@@ -270,6 +288,11 @@ fn read_receiver(r: &mut Reader, depth: usize) -> Option<Receiver> {
             let method = r.string()?;
             Receiver::MethodReturn(Box::new(read_receiver(r, depth + 1)?), method)
         }
+        9 if depth < MAX_CHAIN => {
+            let name = r.string()?;
+            Receiver::Attribute(Box::new(read_receiver(r, depth + 1)?), name)
+        }
+        10 if depth < MAX_CHAIN => Receiver::Item(Box::new(read_receiver(r, depth + 1)?)),
         _ => return None,
     })
 }
@@ -447,6 +470,19 @@ mod tests {
                 .iter()
                 .any(|r| r.receiver == Receiver::Returned(vec!["make".into()]))
         );
+        assert_eq!(decode(&encode(&syms)), Some(syms));
+    }
+
+    #[test]
+    fn round_trips_attribute_and_element_receivers() {
+        let src = "def f(o: Stmt, ts: list[T]):\n    o.expr.go()\n    ts[0].run()\n";
+        let syms = Extractor::new()
+            .extract(Lang::Python, src.as_bytes())
+            .expect("extracts");
+        let on = Receiver::Type("Stmt".into()).then_attribute("expr");
+        assert!(syms.refs.iter().any(|r| r.receiver == on));
+        let item = Receiver::Type("[T]".into()).then_item();
+        assert!(syms.refs.iter().any(|r| r.receiver == item));
         assert_eq!(decode(&encode(&syms)), Some(syms));
     }
 

@@ -448,11 +448,76 @@ enum Reach {
     Pending,
 }
 
-/// A Rust package manifest: directory (relative, "" for the root) and name.
+/// A Rust package manifest: directory (relative, "" for the root), name,
+/// and the crate roots it declares where Cargo would not look for them.
 #[derive(Debug, Clone)]
 pub struct Manifest {
     pub dir: String,
     pub name: String,
+    pub roots: Vec<Root>,
+}
+
+/// A crate root a manifest declares outside Cargo's conventional places
+/// (`[[bin]] path = "crates/core/main.rs"`, as ripgrep has it): the files
+/// in its folder and below are its modules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// Relative to the manifest's directory.
+    pub path: String,
+    pub kind: RootKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RootKind {
+    Lib,
+    /// A binary, by name.
+    Bin(String),
+}
+
+impl Root {
+    /// Whether Cargo's conventions already place a root at `path`
+    /// (`src/lib.rs`, `src/main.rs`, `src/bin/…`, `tests/…`, `benches/…`,
+    /// `examples/…`), which the layout reads without the manifest.
+    pub fn conventional(path: &str) -> bool {
+        let path = path.trim_start_matches("./");
+        matches!(path, "src/lib.rs" | "src/main.rs")
+            || ["src/bin/", "tests/", "benches/", "examples/"]
+                .iter()
+                .any(|d| path.starts_with(d))
+    }
+
+    fn dir(&self) -> &str {
+        self.path.rsplit_once('/').map_or("", |(d, _)| d)
+    }
+}
+
+impl Manifest {
+    /// The target and module segments of the file at `rel` (relative to
+    /// the manifest's directory) when it lies under a declared root's
+    /// folder: the deepest such root.
+    fn declared_module<'p>(&self, rel: &'p str, has_lib: bool) -> Option<(String, Vec<&'p str>)> {
+        let root = self
+            .roots
+            .iter()
+            .filter(|r| {
+                let dir = r.dir();
+                rel == r.path || (!dir.is_empty() && rel.starts_with(&format!("{dir}/")))
+            })
+            .max_by_key(|r| r.dir().len())?;
+        let has_lib = has_lib || self.roots.iter().any(|r| r.kind == RootKind::Lib);
+        let target = match &root.kind {
+            RootKind::Lib => "lib".to_string(),
+            RootKind::Bin(name) if has_lib => format!("bin/{name}"),
+            // A package of binaries only: its root is the crate, as
+            // `src/main.rs` is without a `src/lib.rs`.
+            RootKind::Bin(_) => "lib".to_string(),
+        };
+        if rel == root.path {
+            return Some((target, Vec::new()));
+        }
+        let inside = rel[root.dir().len()..].trim_end_matches(".rs");
+        Some((target, module_segments(inside)))
+    }
 }
 
 /// What module paths are computed from: the crates' manifests, the
@@ -762,7 +827,11 @@ impl Index {
             format!("{dir}/")
         };
         let stem = rel.trim_end_matches(".rs");
-        let (target, segs): (String, Vec<&str>) = if let Some(inside) = stem.strip_prefix("src/") {
+        let declared =
+            manifest.and_then(|m| m.declared_module(rel, layout.has_lib.contains(&prefix)));
+        let (target, segs): (String, Vec<&str>) = if let Some(found) = declared {
+            found
+        } else if let Some(inside) = stem.strip_prefix("src/") {
             if inside == "lib" {
                 ("lib".to_string(), Vec::new())
             } else if inside == "main" {
@@ -1716,7 +1785,130 @@ impl Index {
                 }
                 (!out.is_empty()).then_some(out)
             }
+            Receiver::Attribute(..) | Receiver::Item(_) => {
+                let mut out = Vec::new();
+                for (home, ty) in self.declared_types(file, scope, m, receiver) {
+                    if ty.starts_with('[') {
+                        continue;
+                    }
+                    for t in self
+                        .types_at(home, &split_path(&ty, lang), lang)
+                        .unwrap_or_default()
+                    {
+                        if !out.contains(&t) {
+                            out.push(t);
+                        }
+                    }
+                }
+                (!out.is_empty()).then_some(out)
+            }
             Receiver::None | Receiver::Super | Receiver::Unknown => None,
+        }
+    }
+
+    /// Whether an attribute or element `receiver` is declared, and only
+    /// as types from outside the project or containers.
+    fn declared_outside(
+        &self,
+        file: u32,
+        scope: Option<u32>,
+        m: ModId,
+        receiver: &Receiver,
+    ) -> bool {
+        if !matches!(receiver, Receiver::Attribute(..) | Receiver::Item(_)) {
+            return false;
+        }
+        let lang = self.files[file as usize].lang;
+        let declared = self.declared_types(file, scope, m, receiver);
+        !declared.is_empty()
+            && declared.iter().all(|(home, ty)| {
+                ty.starts_with('[')
+                    || matches!(
+                        self.resolve_path(*home, &split_path(ty, lang), lang),
+                        PathOutcome::External
+                    )
+            })
+    }
+
+    /// The types a value of `receiver` is declared to have, as written
+    /// (`[T]` for a container of `T`), each with the module that reads
+    /// it: what an attribute or an element of the value needs.
+    fn declared_types(
+        &self,
+        file: u32,
+        scope: Option<u32>,
+        m: ModId,
+        receiver: &Receiver,
+    ) -> Vec<(ModId, String)> {
+        let lang = self.files[file as usize].lang;
+        let returns = |f: DefId| {
+            let d = self.def(f);
+            d.returns.clone().map(|r| (self.def_module(f), r))
+        };
+        match receiver {
+            Receiver::Type(t) => vec![(m, t.clone())],
+            Receiver::Field(f) => self
+                .self_type(file, scope)
+                .and_then(|owner| self.field_type(owner, f, 0))
+                .filter(|(_, t)| !t.is_empty())
+                .map(|(home, t)| vec![(self.def_module(home), t.to_string())])
+                .unwrap_or_default(),
+            // `let (tx, rx) = channel();`: the element of a tuple.
+            Receiver::Attribute(on, place) if place.parse::<usize>().is_ok() => {
+                let i: usize = place.parse().unwrap_or_default();
+                self.declared_types(file, scope, m, on)
+                    .into_iter()
+                    .filter_map(|(home, t)| {
+                        let inner = t.strip_prefix('(')?.strip_suffix(')')?;
+                        let element = tuple_elements(inner).into_iter().nth(i)?;
+                        (element != "_").then(|| (home, element.to_string()))
+                    })
+                    .collect()
+            }
+            Receiver::Attribute(on, name) => {
+                let owners = self.receiver_types(file, scope, m, on).unwrap_or_default();
+                let mut out = Vec::new();
+                for owner in owners {
+                    match self
+                        .field_type(owner, name, 0)
+                        .filter(|(_, t)| !t.is_empty())
+                    {
+                        Some((home, t)) => out.push((self.def_module(home), t.to_string())),
+                        // A property: what its method returns.
+                        None => {
+                            out.extend(self.members_of(owner, name).into_iter().filter_map(returns))
+                        }
+                    }
+                }
+                out
+            }
+            Receiver::Item(on) => self
+                .declared_types(file, scope, m, on)
+                .into_iter()
+                .filter_map(|(home, t)| {
+                    let inner = t.strip_prefix('[')?.strip_suffix(']')?;
+                    Some((home, inner.to_string()))
+                })
+                .collect(),
+            Receiver::Returned(path) => match self.resolve_path(m, path, lang) {
+                PathOutcome::Found(fs) => fs
+                    .into_iter()
+                    .filter_map(|f| match f {
+                        Target::Def(f) => returns(f),
+                        Target::Module(_) => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
+            Receiver::MethodReturn(on, method) => {
+                let owners = self.receiver_types(file, scope, m, on).unwrap_or_default();
+                owners
+                    .into_iter()
+                    .flat_map(|owner| self.members_of(owner, method))
+                    .filter_map(returns)
+                    .collect()
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -2183,6 +2375,8 @@ impl Index {
                 }
                 self.by_method_name(file, r)
             }
+            // A container (`x: list[T]`): its methods are the language's.
+            Receiver::Type(t) if t.starts_with('[') => Resolution::none(),
             Receiver::Type(t) => {
                 let segs: Vec<String> = t
                     .split(if lang == Lang::Rust { "::" } else { "." })
@@ -2211,9 +2405,17 @@ impl Index {
                     PathOutcome::Unresolved => self.by_method_name(file, r),
                 }
             }
-            Receiver::Returned(_) | Receiver::MethodReturn(..) => {
+            Receiver::Returned(_)
+            | Receiver::MethodReturn(..)
+            | Receiver::Attribute(..)
+            | Receiver::Item(_) => {
                 match self.receiver_types(file, r.scope, m, &r.receiver) {
                     Some(types) => self.on_types(file, r, &types),
+                    // Declared as a type from outside the project (`str`,
+                    // a `list[…]`): none of its methods are the project's.
+                    None if self.declared_outside(file, r.scope, m, &r.receiver) => {
+                        Resolution::none()
+                    }
                     // Undeclared or external.
                     None => self.by_method_name(file, r),
                 }
@@ -2482,6 +2684,26 @@ fn exact(targets: Vec<Target>) -> Resolution {
     }
 }
 
+/// The elements of a tuple type's text, `(A, (B, C))` without its
+/// parentheses: split at the commas outside brackets.
+fn tuple_elements(inner: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut from) = (0i32, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '(' | '[' | '<' => depth += 1,
+            ')' | ']' | '>' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(inner[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(inner[from..].trim());
+    out
+}
+
 fn push_unique(out: &mut Vec<Target>, t: Target) {
     if !out.contains(&t) {
         out.push(t);
@@ -2586,6 +2808,10 @@ mod tests {
     use crate::impact::Extractor;
 
     fn index_of(files: &[(&str, &str)]) -> Index {
+        index_with(files, &[])
+    }
+
+    fn index_with(files: &[(&str, &str)], manifests: &[Manifest]) -> Index {
         let mut ex = Extractor::new();
         let sources = files
             .iter()
@@ -2599,7 +2825,7 @@ mod tests {
                 }
             })
             .collect();
-        Index::build(sources, &[])
+        Index::build(sources, manifests)
     }
 
     fn file_id(index: &Index, path: &str) -> u32 {
@@ -2794,6 +3020,218 @@ mod tests {
         assert_eq!(
             resolved(&index, "tests/test_app.py", "f"),
             vec![vec!["nspkg.mod.f".to_string()]]
+        );
+    }
+
+    #[test]
+    fn a_crate_root_the_manifest_places_elsewhere_roots_the_files_beside_it() {
+        // ripgrep: `[[bin]] path = "crates/core/main.rs"`, no library.
+        let manifest = Manifest {
+            dir: "rg".into(),
+            name: "ripgrep".into(),
+            roots: vec![Root {
+                path: "crates/core/main.rs".into(),
+                kind: RootKind::Bin("rg".into()),
+            }],
+        };
+        let index = index_with(
+            &[
+                (
+                    "rg/crates/core/main.rs",
+                    "mod flags;
+fn main() { flags::parse(); }
+",
+                ),
+                (
+                    "rg/crates/core/flags/mod.rs",
+                    "pub(crate) mod lowargs;
+pub fn parse() {}
+",
+                ),
+                (
+                    "rg/crates/core/flags/lowargs.rs",
+                    "pub(crate) enum SortModeKind { Path }
+",
+                ),
+                (
+                    "rg/crates/core/flags/defs.rs",
+                    "use crate::flags::lowargs::SortModeKind;
+fn f(k: SortModeKind) {}
+",
+                ),
+            ],
+            &[manifest],
+        );
+        assert_eq!(
+            module_key(&index, "rg/crates/core/flags/defs.rs"),
+            "rs:ripgrep:lib::flags::defs"
+        );
+        assert_eq!(
+            resolved(&index, "rg/crates/core/flags/defs.rs", "SortModeKind"),
+            vec![vec!["ripgrep::flags::lowargs::SortModeKind".to_string()]]
+        );
+        assert_eq!(
+            resolved(&index, "rg/crates/core/main.rs", "parse"),
+            vec![vec!["ripgrep::flags::parse".to_string()]]
+        );
+    }
+
+    #[test]
+    fn attributes_and_elements_of_typed_values_resolve_on_their_declared_types() {
+        // mypy: `o.expr.accept(self)` with `o: ExpressionStmt`, listed
+        // before for every `accept` of the project.
+        let index = index_of(&[
+            ("pkg/__init__.py", ""),
+            (
+                "pkg/nodes.py",
+                "class Expression:\n    def accept(self, v):\n        pass\n\nclass Call(Expression):\n    def accept(self, v):\n        pass\n\nclass Stmt:\n    expr: Expression\n\n    def __init__(self, args: Sequence[Expression], name: str) -> None:\n        self.args = list(args)\n        self.name = name\n\n    def accept(self, v):\n        pass\n\n    @property\n    def first(self) -> Expression:\n        return self.args[0]\n",
+            ),
+            (
+                "pkg/use.py",
+                "from pkg.nodes import Stmt\n\ndef f(o: Stmt, v):\n    o.expr.accept(v)\n    for a in o.args:\n        a.accept(v)\n    o.args[0].accept(v)\n    o.first.accept(v)\n    o.name.accept(v)\n    o.args.accept(v)\n",
+            ),
+        ]);
+        let expression = vec!["pkg.nodes.Expression.accept".to_string()];
+        assert_eq!(
+            resolved(&index, "pkg/use.py", "accept"),
+            [
+                expression.clone(),
+                expression.clone(),
+                expression.clone(),
+                expression,
+                vec![],
+                vec![]
+            ],
+            "a `str` attribute and a list are not the project's"
+        );
+    }
+
+    #[test]
+    fn generic_calls_explicit_re_exports_and_module_aliases_resolve() {
+        // flask: `ConfigAttribute[bool]("TESTING")`, `from .blueprints
+        // import Blueprint as Blueprint`; `import a.b as c`.
+        let index = index_of(&[
+            (
+                "pkg/__init__.py",
+                "from .blueprints import Blueprint as Blueprint\n",
+            ),
+            (
+                "pkg/config.py",
+                "class ConfigAttribute(t.Generic[T]):\n    def __init__(self, name):\n        self.name = name\n",
+            ),
+            (
+                "pkg/blueprints.py",
+                "class Blueprint:\n    def route(self, rule):\n        pass\n",
+            ),
+            (
+                "pkg/app.py",
+                "from .config import ConfigAttribute\n\nclass App:\n    testing = ConfigAttribute[bool](\"TESTING\")\n",
+            ),
+            (
+                "user.py",
+                "import pkg.blueprints as bp\nfrom pkg import Blueprint\n\ndef f():\n    Blueprint()\n    bp.Blueprint()\n",
+            ),
+        ]);
+        assert!(
+            resolved(&index, "pkg/app.py", "ConfigAttribute")
+                .iter()
+                .all(|r| r == &["pkg.config.ConfigAttribute".to_string()]),
+            "{:?}",
+            resolved(&index, "pkg/app.py", "ConfigAttribute")
+        );
+        let blueprint = vec!["pkg.blueprints.Blueprint".to_string()];
+        assert_eq!(
+            resolved(&index, "user.py", "Blueprint"),
+            [blueprint.clone(), blueprint],
+            "through the package's `as` re-export, and the module alias"
+        );
+    }
+
+    #[test]
+    fn a_module_declared_with_a_path_attribute_is_the_file_it_names() {
+        // tokio: `#[path = "unix/mod.rs"] mod imp;`, then `imp::orphan::Wait`.
+        let index = index_of(&[
+            ("src/lib.rs", "pub mod process;\n"),
+            (
+                "src/process/mod.rs",
+                "#[path = \"unix/mod.rs\"]\n#[cfg(unix)]\nmod imp;\n\n#[path = \"windows.rs\"]\n#[cfg(windows)]\nmod imp;\n\nfn f() {\n    imp::orphan::wait();\n}\n",
+            ),
+            ("src/process/unix/mod.rs", "pub(crate) mod orphan;\n"),
+            ("src/process/unix/orphan.rs", "pub(crate) fn wait() {}\n"),
+            (
+                "src/process/unix/reaper.rs",
+                "use crate::process::imp::orphan::wait;\n\nfn g() {\n    wait();\n}\n",
+            ),
+            ("src/process/windows.rs", "pub(crate) fn other() {}\n"),
+        ]);
+        let wait = || vec!["crate::process::unix::orphan::wait".to_string()];
+        assert_eq!(resolved(&index, "src/process/mod.rs", "wait"), [wait()]);
+        assert_eq!(
+            resolved(&index, "src/process/unix/reaper.rs", "wait"),
+            [wait()]
+        );
+    }
+
+    #[test]
+    fn names_bound_by_a_tuple_pattern_have_the_element_types() {
+        // tokio: `let (tx, mut rx) = mpsc::channel(8); rx.recv()`.
+        let index = index_of(&[
+            (
+                "src/lib.rs",
+                "pub mod mpsc;\npub mod other;\n\nfn f() {\n    let (tx, mut rx) = mpsc::channel::<u8>(8);\n    rx.recv();\n    tx.send();\n    let (_, r) = mpsc::channel::<u8>(1);\n    r.recv();\n}\n",
+            ),
+            (
+                "src/mpsc.rs",
+                "pub struct Sender;\npub struct Receiver;\n\npub fn channel<T>(n: usize) -> (Sender<T>, Receiver<T>) { todo!() }\n\nimpl Sender {\n    pub fn send(&self) {}\n}\n\nimpl Receiver {\n    pub fn recv(&mut self) {}\n}\n",
+            ),
+            (
+                "src/other.rs",
+                "pub struct Queue;\n\nimpl Queue {\n    pub fn recv(&mut self) {}\n    pub fn send(&self) {}\n}\n",
+            ),
+        ]);
+        let recv = vec!["crate::mpsc::Receiver::recv".to_string()];
+        assert_eq!(resolved(&index, "src/lib.rs", "recv"), [recv.clone(), recv]);
+        assert_eq!(
+            resolved(&index, "src/lib.rs", "send"),
+            [vec!["crate::mpsc::Sender::send".to_string()]]
+        );
+    }
+
+    #[test]
+    fn an_extern_crate_re_exported_under_another_name_resolves() {
+        // grep: `pub extern crate grep_cli as cli;`, then `grep::cli::is_tty()`.
+        let manifests = [
+            Manifest {
+                dir: "grep".into(),
+                name: "grep".into(),
+                roots: Vec::new(),
+            },
+            Manifest {
+                dir: "grep-cli".into(),
+                name: "grep-cli".into(),
+                roots: Vec::new(),
+            },
+            Manifest {
+                dir: "rg".into(),
+                name: "ripgrep".into(),
+                roots: Vec::new(),
+            },
+        ];
+        let index = index_with(
+            &[
+                ("grep/src/lib.rs", "pub extern crate grep_cli as cli;\n"),
+                ("grep-cli/src/lib.rs", "pub fn is_tty() -> bool { true }\n"),
+                (
+                    "rg/src/main.rs",
+                    "use grep::cli;\n\nfn main() {\n    cli::is_tty();\n    grep::cli::is_tty();\n}\n",
+                ),
+            ],
+            &manifests,
+        );
+        let is_tty = vec!["grep_cli::is_tty".to_string()];
+        assert_eq!(
+            resolved(&index, "rg/src/main.rs", "is_tty"),
+            [is_tty.clone(), is_tty]
         );
     }
 

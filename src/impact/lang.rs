@@ -23,8 +23,16 @@ use super::symbols::Kind;
 /// decides the tree of a file with syntax errors. 16: `let mut x` and
 /// `move |x|` inside macro calls bind `x`. 17: signatures hash tokens
 /// (comments, whitespace and trailing commas left out); method-chain
-/// receivers; `use` and `mod` inside item macros.
-const EXTRACTOR_VERSION: u32 = 17;
+/// receivers; `use` and `mod` inside item macros. 18: columns of
+/// definitions, references and imports. 19: `use Kind::*`
+/// is sited at `Kind`. 20: receivers of call chains inside macros
+/// and of calls of local closures. 21: item macros of plain items
+/// (`cfg_net! { … }`) are read as those items. 22: `Arc::new(x)` has
+/// `x`'s type; Python receivers that are attributes and elements of typed
+/// values; annotations of containers and optionals. 23: names bound by
+/// a tuple pattern (`let (tx, rx) = channel()`) and tuple return types.
+/// 24: `#[path = "unix/mod.rs"] mod imp;` imports the module of that file.
+const EXTRACTOR_VERSION: u32 = 24;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

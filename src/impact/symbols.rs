@@ -92,6 +92,8 @@ pub struct Def {
     pub start_line: u32,
     /// The line of its name (`start_line` counts attributes and doc comments).
     pub line: u32,
+    /// The 1-based column of its name on `line`, in characters.
+    pub column: u32,
     pub end_line: u32,
     /// Hash of the declaration without its body: a change here is a
     /// signature change, a change elsewhere inside the span a body change.
@@ -167,6 +169,12 @@ pub enum Receiver {
     /// (`b.hidden(true).build()`, `self.app().run()`), nested at most
     /// `MAX_CHAIN` deep.
     MethodReturn(Box<Receiver>, String),
+    /// An attribute of a value of the receiver: `o.expr.accept()` with
+    /// `o: ExpressionStmt` (Python), nested at most `MAX_CHAIN` deep.
+    Attribute(Box<Receiver>, String),
+    /// An element of a container value of the receiver: `for t in types`
+    /// with `types: list[Type]`, `types[0]` (Python).
+    Item(Box<Receiver>),
     /// Anything else: the target is known only by its name.
     Unknown,
 }
@@ -178,19 +186,34 @@ impl Receiver {
     /// The value `method` returns called on this receiver; unknown when
     /// this one is, or the chain is too long.
     pub fn then_call(self, method: &str) -> Receiver {
-        let depth = {
-            let mut d = 0;
-            let mut cur = &self;
-            while let Receiver::MethodReturn(on, _) = cur {
-                d += 1;
-                cur = on;
-            }
-            d
-        };
+        self.wrap(|on| Receiver::MethodReturn(on, method.to_string()))
+    }
+
+    /// The attribute `name` of a value of this receiver.
+    pub fn then_attribute(self, name: &str) -> Receiver {
+        self.wrap(|on| Receiver::Attribute(on, name.to_string()))
+    }
+
+    /// An element of a container value of this receiver.
+    pub fn then_item(self) -> Receiver {
+        self.wrap(Receiver::Item)
+    }
+
+    /// This receiver one step further down a chain; unknown when it is,
+    /// or the chain is too long.
+    fn wrap(self, step: impl FnOnce(Box<Receiver>) -> Receiver) -> Receiver {
+        let mut depth = 0;
+        let mut cur = &self;
+        while let Receiver::MethodReturn(on, _) | Receiver::Attribute(on, _) | Receiver::Item(on) =
+            cur
+        {
+            depth += 1;
+            cur = on;
+        }
         match self {
             Receiver::None | Receiver::Unknown => Receiver::Unknown,
             _ if depth >= MAX_CHAIN => Receiver::Unknown,
-            on => Receiver::MethodReturn(Box::new(on), method.to_string()),
+            on => step(Box::new(on)),
         }
     }
 }
@@ -206,6 +229,8 @@ pub struct Ref {
     pub receiver: Receiver,
     /// 1-based line.
     pub line: u32,
+    /// The 1-based column of the name on `line`, in characters.
+    pub column: u32,
     /// Innermost enclosing definition (index in `FileSymbols::defs`).
     pub scope: Option<u32>,
 }
@@ -224,6 +249,9 @@ pub struct Import {
     /// Python `import a.b [as x]`: binds a module, not a member.
     pub module: bool,
     pub line: u32,
+    /// The 1-based column of the import statement (`use`, `pub use`,
+    /// `import`, `from`) on `line`, in characters.
+    pub column: u32,
     /// Innermost enclosing definition: an inline module or a function.
     pub scope: Option<u32>,
 }

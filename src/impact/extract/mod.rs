@@ -50,13 +50,25 @@ impl Extractor {
                 lang: lang.name(),
                 message: e.to_string(),
             })?;
-        let tree = self
+        let mut src = src;
+        let mut tree = self
             .parser
             .parse(src.as_bytes(), None)
             .ok_or(Error::Parse { lang: lang.name() })?;
+        let mut unwrapped = Vec::new();
+        if lang == Lang::Rust {
+            if let Some((text, found)) = rust::unwrap_item_macros(tree.root_node(), &src, grammar) {
+                tree = self
+                    .parser
+                    .parse(text.as_bytes(), None)
+                    .ok_or(Error::Parse { lang: lang.name() })?;
+                src = std::borrow::Cow::Owned(text);
+                unwrapped = found;
+            }
+        }
         let root = tree.root_node();
         let mut out = match lang {
-            Lang::Rust => rust::build(grammar, &src, root),
+            Lang::Rust => rust::build(grammar, &src, root, &unwrapped),
             Lang::Python => python::build(grammar, &src, root),
         };
         out.syntax_errors = root.has_error();
@@ -184,6 +196,34 @@ fn text<'s>(node: Node, src: &'s str) -> &'s str {
 
 fn line(node: Node) -> u32 {
     node.start_position().row as u32 + 1
+}
+
+/// The 1-based column of a node's first character on its line.
+fn column(node: Node, src: &str) -> u32 {
+    let pos = node.start_byte();
+    chars_from(src, pos - node.start_position().column.min(pos), pos)
+}
+
+/// The 1-based column of byte `pos` on its line, in characters.
+fn column_at(src: &str, pos: usize) -> u32 {
+    let pos = pos.min(src.len());
+    let start = memchr::memrchr(b'\n', &src.as_bytes()[..pos]).map_or(0, |i| i + 1);
+    chars_from(src, start, pos)
+}
+
+/// One more than the characters in `src[start..pos]`: bytes when they
+/// are all ASCII, as they nearly always are before a name.
+fn chars_from(src: &str, start: usize, pos: usize) -> u32 {
+    let bytes = &src.as_bytes()[start..pos];
+    let n = if bytes.is_ascii() {
+        bytes.len()
+    } else {
+        // Not on a character boundary only for a range that is not a
+        // token of valid text: counted in bytes then.
+        src.get(start..pos)
+            .map_or(bytes.len(), |s| s.chars().count())
+    };
+    n as u32 + 1
 }
 
 /// The text a definition's signature is read from: `start..end`, less the
@@ -367,6 +407,9 @@ struct Local {
     /// What calling a method on it means, when evident: `Receiver::Type`
     /// or `Receiver::Returned`.
     ty: Option<Receiver>,
+    /// For a closure (`let m = |p| a.f(p);`): what calling it returns,
+    /// when evident.
+    calls: Option<Receiver>,
 }
 
 /// Locals by name, each with its function.
@@ -377,10 +420,26 @@ struct Locals {
 
 impl Locals {
     fn add(&mut self, func: Option<u32>, name: &str, pos: usize, ty: Option<Receiver>) {
-        self.by_name
-            .entry(name.to_string())
-            .or_default()
-            .push((func, Local { pos, ty }));
+        self.by_name.entry(name.to_string()).or_default().push((
+            func,
+            Local {
+                pos,
+                ty,
+                calls: None,
+            },
+        ));
+    }
+
+    /// A closure bound to `name`, calling which returns `calls`.
+    fn add_closure(&mut self, func: Option<u32>, name: &str, pos: usize, calls: Receiver) {
+        self.by_name.entry(name.to_string()).or_default().push((
+            func,
+            Local {
+                pos,
+                ty: None,
+                calls: Some(calls),
+            },
+        ));
     }
 
     /// The latest binding of `name` in `func` at or before `pos`.
@@ -508,6 +567,76 @@ mod tests {
             );
             assert_eq!(seen, expected, "{lang:?} source of {} bytes", src.len());
         }
+    }
+
+    /// (name, line, column) of every reference, in order.
+    fn places(s: &FileSymbols) -> Vec<(&str, u32, u32)> {
+        s.refs
+            .iter()
+            .map(|r| (r.name.as_str(), r.line, r.column))
+            .collect()
+    }
+
+    #[test]
+    fn every_site_has_the_column_of_its_name_in_characters() {
+        let s = extract(
+            Lang::Rust,
+            "use crate::{a::B,\n    c::D as E};\nfn f() {\n    let s = \"é\"; a::b::Shelf::make(s);\n    x.go(); m!(crate::k::h(1), y.z());\n}\n",
+        );
+        assert_eq!(
+            places(&s),
+            [
+                ("B", 1, 16),
+                ("D", 2, 8),
+                ("Shelf", 4, 24),
+                ("make", 4, 31),
+                ("go", 5, 7),
+                ("x", 5, 5),
+                ("m", 5, 13),
+                ("h", 5, 26),
+                ("y", 5, 32),
+                ("z", 5, 34),
+            ],
+            "`é` is one character"
+        );
+        let f = s.defs.iter().find(|d| d.name == "f").expect("f");
+        assert_eq!((f.line, f.column), (3, 4));
+        let imports: Vec<(u32, u32)> = s.imports.iter().map(|i| (i.line, i.column)).collect();
+        assert_eq!(imports, [(1, 1), (1, 1)], "an import is at its statement");
+        let g = extract(Lang::Rust, "fn f() {\n    use ignore::WalkState::*;\n}\n");
+        assert_eq!(places(&g), [("WalkState", 2, 17)], "the enum, not the path");
+        let m = extract(
+            Lang::Rust,
+            "cfg_io! {\n    pub use crate::io::{Ready,\n        Interest};\n}\n",
+        );
+        assert_eq!(
+            places(&m),
+            [("cfg_io", 1, 1), ("Ready", 2, 25), ("Interest", 3, 9)]
+        );
+        assert_eq!((m.imports[0].line, m.imports[0].column), (2, 5));
+        let p = extract(
+            Lang::Python,
+            "from .a import (b,\n    c as d)\nclass K(Base):\n    def go(self, x: \"mod.Node\") -> None:\n        «» = 1; self.run(); mod.f(x)\n",
+        );
+        let p_places: Vec<(&str, u32, u32)> = places(&p)
+            .into_iter()
+            .filter(|(n, _, _)| *n != "None")
+            .collect();
+        assert_eq!(
+            p_places,
+            [
+                ("b", 1, 17),
+                ("c", 2, 5),
+                ("Base", 3, 9),
+                ("mod", 4, 22),
+                ("Node", 4, 26),
+                ("run", 5, 22),
+                ("f", 5, 33),
+                ("mod", 5, 29),
+            ]
+        );
+        let go = p.defs.iter().find(|d| d.name == "go").expect("go");
+        assert_eq!((go.line, go.column), (4, 9));
     }
 
     #[test]
@@ -673,6 +802,83 @@ mod tests {
         assert_eq!(recv("event"), Receiver::Type("Events".into()));
         assert_eq!(recv("pour"), Receiver::Type("Sink".into()));
         assert_eq!(recv("file"), Receiver::Field("index".into()));
+    }
+
+    #[test]
+    fn item_macros_of_plain_items_are_read_as_the_items_they_hold() {
+        // tokio: `cfg_net! { pub struct UdpSocket { io: … } }`.
+        let src = "cfg_net! {\n    /// A socket.\n    pub struct Udp {\n        io: Evented,\n    }\n    cfg_unix! {\n        pub fn bind() -> Udp { Udp::new() }\n    }\n}\nimpl Udp {\n    cfg_rt! {\n        fn new() -> Udp { todo!() }\n    }\n}\nbitflags! {\n    pub struct Flags: u32 {\n        const A = 1;\n    }\n}\n";
+        let s = extract(Lang::Rust, src);
+        let udp = s.defs.iter().find(|d| d.name == "Udp").expect("the struct");
+        assert_eq!((udp.line, udp.column), (3, 16), "at its place in the file");
+        assert_eq!(udp.fields, [("io".to_string(), "Evented".to_string())]);
+        let bind = s.defs.iter().find(|d| d.name == "bind").expect("nested");
+        assert_eq!((bind.line, bind.returns.as_deref()), (7, Some("Udp")));
+        let new = s.defs.iter().find(|d| d.name == "new").expect("in an impl");
+        assert_eq!(new.container.as_deref(), Some("Udp"));
+        let calls: Vec<(u32, u32)> = refs_named(&s, "new")
+            .iter()
+            .map(|r| (r.line, r.column))
+            .collect();
+        assert_eq!(calls, [(7, 37)]);
+        let macros: Vec<(&str, u32, u32)> = s
+            .refs
+            .iter()
+            .filter(|r| r.form == Form::Macro)
+            .map(|r| (r.name.as_str(), r.line, r.column))
+            .collect();
+        assert!(macros.contains(&("cfg_unix", 6, 5)), "{macros:?}");
+        assert!(macros.contains(&("cfg_net", 1, 1)) && macros.contains(&("cfg_rt", 11, 5)));
+        assert!(
+            !s.defs.iter().any(|d| d.name == "Flags"),
+            "a body that is not plain items stays a macro"
+        );
+        assert!(!s.syntax_errors);
+    }
+
+    #[test]
+    fn a_shared_pointer_made_of_a_value_has_the_value_s_methods() {
+        let s = extract(
+            Lang::Rust,
+            "fn t() {\n    let sem = Arc::new(Semaphore::new(2));\n    sem.forget_permits(1);\n    let b = Box::pin(make());\n    b.go();\n    let v = Arc::new(x);\n    v.stop();\n}\n",
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        let semaphore = Receiver::Returned(vec!["Semaphore".into(), "new".into()]);
+        assert_eq!(recv("forget_permits"), semaphore);
+        assert_eq!(recv("go"), Receiver::Returned(vec!["make".into()]));
+        assert_eq!(
+            recv("stop"),
+            Receiver::Unknown,
+            "a value of no evident type"
+        );
+    }
+
+    #[test]
+    fn chains_inside_macros_and_calls_of_closures_keep_their_receivers() {
+        // ripgrep's `ignore` tests: `assert!(ig.matched("a", false).is_ignore())`
+        // and `let m = |p| gi.matched_path_or_any_parents(p, false);`.
+        let s = extract(
+            Lang::Rust,
+            "fn t(b: B) {\n    let ov = ov(&[]);\n    assert!(ov.matched(\"a\", false).is_ignore());\n    let m = |p: &str| {\n        b.find(p, false)\n    };\n    assert!(m(\"a\").is_some_one());\n    let x = m(\"b\");\n    x.is_none_one();\n    check!(a::make()?.go().await.step(), self.k.len_of());\n    let f = |p| p;\n    f(1).unknown();\n}\n",
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        let ov = || Receiver::Returned(vec!["ov".into()]);
+        assert_eq!(recv("is_ignore"), ov().then_call("matched"));
+        let found = || Receiver::Type("B".into()).then_call("find");
+        assert_eq!(recv("is_some_one"), found(), "a closure's call");
+        assert_eq!(recv("is_none_one"), found(), "a closure's call's value");
+        let make = || Receiver::Returned(vec!["a".into(), "make".into()]);
+        assert_eq!(
+            recv("step"),
+            make().then_call("go"),
+            "through `?` and `.await`"
+        );
+        assert_eq!(recv("len_of"), Receiver::Field("k".into()));
+        assert_eq!(
+            recv("unknown"),
+            Receiver::Unknown,
+            "a closure of no evident value"
+        );
     }
 
     #[test]
@@ -843,6 +1049,38 @@ mod tests {
                 ("B", Form::Import)
             ]
         );
+    }
+
+    #[test]
+    fn python_annotations_attributes_and_elements_type_receivers() {
+        let s = extract(
+            Lang::Python,
+            "def f(o: ExprStmt, ts: list[Type], m: Optional[\"Node\"], u: Node | None, p: tuple[A, ...], d: dict[str, B]):\n    o.expr.accept(v)\n    for t in ts:\n        t.accept(v)\n    [x.serialize() for x in o.items]\n    ts[0].copy()\n    m.go()\n    u.go2()\n    p[1].go3()\n    d.get()\n    self.a.b.run()\n",
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        let o = || Receiver::Type("ExprStmt".into());
+        assert_eq!(recv("accept"), o().then_attribute("expr"));
+        let ts = || Receiver::Type("[Type]".into());
+        assert_eq!(
+            refs_named(&s, "accept")[1].receiver,
+            ts().then_item(),
+            "a loop's name"
+        );
+        assert_eq!(
+            recv("serialize"),
+            o().then_attribute("items").then_item(),
+            "a comprehension's name, used before it is bound"
+        );
+        assert_eq!(recv("copy"), ts().then_item(), "indexing");
+        assert_eq!(
+            recv("go"),
+            Receiver::Type("Node".into()),
+            "Optional of a forward reference"
+        );
+        assert_eq!(recv("go2"), Receiver::Type("Node".into()));
+        assert_eq!(recv("go3"), Receiver::Type("[A]".into()).then_item());
+        assert_eq!(recv("get"), Receiver::Unknown, "a mapping is not read");
+        assert_eq!(recv("run"), Receiver::Field("a".into()).then_attribute("b"));
     }
 
     #[test]

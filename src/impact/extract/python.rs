@@ -6,7 +6,9 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use super::{Defs, Field, Frame, Locals, Sig, finish, line, starts_upper, text, walk};
+use super::{
+    Defs, Field, Frame, Locals, Sig, column, column_at, finish, line, starts_upper, text, walk,
+};
 use crate::impact::lang::{Grammar, Lang, Role};
 use crate::impact::symbols::{
     Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility,
@@ -79,8 +81,24 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
                 bind(left, src, func, ty, &mut locals);
             }
             Role::Bind(field) => {
-                if let Some(target) = child(node, field) {
-                    bind(target, src, func, None, &mut locals);
+                // `for t in types` with `types: list[Type]`: `t` is a `Type`.
+                let item = matches!(kind_of(node), "for_statement" | "for_in_clause")
+                    .then(|| child(node, "right"))
+                    .flatten()
+                    .and_then(|r| simple_receiver(r, src, func, &locals, 0))
+                    .map(Receiver::then_item)
+                    .filter(|r| *r != Receiver::Unknown);
+                match child(node, field) {
+                    // A comprehension's name is used before it is bound
+                    // (`[t.go() for t in ts]`): bound from its start.
+                    Some(target)
+                        if kind_of(node) == "for_in_clause" && kind_of(target) == "identifier" =>
+                    {
+                        let from = node.parent().map_or(node.start_byte(), |p| p.start_byte());
+                        locals.add(func, text(target, src), from, item);
+                    }
+                    Some(target) => bind(target, src, func, item, &mut locals),
+                    None => {}
                 }
             }
             Role::Global => {
@@ -219,6 +237,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize), S
             returns,
             start_line: outer.start_position().row as u32 + 1,
             line: super::line(name),
+            column: column(name, src),
             end_line: end_line as u32,
             signature: 0,
             visibility,
@@ -230,30 +249,89 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize), S
     )
 }
 
-/// `Foo`, `mod.Foo`, or `Foo` inside `"Foo"` / `Optional[Foo]` is not
-/// attempted: only plain annotations give a type.
+/// The type an annotation gives, as the index reads it: `Foo`,
+/// `mod.Foo`, a forward reference `"Foo"`, `Optional[Foo]` and
+/// `Foo | None` as `Foo`, and a container of `Foo` (`list[Foo]`,
+/// `Sequence["Foo"]`, `tuple[Foo, ...]`) as `[Foo]`. None for anything
+/// else (unions of several types, mappings, callables).
 fn type_name(node: Node, src: &str) -> Option<String> {
-    let inner = if kind_of(node) == "type" {
-        node.named_child(0)?
-    } else {
-        node
-    };
-    match kind_of(inner) {
-        "identifier" | "attribute" => Some(text(inner, src).to_string()),
-        // A forward reference: `-> "Flask"`.
-        "string" => {
-            let t = text(inner, src).trim_matches(|c| c == '"' || c == '\'');
-            let dotted = !t.is_empty()
-                && t.split('.').all(|s| {
-                    s.chars()
-                        .next()
-                        .is_some_and(|c| c == '_' || c.is_alphabetic())
-                        && s.chars().all(|c| c == '_' || c.is_alphanumeric())
-                });
-            dotted.then(|| t.to_string())
-        }
-        _ => None,
+    annotation_type(text(node, src), 0)
+}
+
+/// `type_name` of an annotation's text, `depth` containers deep.
+fn annotation_type(t: &str, depth: usize) -> Option<String> {
+    let t = t.trim();
+    let t = t
+        .strip_prefix(['"', '\''])
+        .and_then(|u| u.strip_suffix(['"', '\'']))
+        .unwrap_or(t)
+        .trim();
+    if depth > 4 || t.is_empty() {
+        return None;
     }
+    // `A | None`: the type that is not `None`.
+    let alternatives = top_level_split(t, '|');
+    if alternatives.len() > 1 {
+        let mut kept = alternatives.into_iter().filter(|a| a.trim() != "None");
+        let only = kept.next()?;
+        return kept
+            .next()
+            .is_none()
+            .then(|| annotation_type(only, depth + 1))
+            .flatten();
+    }
+    if let Some((outer, inner)) = t.strip_suffix(']').and_then(|u| u.split_once('[')) {
+        let name = outer.trim().rsplit('.').next().unwrap_or(outer);
+        let args = top_level_split(inner, ',');
+        return match name {
+            "Optional" | "Final" | "ClassVar" | "Annotated" => annotation_type(args[0], depth + 1),
+            "list" | "List" | "Sequence" | "MutableSequence" | "Iterable" | "Iterator"
+            | "Collection" | "set" | "Set" | "frozenset" | "FrozenSet" | "AbstractSet"
+            | "MutableSet" | "deque" | "Deque" | "Generator"
+                if !args.is_empty() =>
+            {
+                annotation_type(args[0], depth + 1).map(|e| format!("[{e}]"))
+            }
+            "tuple" | "Tuple" if args.len() == 2 && args[1].trim() == "..." => {
+                annotation_type(args[0], depth + 1).map(|e| format!("[{e}]"))
+            }
+            "Union" => {
+                let mut kept = args.into_iter().filter(|a| a.trim() != "None");
+                let only = kept.next()?;
+                kept.next()
+                    .is_none()
+                    .then(|| annotation_type(only, depth + 1))
+                    .flatten()
+            }
+            _ => None,
+        };
+    }
+    let dotted = t.split('.').all(|s| {
+        s.chars()
+            .next()
+            .is_some_and(|c| c == '_' || c.is_alphabetic())
+            && s.chars().all(|c| c == '_' || c.is_alphanumeric())
+    });
+    dotted.then(|| t.to_string())
+}
+
+/// `t` split at `sep` outside brackets.
+fn top_level_split(t: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut from) = (0i32, 0);
+    for (i, c) in t.char_indices() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                out.push(&t[from..i]);
+                from = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&t[from..]);
+    out
 }
 
 /// `Foo(…)` or `mod.Foo(…)`: an instance of the class; `make(…)` or
@@ -312,6 +390,67 @@ fn value_type_within(node: Node, src: &str, depth: usize) -> Option<Receiver> {
         Some(Receiver::Returned(
             t.split('.').map(str::to_string).collect(),
         ))
+    }
+}
+
+/// What a value is, read before the walk (for loops' containers):
+/// `self`, a local with a type, attributes and elements of them, a call's
+/// value.
+fn simple_receiver(
+    node: Node,
+    src: &str,
+    func: Option<u32>,
+    locals: &Locals,
+    depth: usize,
+) -> Option<Receiver> {
+    if depth > MAX_CHAIN {
+        return None;
+    }
+    match kind_of(node) {
+        "identifier" => match text(node, src) {
+            "self" | "cls" => Some(Receiver::SelfValue),
+            name => locals.any(func, name)?.ty.clone(),
+        },
+        "attribute" => {
+            let on = simple_receiver(child(node, "object")?, src, func, locals, depth + 1)?;
+            let name = text(child(node, "attribute")?, src);
+            Some(match on {
+                Receiver::SelfValue => Receiver::Field(name.to_string()),
+                on => on.then_attribute(name),
+            })
+        }
+        "subscript" => {
+            let on = simple_receiver(child(node, "value")?, src, func, locals, depth + 1)?;
+            Some(on.then_item())
+        }
+        "call" => copied(node, src, func, locals, depth).or_else(|| value_type(node, src)),
+        _ => None,
+    }
+}
+
+/// `list(xs)`, `sorted(xs)`, `tuple(xs)` of a container: a container of
+/// the same elements.
+fn copied(
+    call: Node,
+    src: &str,
+    func: Option<u32>,
+    locals: &Locals,
+    depth: usize,
+) -> Option<Receiver> {
+    let f = child(call, "function")?;
+    if !matches!(
+        text(f, src),
+        "list" | "sorted" | "tuple" | "set" | "reversed"
+    ) {
+        return None;
+    }
+    let args = child(call, "arguments")?;
+    if args.named_child_count() != 1 {
+        return None;
+    }
+    match simple_receiver(args.named_child(0)?, src, func, locals, depth + 1)? {
+        Receiver::Type(t) if t.starts_with('[') => Some(Receiver::Type(t)),
+        _ => None,
     }
 }
 
@@ -381,6 +520,7 @@ impl Cx<'_> {
             path,
             receiver,
             line: line(node),
+            column: column(node, self.src),
             scope: self.defs.innermost(node.start_byte()),
         });
     }
@@ -403,6 +543,7 @@ impl Cx<'_> {
                 if self.local(segs[0], part.start_byte()).is_some() {
                     continue;
                 }
+                let mut pos = part.start_byte() + at;
                 for (i, seg) in segs.iter().enumerate() {
                     let receiver = match i {
                         0 => Receiver::None,
@@ -414,8 +555,10 @@ impl Cx<'_> {
                         path: Vec::new(),
                         receiver,
                         line: row,
+                        column: column_at(self.src, pos),
                         scope,
                     });
+                    pos += seg.len() + 1;
                 }
             }
         }
@@ -429,7 +572,13 @@ impl Cx<'_> {
             if self.globals.contains(&(Some(f), name)) {
                 return None;
             }
-            if let Some(l) = self.locals.any(Some(f), name) {
+            // The binding before `pos` says what the name holds there;
+            // one after it still makes the name local.
+            if let Some(l) = self
+                .locals
+                .before(Some(f), name, pos)
+                .or_else(|| self.locals.any(Some(f), name))
+            {
                 return Some(l);
             }
             func = self.defs.function_of(self.defs.defs[f as usize].parent);
@@ -535,9 +684,25 @@ impl Cx<'_> {
 
     /// `x: T` or `x = T(…)` assigned to `name` at `assignment`, typed.
     fn assigned_type(&self, assignment: Node) -> Option<String> {
+        let right = child(assignment, "right");
         child(assignment, "type")
             .and_then(|t| type_name(t, self.src))
-            .or_else(|| child(assignment, "right").and_then(|r| instance_type(r, self.src)))
+            .or_else(|| right.and_then(|r| instance_type(r, self.src)))
+            // `self.expr = expr` with a parameter `expr: Expression`;
+            // `self.args = list(args)` with `args: Sequence[Type]`.
+            .or_else(|| {
+                let r = right?;
+                let func = self.defs.function_of(self.defs.innermost(r.start_byte()));
+                let value = match kind_of(r) {
+                    "identifier" => self.local(text(r, self.src), r.start_byte())?.ty.clone(),
+                    "call" => copied(r, self.src, func, self.locals, 0),
+                    _ => None,
+                };
+                match value? {
+                    Receiver::Type(t) => Some(t),
+                    _ => None,
+                }
+            })
     }
 
     fn attr(&mut self, node: Node, field: Field, anc: &[Frame]) {
@@ -630,18 +795,28 @@ impl Cx<'_> {
                 {
                     return Receiver::Unknown;
                 }
-                if matches!(first, "self" | "cls") {
-                    let rest: Vec<&str> = parts.collect();
-                    return match rest.as_slice() {
-                        [field] => Receiver::Field(field.to_string()),
-                        _ => Receiver::Unknown,
+                if matches!(first, "self" | "cls") || self.local(first, obj.start_byte()).is_some()
+                {
+                    // `self.a.b`, `o.expr`: attributes of a value.
+                    let (Some(on), Some(attr)) = (child(obj, "object"), child(obj, "attribute"))
+                    else {
+                        return Receiver::Unknown;
                     };
-                }
-                if self.local(first, obj.start_byte()).is_some() {
-                    Receiver::Unknown
+                    let name = text(attr, self.src);
+                    match self.receiver(on) {
+                        Receiver::SelfValue => Receiver::Field(name.to_string()),
+                        on => on.then_attribute(name),
+                    }
                 } else {
                     Receiver::Name(t.to_string())
                 }
+            }
+            // `items[0].go()`: an element of the container.
+            "subscript" => {
+                child(obj, "value").map_or(Receiver::Unknown, |v| match self.receiver(v) {
+                    Receiver::Name(_) => Receiver::Unknown,
+                    on => on.then_item(),
+                })
             }
             "call" if child(obj, "function").is_some_and(|f| text(f, self.src) == "super") => {
                 Receiver::Super
@@ -674,6 +849,7 @@ impl Cx<'_> {
     fn import(&mut self, node: Node, out: &mut Vec<Import>) {
         let scope = self.defs.innermost(node.start_byte());
         let line = line(node);
+        let column = column(node, self.src);
         let mut cursor = node.walk();
         if kind_of(node) == "import_statement" {
             for n in node.children_by_field_name("name", &mut cursor) {
@@ -692,6 +868,7 @@ impl Cx<'_> {
                                 public: true,
                                 module: true,
                                 line,
+                                column,
                                 scope,
                             });
                         }
@@ -716,6 +893,7 @@ impl Cx<'_> {
                         public: true,
                         module: true,
                         line,
+                        column,
                         scope,
                     });
                 }
@@ -753,6 +931,7 @@ impl Cx<'_> {
                 public: true,
                 module: false,
                 line,
+                column,
                 scope,
             });
             return;
@@ -780,6 +959,7 @@ impl Cx<'_> {
                 path: base.clone(),
                 receiver: Receiver::None,
                 line: self::line(n),
+                column: self::column(n, self.src),
                 scope,
             });
             let mut path = base.clone();
@@ -791,6 +971,7 @@ impl Cx<'_> {
                 public: true,
                 module: false,
                 line,
+                column,
                 scope,
             });
         }

@@ -8,7 +8,9 @@ use std::sync::OnceLock;
 use tree_sitter::Node;
 
 use super::tokens::{self, Tok, Token};
-use super::{Defs, Field, Frame, Locals, Sig, finish, line, starts_upper, text, walk};
+use super::{
+    Defs, Field, Frame, Locals, Sig, column, column_at, finish, line, starts_upper, text, walk,
+};
 use crate::impact::lang::{Grammar, Lang, Role, is_rust_primitive};
 use crate::impact::symbols::{
     Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility,
@@ -89,7 +91,125 @@ fn shape_of_id(id: u16) -> Shape {
     shapes.get(usize::from(id)).copied().unwrap_or(Shape::Other)
 }
 
-pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
+/// An item macro `unwrap_item_macros` opened: its name and where it is.
+pub(super) struct Unwrapped {
+    name: String,
+    pos: usize,
+}
+
+/// The source with every item macro whose body is plain items
+/// (`cfg_net! { pub struct UdpSocket { … } }`, as tokio wraps most of its
+/// items) opened up: the macro's name, `!` and braces become spaces, so
+/// the items parse as the module's own, at the same lines and columns,
+/// with their fields, bodies and references. None when there is none.
+/// A body that is not items on its own (`lazy_static! { static ref … }`,
+/// `bitflags!`) stays a macro, read token by token.
+pub(super) fn unwrap_item_macros(
+    root: Node,
+    src: &str,
+    grammar: &Grammar,
+) -> Option<(String, Vec<Unwrapped>)> {
+    let mut parser = tree_sitter::Parser::new();
+    parser.set_language(grammar.language).ok()?;
+    let mut found = Vec::new();
+    let mut blanks = Vec::new();
+    item_macros(root, src, 0, &mut parser, &mut found, &mut blanks);
+    if found.is_empty() {
+        return None;
+    }
+    let mut bytes = src.as_bytes().to_vec();
+    for (from, to) in blanks {
+        for b in &mut bytes[from..to] {
+            // Line breaks stay, so that lines do not move.
+            if *b != b'\n' {
+                *b = b' ';
+            }
+        }
+    }
+    // Only ASCII (a name, `!`, braces, spaces) was replaced by spaces.
+    let text = String::from_utf8(bytes).ok()?;
+    Some((text, found))
+}
+
+/// The item macros among the items under `node` (a file or a block of
+/// items, its text starting at byte `base` of `src`), nested ones too.
+fn item_macros(
+    node: Node,
+    src: &str,
+    base: usize,
+    parser: &mut tree_sitter::Parser,
+    found: &mut Vec<Unwrapped>,
+    blanks: &mut Vec<(usize, usize)>,
+) {
+    let mut cursor = node.walk();
+    for item in node.named_children(&mut cursor) {
+        match kind_of(item) {
+            "mod_item" | "impl_item" | "trait_item" => {
+                if let Some(body) = child(item, "body") {
+                    item_macros(body, src, base, parser, found, blanks);
+                }
+            }
+            "macro_invocation" => {
+                let (Some(name), Some(tt)) = (child(item, "macro"), item.named_child(1)) else {
+                    continue;
+                };
+                let (open, close) = (base + tt.start_byte(), base + tt.end_byte());
+                let braced = src.as_bytes().get(open) == Some(&b'{')
+                    && src.as_bytes().get(close - 1) == Some(&b'}');
+                if kind_of(name) != "identifier" || kind_of(tt) != "token_tree" || !braced {
+                    continue;
+                }
+                let Some(body) = src.get(open + 1..close - 1) else {
+                    continue;
+                };
+                let Some(tree) = parser.parse(body, None) else {
+                    continue;
+                };
+                let inner = tree.root_node();
+                if !holds_only_items(inner) {
+                    continue;
+                }
+                found.push(Unwrapped {
+                    name: src[base + name.start_byte()..base + name.end_byte()].to_string(),
+                    pos: base + name.start_byte(),
+                });
+                blanks.push((base + item.start_byte(), open + 1));
+                blanks.push((close - 1, close));
+                item_macros(inner, src, open + 1, parser, found, blanks);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a parsed macro body is items, without a syntax error: what a
+/// module or an impl may hold.
+fn holds_only_items(root: Node) -> bool {
+    if root.has_error() {
+        return false;
+    }
+    let mut cursor = root.walk();
+    let mut items = 0;
+    for c in root.named_children(&mut cursor) {
+        match kind_of(c) {
+            "line_comment" | "block_comment" | "attribute_item" | "inner_attribute_item" => {}
+            "use_declaration"
+            | "extern_crate_declaration"
+            | "macro_invocation"
+            | "macro_definition" => items += 1,
+            k if k.ends_with("_item") || k == "function_signature_item" => items += 1,
+            _ => return false,
+        }
+    }
+    items > 0
+}
+
+pub(super) fn build(
+    grammar: &Grammar,
+    src: &str,
+    root: Node,
+    unwrapped: &[Unwrapped],
+) -> FileSymbols {
     let mut cx = Cx {
         grammar,
         src,
@@ -104,6 +224,11 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
     walk(root, Lang::Rust.names(), |node, id, field, anc| {
         cx.visit(node, id, field, anc)
     });
+    // An opened item macro is still a use of the macro.
+    for m in unwrapped {
+        let at = Site::at(src, line_at(src, m.pos), m.pos);
+        cx.push(&m.name, Form::Macro, Vec::new(), Receiver::None, at);
+    }
     let Cx {
         mut defs,
         refs,
@@ -236,6 +361,7 @@ fn def(
             returns,
             start_line: start as u32 + 1,
             line: super::line(name),
+            column: column(name, src),
             end_line: end_line as u32,
             signature: 0,
             visibility,
@@ -430,6 +556,12 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
         }
         "call_expression" => {
             let f = child(node, "function")?;
+            // `channel::<u8>(8)`: the function, whatever its arguments.
+            let f = if kind_of(f) == "generic_function" {
+                child(f, "function")?
+            } else {
+                f
+            };
             match kind_of(f) {
                 "identifier" => {
                     let t = text(f, src);
@@ -441,6 +573,15 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
                 }
                 "scoped_identifier" => {
                     let segs = path_segments(f, src)?;
+                    // `Arc::new(Semaphore::new(1))`: a pointer that
+                    // dereferences to its value has the value's methods.
+                    if let [ptr, make] = segs.as_slice() {
+                        let pointer = matches!(ptr.as_str(), "Arc" | "Rc" | "Box");
+                        if pointer && matches!(make.as_str(), "new" | "pin" | "from") {
+                            let args = child(node, "arguments")?;
+                            return value_type(args.named_child(0)?, src);
+                        }
+                    }
                     let owner = segs.get(segs.len().checked_sub(2)?)?;
                     // `T::f(..)`: what `f` is declared to return, which
                     // the index takes to be a `T` when `f` is not the
@@ -458,6 +599,25 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
         }
         _ => None,
     }
+}
+
+/// The expression a closure's body evaluates to: the body itself, or a
+/// block's only expression (`|p| { a.f(p) }`); None for a block of
+/// statements.
+fn tail_value(body: Node) -> Option<Node> {
+    if kind_of(body) != "block" {
+        return Some(body);
+    }
+    let mut cursor = body.walk();
+    let mut inner = body
+        .named_children(&mut cursor)
+        .filter(|c| !matches!(kind_of(*c), "line_comment" | "block_comment"));
+    let only = inner.next()?;
+    let statement = matches!(
+        kind_of(only),
+        "expression_statement" | "let_declaration" | "empty_statement"
+    ) || kind_of(only).ends_with("_item");
+    (inner.next().is_none() && !statement).then_some(only)
 }
 
 /// Methods whose value has the type of the value they are called on
@@ -489,6 +649,16 @@ fn returned_type(node: Node, src: &str) -> Option<String> {
             }
         }
         "reference_type" | "pointer_type" => returned_type(child(node, "type")?, src),
+        // `(Sender<T>, Receiver<T>)`: `(Sender, Receiver)`, an element
+        // `_` when its type says nothing.
+        "tuple_type" => {
+            let mut cursor = node.walk();
+            let elements: Vec<String> = node
+                .named_children(&mut cursor)
+                .map(|e| returned_type(e, src).unwrap_or_else(|| "_".to_string()))
+                .collect();
+            Some(format!("({})", elements.join(", ")))
+        }
         _ => type_path(node, src),
     }
 }
@@ -581,39 +751,63 @@ fn bind(
 
 /// `a::b::C` → `["a", "b", "C"]`; None for paths built from macro variables.
 fn path_segments(node: Node, src: &str) -> Option<Vec<String>> {
-    match kind_of(node) {
-        "identifier" | "type_identifier" | "self" | "super" | "crate" => {
-            Some(vec![text(node, src).to_string()])
-        }
-        "scoped_identifier" | "scoped_type_identifier" => {
-            let mut segs = match child(node, "path") {
-                Some(p) => path_segments(p, src)?,
-                None => Vec::new(),
-            };
-            segs.push(text(child(node, "name")?, src).to_string());
-            Some(segs)
-        }
-        "generic_type" | "qualified_type" | "generic_type_with_turbofish" => {
-            path_segments(child(node, "type")?, src)
-        }
-        "bracketed_type" => path_segments(node.named_child(0)?, src),
-        _ => None,
-    }
+    let mut segs = Vec::new();
+    path_walk(node, &mut |seg| segs.push(text(seg, src).to_string()))?;
+    Some(segs)
 }
 
-/// Where a reference is: its line, and the byte that places it in its
-/// enclosing definition.
+/// `path_segments`, each segment with its node.
+fn path_nodes<'t>(node: Node<'t>, src: &str) -> Option<Vec<(String, Node<'t>)>> {
+    let mut segs = Vec::new();
+    path_walk(node, &mut |seg| {
+        segs.push((text(seg, src).to_string(), seg))
+    })?;
+    Some(segs)
+}
+
+/// Hand each segment of a path to `seg`, first to last.
+fn path_walk<'t>(node: Node<'t>, seg: &mut impl FnMut(Node<'t>)) -> Option<()> {
+    match kind_of(node) {
+        "identifier" | "type_identifier" | "self" | "super" | "crate" => seg(node),
+        "scoped_identifier" | "scoped_type_identifier" => {
+            if let Some(p) = child(node, "path") {
+                path_walk(p, seg)?;
+            }
+            seg(child(node, "name")?);
+        }
+        "generic_type" | "qualified_type" | "generic_type_with_turbofish" => {
+            path_walk(child(node, "type")?, seg)?
+        }
+        "bracketed_type" => path_walk(node.named_child(0)?, seg)?,
+        _ => return None,
+    }
+    Some(())
+}
+
+/// Where a reference is: its line and column, and the byte that places it
+/// in its enclosing definition.
 #[derive(Clone, Copy)]
 struct Site {
     line: u32,
+    column: u32,
     pos: usize,
 }
 
 impl Site {
-    fn of(node: Node) -> Site {
+    fn of(node: Node, src: &str) -> Site {
         Site {
             line: line(node),
+            column: column(node, src),
             pos: node.start_byte(),
+        }
+    }
+
+    /// The site of a token at byte `pos` on line `line`.
+    fn at(src: &str, line: u32, pos: usize) -> Site {
+        Site {
+            line,
+            column: column_at(src, pos),
+            pos,
         }
     }
 }
@@ -646,6 +840,7 @@ impl<'a> Cx<'a> {
             path,
             receiver,
             line: at.line,
+            column: at.column,
             scope: self.defs.innermost(at.pos),
         });
     }
@@ -720,8 +915,12 @@ impl<'a> Cx<'a> {
         match role {
             Role::Def(kind) => {
                 if let Some(name) = child(node, "name") {
+                    let scope = self.defs.innermost(node.start_byte());
                     let (def, range, sig) = def(self.src, node, kind, name, anc, lead);
                     self.defs.push(def, range, sig);
+                    if kind == Kind::Module {
+                        self.module_at_path(node, name, scope);
+                    }
                 }
             }
             Role::Import => self.import(node),
@@ -776,7 +975,15 @@ impl<'a> Cx<'a> {
             .defs
             .function_of(self.defs.innermost(pattern.start_byte()));
         let (pos, ty) = binding_site(pattern, parent, self.src);
-        let ty = ty.filter(|t| !self.calls_local(t, pattern.start_byte()));
+        if let Some(calls) = self.closure_bound(pattern, parent) {
+            let name = text(pattern, self.src);
+            self.locals.add_closure(func, name, pos, calls);
+            return;
+        }
+        if self.bind_tuple(pattern, parent, func, pos) {
+            return;
+        }
+        let ty = ty.and_then(|t| self.through_closure(t, pattern.start_byte()));
         // `let w = b.hidden(true).build();`: a method chain's value.
         let ty = ty.or_else(|| {
             let p = parent.filter(|p| kind_of(*p) == "let_declaration")?;
@@ -797,9 +1004,108 @@ impl<'a> Cx<'a> {
         bind(pattern, self.src, func, pos, ty, &mut self.locals);
     }
 
+    /// `let (tx, mut rx) = mpsc::channel(8);`: each name is the element
+    /// of the value at its place. Whether the pattern was bound here.
+    fn bind_tuple(
+        &mut self,
+        pattern: Node,
+        parent: Option<Node>,
+        func: Option<u32>,
+        pos: usize,
+    ) -> bool {
+        let Some(p) = parent.filter(|p| kind_of(*p) == "let_declaration") else {
+            return false;
+        };
+        if kind_of(pattern) != "tuple_pattern" || child(p, "type").is_some() {
+            return false;
+        }
+        let Some(value) = child(p, "value") else {
+            return false;
+        };
+        let whole = self.receiver(value);
+        if whole == Receiver::Unknown {
+            return false;
+        }
+        // Every element counts for the places, `_` (not a named node) too.
+        let mut cursor = pattern.walk();
+        let elements: Vec<Node> = pattern
+            .children(&mut cursor)
+            .filter(|e| {
+                !matches!(
+                    kind_of(*e),
+                    "(" | ")" | "," | "line_comment" | "block_comment"
+                )
+            })
+            .collect();
+        for (i, e) in elements.into_iter().enumerate() {
+            let name = match kind_of(e) {
+                "identifier" => Some(e),
+                "mut_pattern" => {
+                    let mut c = e.walk();
+                    e.named_children(&mut c)
+                        .find(|n| kind_of(*n) == "identifier")
+                }
+                _ => None,
+            };
+            match name {
+                Some(n) => {
+                    let ty = whole.clone().then_attribute(&i.to_string());
+                    self.locals.add(func, text(n, self.src), pos, Some(ty));
+                }
+                None => bind(e, self.src, func, pos, None, &mut self.locals),
+            }
+        }
+        true
+    }
+
     /// `Returned` from a call of a local (a closure), not of a function.
     fn calls_local(&self, ty: &Receiver, pos: usize) -> bool {
         matches!(ty, Receiver::Returned(path) if path.len() == 1 && self.is_local(&path[0], pos))
+    }
+
+    /// `ty`, unless it is the value of a call of a local: then what that
+    /// closure is known to return, if anything.
+    fn through_closure(&self, ty: Receiver, pos: usize) -> Option<Receiver> {
+        match &ty {
+            Receiver::Returned(path) if path.len() == 1 && self.is_local(&path[0], pos) => {
+                self.closure_returns(&path[0], pos)
+            }
+            _ => Some(ty),
+        }
+    }
+
+    /// What calling the local closure `name` at `pos` returns, when its
+    /// body says (`let m = |p| ig.matched(p, false);`, then `m("a")`).
+    fn closure_returns(&self, name: &str, pos: usize) -> Option<Receiver> {
+        let func = self.defs.function_of(self.defs.innermost(pos));
+        self.locals.before(func, name, pos)?.calls.clone()
+    }
+
+    /// `let m = |…| body;` with a body whose value is evident: the
+    /// receiver a call of `m` returns.
+    fn closure_bound(&self, pattern: Node, parent: Option<Node>) -> Option<Receiver> {
+        let p = parent.filter(|p| kind_of(*p) == "let_declaration")?;
+        if kind_of(pattern) != "identifier" {
+            return None;
+        }
+        let value = child(p, "value").filter(|v| kind_of(*v) == "closure_expression")?;
+        let body = tail_value(child(value, "body")?)?;
+        // The closure's own parameters are not bound yet: a body that
+        // starts from one (`|p| p.go()`) has no evident value here.
+        let mut first = body;
+        while let Some(c) = first.child(0) {
+            first = c;
+        }
+        let params = child(value, "parameters")?;
+        let mut cursor = params.walk();
+        let own = text(first, self.src);
+        if params
+            .named_children(&mut cursor)
+            .any(|p| text(p, self.src).split(':').next().map(str::trim) == Some(own))
+        {
+            return None;
+        }
+        Some(self.receiver(body)).filter(|r| *r != Receiver::Unknown)
     }
 
     /// Dispatch one node of the walk; returns whether to descend.
@@ -936,7 +1242,13 @@ impl<'a> Cx<'a> {
         if form != Form::Macro && self.is_local(name, node.start_byte()) {
             return;
         }
-        self.push(name, form, Vec::new(), Receiver::None, Site::of(node));
+        self.push(
+            name,
+            form,
+            Vec::new(),
+            Receiver::None,
+            Site::of(node, self.src),
+        );
     }
 
     fn type_ident(&mut self, node: Node, field: Field, anc: &[Frame]) {
@@ -961,11 +1273,23 @@ impl<'a> Cx<'a> {
                 return;
             }
             if let Some(t) = self.self_type(anc) {
-                self.push(&t, Form::Type, Vec::new(), Receiver::None, Site::of(node));
+                self.push(
+                    &t,
+                    Form::Type,
+                    Vec::new(),
+                    Receiver::None,
+                    Site::of(node, self.src),
+                );
             }
             return;
         }
-        self.push(name, Form::Type, Vec::new(), Receiver::None, Site::of(node));
+        self.push(
+            name,
+            Form::Type,
+            Vec::new(),
+            Receiver::None,
+            Site::of(node, self.src),
+        );
     }
 
     fn path(&mut self, node: Node, field: Field, anc: &[Frame]) {
@@ -985,9 +1309,11 @@ impl<'a> Cx<'a> {
         {
             return;
         }
-        let Some(segs) = path_segments(node, self.src) else {
+        let Some(nodes) = path_nodes(node, self.src) else {
             return;
         };
+        let sites: Vec<Site> = nodes.iter().map(|(_, n)| Site::of(*n, self.src)).collect();
+        let segs = nodes.into_iter().map(|(s, _)| s).collect();
         let Some((segs, from)) = self.self_path(segs, anc) else {
             return;
         };
@@ -996,18 +1322,20 @@ impl<'a> Cx<'a> {
             _ if kind_of(node) == "scoped_type_identifier" => Form::Type,
             _ => Form::Path,
         };
-        self.push_path(segs, form, Site::of(node), from);
+        self.push_path(segs, &sites, form, from);
     }
 
     /// A path reference names its last segment and, for `Type::item`, the
-    /// type too (`Foo::new()` is a use of `Foo`), from segment `from` on.
-    fn push_path(&mut self, segs: Vec<String>, form: Form, at: Site, from: usize) {
+    /// type too (`Foo::new()` is a use of `Foo`), from segment `from` on;
+    /// each at its own site (`sites`, one a segment).
+    fn push_path(&mut self, segs: Vec<String>, sites: &[Site], form: Form, from: usize) {
         for k in from..segs.len().saturating_sub(1) {
             if starts_upper(&segs[k]) && !self.type_params.contains(segs[k].as_str()) {
-                self.push(&segs[k], Form::Type, segs[..k].to_vec(), Receiver::None, at);
+                let path = segs[..k].to_vec();
+                self.push(&segs[k], Form::Type, path, Receiver::None, sites[k]);
             }
         }
-        if let Some((name, path)) = segs.split_last() {
+        if let (Some((name, path)), Some(&at)) = (segs.split_last(), sites.last()) {
             if path
                 .first()
                 .is_some_and(|s| self.type_params.contains(s.as_str()))
@@ -1035,7 +1363,7 @@ impl<'a> Cx<'a> {
             Form::MethodCall,
             Vec::new(),
             receiver,
-            Site::of(field),
+            Site::of(field, self.src),
         );
     }
 
@@ -1086,7 +1414,7 @@ impl<'a> Cx<'a> {
             // `a.b(..)`: what the method returns, on `a`'s receiver.
             "call_expression" => self.method_chain(value, depth).unwrap_or_else(|| {
                 value_type(value, self.src)
-                    .filter(|t| !self.calls_local(t, value.start_byte()))
+                    .and_then(|t| self.through_closure(t, value.start_byte()))
                     .unwrap_or(Receiver::Unknown)
             }),
             _ => value_type(value, self.src)
@@ -1209,8 +1537,10 @@ impl<'a> Cx<'a> {
         };
         let mut found = Vec::new();
         use_tree(arg, text, &[], &mut found);
-        for (path, alias, glob, at) in found {
-            self.push_import(path, alias, glob, public, line, line + at - 1, scope);
+        let statement = Site::at(self.src, line, from);
+        for (path, alias, glob, row, pos) in found {
+            let name = Site::at(self.src, line + row - 1, from + pos);
+            self.push_import(path, alias, glob, public, statement, name, scope);
         }
     }
 
@@ -1231,6 +1561,7 @@ impl<'a> Cx<'a> {
             returns: None,
             start_line: line_at(self.src, from),
             line: name.line,
+            column: column_at(self.src, name.start),
             end_line: line_at(self.src, to.saturating_sub(1)),
             signature: 0,
             visibility,
@@ -1257,12 +1588,15 @@ impl<'a> Cx<'a> {
                 Tok::Pipe | Tok::Let => i = self.macro_bindings(&tokens, i),
                 Tok::Ident | Tok::SelfValue | Tok::Crate | Tok::Super => {
                     let mut segs = vec![self.token_text(tok).to_string()];
+                    let mut sites = vec![Site::at(self.src, tok.line, tok.start)];
                     let mut j = i + 1;
                     while j + 1 < tokens.len()
                         && tokens[j].kind == Tok::PathSep
                         && tokens[j + 1].kind.is_word()
                     {
-                        segs.push(self.token_text(tokens[j + 1]).to_string());
+                        let seg = tokens[j + 1];
+                        segs.push(self.token_text(seg).to_string());
+                        sites.push(Site::at(self.src, seg.line, seg.start));
                         j += 2;
                     }
                     let prev = i.checked_sub(1).map(|k| tokens[k].kind);
@@ -1271,11 +1605,95 @@ impl<'a> Cx<'a> {
                         n.kind == Tok::Tree && self.src.as_bytes().get(n.start) == Some(&b'(')
                     });
                     let next_kind = next.map(|n| n.kind);
-                    self.macro_site(&tokens, i, segs, (prev, next_kind, called), anc);
+                    self.macro_site(&tokens, i, (segs, sites), (prev, next_kind, called), anc);
                     i = j;
                 }
                 _ => i += 1,
             }
+        }
+    }
+
+    /// The receiver a macro's tokens end with at `k` (just before a
+    /// `.`): `self`, `self.field`, a local or a name, and chains of calls
+    /// on them (`ig.matched("a", false)`, `make()?`, `m("a")` of a local
+    /// closure), as `receiver` reads them from a syntax tree.
+    fn macro_receiver(&self, tokens: &[Token], k: usize, depth: usize) -> Receiver {
+        let kind = |k: Option<usize>| k.map(|k| tokens[k].kind);
+        let tok = tokens[k];
+        if depth > MAX_CHAIN {
+            return Receiver::Unknown;
+        }
+        match tok.kind {
+            Tok::SelfValue => Receiver::SelfValue,
+            Tok::Ident if kind(k.checked_sub(1)) == Some(Tok::Dot) => {
+                if k >= 2 && kind(Some(k - 2)) == Some(Tok::SelfValue) {
+                    Receiver::Field(self.token_text(tok).to_string())
+                } else {
+                    Receiver::Unknown
+                }
+            }
+            Tok::Ident if kind(k.checked_sub(1)) != Some(Tok::PathSep) => {
+                self.named_receiver(self.token_text(tok), tok.start)
+            }
+            // `x.await` and `x?` have `x`'s receiver, as the tree's do.
+            Tok::Keyword if self.token_text(tok) == "await" && k >= 2 => {
+                if kind(Some(k - 1)) == Some(Tok::Dot) {
+                    self.macro_receiver(tokens, k - 2, depth + 1)
+                } else {
+                    Receiver::Unknown
+                }
+            }
+            Tok::Other if self.token_text(tok) == "?" && k >= 1 => {
+                self.macro_receiver(tokens, k - 1, depth + 1)
+            }
+            Tok::Tree if self.src.as_bytes().get(tok.start) == Some(&b'(') && k >= 1 => {
+                self.macro_call_value(tokens, k - 1, depth)
+            }
+            _ => Receiver::Unknown,
+        }
+    }
+
+    /// The value of a call whose callee ends at `k` in a macro's tokens:
+    /// a method's return on its receiver, a function's, a tuple struct.
+    fn macro_call_value(&self, tokens: &[Token], k: usize, depth: usize) -> Receiver {
+        let kind = |k: usize| tokens.get(k).map(|t| t.kind);
+        let callee = tokens[k];
+        if callee.kind != Tok::Ident {
+            return Receiver::Unknown;
+        }
+        let name = self.token_text(callee);
+        if k >= 2 && kind(k - 1) == Some(Tok::Dot) {
+            let on = self.macro_receiver(tokens, k - 2, depth + 1);
+            return if keeps_type(name) {
+                on
+            } else {
+                on.then_call(name)
+            };
+        }
+        // A path `a::b::f`: its segments, first to last.
+        let mut segs = vec![name.to_string()];
+        let mut j = k;
+        while j >= 2 && kind(j - 1) == Some(Tok::PathSep) && kind(j - 2).is_some_and(Tok::is_word) {
+            segs.insert(0, self.token_text(tokens[j - 2]).to_string());
+            j -= 2;
+        }
+        if segs.len() == 1 {
+            if self.is_local(name, callee.start) {
+                return self
+                    .closure_returns(name, callee.start)
+                    .unwrap_or(Receiver::Unknown);
+            }
+            return if starts_upper(name) {
+                Receiver::Type(name.to_string())
+            } else {
+                Receiver::Returned(segs)
+            };
+        }
+        let owner = &segs[segs.len() - 2];
+        if owner == "Self" {
+            Receiver::Unknown
+        } else {
+            Receiver::Returned(segs)
         }
     }
 
@@ -1334,15 +1752,12 @@ impl<'a> Cx<'a> {
         &mut self,
         tokens: &[Token],
         i: usize,
-        segs: Vec<String>,
+        (segs, sites): (Vec<String>, Vec<Site>),
         (prev, next, called): (Option<Tok>, Option<Tok>, bool),
         anc: &[Frame],
     ) {
         let tok = tokens[i];
-        let at = Site {
-            line: tok.line,
-            pos: tok.start,
-        };
+        let at = sites[0];
         if matches!(segs[0].as_str(), "self" | "crate" | "super") && segs.len() == 1 {
             return;
         }
@@ -1350,24 +1765,15 @@ impl<'a> Cx<'a> {
             if !called || segs.len() != 1 {
                 return;
             }
-            let before = |back: usize| i.checked_sub(back).map(|k| tokens[k].kind);
-            let receiver = match i.checked_sub(2).map(|k| tokens[k]) {
-                Some(r) if r.kind == Tok::SelfValue => Receiver::SelfValue,
-                Some(r)
-                    if r.kind == Tok::Ident
-                        && before(3) == Some(Tok::Dot)
-                        && before(4) == Some(Tok::SelfValue) =>
-                {
-                    Receiver::Field(self.token_text(r).to_string())
-                }
-                Some(r) if r.kind == Tok::Ident => self.named_receiver(self.token_text(r), r.start),
-                _ => Receiver::Unknown,
+            let receiver = match i.checked_sub(2) {
+                Some(k) => self.macro_receiver(tokens, k, 0),
+                None => Receiver::Unknown,
             };
             self.push(&segs[0], Form::MethodCall, Vec::new(), receiver, at);
             return;
         }
         if next == Some(Tok::Bang) {
-            if let Some((name, path)) = segs.split_last() {
+            if let (Some((name, path)), Some(&at)) = (segs.split_last(), sites.last()) {
                 self.push(name, Form::Macro, path.to_vec(), Receiver::None, at);
             }
             return;
@@ -1378,7 +1784,7 @@ impl<'a> Cx<'a> {
         }
         if segs.len() > 1 {
             if let Some((segs, from)) = self.self_path(segs, anc) {
-                self.push_path(segs, Form::Path, at, from);
+                self.push_path(segs, &sites, Form::Path, from);
             }
             return;
         }
@@ -1396,7 +1802,7 @@ impl<'a> Cx<'a> {
         let public = node
             .named_children(&mut cursor)
             .any(|c| kind_of(c) == "visibility_modifier");
-        let line = line(node);
+        let statement = Site::of(node, self.src);
         if kind_of(node) == "extern_crate_declaration" {
             let Some(name) = child(node, "name") else {
                 return;
@@ -1410,7 +1816,8 @@ impl<'a> Cx<'a> {
                 glob: false,
                 public,
                 module: true,
-                line,
+                line: statement.line,
+                column: statement.column,
                 scope,
             });
             return;
@@ -1420,13 +1827,65 @@ impl<'a> Cx<'a> {
         };
         let mut found = Vec::new();
         use_tree(arg, self.src, &[], &mut found);
-        for (path, alias, glob, at) in found {
-            self.push_import(path, alias, glob, public, line, at, scope);
+        for (path, alias, glob, line, pos) in found {
+            let name = Site::at(self.src, line, pos);
+            self.push_import(path, alias, glob, public, statement, name, scope);
         }
     }
 
-    /// One leaf of a `use` tree: the import, and the reference it makes
-    /// (`at` is the line of its name: a `use` list spans several).
+    /// `#[path = "unix/mod.rs"] mod imp;` (tokio): `imp` is the module of
+    /// that file, which the layout names after its folder (`unix`), as if
+    /// `use self::unix as imp;` were written. Paths leaving the folder
+    /// (`../x.rs`) are not followed.
+    fn module_at_path(&mut self, item: Node, name: Node, scope: Option<u32>) {
+        if child(item, "body").is_some() {
+            return;
+        }
+        let mut prev = item.prev_named_sibling();
+        let mut target = None;
+        while let Some(a) = prev.filter(|a| kind_of(*a) == "attribute_item") {
+            let t: String = text(a, self.src).split_whitespace().collect();
+            if let Some(path) = t
+                .strip_prefix("#[path=\"")
+                .and_then(|r| r.strip_suffix("\"]"))
+            {
+                target = Some(path.to_string());
+            }
+            prev = a.prev_named_sibling();
+        }
+        let Some(path) = target else {
+            return;
+        };
+        let stem = path
+            .strip_suffix("/mod.rs")
+            .or_else(|| path.strip_suffix(".rs"));
+        let Some(segs) = stem.map(|s| s.split('/').collect::<Vec<_>>()) else {
+            return;
+        };
+        if segs.iter().any(|s| s.is_empty() || *s == ".." || *s == ".") {
+            return;
+        }
+        let alias = text(name, self.src).to_string();
+        if segs == [alias.as_str()] {
+            return;
+        }
+        let mut full = vec!["self".to_string()];
+        full.extend(segs.iter().map(|s| s.to_string()));
+        let at = Site::of(item, self.src);
+        self.imports.push(Import {
+            path: full,
+            alias,
+            glob: false,
+            public: false,
+            module: true,
+            line: at.line,
+            column: at.column,
+            scope,
+        });
+    }
+
+    /// One leaf of a `use` tree: the import (at `statement`), and the
+    /// reference it makes (at `name`: a `use` list spans several lines).
     #[allow(clippy::too_many_arguments)]
     fn push_import(
         &mut self,
@@ -1434,8 +1893,8 @@ impl<'a> Cx<'a> {
         alias: String,
         glob: bool,
         public: bool,
-        line: u32,
-        at: u32,
+        statement: Site,
+        name_at: Site,
         scope: Option<u32>,
     ) {
         // `use Kind::*` uses the enum; `use super::*` names a module,
@@ -1449,7 +1908,8 @@ impl<'a> Cx<'a> {
                         form: Form::Import,
                         path: prefix.to_vec(),
                         receiver: Receiver::None,
-                        line: at,
+                        line: name_at.line,
+                        column: name_at.column,
                         scope,
                     });
                 }
@@ -1461,7 +1921,8 @@ impl<'a> Cx<'a> {
             glob,
             public,
             module: false,
-            line,
+            line: statement.line,
+            column: statement.column,
             scope,
         });
     }
@@ -1477,8 +1938,9 @@ fn line_at(src: &str, pos: usize) -> u32 {
         + 1
 }
 
-/// A `use` tree flattened: (path, local name, glob, line of the name).
-type UseLeaf = (Vec<String>, String, bool, u32);
+/// A `use` tree flattened: (path, local name, glob, line and byte of the
+/// name in the text parsed).
+type UseLeaf = (Vec<String>, String, bool, u32, usize);
 
 /// Flatten a `use` tree into its leaves.
 fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
@@ -1496,7 +1958,8 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
                 path.pop();
             }
             let alias = path.last().cloned().unwrap_or_default();
-            out.push((path, alias, false, last_line(node)));
+            let name = last_segment(node);
+            out.push((path, alias, false, line(name), name.start_byte()));
         }
         "use_as_clause" => {
             let Some(p) = child(node, "path") else {
@@ -1511,15 +1974,18 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
             let alias = child(node, "alias")
                 .map(|a| text(a, src).to_string())
                 .unwrap_or_default();
-            out.push((path, alias, false, last_line(p)));
+            let name = last_segment(p);
+            out.push((path, alias, false, line(name), name.start_byte()));
         }
         "use_wildcard" => {
-            let inner = node.named_child(0).and_then(|p| path_segments(p, src));
-            let path = match inner {
+            let inner = node.named_child(0);
+            let path = match inner.and_then(|p| path_segments(p, src)) {
                 Some(tail) => join(Some(tail)).unwrap_or_default(),
                 None => prefix.to_vec(),
             };
-            out.push((path, String::new(), true, line(node)));
+            // `use Kind::*` names `Kind` where it is written.
+            let name = inner.map_or(node, last_segment);
+            out.push((path, String::new(), true, line(name), name.start_byte()));
         }
         "scoped_use_list" => {
             let base = match child(node, "path") {
@@ -1543,7 +2009,7 @@ fn use_tree(node: Node, src: &str, prefix: &[String], out: &mut Vec<UseLeaf>) {
     }
 }
 
-/// The line of a path's last segment (`a::\n    b` is on `b`'s line).
-fn last_line(path: Node) -> u32 {
-    child(path, "name").map_or_else(|| line(path), line)
+/// A path's last segment (`a::\n    b` is on `b`'s line).
+fn last_segment(path: Node) -> Node {
+    child(path, "name").unwrap_or(path)
 }
