@@ -27,7 +27,7 @@ pub fn redact_diff(diff: &mut Diff) -> Vec<DiffSecret> {
         // documentation an example (flask's docs show `SECRET_KEY =
         // '192b9bdd…'`): the assignment rule stands down there, while
         // provider formats and key blocks still count.
-        let example = crate::paths::is_test(&file.path) || Kind::of_path(&file.path) == Kind::Prose;
+        let example = crate::paths::is_test(&file.path) || documentation(&file.path);
         let context = Context::file(&file.path, example);
         for hunk in &mut file.hunks {
             let texts: Vec<&str> = hunk.lines.iter().map(|l| l.text.as_str()).collect();
@@ -67,6 +67,13 @@ pub fn redact_diff(diff: &mut Diff) -> Vec<DiffSecret> {
         }
     }
     out
+}
+
+/// Markup documentation, whose assignments are examples. A `.txt` file is
+/// prose too, but `credentials.txt` is where a leaked password is written
+/// down, so its assignments still count.
+fn documentation(path: &str) -> bool {
+    Kind::of_path(path) == Kind::Prose && !path.to_ascii_lowercase().ends_with(".txt")
 }
 
 #[cfg(test)]
@@ -131,6 +138,10 @@ mod tests {
         };
         assert_eq!(rules("docs/config.rst"), vec!["aws-access-key"]);
         assert_eq!(rules("README.md"), vec!["aws-access-key"]);
+        assert_eq!(
+            rules("deploy/credentials.txt"),
+            vec!["secret-assignment", "aws-access-key"]
+        );
         assert_eq!(
             rules("app/config.py"),
             vec!["secret-assignment", "aws-access-key"]
