@@ -159,6 +159,61 @@ const STOP_LIST: &[&str] = &[
     "read_to_string",
 ];
 
+/// Methods of Python's built-in `dict`, `list`, `set`, `str` and `bytes`
+/// not already in `STOP_LIST`: on a receiver of unknown type such a call is
+/// most likely the built-in's, so it is matched to the project's methods of
+/// that name only through a known type. (Measured on Django: `setdefault`
+/// matched 130 calls, 98 of them on dicts.)
+const PYTHON_BUILTIN_METHODS: &[&str] = &[
+    "setdefault",
+    "popitem",
+    "fromkeys",
+    "reverse",
+    "discard",
+    "difference_update",
+    "intersection_update",
+    "isdisjoint",
+    "issubset",
+    "issuperset",
+    "symmetric_difference",
+    "capitalize",
+    "casefold",
+    "center",
+    "endswith",
+    "startswith",
+    "expandtabs",
+    "format_map",
+    "isalnum",
+    "isalpha",
+    "isascii",
+    "isdecimal",
+    "isdigit",
+    "isidentifier",
+    "islower",
+    "isnumeric",
+    "isprintable",
+    "isspace",
+    "istitle",
+    "isupper",
+    "ljust",
+    "rjust",
+    "lstrip",
+    "rstrip",
+    "partition",
+    "rpartition",
+    "removeprefix",
+    "removesuffix",
+    "rfind",
+    "rindex",
+    "rsplit",
+    "splitlines",
+    "swapcase",
+    "title",
+    "translate",
+    "zfill",
+    "hex",
+];
+
 pub fn stop_listed(name: &str) -> bool {
     STOP_LIST.contains(&name)
 }
@@ -1725,8 +1780,37 @@ impl Index {
         out
     }
 
+    /// The project types of the module variables `segs` names from
+    /// module `m`, as declared or constructed.
+    fn variable_types(&self, m: ModId, segs: &[String], lang: Lang) -> Option<Vec<DefId>> {
+        let PathOutcome::Found(ts) = self.resolve_path(m, segs, lang) else {
+            return None;
+        };
+        let mut out = Vec::new();
+        for t in ts {
+            let Target::Def(v) = t else { continue };
+            for t in self.variable_type(v).unwrap_or_default() {
+                if !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// The project types variable `v` is declared or constructed with.
+    fn variable_type(&self, v: DefId) -> Option<Vec<DefId>> {
+        let d = self.def(v);
+        let ty = d.returns.as_ref().filter(|_| d.kind == Kind::Variable)?;
+        let lang = self.files[v.file as usize].lang;
+        self.types_at(self.def_module(v), &split_path(ty, lang), lang)
+    }
+
     /// The types function `f` is declared to return, if it says.
     fn declared_return(&self, f: DefId) -> Option<Vec<DefId>> {
+        if self.def(f).kind == Kind::Variable {
+            return None;
+        }
         let ret = self.def(f).returns.as_ref()?;
         let lang = self.files[f.file as usize].lang;
         let segs = split_path(ret, lang);
@@ -1760,7 +1844,13 @@ impl Index {
         let lang = self.files[file as usize].lang;
         match receiver {
             Receiver::SelfValue => self.self_type(file, scope).map(|t| vec![t]),
-            Receiver::Type(t) | Receiver::Name(t) => self.types_at(m, &split_path(t, lang), lang),
+            Receiver::Type(t) => self.types_at(m, &split_path(t, lang), lang),
+            // A class, or a module variable of a declared type (`flask.g`).
+            Receiver::Name(t) => {
+                let segs = split_path(t, lang);
+                self.types_at(m, &segs, lang)
+                    .or_else(|| self.variable_types(m, &segs, lang))
+            }
             Receiver::Field(f) => {
                 let owner = self.self_type(file, scope)?;
                 let (home, ty) = self
@@ -1843,7 +1933,11 @@ impl Index {
         let lang = self.files[file as usize].lang;
         let returns = |f: DefId| {
             let d = self.def(f);
-            d.returns.clone().map(|r| (self.def_module(f), r))
+            let called = d.kind != Kind::Variable;
+            d.returns
+                .clone()
+                .filter(|_| called)
+                .map(|r| (self.def_module(f), r))
         };
         match receiver {
             Receiver::Type(t) => vec![(m, t.clone())],
@@ -2428,6 +2522,7 @@ impl Index {
                 match self.resolve_path(m, &segs, lang) {
                     PathOutcome::Found(ts) => {
                         let mut out = Vec::new();
+                        let mut typed = Vec::new();
                         let mut value = false;
                         for t in ts {
                             match t {
@@ -2437,13 +2532,19 @@ impl Index {
                                         self.members_of(d, &r.name).into_iter().map(Target::Def),
                                     );
                                 }
-                                Target::Def(_) => value = true,
+                                // `flask.g` with `g: Globals = …`.
+                                Target::Def(d) => match self.variable_type(d) {
+                                    Some(types) => typed.extend(types),
+                                    None => value = true,
+                                },
                             }
                         }
                         if !out.is_empty() {
                             exact(out)
                         } else if value {
                             self.by_method_name(file, r)
+                        } else if !typed.is_empty() {
+                            self.on_types(file, r, &typed)
                         } else {
                             Resolution::none()
                         }
@@ -2616,6 +2717,11 @@ impl Index {
             _ => false,
         };
         if stop_listed(&r.name) || !matched {
+            return Resolution::none();
+        }
+        // `d.setdefault(k, [])` on a value of unknown type is far more often
+        // a dict than the project's own `setdefault`.
+        if lang == Lang::Python && PYTHON_BUILTIN_METHODS.contains(&r.name.as_str()) {
             return Resolution::none();
         }
         self.note_global(&r.name);

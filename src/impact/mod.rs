@@ -2394,6 +2394,49 @@ mod tests {
     }
 
     #[test]
+    fn a_python_builtin_method_name_on_an_untyped_value_is_not_the_projects() {
+        let models =
+            "class Session:\n    def setdefault(self, key, value):\n        return value\n";
+        let app = "from models import Session\n\n\ndef run(s: Session, d):\n    d.setdefault(1, [])\n    return s.setdefault(2, 3)\n";
+        let tree = [("models.py", models), ("app.py", app)];
+        let base = models.replace("return value", "return None");
+        let changed = tree_with_change(&tree, "models.py", &base);
+        assert_eq!(
+            site_places(&changed, "Session.setdefault"),
+            ["app.py:6"],
+            "the typed call only: `d` is most likely a dict"
+        );
+        let sym = changed
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "Session.setdefault")
+            .expect("changed");
+        assert!(sym.ambiguous.is_empty(), "{:?}", sym.ambiguous);
+    }
+
+    #[test]
+    fn a_module_variable_of_a_declared_type_is_a_typed_receiver() {
+        // flask's `g: _AppCtxGlobals = LocalProxy(…)`, re-exported by the
+        // package and used as `flask.g.setdefault(…)`.
+        let ctx = "class Globals:\n    def setdefault(self, key, value):\n        return value\n\n\nclass Other:\n    def setdefault(self, key, value):\n        return key\n";
+        let globals = "from .ctx import Globals, Other\n\ng: Globals = make()\nother = Other()\n";
+        let init = "from .globals import g as g\nfrom .globals import other as other\n";
+        let app = "import pkg\nfrom pkg.globals import other\n\n\ndef run():\n    pkg.g.setdefault(1, 2)\n    other.setdefault(3, 4)\n";
+        let tree = [
+            ("pkg/__init__.py", init),
+            ("pkg/ctx.py", ctx),
+            ("pkg/globals.py", globals),
+            ("app.py", app),
+        ];
+        let base = ctx.replacen("return value", "return None", 1);
+        let changed = tree_with_change(&tree, "pkg/ctx.py", &base);
+        assert_eq!(site_places(&changed, "Globals.setdefault"), ["app.py:6"]);
+        let base = ctx.replacen("return key", "return None", 1);
+        let changed = tree_with_change(&tree, "pkg/ctx.py", &base);
+        assert_eq!(site_places(&changed, "Other.setdefault"), ["app.py:7"]);
+    }
+
+    #[test]
     fn by_name_matches_of_a_crowded_name_are_counted_not_listed() {
         // `accept` on an untyped value: with two classes defining it the
         // site is listed; with more than MAX_LISTED_CANDIDATES it is only

@@ -86,7 +86,9 @@ pub struct Def {
     pub fields: Vec<(String, String)>,
     /// The type a function is declared to return, as a path (`T`, `a::T`,
     /// `mod.T`), with `Result`, `Option`, `Box`, `Rc` and `Arc` unwrapped to
-    /// their first argument: what `let x = f()?; x.m()` calls `m` on.
+    /// their first argument: what `let x = f()?; x.m()` calls `m` on. For
+    /// a Python module variable, the type it is declared or constructed
+    /// with (`g: Globals = …`, `app = App()`).
     pub returns: Option<String>,
     /// 1-based inclusive lines, attributes, doc comments and decorators included.
     pub start_line: u32,

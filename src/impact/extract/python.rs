@@ -218,6 +218,15 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize), S
                 "Self" | "typing.Self" | "typing_extensions.Self" => container.clone(),
                 _ => Some(t),
             }),
+        // `g: Globals = …` or `app = App(…)`: what a use of it holds.
+        Kind::Variable => child(node, "type")
+            .and_then(|t| type_name(t, src))
+            .or_else(
+                || match child(node, "right").and_then(|r| value_type(r, src)) {
+                    Some(Receiver::Type(t)) => Some(t),
+                    _ => None,
+                },
+            ),
         _ => None,
     };
     let end = outer.end_position();
