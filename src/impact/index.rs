@@ -1853,19 +1853,23 @@ impl Index {
                 .filter(|(_, t)| !t.is_empty())
                 .map(|(home, t)| vec![(self.def_module(home), t.to_string())])
                 .unwrap_or_default(),
-            // `let (tx, rx) = channel();`: the element of a tuple.
-            Receiver::Attribute(on, place) if place.parse::<usize>().is_ok() => {
-                let i: usize = place.parse().unwrap_or_default();
-                self.declared_types(file, scope, m, on)
-                    .into_iter()
-                    .filter_map(|(home, t)| {
-                        let inner = t.strip_prefix('(')?.strip_suffix(')')?;
-                        let element = tuple_elements(inner).into_iter().nth(i)?;
-                        (element != "_").then(|| (home, element.to_string()))
-                    })
-                    .collect()
-            }
             Receiver::Attribute(on, name) => {
+                // `let (tx, rx) = channel();`: the element of a tuple.
+                if let Ok(i) = name.parse::<usize>() {
+                    let elements: Vec<(ModId, String)> = self
+                        .declared_types(file, scope, m, on)
+                        .into_iter()
+                        .filter_map(|(home, t)| {
+                            let inner = t.strip_prefix('(')?.strip_suffix(')')?;
+                            let element = tuple_elements(inner).into_iter().nth(i)?;
+                            (element != "_").then(|| (home, element.to_string()))
+                        })
+                        .collect();
+                    if !elements.is_empty() {
+                        return elements;
+                    }
+                }
+                // Else a field (`guard.lock.s`, a tuple struct's `w.0`).
                 let owners = self.receiver_types(file, scope, m, on).unwrap_or_default();
                 let mut out = Vec::new();
                 for owner in owners {
@@ -1874,10 +1878,12 @@ impl Index {
                         .filter(|(_, t)| !t.is_empty())
                     {
                         Some((home, t)) => out.push((self.def_module(home), t.to_string())),
-                        // A property: what its method returns.
-                        None => {
+                        // A Python property: what its method returns. A
+                        // Rust method is never read as a field.
+                        None if lang == Lang::Python => {
                             out.extend(self.members_of(owner, name).into_iter().filter_map(returns))
                         }
+                        None => {}
                     }
                 }
                 out
