@@ -637,9 +637,9 @@ fn pointer_of<'t>(call: Node<'t>, src: &str) -> Option<Node<'t>> {
     child(call, "arguments")?.named_child(0)
 }
 
-/// The expression a closure's body evaluates to: the body itself, or a
-/// block's only expression (`|p| { a.f(p) }`); None for a block of
-/// statements.
+/// The expression a closure's body or a block evaluates to: the body
+/// itself, or a block's only expression (`|p| { a.f(p) }`); None for a
+/// block of statements.
 fn tail_value(body: Node) -> Option<Node> {
     if kind_of(body) != "block" {
         return Some(body);
@@ -1016,7 +1016,8 @@ impl<'a> Cx<'a> {
         }
         let ty = ty.and_then(|t| self.through_closure(t, pattern.start_byte()));
         // `let w = b.hidden(true).build();`: a method chain's value;
-        // `let s = guard.lock.s;`: a field's.
+        // `let s = guard.lock.s;` a field's, `let fd = unsafe { f() };`
+        // a block's.
         let ty = ty.or_else(|| {
             let p = parent.filter(|p| kind_of(*p) == "let_declaration")?;
             if !matches!(kind_of(pattern), "identifier" | "mut_pattern")
@@ -1030,7 +1031,7 @@ impl<'a> Cx<'a> {
             }
             match kind_of(value) {
                 "call_expression" => self.method_chain(value, 0),
-                "field_expression" => Some(self.receiver(value)),
+                "field_expression" | "block" | "unsafe_block" => Some(self.receiver(value)),
                 _ => None,
             }
             .filter(|r| *r != Receiver::Unknown)
@@ -1441,6 +1442,14 @@ impl<'a> Cx<'a> {
                     self.receiver_within(inner, depth + 1)
                 })
             }
+            // `unsafe { AsyncFd::new(a) }`: a block of one expression (the
+            // walk has not bound the names a longer block binds yet).
+            "block" => tail_value(value).map_or(Receiver::Unknown, |tail| {
+                self.receiver_within(tail, depth + 1)
+            }),
+            "unsafe_block" => value.named_child(0).map_or(Receiver::Unknown, |block| {
+                self.receiver_within(block, depth + 1)
+            }),
             "self" => Receiver::SelfValue,
             "identifier" => self.named_receiver(text(value, self.src), value.start_byte()),
             // `self.lock.s`, `guard.lock.s`, `self.0`: a field of a value.
