@@ -809,7 +809,7 @@ mod tests {
         // tokio: `self.lock.s.release(1)`, `this.s.release(n)` with
         // `this: Self`, `Pin::new(&mut self.std).poll_flush(cx)`,
         // `rt_handle.io()` with `rt_handle: &driver::Handle`.
-        let src = "struct Guard<'a> {\n    lock: &'a RwLock,\n    p: Pin<Box<Io>>,\n}\nstruct Half(Arc<Inner>, pub u8);\nimpl Guard<'_> {\n    fn f(&self, this: Self, h: &driver::Handle, p: Pin<&mut Io>) {\n        self.lock.s.release(1);\n        this.s.acquire();\n        h.io();\n        p.poll_io();\n        Pin::new(&mut self.std).poll_flush();\n        self.0.is_write_vectored();\n        (*self.boxed).run();\n        let l = {\n            Sock::new()\n        };\n        l.accept();\n        let m = {\n            let s = Sock::new();\n            s\n        };\n        m.bind();\n        let g = unsafe { Fd::register() }.unwrap();\n        g.ready();\n        let k = h.lock.s;\n        k.close();\n        let e = { s.listen(8); };\n        e.never();\n        other().x.y.go();\n    }\n}\n";
+        let src = "struct Guard<'a> {\n    lock: &'a RwLock,\n    p: Pin<Box<Io>>,\n}\nstruct Half(Arc<Inner>, pub u8);\nimpl Guard<'_> {\n    fn f(&self, this: Self, h: &driver::Handle, p: Pin<&mut Io>) {\n        self.lock.s.release(1);\n        this.s.acquire();\n        h.io();\n        p.poll_io();\n        Pin::new(&mut self.std).poll_flush();\n        self.0.is_write_vectored();\n        (*self.boxed).run();\n        let l = {\n            Sock::new()\n        };\n        l.accept();\n        let m = {\n            let s = Sock::new();\n            s\n        };\n        m.bind();\n        let g = unsafe { Fd::register() }.unwrap();\n        g.ready();\n        let k = h.lock.s;\n        k.close();\n        let e = { s.listen(8); };\n        e.never();\n        let t = &mut *self;\n        t.mine();\n        let w = &mut Sock::new();\n        w.shut();\n        other().x.y.go();\n    }\n}\n";
         let s = extract(Lang::Rust, src);
         let by = |n: &str| s.defs.iter().find(|d| d.name == n).expect(n);
         let fields = |n: &str| by(n).fields.clone();
@@ -835,7 +835,7 @@ mod tests {
         assert_eq!(recv("is_write_vectored"), Receiver::Field("0".into()));
         assert_eq!(recv("run"), Receiver::Field("boxed".into()));
         let sock = Receiver::Returned(vec!["Sock".into(), "new".into()]);
-        assert_eq!(recv("accept"), sock, "a block's value");
+        assert_eq!(recv("accept"), sock.clone(), "a block's value");
         assert_eq!(recv("bind"), Receiver::Unknown, "names the block binds");
         assert_eq!(
             recv("ready"),
@@ -846,11 +846,10 @@ mod tests {
             handle.then_attribute("lock").then_attribute("s")
         );
         assert_eq!(recv("never"), Receiver::Unknown, "a block of statements");
+        assert_eq!(recv("mine"), Receiver::SelfValue);
+        assert_eq!(recv("shut"), sock.clone(), "`&mut` is not the value");
         let other = Receiver::Returned(vec!["other".into()]);
-        assert_eq!(
-            recv("go"),
-            other.then_attribute("x").then_attribute("y")
-        );
+        assert_eq!(recv("go"), other.then_attribute("x").then_attribute("y"));
     }
 
     #[test]

@@ -424,7 +424,7 @@ fn struct_fields(node: Node, src: &str) -> Vec<(String, String)> {
 }
 
 /// Like `type_base`, keeping the path: `a::Foo<T>` → `a::Foo`; also
-/// through `Pin<&mut T>`, whose methods calls reach by auto-deref too.
+/// through `Pin<&mut T>`, since a method call auto-derefs to `T` too.
 fn type_path(node: Node, src: &str) -> Option<String> {
     match kind_of(node) {
         "scoped_type_identifier" => path_segments(node, src).map(|s| s.join("::")),
@@ -551,10 +551,11 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
         return Some(Receiver::Type(t.to_string()));
     }
     match kind_of(node) {
-        "try_expression"
-        | "await_expression"
-        | "reference_expression"
-        | "parenthesized_expression" => value_type(node.named_child(0)?, src),
+        "try_expression" | "await_expression" | "parenthesized_expression" => {
+            value_type(node.named_child(0)?, src)
+        }
+        // `&mut T::new()`: the value, not `mut`.
+        "reference_expression" => value_type(child(node, "value")?, src),
         "struct_expression" => declared(child(node, "name")?, src),
         // `let index = self.index;`: the field's declared type.
         "field_expression" => {
@@ -1017,7 +1018,7 @@ impl<'a> Cx<'a> {
         let ty = ty.and_then(|t| self.through_closure(t, pattern.start_byte()));
         // `let w = b.hidden(true).build();`: a method chain's value;
         // `let s = guard.lock.s;` a field's, `let fd = unsafe { f() };`
-        // a block's.
+        // a block's, `let this = &mut *self;` the value's.
         let ty = ty.or_else(|| {
             let p = parent.filter(|p| kind_of(*p) == "let_declaration")?;
             if !matches!(kind_of(pattern), "identifier" | "mut_pattern")
@@ -1031,8 +1032,7 @@ impl<'a> Cx<'a> {
             }
             match kind_of(value) {
                 "call_expression" => self.method_chain(value, 0),
-                "field_expression" | "block" | "unsafe_block" => Some(self.receiver(value)),
-                _ => None,
+                _ => Some(self.receiver(value)),
             }
             .filter(|r| *r != Receiver::Unknown)
         });
@@ -1467,17 +1467,16 @@ impl<'a> Cx<'a> {
                     on => on.then_attribute(name),
                 }
             }
-            // `Pin::new(&mut self.io)`: the pointer has its value's methods.
-            "call_expression" if pointer_of(value, self.src).is_some() => pointer_of(value, self.src)
-                .map_or(Receiver::Unknown, |inner| {
-                    self.receiver_within(inner, depth + 1)
+            "call_expression" => match pointer_of(value, self.src) {
+                // `Pin::new(&mut self.io)`: the pointer has its value's methods.
+                Some(inner) => self.receiver_within(inner, depth + 1),
+                // `a.b(..)`: what the method returns, on `a`'s receiver.
+                None => self.method_chain(value, depth).unwrap_or_else(|| {
+                    value_type(value, self.src)
+                        .and_then(|t| self.through_closure(t, value.start_byte()))
+                        .unwrap_or(Receiver::Unknown)
                 }),
-            // `a.b(..)`: what the method returns, on `a`'s receiver.
-            "call_expression" => self.method_chain(value, depth).unwrap_or_else(|| {
-                value_type(value, self.src)
-                    .and_then(|t| self.through_closure(t, value.start_byte()))
-                    .unwrap_or(Receiver::Unknown)
-            }),
+            },
             _ => value_type(value, self.src)
                 .filter(|t| !self.calls_local(t, value.start_byte()))
                 .unwrap_or(Receiver::Unknown),
