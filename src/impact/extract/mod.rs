@@ -673,6 +673,19 @@ mod tests {
         assert!(names.contains(&("Shelf", Form::Type)), "{names:?}");
         assert!(names.contains(&("make", Form::Call)), "{names:?}");
         assert!(!names.iter().any(|(n, _)| *n == "x"), "{names:?}");
+        // tokio: `assert_value!(tokio::net::TcpStream: Send & Sync)`; a
+        // single name before `:` is a label.
+        let s = extract(
+            Lang::Rust,
+            "fn t() {
+    assert_value!(net::TcpStream: Send);
+    m!(label: 1);
+}
+",
+        );
+        let names: Vec<(&str, Form)> = s.refs.iter().map(|r| (r.name.as_str(), r.form)).collect();
+        assert!(names.contains(&("TcpStream", Form::Path)), "{names:?}");
+        assert!(!names.iter().any(|(n, _)| *n == "label"), "{names:?}");
     }
 
     #[test]

@@ -1838,8 +1838,9 @@ impl<'a> Cx<'a> {
             }
             return;
         }
-        // `name: value` inside a macro is a field or argument label.
-        if next == Some(Tok::Colon) {
+        // `name: value` inside a macro is a field or argument label; a
+        // path is not (`assert_value!(tokio::net::TcpStream: Send)`).
+        if next == Some(Tok::Colon) && segs.len() == 1 {
             return;
         }
         if segs.len() > 1 {
