@@ -451,6 +451,7 @@ fn dump_sites(project: &Project, tree: &Tree, count: usize) {
             "container": def.container,
             "sites": sites(&sym.sites),
             "ambiguous": sites(&sym.ambiguous),
+            "ambiguous_unlisted": sym.ambiguous_unlisted,
         });
         println!("{record}");
     }
@@ -545,11 +546,12 @@ fn main() {
         );
         for sym in &result.symbols {
             println!(
-                "    {} [{}]: {} sites, {} ambiguous, {} dependents in {} files, radius {}{}",
+                "    {} [{}]: {} sites, {} ambiguous (+{} unlisted), {} dependents in {} files, radius {}{}",
                 sym.symbol,
                 sym.change,
                 sym.sites.len(),
                 sym.ambiguous.len(),
+                sym.ambiguous_unlisted,
                 sym.dependents.symbols,
                 sym.dependents.files.len(),
                 sym.radius,

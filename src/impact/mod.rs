@@ -2394,6 +2394,33 @@ mod tests {
     }
 
     #[test]
+    fn by_name_matches_of_a_crowded_name_are_counted_not_listed() {
+        // `accept` on an untyped value: with two classes defining it the
+        // site is listed; with more than MAX_LISTED_CANDIDATES it is only
+        // counted.
+        let class =
+            |i: usize| format!("class C{i}:\n    def accept(self, v):\n        return v\n\n\n");
+        let app = "def run(x):\n    return x.accept(1)\n";
+        for (classes, listed, unlisted) in [(2, 1, 0), (blast::MAX_LISTED_CANDIDATES + 1, 0, 1)] {
+            let models: String = (0..classes).map(class).collect();
+            let tree = [("models.py", models.as_str()), ("app.py", app)];
+            let base = models.replacen("return v", "return None", 1);
+            let changed = tree_with_change(&tree, "models.py", &base);
+            let c0 = changed
+                .symbols
+                .iter()
+                .find(|s| s.symbol == "C0.accept")
+                .expect("changed");
+            assert!(c0.sites.is_empty());
+            assert_eq!(
+                (c0.ambiguous.len(), c0.ambiguous_unlisted),
+                (listed, unlisted),
+                "{classes} classes"
+            );
+        }
+    }
+
+    #[test]
     fn a_rust_builder_chain_reaches_the_built_types_methods() {
         let lib = "pub struct WalkBuilder;\npub struct Walk;\n\nimpl WalkBuilder {\n    pub fn new() -> WalkBuilder {\n        WalkBuilder\n    }\n\n    pub fn hidden(&mut self, yes: bool) -> &mut WalkBuilder {\n        self\n    }\n\n    pub fn build(&self) -> Walk {\n        Walk\n    }\n}\n\nimpl Walk {\n    pub fn run(&self) -> u32 {\n        1\n    }\n}\n\npub struct Other;\n\nimpl Other {\n    pub fn run(&self) -> u32 {\n        2\n    }\n}\n";
         let user = "use crate::WalkBuilder;\n\npub fn go() -> u32 {\n    let w = WalkBuilder::new().hidden(true).build();\n    w.run() + WalkBuilder::new().build().run()\n}\n";
