@@ -1947,19 +1947,23 @@ impl Index {
                 .filter(|(_, t)| !t.is_empty())
                 .map(|(home, t)| vec![(self.def_module(home), t.to_string())])
                 .unwrap_or_default(),
-            // `let (tx, rx) = channel();`: the element of a tuple.
-            Receiver::Attribute(on, place) if place.parse::<usize>().is_ok() => {
-                let i: usize = place.parse().unwrap_or_default();
-                self.declared_types(file, scope, m, on)
-                    .into_iter()
-                    .filter_map(|(home, t)| {
-                        let inner = t.strip_prefix('(')?.strip_suffix(')')?;
-                        let element = tuple_elements(inner).into_iter().nth(i)?;
-                        (element != "_").then(|| (home, element.to_string()))
-                    })
-                    .collect()
-            }
             Receiver::Attribute(on, name) => {
+                // `let (tx, rx) = channel();`: the element of a tuple.
+                if let Ok(i) = name.parse::<usize>() {
+                    let elements: Vec<(ModId, String)> = self
+                        .declared_types(file, scope, m, on)
+                        .into_iter()
+                        .filter_map(|(home, t)| {
+                            let inner = t.strip_prefix('(')?.strip_suffix(')')?;
+                            let element = tuple_elements(inner).into_iter().nth(i)?;
+                            (element != "_").then(|| (home, element.to_string()))
+                        })
+                        .collect();
+                    if !elements.is_empty() {
+                        return elements;
+                    }
+                }
+                // Else a field (`guard.lock.s`, a tuple struct's `w.0`).
                 let owners = self.receiver_types(file, scope, m, on).unwrap_or_default();
                 let mut out = Vec::new();
                 for owner in owners {
@@ -1968,10 +1972,12 @@ impl Index {
                         .filter(|(_, t)| !t.is_empty())
                     {
                         Some((home, t)) => out.push((self.def_module(home), t.to_string())),
-                        // A property: what its method returns.
-                        None => {
+                        // A Python property: what its method returns. A
+                        // Rust method is never read as a field.
+                        None if lang == Lang::Python => {
                             out.extend(self.members_of(owner, name).into_iter().filter_map(returns))
                         }
+                        None => {}
                     }
                 }
                 out
@@ -2022,6 +2028,11 @@ impl Index {
         if self.files[file as usize].lang == Lang::Python {
             return Resolution::none();
         }
+        // A type that dereferences to another (`CachePadded<Idle>`) has
+        // the target's methods too, which its declaration does not name.
+        if types.iter().any(|&t| self.derefs(t)) {
+            return self.by_method_name(file, r);
+        }
         let by_name = self.by_method_name(file, r);
         let targets: Vec<DefId> = by_name
             .targets
@@ -2029,6 +2040,13 @@ impl Index {
             .filter(|&d| self.def(d).trait_name.is_some() || self.in_trait(d))
             .collect();
         self.by_name_filtered(&r.name, targets)
+    }
+
+    /// Whether the Rust type `t` implements `Deref`.
+    fn derefs(&self, t: DefId) -> bool {
+        self.members_of(t, "deref")
+            .into_iter()
+            .any(|d| self.def(d).trait_name.as_deref() == Some("Deref"))
     }
 
     /// Whether `d` is declared in a trait's body (a default method).
@@ -3300,6 +3318,60 @@ fn f(k: SortModeKind) {}
         assert_eq!(
             resolved(&index, "src/lib.rs", "send"),
             [vec!["crate::mpsc::Sender::send".to_string()]]
+        );
+    }
+
+    #[test]
+    fn rust_receivers_through_fields_of_fields_reach_the_field_types_methods() {
+        // tokio: `guard.lock.s.release(1)` with `lock: Arc<RwLock<T>>`,
+        // `let this = this.skip_drop(); this.s.release(1)` with `this: Self`,
+        // `rt_handle.io()` with `rt_handle: &driver::Handle`, and
+        // `self.shared.idle.notify()` through `idle: CachePadded<Idle>`.
+        let index = index_of(&[
+            (
+                "src/lib.rs",
+                "pub mod semaphore;\npub mod rwlock;\npub mod pool;\npub mod driver;\npub mod io;\npub mod idle;\n",
+            ),
+            (
+                "src/semaphore.rs",
+                "pub struct Semaphore;\n\nimpl Semaphore {\n    pub fn release(&self, n: usize) {}\n}\n",
+            ),
+            (
+                "src/pool.rs",
+                "pub struct Pool;\n\nimpl Pool {\n    pub fn release(&self, n: usize) {}\n}\n",
+            ),
+            (
+                "src/rwlock.rs",
+                "use crate::semaphore::Semaphore;\nuse std::sync::Arc;\n\npub struct RwLock<T> {\n    s: Semaphore,\n    c: std::cell::Cell<T>,\n}\n\npub struct Guard<T> {\n    lock: Arc<RwLock<T>>,\n}\n\nstruct Inner<'a> {\n    s: &'a Semaphore,\n}\n\nstruct Wrapper(Guard<u8>);\n\nimpl<T> Guard<T> {\n    fn skip_drop(self) -> Inner<'static> {\n        todo!()\n    }\n\n    fn downgrade(this: Self) {\n        let guard = Guard { lock: this.lock };\n        guard.lock.s.release(1);\n        let this = this.skip_drop();\n        this.s.release(1);\n        guard.lock.c.release(1);\n    }\n}\n\nimpl Wrapper {\n    fn drop(&mut self) {\n        self.0.lock.s.release(1);\n    }\n}\n",
+            ),
+            (
+                "src/driver.rs",
+                "pub struct Handle;\n\nimpl Handle {\n    pub fn io(&self) {}\n}\n",
+            ),
+            (
+                "src/io.rs",
+                "use crate::driver;\n\npub struct Handle;\n\nimpl Handle {\n    pub fn io(&self) {}\n}\n\nfn park(rt_handle: &driver::Handle) {\n    rt_handle.io();\n}\n",
+            ),
+            (
+                "src/idle.rs",
+                "use std::ops::Deref;\n\npub struct Padded<T>(T);\n\nimpl<T> Deref for Padded<T> {\n    type Target = T;\n    fn deref(&self) -> &T {\n        &self.0\n    }\n}\n\npub struct Idle;\n\nimpl Idle {\n    pub fn notify_one(&self) {}\n}\n\npub struct Shared {\n    idle: Padded<Idle>,\n}\n\npub struct Worker {\n    shared: Shared,\n}\n\nimpl Worker {\n    fn wake(&self) {\n        self.shared.idle.notify_one();\n    }\n}\n",
+            ),
+        ]);
+        let release = vec!["crate::semaphore::Semaphore::release".to_string()];
+        assert_eq!(
+            resolved(&index, "src/rwlock.rs", "release"),
+            [release.clone(), release.clone(), vec![], release],
+            "a field of std's `Cell` has none of the project's methods"
+        );
+        assert_eq!(
+            resolved(&index, "src/io.rs", "io"),
+            [vec!["crate::driver::Handle::io".to_string()]],
+            "the parameter's type is the one its path names"
+        );
+        assert_eq!(
+            resolved(&index, "src/idle.rs", "notify_one"),
+            [vec!["crate::idle::Idle::notify_one".to_string()]],
+            "a type that dereferences has its target's methods"
         );
     }
 

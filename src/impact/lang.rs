@@ -32,7 +32,10 @@ use super::symbols::Kind;
 /// values; annotations of containers and optionals. 23: names bound by
 /// a tuple pattern (`let (tx, rx) = channel()`) and tuple return types.
 /// 24: `#[path = "unix/mod.rs"] mod imp;` imports the module of that file.
-const EXTRACTOR_VERSION: u32 = 25;
+/// 25: Rust receivers that are fields of fields (`guard.lock.s`), tuple
+/// struct fields, `Pin::new(&mut x)`, `Self` and path-typed locals. 26:
+/// Python module variables carry their declared or constructed type.
+const EXTRACTOR_VERSION: u32 = 26;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

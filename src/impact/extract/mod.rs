@@ -673,6 +673,19 @@ mod tests {
         assert!(names.contains(&("Shelf", Form::Type)), "{names:?}");
         assert!(names.contains(&("make", Form::Call)), "{names:?}");
         assert!(!names.iter().any(|(n, _)| *n == "x"), "{names:?}");
+        // tokio: `assert_value!(tokio::net::TcpStream: Send & Sync)`; a
+        // single name before `:` is a label.
+        let s = extract(
+            Lang::Rust,
+            "fn t() {
+    assert_value!(net::TcpStream: Send);
+    m!(label: 1);
+}
+",
+        );
+        let names: Vec<(&str, Form)> = s.refs.iter().map(|r| (r.name.as_str(), r.form)).collect();
+        assert!(names.contains(&("TcpStream", Form::Path)), "{names:?}");
+        assert!(!names.iter().any(|(n, _)| *n == "label"), "{names:?}");
     }
 
     #[test]
@@ -802,6 +815,54 @@ mod tests {
         assert_eq!(recv("event"), Receiver::Type("Events".into()));
         assert_eq!(recv("pour"), Receiver::Type("Sink".into()));
         assert_eq!(recv("file"), Receiver::Field("index".into()));
+    }
+
+    #[test]
+    fn rust_receivers_through_fields_pointers_and_blocks() {
+        // tokio: `self.lock.s.release(1)`, `this.s.release(n)` with
+        // `this: Self`, `Pin::new(&mut self.std).poll_flush(cx)`,
+        // `rt_handle.io()` with `rt_handle: &driver::Handle`.
+        let src = "struct Guard<'a> {\n    lock: &'a RwLock,\n    p: Pin<Box<Io>>,\n}\nstruct Half(Arc<Inner>, pub u8);\nimpl Guard<'_> {\n    fn f(&self, this: Self, h: &driver::Handle, p: Pin<&mut Io>) {\n        self.lock.s.release(1);\n        this.s.acquire();\n        h.io();\n        p.poll_io();\n        Pin::new(&mut self.std).poll_flush();\n        self.0.is_write_vectored();\n        (*self.boxed).run();\n        let l = {\n            Sock::new()\n        };\n        l.accept();\n        let m = {\n            let s = Sock::new();\n            s\n        };\n        m.bind();\n        let g = unsafe { Fd::register() }.unwrap();\n        g.ready();\n        let k = h.lock.s;\n        k.close();\n        let e = { s.listen(8); };\n        e.never();\n        let t = &mut *self;\n        t.mine();\n        let w = &mut Sock::new();\n        w.shut();\n        other().x.y.go();\n    }\n}\n";
+        let s = extract(Lang::Rust, src);
+        let by = |n: &str| s.defs.iter().find(|d| d.name == n).expect(n);
+        let fields = |n: &str| by(n).fields.clone();
+        let field = |n: &str, t: &str| (n.to_string(), t.to_string());
+        assert_eq!(
+            fields("Guard"),
+            [field("lock", "RwLock"), field("p", "Io")],
+            "through `&`, `Pin` and `Box`"
+        );
+        assert_eq!(
+            fields("Half"),
+            [field("0", "Inner"), field("1", "u8")],
+            "a tuple struct's fields by place"
+        );
+        let recv = |n: &str| refs_named(&s, n)[0].receiver.clone();
+        let lock = Receiver::Field("lock".into());
+        let handle = Receiver::Type("driver::Handle".into());
+        assert_eq!(recv("release"), lock.then_attribute("s"));
+        assert_eq!(recv("acquire"), Receiver::Field("s".into()), "`this: Self`");
+        assert_eq!(recv("io"), handle.clone(), "the path is kept");
+        assert_eq!(recv("poll_io"), Receiver::Type("Io".into()));
+        assert_eq!(recv("poll_flush"), Receiver::Field("std".into()));
+        assert_eq!(recv("is_write_vectored"), Receiver::Field("0".into()));
+        assert_eq!(recv("run"), Receiver::Field("boxed".into()));
+        let sock = Receiver::Returned(vec!["Sock".into(), "new".into()]);
+        assert_eq!(recv("accept"), sock.clone(), "a block's value");
+        assert_eq!(recv("bind"), Receiver::Unknown, "names the block binds");
+        assert_eq!(
+            recv("ready"),
+            Receiver::Returned(vec!["Fd".into(), "register".into()])
+        );
+        assert_eq!(
+            recv("close"),
+            handle.then_attribute("lock").then_attribute("s")
+        );
+        assert_eq!(recv("never"), Receiver::Unknown, "a block of statements");
+        assert_eq!(recv("mine"), Receiver::SelfValue);
+        assert_eq!(recv("shut"), sock.clone(), "`&mut` is not the value");
+        let other = Receiver::Returned(vec!["other".into()]);
+        assert_eq!(recv("go"), other.then_attribute("x").then_attribute("y"));
     }
 
     #[test]

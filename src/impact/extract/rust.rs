@@ -394,13 +394,22 @@ fn is_doc_comment(comment: &str) -> bool {
     (comment.starts_with("///") && !comment.starts_with("////")) || comment.starts_with("/**")
 }
 
-/// Named fields whose type has a base name: `inner: Arc<Inner>` → `Inner`.
+/// Fields whose type has a base name: `inner: Arc<Inner>` → `Inner`; the
+/// fields of a tuple struct by their place: `struct W(Arc<Inner>)` → `0`.
 fn struct_fields(node: Node, src: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let Some(body) = child(node, "body") else {
         return out;
     };
     let mut cursor = body.walk();
+    if kind_of(body) == "ordered_field_declaration_list" {
+        for (i, t) in body.children_by_field_name("type", &mut cursor).enumerate() {
+            if let Some(ty) = type_path(t, src) {
+                out.push((i.to_string(), ty));
+            }
+        }
+        return out;
+    }
     for f in body.named_children(&mut cursor) {
         if kind_of(f) != "field_declaration" {
             continue;
@@ -414,14 +423,15 @@ fn struct_fields(node: Node, src: &str) -> Vec<(String, String)> {
     out
 }
 
-/// Like `type_base`, keeping the path: `a::Foo<T>` → `a::Foo`.
+/// Like `type_base`, keeping the path: `a::Foo<T>` → `a::Foo`; also
+/// through `Pin<&mut T>`, since a method call auto-derefs to `T` too.
 fn type_path(node: Node, src: &str) -> Option<String> {
     match kind_of(node) {
         "scoped_type_identifier" => path_segments(node, src).map(|s| s.join("::")),
         "reference_type" | "pointer_type" => type_path(child(node, "type")?, src),
         "generic_type" => {
             let base = type_base(child(node, "type")?, src)?;
-            if matches!(base.as_str(), "Box" | "Rc" | "Arc") {
+            if matches!(base.as_str(), "Box" | "Rc" | "Arc" | "Pin") {
                 let args = child(node, "type_arguments")?;
                 type_path(args.named_child(0)?, src)
             } else {
@@ -430,6 +440,18 @@ fn type_path(node: Node, src: &str) -> Option<String> {
         }
         _ => type_base(node, src),
     }
+}
+
+/// The receiver a value declared with type `node` is: `Type` of its path,
+/// or `SelfValue` for `Self` (`this: Self`, `Pin<&mut Self>`), which
+/// stands for the enclosing impl's type as `self` does.
+fn declared(node: Node, src: &str) -> Option<Receiver> {
+    let t = type_path(node, src)?;
+    Some(if t == "Self" {
+        Receiver::SelfValue
+    } else {
+        Receiver::Type(t)
+    })
 }
 
 /// Variants and trait items are as visible as their enum or trait.
@@ -529,11 +551,12 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
         return Some(Receiver::Type(t.to_string()));
     }
     match kind_of(node) {
-        "try_expression"
-        | "await_expression"
-        | "reference_expression"
-        | "parenthesized_expression" => value_type(node.named_child(0)?, src),
-        "struct_expression" => type_base(child(node, "name")?, src).map(Receiver::Type),
+        "try_expression" | "await_expression" | "parenthesized_expression" => {
+            value_type(node.named_child(0)?, src)
+        }
+        // `&mut T::new()`: the value, not `mut`.
+        "reference_expression" => value_type(child(node, "value")?, src),
+        "struct_expression" => declared(child(node, "name")?, src),
         // `let index = self.index;`: the field's declared type.
         "field_expression" => {
             let base = child(node, "value")?;
@@ -572,16 +595,10 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
                     })
                 }
                 "scoped_identifier" => {
-                    let segs = path_segments(f, src)?;
-                    // `Arc::new(Semaphore::new(1))`: a pointer that
-                    // dereferences to its value has the value's methods.
-                    if let [ptr, make] = segs.as_slice() {
-                        let pointer = matches!(ptr.as_str(), "Arc" | "Rc" | "Box");
-                        if pointer && matches!(make.as_str(), "new" | "pin" | "from") {
-                            let args = child(node, "arguments")?;
-                            return value_type(args.named_child(0)?, src);
-                        }
+                    if let Some(inner) = pointer_of(node, src) {
+                        return value_type(inner, src);
                     }
+                    let segs = path_segments(f, src)?;
                     let owner = segs.get(segs.len().checked_sub(2)?)?;
                     // `T::f(..)`: what `f` is declared to return, which
                     // the index takes to be a `T` when `f` is not the
@@ -601,9 +618,29 @@ fn value_type(node: Node, src: &str) -> Option<Receiver> {
     }
 }
 
-/// The expression a closure's body evaluates to: the body itself, or a
-/// block's only expression (`|p| { a.f(p) }`); None for a block of
-/// statements.
+/// The value a pointer is made of, in a call that makes one:
+/// `Arc::new(Semaphore::new(1))`, `Pin::new(&mut self.io)`. A pointer
+/// dereferences to its value, so it has the value's methods.
+fn pointer_of<'t>(call: Node<'t>, src: &str) -> Option<Node<'t>> {
+    let f = child(call, "function")?;
+    if kind_of(f) != "scoped_identifier" {
+        return None;
+    }
+    let segs = path_segments(f, src)?;
+    let [ptr, make] = segs.as_slice() else {
+        return None;
+    };
+    let pointer = matches!(ptr.as_str(), "Arc" | "Rc" | "Box" | "Pin");
+    let makes = matches!(make.as_str(), "new" | "pin" | "from" | "new_unchecked");
+    if !(pointer && makes) {
+        return None;
+    }
+    child(call, "arguments")?.named_child(0)
+}
+
+/// The expression a closure's body or a block evaluates to: the body
+/// itself, or a block's only expression (`|p| { a.f(p) }`); None for a
+/// block of statements.
 fn tail_value(body: Node) -> Option<Node> {
     if kind_of(body) != "block" {
         return Some(body);
@@ -676,8 +713,7 @@ fn binding_site(pattern: Node, parent: Option<Node>, src: &str) -> (usize, Optio
         "let_declaration" => {
             let ty = if single {
                 child(p, "type")
-                    .and_then(|t| type_base(t, src))
-                    .map(Receiver::Type)
+                    .and_then(|t| declared(t, src))
                     .or_else(|| child(p, "value").and_then(|v| value_type(v, src)))
             } else {
                 None
@@ -686,9 +722,7 @@ fn binding_site(pattern: Node, parent: Option<Node>, src: &str) -> (usize, Optio
         }
         "parameter" => {
             let ty = if single {
-                child(p, "type")
-                    .and_then(|t| type_base(t, src))
-                    .map(Receiver::Type)
+                child(p, "type").and_then(|t| declared(t, src))
             } else {
                 None
             };
@@ -717,9 +751,7 @@ fn bind(
         }
         "parameter" => {
             if let Some(p) = child(node, "pattern") {
-                let ty = child(node, "type")
-                    .and_then(|t| type_base(t, src))
-                    .map(Receiver::Type);
+                let ty = child(node, "type").and_then(|t| declared(t, src));
                 bind(p, src, func, pos, ty, locals);
             }
         }
@@ -984,7 +1016,9 @@ impl<'a> Cx<'a> {
             return;
         }
         let ty = ty.and_then(|t| self.through_closure(t, pattern.start_byte()));
-        // `let w = b.hidden(true).build();`: a method chain's value.
+        // `let w = b.hidden(true).build();`: a method chain's value;
+        // `let s = guard.lock.s;` a field's, `let fd = unsafe { f() };`
+        // a block's, `let this = &mut *self;` the value's.
         let ty = ty.or_else(|| {
             let p = parent.filter(|p| kind_of(*p) == "let_declaration")?;
             if !matches!(kind_of(pattern), "identifier" | "mut_pattern")
@@ -996,10 +1030,11 @@ impl<'a> Cx<'a> {
             while matches!(kind_of(value), "try_expression" | "await_expression") {
                 value = value.named_child(0)?;
             }
-            (kind_of(value) == "call_expression")
-                .then(|| self.method_chain(value, 0))
-                .flatten()
-                .filter(|r| *r != Receiver::Unknown)
+            match kind_of(value) {
+                "call_expression" => self.method_chain(value, 0),
+                _ => Some(self.receiver(value)),
+            }
+            .filter(|r| *r != Receiver::Unknown)
         });
         bind(pattern, self.src, func, pos, ty, &mut self.locals);
     }
@@ -1397,26 +1432,51 @@ impl<'a> Cx<'a> {
                     self.receiver_within(inner, depth + 1)
                 })
             }
+            // `&mut x`, `*x`: method calls auto-reference and dereference,
+            // and the types of fields and locals are kept without `&`.
+            "reference_expression" => child(value, "value").map_or(Receiver::Unknown, |inner| {
+                self.receiver_within(inner, depth + 1)
+            }),
+            "unary_expression" if value.child(0).is_some_and(|op| kind_of(op) == "*") => {
+                value.named_child(0).map_or(Receiver::Unknown, |inner| {
+                    self.receiver_within(inner, depth + 1)
+                })
+            }
+            // `unsafe { AsyncFd::new(a) }`: a block of one expression (the
+            // walk has not bound the names a longer block binds yet).
+            "block" => tail_value(value).map_or(Receiver::Unknown, |tail| {
+                self.receiver_within(tail, depth + 1)
+            }),
+            "unsafe_block" => value.named_child(0).map_or(Receiver::Unknown, |block| {
+                self.receiver_within(block, depth + 1)
+            }),
             "self" => Receiver::SelfValue,
             "identifier" => self.named_receiver(text(value, self.src), value.start_byte()),
+            // `self.lock.s`, `guard.lock.s`, `self.0`: a field of a value.
             "field_expression" => {
-                let base = child(value, "value");
-                let field = child(value, "field");
-                match (base, field) {
-                    (Some(b), Some(f))
-                        if kind_of(b) == "self" && kind_of(f) == "field_identifier" =>
-                    {
-                        Receiver::Field(text(f, self.src).to_string())
-                    }
-                    _ => Receiver::Unknown,
+                let (Some(base), Some(field)) = (child(value, "value"), child(value, "field"))
+                else {
+                    return Receiver::Unknown;
+                };
+                if !matches!(kind_of(field), "field_identifier" | "integer_literal") {
+                    return Receiver::Unknown;
+                }
+                let name = text(field, self.src);
+                match self.receiver_within(base, depth + 1) {
+                    Receiver::SelfValue => Receiver::Field(name.to_string()),
+                    on => on.then_attribute(name),
                 }
             }
-            // `a.b(..)`: what the method returns, on `a`'s receiver.
-            "call_expression" => self.method_chain(value, depth).unwrap_or_else(|| {
-                value_type(value, self.src)
-                    .and_then(|t| self.through_closure(t, value.start_byte()))
-                    .unwrap_or(Receiver::Unknown)
-            }),
+            "call_expression" => match pointer_of(value, self.src) {
+                // `Pin::new(&mut self.io)`: the pointer has its value's methods.
+                Some(inner) => self.receiver_within(inner, depth + 1),
+                // `a.b(..)`: what the method returns, on `a`'s receiver.
+                None => self.method_chain(value, depth).unwrap_or_else(|| {
+                    value_type(value, self.src)
+                        .and_then(|t| self.through_closure(t, value.start_byte()))
+                        .unwrap_or(Receiver::Unknown)
+                }),
+            },
             _ => value_type(value, self.src)
                 .filter(|t| !self.calls_local(t, value.start_byte()))
                 .unwrap_or(Receiver::Unknown),
@@ -1778,8 +1838,9 @@ impl<'a> Cx<'a> {
             }
             return;
         }
-        // `name: value` inside a macro is a field or argument label.
-        if next == Some(Tok::Colon) {
+        // `name: value` inside a macro is a field or argument label; a
+        // path is not (`assert_value!(tokio::net::TcpStream: Send)`).
+        if next == Some(Tok::Colon) && segs.len() == 1 {
             return;
         }
         if segs.len() > 1 {
