@@ -147,6 +147,26 @@ class Scip:
         for field, value in _fields(data):
             if field == 2:
                 self._document(bytes(value))
+        self._implements_by_name()
+
+    def _implements_by_name(self):
+        """rust-analyzer leaves out the `is_implementation` relationship of
+        some impl items (hyper's crate-private `Http1Transaction`), but its
+        symbol names say it: `…/impl#[Server][Http1Transaction]parse().`
+        implements the item `parse` of a trait `Http1Transaction` of the
+        same crate."""
+        items = collections.defaultdict(list)  # (crate, trait, item) -> symbols
+        for symbol in self.occurrences:
+            m = re.match(r"(.* \S+ \S+ )(?:.*/)?([A-Za-z_]\w*)#([A-Za-z_]\w*)\(\)\.$", symbol)
+            if m and "impl#" not in symbol:
+                items[(m.group(1), m.group(2), m.group(3))].append(symbol)
+        for symbol in self.occurrences:
+            if self.implements.get(symbol):
+                continue
+            m = re.match(r"(.* \S+ \S+ ).*impl#\[[^\]]*\]\[(\w+)\](\w+)\(\)\.$", symbol)
+            if m:
+                for trait_item in items.get((m.group(1), m.group(2), m.group(3)), []):
+                    self.implements[symbol].add(trait_item)
 
     def _document(self, buf):
         rel, occs, encoding = None, [], 0

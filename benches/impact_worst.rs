@@ -77,6 +77,11 @@ const PROJECTS: &[Project] = &[
             "globset-",
         ],
     },
+    // Held out: scored (`IMPACT_SITES=hyper`) but never tuned against.
+    Project {
+        name: "hyper",
+        folders: &["hyper-"],
+    },
 ];
 
 /// One change: in `project`, the file ending with `file`, the `nth`

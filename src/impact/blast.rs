@@ -225,6 +225,9 @@ struct RawSite {
     at: Mention,
     confidence: Confidence,
     candidates: usize,
+    /// A by-name match whose candidates all implement an outside trait's
+    /// item: the rest of them are outside the project, uncounted.
+    open: bool,
     /// Inside the target itself (recursion, `Self` in its own body, a
     /// module's own code).
     inside: bool,
@@ -378,6 +381,7 @@ impl Blast<'_> {
                 at: Mention::Impl(imp.def),
                 confidence: Confidence::Exact,
                 candidates: 1,
+                open: false,
                 inside: false,
             });
         }
@@ -415,6 +419,7 @@ impl Blast<'_> {
                 at: Mention::Ref(r),
                 confidence: res.confidence,
                 candidates: res.targets.len(),
+                open: res.confidence == Confidence::Ambiguous && index.shared_outside(&res.targets),
                 inside,
             });
         }
@@ -468,6 +473,7 @@ impl Blast<'_> {
                 at: mention.at,
                 confidence: Confidence::Exact,
                 candidates: mention.candidates,
+                open: false,
                 inside: false,
             });
         }
@@ -583,7 +589,7 @@ impl Blast<'_> {
         let mut deps: BTreeSet<Dep> = BTreeSet::new();
         let mut files: BTreeSet<u32> = BTreeSet::new();
         for s in &raw {
-            if !Self::is_certain(s.confidence) && s.candidates > MAX_LISTED_CANDIDATES {
+            if !Self::is_certain(s.confidence) && (s.candidates > MAX_LISTED_CANDIDATES || s.open) {
                 ambiguous_unlisted += 1;
                 continue;
             }

@@ -2752,7 +2752,46 @@ impl Index {
                 self.files[d.file as usize].lang == lang && self.def(d).kind == Kind::Method
             })
             .collect();
-        self.by_name_filtered(&r.name, targets)
+        let mut found = self.by_name_filtered(&r.name, targets);
+        // `front.copy_to_bytes(n)` where the project's only `copy_to_bytes`
+        // is its implementation of `bytes::Buf`: every implementor outside
+        // the project has one too, so the match is not unique.
+        if self.shared_outside(&found.targets) {
+            found.confidence = Confidence::Ambiguous;
+        }
+        found
+    }
+
+    /// Whether every one of `targets` implements an item of a trait from
+    /// outside the project: a by-name match to them may as well be to any
+    /// implementor outside, which the index cannot count.
+    pub fn shared_outside(&self, targets: &[DefId]) -> bool {
+        !targets.is_empty() && targets.iter().all(|&d| self.implements_outside_trait(d))
+    }
+
+    /// Whether Rust method `d` implements an item of a trait from outside
+    /// the project: no project trait of that name declares the item.
+    fn implements_outside_trait(&self, d: DefId) -> bool {
+        let def = self.def(d);
+        let Some(t) = def.trait_name.as_deref() else {
+            return false;
+        };
+        if self.files[d.file as usize].lang != Lang::Rust {
+            return false;
+        }
+        // A project trait declaring it names both in its file.
+        self.note_pair(&def.name, t);
+        !self.members_named(&def.name).any(|m| {
+            self.in_trait(m)
+                && self.def(m).parent.is_some_and(|p| {
+                    self.def(DefId {
+                        file: m.file,
+                        def: p,
+                    })
+                    .name
+                        == t
+                })
+        })
     }
 
     fn is_data_attribute(&self, name: &str) -> bool {

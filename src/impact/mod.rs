@@ -2464,6 +2464,28 @@ mod tests {
     }
 
     #[test]
+    fn a_method_of_an_outside_trait_on_an_untyped_value_is_not_unique() {
+        // hyper's `impl Buf for BufList`: `front.copy_to_bytes(n)` on a
+        // value of unknown type is as likely `Bytes`' as the project's one.
+        let lib = "use bytes::Buf;\n\npub struct BufList;\n\nimpl Buf for BufList {\n    fn copy_to_bytes(&mut self, n: usize) -> usize {\n        n\n    }\n}\n\npub fn take(all: &mut [Other], list: &mut BufList) -> usize {\n    list.copy_to_bytes(2) + all.iter_mut().map(|front| front.copy_to_bytes(1)).sum::<usize>()\n}\n";
+        let tree = [
+            ("Cargo.toml", "[package]\nname = \"bufs\"\n"),
+            ("src/lib.rs", lib),
+        ];
+        let base = lib.replace("        n\n", "        n + 0\n");
+        let changed = tree_with_change(&tree, "src/lib.rs", &base);
+        let sym = changed
+            .symbols
+            .iter()
+            .find(|s| s.symbol == "BufList::copy_to_bytes")
+            .expect("changed");
+        let exact: Vec<(u32, u32)> = sym.sites.iter().map(|s| (s.line, s.column)).collect();
+        assert_eq!(exact, [(12, 10)], "the typed call only");
+        assert!(sym.ambiguous.is_empty(), "{:?}", sym.ambiguous);
+        assert_eq!(sym.ambiguous_unlisted, 1, "the untyped call is counted");
+    }
+
+    #[test]
     fn a_rust_builder_chain_reaches_the_built_types_methods() {
         let lib = "pub struct WalkBuilder;\npub struct Walk;\n\nimpl WalkBuilder {\n    pub fn new() -> WalkBuilder {\n        WalkBuilder\n    }\n\n    pub fn hidden(&mut self, yes: bool) -> &mut WalkBuilder {\n        self\n    }\n\n    pub fn build(&self) -> Walk {\n        Walk\n    }\n}\n\nimpl Walk {\n    pub fn run(&self) -> u32 {\n        1\n    }\n}\n\npub struct Other;\n\nimpl Other {\n    pub fn run(&self) -> u32 {\n        2\n    }\n}\n";
         let user = "use crate::WalkBuilder;\n\npub fn go() -> u32 {\n    let w = WalkBuilder::new().hidden(true).build();\n    w.run() + WalkBuilder::new().build().run()\n}\n";
