@@ -143,8 +143,9 @@ pub struct ChangedSymbol {
     /// References that may name this symbol or one of a few others of
     /// the same name (at most `MAX_LISTED_CANDIDATES` in all).
     pub ambiguous: Vec<Site>,
-    /// References matched by name to more definitions than that: counted,
-    /// not listed.
+    /// References matched by name to more definitions than that, or only
+    /// to implementations of an outside trait's item (its other
+    /// implementors are outside the project): counted, not listed.
     #[serde(skip_serializing_if = "is_zero")]
     pub ambiguous_unlisted: usize,
 }
