@@ -21,9 +21,7 @@ use crate::llm;
 use crate::prompt::{PendingCounter, Templates};
 use crate::render::{self, Style};
 use crate::review::{self, Shared, Subject, batch, dry, nits};
-use crate::settings::{
-    self, CommandSettings, ConfigSettings, LlmSettings, Provider, ReviewSettings, Settings, Target,
-};
+use crate::settings::{self, CommandSettings, ConfigSettings, ReviewSettings, Settings, Target};
 use crate::tasks;
 
 mod progress;
@@ -713,47 +711,14 @@ fn dry_run_command(
     }
 }
 
-fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
-    let provider = match settings.provider {
-        Provider::Model(kind) => kind,
-        Provider::Offline => {
-            anyhow::bail!("an offline review asks no model (llm.provider = \"none\", --offline)")
-        }
-    };
-    Ok(llm::Config {
-        provider,
-        base_url: settings.base_url.clone(),
-        model: settings.model.clone(),
-        api_key_env: settings.api_key_env.clone(),
-        command: settings.command.clone(),
-        timeout: settings.timeout,
-        connect_timeout: settings.connect_timeout,
-        max_retries: settings.max_retries,
-        temperature: settings.temperature,
-        seed: settings.seed,
-        max_output_tokens: settings.max_output_tokens,
-        structured_output: settings.structured_output,
-        retry_base: settings.retry_base,
-        max_answer_bytes: settings.max_answer_bytes,
-    })
-}
-
 fn build_models(
-    settings: &LlmSettings,
+    config: &llm::Config,
     guardian_model: &Option<String>,
 ) -> anyhow::Result<review::Models> {
-    if settings.provider == Provider::Offline {
-        let none: Arc<dyn llm::Provider> = Arc::new(review::NoModel);
-        return Ok(review::Models {
-            review: none.clone(),
-            guardian: none,
-        });
-    }
     let env = |key: &str| std::env::var(key).ok();
-    let config = llm_config(settings)?;
-    let review: Arc<dyn llm::Provider> = Arc::from(llm::provider(&config, &env)?);
+    let review: Arc<dyn llm::Provider> = Arc::from(llm::provider(config, &env)?);
     let guardian = match guardian_model {
-        Some(model) if Some(model) != settings.model.as_ref() => {
+        Some(model) if !config.offline() && Some(model) != config.model.as_ref() => {
             let mut config = config.clone();
             config.model = Some(model.clone());
             Arc::from(llm::provider(&config, &env)?)

@@ -11,22 +11,21 @@
 
 mod file;
 mod locate;
-mod sections;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::checks::{self, Check, CommandCheck};
 use crate::cli::{Cli, ColorWhen, Command, Format, HookAction, ReviewArgs, Shell, ValueArgs};
+use crate::defects;
 use crate::git::{self, MainBranch};
-use crate::llm::ProviderKind;
+use crate::hook;
+use crate::llm::{self, Choice, ProviderKind};
 
 pub use file::{Error as FileError, Problem, Problems};
 pub use locate::{MainFound, Origin, Override, Repo, TEMPLATE_NAMES};
-pub use sections::{
-    Check, ChecksSettings, CommandCheck, DefectSettings, HookSettings, Policy, Provider,
-};
 
 pub const CONFIG_PATH: &str = ".speed/config.toml";
 pub const PROMPTS_DIR: &str = ".speed/prompts";
@@ -36,19 +35,13 @@ pub const DEFAULT_MAX_REVISIONS: u32 = 2;
 pub const DEFAULT_MAX_PARTS: usize = 4;
 pub const DEFAULT_TOKENIZER: &str = "o200k_base";
 pub const DEFAULT_VISION_FILE: &str = "specs/product/overview.md";
-pub const DEFAULT_PROVIDER: Provider = Provider::Model(ProviderKind::OpenAi);
+pub const DEFAULT_PROVIDER: Choice = Choice::Model(ProviderKind::OpenAi);
 pub const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
 pub const DEFAULT_CONNECT_TIMEOUT_SECS: f64 = 10.0;
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 pub const DEFAULT_RETRY_BASE_MS: u64 = 1000;
 pub const DEFAULT_SEED: u64 = 7;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
-/// The most a hook's own check may take; with `hook.review_on_miss`, the
-/// review it runs too.
-pub const DEFAULT_HOOK_TIMEOUT_SECS: f64 = 60.0;
-pub const DEFAULT_HOOK_REVIEW_TIMEOUT_SECS: f64 = 900.0;
-/// The most the user's own hook (`<name>.local`) may take.
-pub const DEFAULT_HOOK_LOCAL_TIMEOUT_SECS: f64 = 900.0;
 /// An answer larger than this (from a server or a command) is refused.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = crate::llm::DEFAULT_MAX_ANSWER_BYTES;
 
@@ -228,11 +221,11 @@ pub struct ReviewSettings {
     /// task, it replaces the task's spec_references, its feature's
     /// spec_path and specs/product/<feature>.md.
     pub spec_args: Vec<String>,
-    pub llm: LlmSettings,
+    pub llm: llm::Config,
     pub guardian: GuardianSettings,
-    pub checks: ChecksSettings,
-    pub defect: DefectSettings,
-    pub hook: HookSettings,
+    pub checks: checks::Config,
+    pub defect: defects::Limits,
+    pub hook: hook::Policy,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -255,31 +248,6 @@ pub enum Target {
         /// `reviewed`, and the review goes to the defect's logs/review.log.
         update_state: bool,
     },
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct LlmSettings {
-    pub provider: Provider,
-    /// Why the review is offline when nobody asked for it (no provider is
-    /// configured), for stderr.
-    pub offline_note: Option<String>,
-    pub base_url: Option<String>,
-    pub model: Option<String>,
-    pub api_key_env: Option<String>,
-    pub command: Vec<String>,
-    pub timeout: Duration,
-    pub connect_timeout: Duration,
-    pub max_retries: u32,
-    pub retry_base: Duration,
-    pub temperature: f64,
-    pub seed: u64,
-    pub max_output_tokens: u32,
-    pub structured_output: bool,
-    /// Requests and tokens per minute shared by all concurrent reviews.
-    pub rpm: Option<u32>,
-    pub tpm: Option<u32>,
-    /// The largest answer read from a server or a command.
-    pub max_answer_bytes: usize,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -587,11 +555,11 @@ struct Values {
     max_revisions: u32,
     max_parts: usize,
     actor: Option<String>,
-    llm: LlmSettings,
+    llm: llm::Config,
     guardian: GuardianSettings,
-    checks: ChecksSettings,
-    defect: DefectSettings,
-    hook: HookSettings,
+    checks: checks::Config,
+    defect: defects::Limits,
+    hook: hook::Policy,
 }
 
 /// Picks each value by precedence and records where it came from.
@@ -677,15 +645,15 @@ impl Values {
         let checks = checks_values(&mut r, &file.checks);
 
         let f = &file.defect;
-        let defaults = DefectSettings::default();
-        let defect = DefectSettings {
+        let defaults = defects::Limits::default();
+        let defect = defects::Limits {
             max_lines: r.file("defect.max_lines", f.max_lines, defaults.max_lines),
             max_files: r.file("defect.max_files", f.max_files, defaults.max_files),
             exempt: r.file("defect.exempt", f.exempt.clone(), defaults.exempt),
         };
 
         let f = &file.hook;
-        let defaults = HookSettings::default();
+        let defaults = hook::Policy::default();
         let review_on_miss = r.file(
             "hook.review_on_miss",
             f.review_on_miss,
@@ -693,11 +661,11 @@ impl Values {
         );
         // A review on a miss waits for a model: its own limits apply inside.
         let default_timeout = if review_on_miss {
-            DEFAULT_HOOK_REVIEW_TIMEOUT_SECS
+            hook::DEFAULT_REVIEW_TIMEOUT_SECS
         } else {
-            DEFAULT_HOOK_TIMEOUT_SECS
+            hook::DEFAULT_TIMEOUT_SECS
         };
-        let hook = HookSettings {
+        let hook = hook::Policy {
             review_on_miss,
             unknown: r.file("hook.unknown", f.unknown, defaults.unknown),
             on_error: r.file("hook.on_error", f.on_error, defaults.on_error),
@@ -710,7 +678,7 @@ impl Values {
             local_timeout: Duration::from_secs_f64(r.file(
                 "hook.local_timeout_secs",
                 f.local_timeout_secs,
-                DEFAULT_HOOK_LOCAL_TIMEOUT_SECS,
+                hook::DEFAULT_LOCAL_TIMEOUT_SECS,
             )),
         };
 
@@ -730,14 +698,14 @@ impl Values {
     }
 }
 
-fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings {
+fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> llm::Config {
     let flag = if flags.offline {
-        Some((Provider::Offline, "--offline"))
+        Some((Choice::Offline, "--offline"))
     } else {
         flags
             .provider
             .as_deref()
-            .and_then(Provider::parse)
+            .and_then(Choice::parse)
             .map(|p| (p, "--provider"))
     };
     // Nothing says which model to ask: review with speed's checks alone,
@@ -754,12 +722,12 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings
         flag,
         f.provider,
         if unconfigured {
-            Provider::Offline
+            Choice::Offline
         } else {
             DEFAULT_PROVIDER
         },
     );
-    let offline_note = (unconfigured && provider == Provider::Offline).then(|| {
+    let offline_note = (unconfigured && provider == Choice::Offline).then(|| {
         "no model provider is configured ([llm] in .speed/config.toml, or --provider): \
          reviewing offline with speed's own checks"
             .to_string()
@@ -781,7 +749,7 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings
     );
     let max_retries = r.file("llm.max_retries", f.max_retries, DEFAULT_MAX_RETRIES);
     let retry_base_ms = r.file("llm.retry_base_ms", f.retry_base_ms, DEFAULT_RETRY_BASE_MS);
-    LlmSettings {
+    llm::Config {
         provider,
         offline_note,
         base_url,
@@ -857,10 +825,10 @@ fn guardian_values(
     }
 }
 
-fn checks_values(r: &mut Recorder, f: &file::Checks) -> ChecksSettings {
-    let word = |level: Option<crate::verdict::Severity>| level.map_or("off", |s| s.as_str());
-    let mut checks = ChecksSettings::default();
-    for (check, level) in checks.levels.iter_mut() {
+fn checks_values(r: &mut Recorder, f: &file::Checks) -> checks::Config {
+    let word = |level: Option<crate::severity::Severity>| level.map_or("off", |s| s.as_str());
+    let mut config = checks::Config::default();
+    for (check, level) in config.levels.iter_mut() {
         // `large_diff` is also a table (lines, files): its level is `severity`.
         let key = match check {
             Check::LargeDiff => "checks.large_diff.severity".to_string(),
@@ -876,31 +844,31 @@ fn checks_values(r: &mut Recorder, f: &file::Checks) -> ChecksSettings {
         };
         r.record(&key, &word(*level), source);
     }
-    checks.large_diff_lines = r.file(
+    config.large_diff_lines = r.file(
         "checks.large_diff.lines",
         f.large_diff_lines,
-        checks.large_diff_lines,
+        config.large_diff_lines,
     );
-    checks.large_diff_files = r.file(
+    config.large_diff_files = r.file(
         "checks.large_diff.files",
         f.large_diff_files,
-        checks.large_diff_files,
+        config.large_diff_files,
     );
     let commands = f.commands.as_ref().map(|list| {
         list.iter()
             .map(|c| CommandCheck {
                 name: c.name.clone(),
                 run: c.run.clone(),
-                severity: c.severity.unwrap_or(sections::DEFAULT_COMMAND_SEVERITY),
+                severity: c.severity.unwrap_or(checks::DEFAULT_COMMAND_SEVERITY),
                 timeout: c.timeout_secs.map_or(
-                    Duration::from_secs(sections::DEFAULT_COMMAND_TIMEOUT_SECS),
+                    Duration::from_secs(checks::DEFAULT_COMMAND_TIMEOUT_SECS),
                     Duration::from_secs_f64,
                 ),
             })
             .collect()
     });
-    checks.commands = r.file("checks.command", commands, Vec::new());
-    checks
+    config.commands = r.file("checks.command", commands, Vec::new());
+    config
 }
 
 /// The actor names event files: letters, digits, `.`, `-`, `_`; at most 64;

@@ -14,6 +14,7 @@
 //! files, the verdict cache and the review log; never an index, a tokenizer
 //! or a model.
 
+use crate::git::short;
 use std::collections::{HashMap, HashSet};
 
 use crate::git::{CommitNode, MainBranch, Repository};
@@ -397,10 +398,6 @@ fn reachable<'g>(graph: &HashMap<&'g str, &'g CommitNode>, from: &[&'g str]) -> 
         }
     }
     seen
-}
-
-pub fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(10)]
 }
 
 #[cfg(test)]

@@ -11,7 +11,13 @@
 pub mod gate;
 pub mod install;
 pub mod owners;
+pub mod policy;
 pub mod run;
+
+pub use policy::{
+    AllowOrBlock, DEFAULT_LOCAL_TIMEOUT_SECS, DEFAULT_REVIEW_TIMEOUT_SECS, DEFAULT_TIMEOUT_SECS,
+    Policy,
+};
 
 use std::path::PathBuf;
 

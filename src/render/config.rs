@@ -2,6 +2,7 @@
 //! from (human), or one JSON object. API keys never appear: settings hold
 //! only the name of the variable (`llm.api_key_env`).
 
+use crate::git::short;
 use std::fmt::Write;
 
 use serde_json::{Value, json};
@@ -177,10 +178,6 @@ fn inline(value: &Value) -> String {
         }
         other => other.to_string(),
     }
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(10)]
 }
 
 fn pretty(value: &Value) -> String {

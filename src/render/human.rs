@@ -747,7 +747,7 @@ fn place(file: Option<&String>, line: Option<u64>, end_line: Option<u64>) -> Str
 }
 
 fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(7)]
+    crate::git::abbreviate(commit, 7)
 }
 
 /// Entries a list of the report shows; the report file keeps them all.

@@ -375,8 +375,8 @@ pub fn prompt_task(defect: &Defect, branch: &str, base: &str, head: &str) -> pro
         },
         feature: None,
         branch: branch.to_string(),
-        base_commit: super::prepare::short(base).to_string(),
-        head_commit: super::prepare::short(head).to_string(),
+        base_commit: crate::git::short(base).to_string(),
+        head_commit: crate::git::short(head).to_string(),
         description: facts.join("\n"),
         rationale: "Fix the defect the report describes, and nothing else.".to_string(),
     }

@@ -3,6 +3,7 @@
 //! on one), diff from git objects, load the specs at the main branch's
 //! commit, compute the impact, and assemble the budgeted prompt.
 
+use crate::git::short;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -592,8 +593,7 @@ pub fn prepare(shared: &Shared, subject: Subject) -> Result<Prepared, Error> {
     let schema = serde_json::to_string(&verdict_schema(parts.kind)).unwrap_or_default();
     let input = parts.input(parts.kind, &diff, spec_sections.clone(), None, &schema);
     let counter = shared.counter.get()?;
-    let offline = shared.settings.llm.provider == crate::settings::Provider::Offline
-        && !shared.settings.dry_run;
+    let offline = shared.settings.llm.offline() && !shared.settings.dry_run;
     let prompt = match prompt::assemble(&input, counter, shared.settings.budget, &shared.templates)
     {
         // An offline review sends no prompt: a change too large for the
@@ -646,10 +646,6 @@ pub fn verdict_schema(kind: prompt::Kind) -> serde_json::Value {
         prompt::Kind::Defect => verdict::defect::json_schema(),
         _ => verdict::json_schema(),
     }
-}
-
-pub fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(10)]
 }
 
 /// The spec documents for a subject (primary first), the referenced
@@ -1144,9 +1140,7 @@ fn load_vision(
     shared: &Shared,
 ) -> Result<Option<(prompt::Vision, Vec<crate::secrets::Redaction>)>, Error> {
     let settings = &shared.settings;
-    if settings.guardian.skip_reason.is_some()
-        || settings.llm.provider == crate::settings::Provider::Offline
-    {
+    if settings.guardian.skip_reason.is_some() || settings.llm.offline() {
         return Ok(None);
     }
     let path = settings.guardian.vision_file.clone();

@@ -103,7 +103,7 @@ pub fn review(
         ..Evidence::default()
     };
 
-    if shared.settings.llm.provider == crate::settings::Provider::Offline {
+    if shared.settings.llm.offline() {
         return offline(shared, &prepared, report, evidence, started);
     }
 
@@ -474,7 +474,7 @@ fn nothing_implemented(
     report.feedback = Some(format!(
         "Nothing was implemented: branch {} has no changes against its base {} ({}). {what}",
         empty.branch,
-        prepare::short(&empty.base_commit),
+        crate::git::short(&empty.base_commit),
         empty.base_how
     ));
     report

@@ -79,8 +79,7 @@ pub fn split(shared: &Shared, prepared: &Prepared) -> Result<Split, Error> {
     let max_parts = shared.settings.max_parts;
     // An offline review sends nothing: one prompt to hash is enough (a
     // dry run still shows the parts a model would be sent).
-    let offline = shared.settings.llm.provider == crate::settings::Provider::Offline
-        && !shared.settings.dry_run;
+    let offline = shared.settings.llm.offline() && !shared.settings.dry_run;
     if whole.rest.is_none() || max_parts <= 1 || offline {
         return Ok(Split {
             coverage: prompt::coverage(&prepared.diff, whole.rest.as_ref()),

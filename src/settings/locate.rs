@@ -22,6 +22,7 @@
 //! Whenever the working tree's copy differs from the one used, or an
 //! uncommitted copy is used, a notice says so.
 
+use crate::git::short;
 use std::path::{Path, PathBuf};
 
 use super::file::{self, File};
@@ -388,8 +389,4 @@ fn parse(bytes: &[u8], origin: &Origin) -> Result<File, Error> {
     // A BOM is invisible in editors; TOML does not allow it.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     Ok(file::parse(text, &name)?)
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(10)]
 }

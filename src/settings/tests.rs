@@ -139,15 +139,15 @@ fn defaults_without_config() {
     assert_eq!(r.max_parts, 4);
     assert_eq!(r.actor, None, "the git user");
     // No provider, base URL, model or command: an offline review.
-    assert_eq!(r.llm.provider, Provider::Offline);
+    assert_eq!(r.llm.provider, Choice::Offline);
     assert!(r.llm.offline_note.is_some());
     assert_eq!(r.llm.max_answer_bytes, DEFAULT_MAX_ANSWER_BYTES);
     assert!(r.guardian.enabled);
     assert_eq!(r.guardian.vision_file, DEFAULT_VISION_FILE);
     assert_eq!(r.main.name, "main");
-    assert_eq!(r.checks, ChecksSettings::default());
-    assert_eq!(r.defect, DefectSettings::default());
-    assert_eq!(r.hook, HookSettings::default());
+    assert_eq!(r.checks, checks::Config::default());
+    assert_eq!(r.defect, defects::Limits::default());
+    assert_eq!(r.hook, hook::Policy::default());
     assert!(r.prompts.is_empty() && r.report_notices.is_empty());
 }
 
@@ -159,7 +159,7 @@ fn a_branch_checkout_uses_mains_config_and_says_so() {
     let s = resolve(&repo, &["review"], &[]).unwrap();
     let notices = s.notices.clone();
     let r = review(s);
-    assert_eq!(r.llm.provider, Provider::Model(ProviderKind::Anthropic));
+    assert_eq!(r.llm.provider, Choice::Model(ProviderKind::Anthropic));
     assert_eq!(r.llm.model.as_deref(), Some("main-model"));
     assert!(r.llm.command.is_empty());
     assert!(r.guardian.enabled);
@@ -176,7 +176,7 @@ fn a_branch_checkout_uses_mains_config_and_says_so() {
     let repo = Fake::new("task");
     repo.tree(CONFIG_PATH, BRANCH_CONFIG);
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.llm.provider, Provider::Offline);
+    assert_eq!(r.llm.provider, Choice::Offline);
     assert!(
         r.report_notices[0].contains("is not on main"),
         "{:?}",
@@ -426,7 +426,7 @@ fn flags_win_over_environment_and_file() {
         .unwrap(),
     );
     assert_eq!(r.main.name, "dev");
-    assert_eq!(r.llm.provider, Provider::Model(ProviderKind::OpenAi));
+    assert_eq!(r.llm.provider, Choice::Model(ProviderKind::OpenAi));
     assert_eq!(r.llm.model.as_deref(), Some("m"));
     assert_eq!((r.budget, r.concurrency), (5000, 8));
     assert_eq!(
@@ -466,11 +466,11 @@ local_timeout_secs = 30
 "#,
     );
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.llm.provider, Provider::Offline);
+    assert_eq!(r.llm.provider, Choice::Offline);
     assert_eq!(r.llm.timeout, Duration::from_millis(500));
     assert_eq!(r.llm.max_answer_bytes, 2048);
     assert_eq!((r.max_parts, r.actor.as_deref()), (2, Some("ci-bot")));
-    use crate::verdict::Severity;
+    use crate::severity::Severity;
     assert_eq!(r.checks.severity(Check::Scope), Some(Severity::Minor));
     assert_eq!(r.checks.severity(Check::Secret), None);
     assert_eq!(r.checks.severity(Check::LargeDiff), Some(Severity::Major));
@@ -495,10 +495,10 @@ local_timeout_secs = 30
     assert_eq!(r.defect.exempt, ["docs/**"]);
     assert_eq!(
         r.hook,
-        HookSettings {
+        hook::Policy {
             review_on_miss: true,
-            unknown: Policy::Block,
-            on_error: Policy::Allow,
+            unknown: hook::AllowOrBlock::Block,
+            on_error: hook::AllowOrBlock::Allow,
             // A review on a miss gets the longer default.
             timeout: Duration::from_secs(900),
             local_timeout: Duration::from_secs(30),
