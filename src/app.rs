@@ -13,12 +13,13 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::cli::{Cli, Command, Format};
+use crate::cli::{self, Cli, Command};
 use crate::defects;
 use crate::exit::Outcome;
 use crate::git::Repository;
 use crate::llm;
 use crate::prompt::{PendingCounter, Templates};
+use crate::render::Format;
 use crate::render::{self, Style};
 use crate::review::{self, Shared, Subject, batch, dry, nits};
 use crate::settings::{self, CommandSettings, ConfigSettings, ReviewSettings, Settings, Target};
@@ -110,7 +111,7 @@ impl Shape {
         Some(match cli.command {
             Command::Nits(_) => Shape::Nits,
             Command::Config(_) => Shape::Config,
-            _ => Shape::Review(format),
+            _ => Shape::Review(format.into()),
         })
     }
 
@@ -148,7 +149,8 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
             Some(rest) => rest.strip_prefix('='),
             None => None,
         })
-        .and_then(|name| <Format as clap::ValueEnum>::from_str(name, false).ok());
+        .and_then(|name| <cli::Format as clap::ValueEnum>::from_str(name, false).ok())
+        .map(Format::from);
     match command {
         Some(&"nits") => json.then_some(Shape::Nits),
         Some(&"config") => json.then_some(Shape::Config),
@@ -251,13 +253,13 @@ impl Colors {
 
 /// `speed completions SHELL`: the script, generated from the clap
 /// definitions, so it always matches the flags.
-fn completions_command(shell: crate::cli::Shell) -> anyhow::Result<Outcome> {
+fn completions_command(shell: settings::Shell) -> anyhow::Result<Outcome> {
     use clap::CommandFactory;
     use clap_complete::Shell as Target;
     let target = match shell {
-        crate::cli::Shell::Bash => Target::Bash,
-        crate::cli::Shell::Zsh => Target::Zsh,
-        crate::cli::Shell::Fish => Target::Fish,
+        settings::Shell::Bash => Target::Bash,
+        settings::Shell::Zsh => Target::Zsh,
+        settings::Shell::Fish => Target::Fish,
     };
     let mut script = Vec::new();
     clap_complete::generate(target, &mut Cli::command(), "speed", &mut script);

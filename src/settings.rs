@@ -18,11 +18,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::checks::{self, Check, CommandCheck};
-use crate::cli::{Cli, ColorWhen, Command, Format, HookAction, ReviewArgs, Shell, ValueArgs};
+use crate::cli::{self, Cli, Command, HookAction, ReviewArgs, ValueArgs, limits};
 use crate::defects;
 use crate::git::{self, MainBranch};
 use crate::hook;
 use crate::llm::{self, Choice, ProviderKind};
+use crate::render::{ColorWhen, Format};
 
 pub use file::{Error as FileError, Problem, Problems};
 pub use locate::{MainFound, Origin, Override, Repo, TEMPLATE_NAMES};
@@ -44,28 +45,6 @@ pub const DEFAULT_SEED: u64 = 7;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
 /// An answer larger than this (from a server or a command) is refused.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = crate::llm::DEFAULT_MAX_ANSWER_BYTES;
-
-/// The ranges numbers must lie in, shared by config keys and flags.
-pub mod limits {
-    use std::ops::RangeInclusive;
-
-    pub const TOKEN_BUDGET: RangeInclusive<i64> = 1..=10_000_000;
-    pub const CONCURRENCY: RangeInclusive<i64> = 1..=256;
-    pub const MAX_REVISIONS: RangeInclusive<i64> = 0..=100;
-    pub const MAX_PARTS: RangeInclusive<i64> = 1..=16;
-    pub const MAX_RETRIES: RangeInclusive<i64> = 0..=10;
-    pub const RETRY_BASE_MS: RangeInclusive<i64> = 0..=600_000;
-    pub const TEMPERATURE: RangeInclusive<f64> = 0.0..=2.0;
-    pub const MAX_OUTPUT_TOKENS: RangeInclusive<i64> = 1..=1_000_000;
-    pub const RPM: RangeInclusive<i64> = 1..=1_000_000;
-    pub const TPM: RangeInclusive<i64> = 1..=1_000_000_000;
-    pub const MAX_ANSWER_BYTES: RangeInclusive<i64> = 1024..=(1 << 30);
-    pub const DIFF_LINES: RangeInclusive<i64> = 1..=100_000_000;
-    pub const DIFF_FILES: RangeInclusive<i64> = 1..=10_000_000;
-    /// A day: a model call or a check command that takes longer is stuck.
-    pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
-    pub const MAX_CONNECT_TIMEOUT_SECS: f64 = 600.0;
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -149,6 +128,24 @@ pub struct Settings {
     /// Where the configuration came from, when that needs saying.
     pub notices: Vec<String>,
     pub command: CommandSettings,
+}
+
+/// The shells `speed completions` writes scripts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl From<cli::Shell> for Shell {
+    fn from(shell: cli::Shell) -> Shell {
+        match shell {
+            cli::Shell::Bash => Shell::Bash,
+            cli::Shell::Zsh => Shell::Zsh,
+            cli::Shell::Fish => Shell::Fish,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -379,13 +376,15 @@ impl Settings {
                 }
                 (CommandSettings::Nits { json: args.json }, Vec::new())
             }
-            Command::Completions(args) => (CommandSettings::Completions(args.shell), Vec::new()),
+            Command::Completions(args) => {
+                (CommandSettings::Completions(args.shell.into()), Vec::new())
+            }
             Command::Man => (CommandSettings::Man, Vec::new()),
         };
         Ok(Settings {
             dir,
             verbose: cli.verbose,
-            color: cli.color,
+            color: cli.color.into(),
             warnings,
             notices,
             command,
@@ -398,11 +397,7 @@ impl Settings {
     /// `never` decide; `auto` colours a terminal unless NO_COLOR is set to
     /// something (no-color.org: a flag wins over the variable).
     pub fn color(&self, terminal: bool, env: &dyn Fn(&str) -> Option<String>) -> bool {
-        match self.color {
-            ColorWhen::Always => true,
-            ColorWhen::Never => false,
-            ColorWhen::Auto => terminal && env("NO_COLOR").is_none_or(|v| v.is_empty()),
-        }
+        self.color.colors(terminal, env)
     }
 }
 
@@ -458,7 +453,7 @@ fn review_settings(
         .iter()
         .map(|arg| spec_arg(arg, dir, repo.root(), &exists))
         .collect();
-    let format = args.output_format();
+    let format = args.output_format().into();
     let target = match (args.branch, args.defect) {
         (Some(branch), _) => Target::Branch {
             branch,

@@ -12,6 +12,43 @@ pub mod junit;
 pub mod man;
 pub mod sarif;
 
+/// How `speed review` prints its reports on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The report for people (the default).
+    Human,
+    /// One JSON object (`--json`).
+    Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// JUnit XML: one test case per task, failed when not approved.
+    Junit,
+    /// GitHub Actions workflow commands and a step summary.
+    Github,
+}
+
+/// When output meant for people is coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set to something.
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether to colour text bound for a stream: `always` and `never`
+    /// decide; `auto` colours a terminal unless NO_COLOR is set to something
+    /// (no-color.org: a flag wins over the variable).
+    pub fn colors(self, terminal: bool, env: &dyn Fn(&str) -> Option<String>) -> bool {
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => terminal && env("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+}
+
 /// How a review's subject is named in lists: `feature/id` (ids repeat across
 /// features), `task ID` for a task without a feature, or `branch B`.
 pub fn subject(task_id: Option<&str>, feature: Option<&str>, branch: &str) -> String {

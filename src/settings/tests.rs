@@ -719,10 +719,10 @@ fn color_flag_wins_over_no_color_which_wins_over_the_terminal() {
 fn review_format_comes_from_format_or_json() {
     let repo = Fake::new("main");
     let format = |args: &[&str]| review(resolve(&repo, args, &[]).unwrap()).format;
-    assert_eq!(format(&["review"]), crate::cli::Format::Human);
-    assert_eq!(format(&["review", "--json"]), crate::cli::Format::Json);
+    assert_eq!(format(&["review"]), crate::render::Format::Human);
+    assert_eq!(format(&["review", "--json"]), crate::render::Format::Json);
     assert_eq!(
         format(&["review", "--format", "junit"]),
-        crate::cli::Format::Junit
+        crate::render::Format::Junit
     );
 }
