@@ -24,9 +24,11 @@ use crate::git::{self, MainBranch};
 use crate::hook;
 use crate::llm::{self, Choice, ProviderKind};
 use crate::render::{ColorWhen, Format};
+use crate::review::{self, Target};
 
+use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
-pub use locate::{MainFound, Origin, Override, Repo, TEMPLATE_NAMES};
+pub use locate::{MainFound, Origin, Repo};
 
 pub const CONFIG_PATH: &str = ".speed/config.toml";
 pub const PROMPTS_DIR: &str = ".speed/prompts";
@@ -189,73 +191,15 @@ pub struct OverrideSettings {
     pub main: MainBranch,
 }
 
+/// `speed review` (and a hook run, which may review on a miss): the
+/// review's own configuration, how its reports are printed, and the merge
+/// gate's policy.
 #[derive(Debug, Clone)]
 pub struct ReviewSettings {
-    pub target: Target,
+    pub review: review::Config,
     /// How reports are printed on stdout (`--json` is `Format::Json`).
     pub format: Format,
-    pub dry_run: bool,
-    pub force: bool,
-    /// The branch that holds the source of truth (see `locate`).
-    pub main: MainBranch,
-    /// Prompt templates replacing built-in ones, read like the config.
-    pub prompts: Vec<Override>,
-    /// Said in every report: the configuration or a template that decided
-    /// the review is not main's committed one, or the working tree's was
-    /// not used.
-    pub report_notices: Vec<String>,
-    pub concurrency: usize,
-    pub budget: usize,
-    pub tokenizer: String,
-    pub max_revisions: u32,
-    /// At most this many model calls share one large diff.
-    pub max_parts: usize,
-    /// Config `review.actor`: who a review is recorded as (`reviewed_by`,
-    /// the actor of event files in the multi-player layout); None means the
-    /// git user.
-    pub actor: Option<String>,
-    /// `--spec PATH[#Section]`, PATH relative to the repository root: for a
-    /// task, it replaces the task's spec_references, its feature's
-    /// spec_path and specs/product/<feature>.md.
-    pub spec_args: Vec<String>,
-    pub llm: llm::Config,
-    pub guardian: GuardianSettings,
-    pub checks: checks::Config,
-    pub defect: defects::Limits,
     pub hook: hook::Policy,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Target {
-    Tasks {
-        ids: Vec<String>,
-        feature: Option<String>,
-    },
-    Branch {
-        branch: String,
-        /// `PATH[#Section]`, PATH relative to the repository root.
-        specs: Vec<String>,
-        /// Absolute (relative paths are taken from the directory speed runs in).
-        criteria: Option<PathBuf>,
-    },
-    /// `--defect NAME`: the fix of one defect.
-    Defect {
-        name: String,
-        /// `--update-state`: an approval moves state.json from `fixed` to
-        /// `reviewed`, and the review goes to the defect's logs/review.log.
-        update_state: bool,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct GuardianSettings {
-    pub enabled: bool,
-    /// Why the guardian is off, recorded in reports ("--no-guardian", ...).
-    pub skip_reason: Option<String>,
-    pub vision_file: String,
-    /// A different model for the guardian; None uses the review's.
-    pub model: Option<String>,
-    pub budget: usize,
 }
 
 /// What `speed config` prints.
@@ -470,24 +414,26 @@ fn review_settings(
         },
     };
     Ok(ReviewSettings {
-        target,
+        review: review::Config {
+            target,
+            dry_run: args.dry_run,
+            force: args.force,
+            main,
+            prompts: located.templates,
+            report_notices: located.report_notices,
+            concurrency: values.concurrency,
+            budget: values.budget,
+            tokenizer: values.tokenizer,
+            max_revisions: values.max_revisions,
+            max_parts: values.max_parts,
+            actor: values.actor,
+            spec_args: specs,
+            llm: values.llm,
+            guardian: values.guardian,
+            checks: values.checks,
+            defect: values.defect,
+        },
         format,
-        dry_run: args.dry_run,
-        force: args.force,
-        main,
-        prompts: located.templates,
-        report_notices: located.report_notices,
-        concurrency: values.concurrency,
-        budget: values.budget,
-        tokenizer: values.tokenizer,
-        max_revisions: values.max_revisions,
-        max_parts: values.max_parts,
-        actor: values.actor,
-        spec_args: specs,
-        llm: values.llm,
-        guardian: values.guardian,
-        checks: values.checks,
-        defect: values.defect,
         hook: values.hook,
     })
 }
@@ -551,7 +497,7 @@ struct Values {
     max_parts: usize,
     actor: Option<String>,
     llm: llm::Config,
-    guardian: GuardianSettings,
+    guardian: review::GuardianConfig,
     checks: checks::Config,
     defect: defects::Limits,
     hook: hook::Policy,
@@ -781,7 +727,7 @@ fn guardian_values(
     review_budget: usize,
     env: &dyn Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
-) -> GuardianSettings {
+) -> review::GuardianConfig {
     let skip_env = match env("SKIP_GUARDIAN") {
         Some(value) => match value.trim().to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" => true,
@@ -807,7 +753,7 @@ fn guardian_values(
         (None, Source::Default)
     };
     r.record("guardian.enabled", &skip_reason.is_none(), source);
-    GuardianSettings {
+    review::GuardianConfig {
         enabled: skip_reason.is_none(),
         skip_reason: skip_reason.map(str::to_string),
         vision_file: r.file(

@@ -24,12 +24,14 @@ use crate::hook::gate::{Arrival, Cover, Findings, Gate, Incoming, Miss};
 use crate::hook::install::{self, Action};
 use crate::hook::owners;
 use crate::hook::run::{self, Hook, Local};
-use crate::review::overrides::{self, Decider};
-use crate::review::verdicts::{self, Work};
+use crate::ledger::overrides::{self, Decider};
+use crate::ledger::verdicts;
+use crate::prompt::TEMPLATE_NAMES;
+use crate::review::Target;
 use crate::settings::{
     self, CONFIG_PATH, HookCommand, OverrideSettings, PROMPTS_DIR, ReviewSettings, Settings,
-    TEMPLATE_NAMES, Target,
 };
+use crate::work::Work;
 
 pub fn hook_command(dir: &Path, command: &HookCommand) -> anyhow::Result<Outcome> {
     match command {
@@ -407,7 +409,7 @@ fn check(
 ) -> anyhow::Result<Option<Checked>> {
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
-    let main = settings.main.clone();
+    let main = settings.review.main.clone();
     let incoming: Vec<Incoming> = match hook {
         Hook::PreMergeCommit | Hook::PreCommit => {
             let vars: Vec<(String, String)> = std::env::vars_os()
@@ -482,7 +484,7 @@ fn review_misses(dir: &Path, settings: &ReviewSettings, findings: &Findings) -> 
             short(&arrival.commit)
         );
         let mut review = settings.clone();
-        review.target = Target::Tasks {
+        review.review.target = Target::Tasks {
             ids: vec![id.clone()],
             feature: feature.clone(),
         };

@@ -41,7 +41,9 @@ pub enum Error {
     #[error(transparent)]
     Tasks(#[from] crate::tasks::Error),
     #[error(transparent)]
-    Review(#[from] crate::review::Error),
+    Work(#[from] crate::work::Error),
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::Error),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

@@ -13,7 +13,7 @@
 //! there, and `defect/<kind>` for what speed established about a defect fix
 //! (and the scope violations its review listed).
 
-use crate::review::Report;
+use crate::ledger::Report;
 use crate::verdict::{CriterionStatus, Kind, Severity};
 
 /// How serious a finding is, in SARIF's words (GitHub's `::notice` is `Note`).
@@ -291,7 +291,7 @@ fn spec_place<'a>(report: &'a Report, quote: &str) -> (Option<&'a str>, Option<u
 /// What a rule id means, for SARIF's rule descriptors and summaries.
 /// What speed established about a defect fix, and the scope violations
 /// the review itself listed, each at its file.
-fn defect_findings(defect: &crate::review::defect::Block) -> Vec<Finding> {
+fn defect_findings(defect: &crate::ledger::report::DefectBlock) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(found) = &defect.speed {
         for v in &found.scope_violations {
@@ -430,12 +430,12 @@ pub fn counts(findings: &[Finding]) -> (usize, usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::review::Subject;
-    use crate::review::single::empty_report;
+    use crate::work::Subject;
+
     use crate::verdict::{Issue, Overrule, Rule};
 
     fn report() -> Report {
-        empty_report(&Subject::Branch {
+        crate::ledger::Report::new(&Subject::Branch {
             branch: "feature/x".into(),
             specs: Vec::new(),
             criteria: Vec::new(),

@@ -5,10 +5,10 @@
 use std::fmt::Write;
 
 use crate::exit::Outcome;
-use crate::review::Report;
-use crate::review::batch::Skipped;
+use crate::ledger::Report;
+use crate::ledger::nits::Nit;
+use crate::review::Skipped;
 use crate::review::dry::DryRun;
-use crate::review::nits::Nit;
 use crate::verdict::{self, Severity};
 
 use super::{Style, findings, thousands};
@@ -233,7 +233,7 @@ pub fn report(report: &Report, style: &Style) -> String {
 }
 
 /// What speed established about a defect fix, beside what the review said.
-fn defect(block: &crate::review::defect::Block, style: &Style) -> String {
+fn defect(block: &crate::ledger::report::DefectBlock, style: &Style) -> String {
     let mut out = String::new();
     let mut about: Vec<String> = Vec::new();
     about.extend(block.severity.clone());

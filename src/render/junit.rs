@@ -10,8 +10,8 @@ use crate::git::short;
 use std::fmt::Write;
 
 use crate::exit::Outcome;
-use crate::review::Report;
-use crate::review::batch::Skipped;
+use crate::ledger::Report;
+use crate::review::Skipped;
 
 use super::findings::{self, Finding};
 

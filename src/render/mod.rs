@@ -3,7 +3,6 @@
 //! decides where it goes. Colour is a parameter, chosen by `app` (`--color`,
 //! the terminal and `NO_COLOR`), and the text reads the same without it.
 
-pub mod config;
 pub mod findings;
 pub mod github;
 pub mod human;
@@ -61,7 +60,7 @@ pub fn subject(task_id: Option<&str>, feature: Option<&str>, branch: &str) -> St
 }
 
 /// `subject` of a report; a defect-fix review's is `defect NAME`.
-pub fn report_subject(report: &crate::review::Report) -> String {
+pub fn report_subject(report: &crate::ledger::Report) -> String {
     if let Some(defect) = &report.defect {
         return format!("defect {}", defect.name);
     }
@@ -73,7 +72,7 @@ pub fn report_subject(report: &crate::review::Report) -> String {
 }
 
 /// `subject` of what a batch skipped: a task, or `defect NAME`.
-pub fn skipped_subject(skipped: &crate::review::batch::Skipped) -> String {
+pub fn skipped_subject(skipped: &crate::review::Skipped) -> String {
     match &skipped.defect {
         Some(name) => format!("defect {name}"),
         None => subject(skipped.task_id.as_deref(), skipped.feature.as_deref(), ""),

@@ -12,8 +12,9 @@ use crate::exit::Outcome;
 use crate::llm::{self, Message, Provider, Request, Role};
 use crate::secrets::net::{self, Leak};
 
-use super::report::Call;
-use super::{Event, Events};
+use crate::ledger::report::Call;
+
+use super::super::{Event, Events};
 
 /// Why no usable answer came back.
 #[derive(Debug, Clone)]

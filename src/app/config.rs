@@ -7,7 +7,8 @@ use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use crate::settings::{CONFIG_PATH, ConfigSettings, Entry, Origin, TEMPLATE_NAMES};
+use crate::prompt::TEMPLATE_NAMES;
+use crate::settings::{CONFIG_PATH, ConfigSettings, Entry, Origin};
 
 /// Settings grouped by table, as `key = value  # source` lines that read
 /// like the config file.
