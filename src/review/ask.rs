@@ -132,7 +132,15 @@ pub fn guardian(
         outcome.model = Some(provider.model().to_string());
         Guardian::Unavailable(outcome, failure)
     };
-    let mut prompt = match super::compose::guardian_prompt(ctx, prepared) {
+    let built = super::compose::guardian_prompt(
+        ctx,
+        &prepared.subject,
+        &prepared.resolved.diff,
+        &prepared.sources,
+        &prepared.facts,
+        &prepared.composed,
+    );
+    let mut prompt = match built {
         Ok(prompt) => prompt,
         Err(err) => {
             return unavailable(Failure {

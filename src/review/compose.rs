@@ -22,7 +22,6 @@ use super::Error;
 use super::context::Context;
 use super::facts::Facts;
 use super::net;
-use super::prepare::Prepared;
 use super::sources::Sources;
 
 /// The prompts of a review: its inputs, owned (the guardian's prompt is
@@ -415,12 +414,18 @@ fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Sectio
 /// The guardian's prompt: the vision, the spec sections the review sent, the
 /// task and its criteria, and the diff ranked and trimmed the same way, in
 /// the guardian's own budget.
-pub fn guardian_prompt(ctx: &Context, prepared: &Prepared) -> Result<Prompt, Error> {
+pub fn guardian_prompt(
+    ctx: &Context,
+    subject: &Subject,
+    diff: &Diff,
+    sources: &Sources,
+    facts: &Facts,
+    composed: &Composed,
+) -> Result<Prompt, Error> {
     let vision_path = ctx.config.guardian.vision_file.clone();
-    let vision = prepared.sources.vision.clone();
-    let composed = &prepared.composed;
+    let vision = sources.vision.clone();
     let mut parts = composed.parts.clone();
-    if let (Subject::Defect(review), Some(found)) = (&prepared.subject, &prepared.facts.defect) {
+    if let (Subject::Defect(review), Some(found)) = (subject, &facts.defect) {
         parts
             .notices
             .push(guardian_notice(&review.defect, &found.size));
@@ -431,8 +436,7 @@ pub fn guardian_prompt(ctx: &Context, prepared: &Prepared) -> Result<Prompt, Err
             ctx.main().name
         ));
     }
-    let sent: Vec<prompt::SpecSection> = prepared
-        .sources
+    let sent: Vec<prompt::SpecSection> = sources
         .spec_sections
         .iter()
         .filter(|s| {
@@ -444,13 +448,7 @@ pub fn guardian_prompt(ctx: &Context, prepared: &Prepared) -> Result<Prompt, Err
         .cloned()
         .collect();
     let schema = serde_json::to_string(&verdict::guardian_json_schema()).unwrap_or_default();
-    let input = parts.input(
-        prompt::Kind::Guardian,
-        &prepared.resolved.diff,
-        sent,
-        vision,
-        &schema,
-    );
+    let input = parts.input(prompt::Kind::Guardian, diff, sent, vision, &schema);
     Ok(prompt::assemble(
         &input,
         ctx.counter.get()?,

@@ -15,7 +15,6 @@ use crate::prompt::{self, PendingCounter, Templates};
 use crate::tasks::Actor;
 
 use super::Error;
-use super::plan::Target;
 
 /// How a run reviews: what, with which model, within which limits.
 #[derive(Debug, Clone)]
@@ -61,6 +60,29 @@ pub struct GuardianConfig {
     /// A different model for the guardian; None uses the review's.
     pub model: Option<String>,
     pub budget: usize,
+}
+
+/// What a review command was asked to review.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    Tasks {
+        ids: Vec<String>,
+        feature: Option<String>,
+    },
+    Branch {
+        branch: String,
+        /// `PATH[#Section]`, PATH relative to the repository root.
+        specs: Vec<String>,
+        /// Absolute (relative paths are taken from the directory speed runs in).
+        criteria: Option<PathBuf>,
+    },
+    /// `--defect NAME`: the fix of one defect.
+    Defect {
+        name: String,
+        /// `--update-state`: an approval moves state.json from `fixed` to
+        /// `reviewed`, and the review goes to the defect's logs/review.log.
+        update_state: bool,
+    },
 }
 
 /// What is shared by every review of a run (and across batch threads).

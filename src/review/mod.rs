@@ -41,8 +41,8 @@ use std::path::PathBuf;
 use crate::exit::Outcome;
 
 pub use ask::{Models, Pacer};
-pub use context::{Config, Context, GuardianConfig};
-pub use plan::{Plan, Skipped, Target};
+pub use context::{Config, Context, GuardianConfig, Target};
+pub use plan::{Plan, Skipped};
 
 /// Progress a long review reports to whoever is watching (the app draws a
 /// spinner from these; tests ignore them).

@@ -5,7 +5,6 @@
 //! cannot be read is reported, never skipped in silence.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use crate::defects::{self, Defect};
 use crate::git::Repository;
@@ -14,30 +13,7 @@ use crate::tasks::{self, Status, Task};
 use crate::work::{self, DefectReview, Subject};
 
 use super::Error;
-use super::context::Context;
-
-/// What a review command was asked to review.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Target {
-    Tasks {
-        ids: Vec<String>,
-        feature: Option<String>,
-    },
-    Branch {
-        branch: String,
-        /// `PATH[#Section]`, PATH relative to the repository root.
-        specs: Vec<String>,
-        /// Absolute (relative paths are taken from the directory speed runs in).
-        criteria: Option<PathBuf>,
-    },
-    /// `--defect NAME`: the fix of one defect.
-    Defect {
-        name: String,
-        /// `--update-state`: an approval moves state.json from `fixed` to
-        /// `reviewed`, and the review goes to the defect's logs/review.log.
-        update_state: bool,
-    },
-}
+use super::context::{Context, Target};
 
 /// What a review command found to do.
 pub struct Plan {
