@@ -202,7 +202,7 @@ fn build(root: &Path) -> Vec<String> {
 
     // Every task but one approved, as the
     // review pipeline records approvals; a long log beside them.
-    let store = speed::review::verdicts::Store::open(root);
+    let store = speed::ledger::verdicts::Store::open(root);
     let mut log = String::new();
     let uncovered = UNCOVERED;
     for (t, head) in heads.iter().enumerate().skip(1) {
@@ -215,12 +215,12 @@ fn build(root: &Path) -> Vec<String> {
             _ => None,
         };
         store
-            .add(&speed::review::verdicts::Record {
+            .add(&speed::ledger::verdicts::Record {
                 task: Some(t.to_string()),
                 feature: feature.clone(),
                 defect: None,
                 head_commit: head.clone(),
-                decision: speed::review::verdicts::Decision::Approve,
+                decision: speed::ledger::verdicts::Decision::Approve,
                 at: "2025-01-01T00:00:00Z".to_string(),
                 diff: Some(format!("sha256:{:064x}", t)),
                 specs: Vec::new(),

@@ -14,8 +14,9 @@ use git2::{Repository as Git, Signature, Time};
 use speed::cli::Cli;
 use speed::git::Repository;
 use speed::prompt::{PendingCounter, Templates};
-use speed::review::{Shared, Subject};
+use speed::review::{Context, prepare};
 use speed::settings::{CommandSettings, ReviewSettings, Settings};
+use speed::work::Subject;
 
 const FILES: usize = 2_000;
 const CHANGED: usize = 200;
@@ -80,39 +81,38 @@ fn measure_one(
     dry_run: bool,
 ) {
     let repo = Repository::discover(root).expect("repository");
-    let settings = settings(&repo, dry_run);
-    let templates = Templates::with_overrides(
-        settings
-            .prompts
-            .iter()
-            .map(|o| (o.name.as_str(), o.from.as_str(), o.text.as_str())),
-    )
-    .expect("templates");
-    let shared = Shared {
+    let mut config = settings(&repo, dry_run).review;
+    // The preparation alone, as before parts existed: a review in parts
+    // assembles more prompts, which `review.max_parts` = 1 leaves out.
+    config.max_parts = 1;
+    let ctx = Context {
         root: repo.root().to_path_buf(),
-        main: settings.main.clone(),
-        settings,
+        templates: Templates::from_overrides(&config.prompts).expect("templates"),
+        config,
         counter: counter.clone(),
-        templates,
         actor: speed::tasks::Actor::new("bench", None),
+    };
+    let prepare = || match prepare::read(&ctx, subject.clone()).expect("read") {
+        prepare::Read::Inputs(inputs) => prepare::prepare(&ctx, *inputs).expect("prepare"),
+        prepare::Read::NothingImplemented(_) => panic!("the bench's branch changes files"),
     };
     // The first run is cold (and fills the symbol cache when allowed).
     let cold = Instant::now();
-    let first = speed::review::prepare::prepare(&shared, subject.clone()).expect("prepare");
+    let first = prepare();
     let cold = cold.elapsed();
     let mut times = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
-        let p = speed::review::prepare::prepare(&shared, subject.clone()).expect("prepare");
+        let p = prepare();
         times.push(t.elapsed());
-        assert!(p.prompt.total_tokens <= p.prompt.budget);
+        assert!(p.composed.tokens() <= p.composed.budget);
     }
     times.sort();
     println!(
         "{name}: {} changed files, prompt {} tokens of {}; cold {:?}, warm median {:?} (min {:?}, max {:?})",
-        first.diff.files.len(),
-        first.prompt.total_tokens,
-        first.prompt.budget,
+        first.resolved.diff.files.len(),
+        first.composed.tokens(),
+        first.composed.budget,
         cold,
         times[times.len() / 2],
         times[0],
@@ -120,7 +120,7 @@ fn measure_one(
     );
     let _: Duration = cold;
     if dry_run {
-        numbering_cost(&first.diff, counter);
+        numbering_cost(&first.resolved.diff, counter);
     }
 }
 

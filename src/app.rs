@@ -11,21 +11,23 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::Context as _;
 
-use crate::cli::{Cli, Command, Format};
+use crate::cli::{self, Cli, Command};
 use crate::defects;
 use crate::exit::Outcome;
 use crate::git::Repository;
+use crate::ledger::{Report, nits};
 use crate::llm;
-use crate::prompt::{PendingCounter, Templates};
+use crate::prompt::{self, Templates};
+use crate::render::Format;
 use crate::render::{self, Style};
-use crate::review::{self, Shared, Subject, batch, dry, nits};
-use crate::settings::{
-    self, CommandSettings, ConfigSettings, LlmSettings, Provider, ReviewSettings, Settings, Target,
-};
+use crate::review::{self, Context, Models, Plan, Target, batch, dry};
+use crate::settings::{self, CommandSettings, ConfigSettings, ReviewSettings, Settings};
 use crate::tasks;
+use crate::work::Subject;
 
+mod config;
 mod progress;
 use progress::Progress;
 
@@ -112,7 +114,7 @@ impl Shape {
         Some(match cli.command {
             Command::Nits(_) => Shape::Nits,
             Command::Config(_) => Shape::Config,
-            _ => Shape::Review(format),
+            _ => Shape::Review(format.into()),
         })
     }
 
@@ -123,7 +125,7 @@ impl Shape {
             Shape::Review(Format::Github) => render::github::failure(error),
             Shape::Review(_) => render::json::failure(error),
             Shape::Nits => render::json::nits_failure(error),
-            Shape::Config => render::config::json_failure(error),
+            Shape::Config => config::json_failure(error),
         }
     }
 }
@@ -150,7 +152,8 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
             Some(rest) => rest.strip_prefix('='),
             None => None,
         })
-        .and_then(|name| <Format as clap::ValueEnum>::from_str(name, false).ok());
+        .and_then(|name| <cli::Format as clap::ValueEnum>::from_str(name, false).ok())
+        .map(Format::from);
     match command {
         Some(&"nits") => json.then_some(Shape::Nits),
         Some(&"config") => json.then_some(Shape::Config),
@@ -253,13 +256,13 @@ impl Colors {
 
 /// `speed completions SHELL`: the script, generated from the clap
 /// definitions, so it always matches the flags.
-fn completions_command(shell: crate::cli::Shell) -> anyhow::Result<Outcome> {
+fn completions_command(shell: settings::Shell) -> anyhow::Result<Outcome> {
     use clap::CommandFactory;
     use clap_complete::Shell as Target;
     let target = match shell {
-        crate::cli::Shell::Bash => Target::Bash,
-        crate::cli::Shell::Zsh => Target::Zsh,
-        crate::cli::Shell::Fish => Target::Fish,
+        settings::Shell::Bash => Target::Bash,
+        settings::Shell::Zsh => Target::Zsh,
+        settings::Shell::Fish => Target::Fish,
     };
     let mut script = Vec::new();
     clap_complete::generate(target, &mut Cli::command(), "speed", &mut script);
@@ -276,207 +279,50 @@ fn man_command() -> anyhow::Result<Outcome> {
     Ok(Outcome::Approved)
 }
 
-/// What a review command found to do.
-struct Gathered {
-    subjects: Vec<Subject>,
-    /// Tasks that could not be read: reported, but they stop no other task.
-    unreadable: Vec<review::Report>,
-    /// Batch mode: tasks already approved at their current diff.
-    skipped: Vec<batch::Skipped>,
-    batch_mode: bool,
-    /// Batch mode: the task files read (in the chosen feature), so "nothing
-    /// to review" can say what it looked at.
-    tasks_read: usize,
-    /// Batch mode: the defects whose state says `fixed`.
-    defects_read: usize,
-}
-
 fn review_command(
     dir: &Path,
     settings: &ReviewSettings,
     colors: Colors,
 ) -> anyhow::Result<Outcome> {
-    if let (Some(note), false) = (&settings.llm.offline_note, settings.dry_run) {
+    let config = &settings.review;
+    if let (Some(note), false) = (&config.llm.offline_note, config.dry_run) {
         eprintln!("note: {note}");
     }
-    // Named now, so an unknown encoding fails at once; built only when a
-    // prompt is first counted.
-    let counter = Arc::new(PendingCounter::start(&settings.tokenizer)?);
-    let repo = Repository::discover(dir)?;
-    let root = repo.root().to_path_buf();
-    let shared = Shared {
-        main: settings.main.clone(),
-        counter,
-        templates: templates(&settings.prompts)?,
-        actor: actor(&repo, settings),
-        settings: settings.clone(),
-        root,
-    };
-    let gathered = gather(&shared)?;
-    for report in &gathered.unreadable {
+    let ctx = Context::open(dir, config.clone())?;
+    let plan = review::plan::plan(&ctx)?;
+    if plan.batch_mode
+        && plan.tasks_read == 0
+        && plan.defects_read == 0
+        && !plan.unreadable.is_empty()
+    {
+        eprintln!(
+            "error: task files exist but none could be read ({} unreadable); nothing was reviewed",
+            plan.unreadable.len()
+        );
+    }
+    for report in &plan.unreadable {
         if let Some(err) = &report.error {
             eprintln!("error: {err}");
         }
     }
-    if gathered.subjects.is_empty() {
-        return Ok(nothing_to_review(&shared.root, settings, &gathered, colors));
+    if plan.subjects.is_empty() {
+        return Ok(nothing_to_review(&ctx.root, settings, &plan, colors));
     }
-    if settings.dry_run {
+    if config.dry_run {
         return Ok(dry_run_command(
-            &shared,
-            &gathered.unreadable,
-            gathered.subjects,
+            &ctx,
+            settings,
+            &plan.unreadable,
+            plan.subjects,
             colors,
         ));
     }
-    run_reviews(&shared, gathered, colors)
-}
-
-/// Who reviews: config `review.actor`, else the git user (`user.name`), else
-/// the login name; the email is git's `user.email`, else `<name>@local`.
-fn actor(repo: &Repository, settings: &ReviewSettings) -> tasks::Actor {
-    let (git_name, git_email) = repo.user();
-    let login = || {
-        ["USER", "USERNAME"]
-            .iter()
-            .find_map(|key| std::env::var(key).ok().filter(|v| !v.trim().is_empty()))
-    };
-    let name = settings
-        .actor
-        .clone()
-        .or(git_name)
-        .or_else(login)
-        .unwrap_or_default();
-    tasks::Actor::new(&name, git_email.as_deref())
+    run_reviews(&ctx, settings, plan, colors)
 }
 
 /// The built-in prompt templates with the overrides settings chose.
-fn templates(overrides: &[settings::Override]) -> anyhow::Result<Templates> {
-    Ok(Templates::with_overrides(overrides.iter().map(|o| {
-        (o.name.as_str(), o.from.as_str(), o.text.as_str())
-    }))?)
-}
-
-/// The tasks (or the branch) to review, from the settings' target.
-fn gather(shared: &Shared) -> anyhow::Result<Gathered> {
-    let store = tasks::Store::open(&shared.root);
-    let mut gathered = Gathered {
-        subjects: Vec::new(),
-        unreadable: Vec::new(),
-        skipped: Vec::new(),
-        batch_mode: false,
-        tasks_read: 0,
-        defects_read: 0,
-    };
-    match &shared.settings.target {
-        Target::Tasks { ids, feature } if !ids.is_empty() => {
-            for id in ids {
-                match store.find(id, feature.as_deref()) {
-                    Ok(task) => gathered.subjects.push(Subject::Task(Box::new(task))),
-                    Err(err) => gathered.unreadable.push(review::single::unreadable(
-                        Some(id.clone()),
-                        feature.clone(),
-                        err.to_string(),
-                    )),
-                }
-            }
-        }
-        Target::Tasks { feature, .. } => {
-            let (all, broken) = store.scan()?;
-            gathered.unreadable.extend(
-                broken
-                    .into_iter()
-                    .map(|err| review::single::unreadable(None, None, err.to_string())),
-            );
-            let all: Vec<tasks::Task> = all
-                .into_iter()
-                .filter(|t| feature.is_none() || t.feature == *feature)
-                .collect();
-            gathered.tasks_read = all.len();
-            // Defects belong to no feature: a batch of one feature leaves them out.
-            let fixed = match feature {
-                None => gather_fixed_defects(shared, &mut gathered)?,
-                Some(_) => Vec::new(),
-            };
-            if all.is_empty() && fixed.is_empty() && !gathered.unreadable.is_empty() {
-                eprintln!(
-                    "error: task files exist but none could be read ({} unreadable); nothing was reviewed",
-                    gathered.unreadable.len()
-                );
-            }
-            let (selected, skipped) = batch::select(shared, all, shared.settings.force)?;
-            gathered.subjects = selected
-                .into_iter()
-                .map(|t| Subject::Task(Box::new(t)))
-                .collect();
-            gathered.skipped = skipped;
-            let (selected, skipped) = batch::select_defects(shared, fixed, shared.settings.force)?;
-            gathered.subjects.extend(
-                selected.into_iter().map(|d| {
-                    Subject::Defect(Box::new(review::defect::DefectReview::new(d, false)))
-                }),
-            );
-            gathered.skipped.extend(skipped);
-            gathered.batch_mode = true;
-        }
-        Target::Defect { name, update_state } => {
-            match defects::Store::open(&shared.root).find(name) {
-                Ok(defect) if *update_state && defect.state.is_none() => {
-                    let missing = defects::Error::Missing {
-                        path: defect.file(defects::store::STATE),
-                        why: "--update-state changes the defect's state.json, and there is none",
-                    };
-                    gathered
-                        .unreadable
-                        .push(review::single::unreadable_defect(name, missing.to_string()));
-                }
-                Ok(defect) => gathered.subjects.push(Subject::Defect(Box::new(
-                    review::defect::DefectReview::new(defect, *update_state),
-                ))),
-                Err(err) => gathered
-                    .unreadable
-                    .push(review::single::unreadable_defect(name, err.to_string())),
-            }
-        }
-        Target::Branch {
-            branch,
-            specs,
-            criteria,
-        } => {
-            let criteria_path = criteria.clone();
-            let criteria = match criteria {
-                Some(path) => {
-                    let text = std::fs::read_to_string(path)
-                        .with_context(|| format!("cannot read criteria file {}", path.display()))?;
-                    tasks::Criterion::parse_lines(&text)
-                }
-                None => Vec::new(),
-            };
-            gathered.subjects.push(Subject::Branch {
-                branch: branch.clone(),
-                specs: specs.clone(),
-                criteria,
-                criteria_file: criteria_path.clone(),
-            });
-        }
-    }
-    Ok(gathered)
-}
-
-/// The defects whose state says `fixed`, for a batch; those that cannot be
-/// read are reported as unreadable, never skipped.
-fn gather_fixed_defects(
-    shared: &Shared,
-    gathered: &mut Gathered,
-) -> anyhow::Result<Vec<defects::Defect>> {
-    let (fixed, broken) = defects::Store::open(&shared.root).fixed()?;
-    gathered.unreadable.extend(
-        broken
-            .into_iter()
-            .map(|b| review::single::unreadable_defect(&b.name, b.error.to_string())),
-    );
-    gathered.defects_read = fixed.len();
-    Ok(fixed)
+fn templates(overrides: &[prompt::Override]) -> anyhow::Result<Templates> {
+    Ok(Templates::from_overrides(overrides)?)
 }
 
 /// No review to run: either every named task was unreadable (an error) or
@@ -484,12 +330,12 @@ fn gather_fixed_defects(
 fn nothing_to_review(
     root: &Path,
     settings: &ReviewSettings,
-    gathered: &Gathered,
+    plan: &Plan,
     colors: Colors,
 ) -> Outcome {
-    if !gathered.unreadable.is_empty() {
-        if settings.json() && settings.dry_run {
-            let runs: Vec<dry::DryRun> = gathered
+    if !plan.unreadable.is_empty() {
+        if settings.json() && settings.review.dry_run {
+            let runs: Vec<dry::DryRun> = plan
                 .unreadable
                 .iter()
                 .map(dry::DryRun::unreadable)
@@ -498,9 +344,9 @@ fn nothing_to_review(
         } else if settings.format != Format::Human {
             print_results(
                 settings.format,
-                &gathered.unreadable,
+                &plan.unreadable,
                 &[],
-                &gathered.skipped,
+                &plan.skipped,
                 false,
                 colors,
             );
@@ -508,14 +354,14 @@ fn nothing_to_review(
         return Outcome::Error;
     }
     if settings.format != Format::Human {
-        print_results(settings.format, &[], &[], &gathered.skipped, false, colors);
-    } else if gathered.batch_mode && gathered.tasks_read == 0 && gathered.defects_read == 0 {
+        print_results(settings.format, &[], &[], &plan.skipped, false, colors);
+    } else if plan.batch_mode && plan.tasks_read == 0 && plan.defects_read == 0 {
         let mut looked: Vec<String> = tasks::Store::open(root)
             .task_folders()
             .iter()
             .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
             .collect();
-        let defects = matches!(&settings.target, Target::Tasks { feature: None, .. });
+        let defects = matches!(&settings.review.target, Target::Tasks { feature: None, .. });
         if defects {
             looked.extend(
                 defects::Store::open(root)
@@ -524,7 +370,7 @@ fn nothing_to_review(
                     .map(|p| p.display().to_string()),
             );
         }
-        let feature = match &settings.target {
+        let feature = match &settings.review.target {
             Target::Tasks {
                 feature: Some(f), ..
             } => format!(" of feature {f}"),
@@ -536,19 +382,19 @@ fn nothing_to_review(
             looked.join(", ")
         );
     } else {
-        let approved = match gathered.skipped.len() {
+        let approved = match plan.skipped.len() {
             0 => String::new(),
             n => format!("; {n} approved and still covered by that approval"),
         };
-        let defects = match gathered.defects_read {
+        let defects = match plan.defects_read {
             0 => String::new(),
             1 => ", 1 fixed defect".to_string(),
             n => format!(", {n} fixed defects"),
         };
         eprintln!(
             "Nothing to review: {} task file{} read{defects}, nothing needs a review{approved}.",
-            gathered.tasks_read,
-            if gathered.tasks_read == 1 { "" } else { "s" }
+            plan.tasks_read,
+            if plan.tasks_read == 1 { "" } else { "s" }
         );
     }
     Outcome::Approved
@@ -559,9 +405,9 @@ fn nothing_to_review(
 /// batch and the nits follow them.
 fn print_results(
     format: Format,
-    reports: &[review::Report],
+    reports: &[Report],
     nits: &[nits::Nit],
-    skipped: &[batch::Skipped],
+    skipped: &[review::Skipped],
     batch_mode: bool,
     colors: Colors,
 ) {
@@ -611,19 +457,25 @@ fn append_step_summary(markdown: &str) {
 
 /// Ask the model for every subject, print each report as it completes, then
 /// the summary and the nits.
-fn run_reviews(shared: &Shared, gathered: Gathered, colors: Colors) -> anyhow::Result<Outcome> {
-    let settings = &shared.settings;
+fn run_reviews(
+    ctx: &Context,
+    settings: &ReviewSettings,
+    plan: Plan,
+    colors: Colors,
+) -> anyhow::Result<Outcome> {
+    let config = &ctx.config;
     let stdout_style = colors.stdout;
-    let models = build_models(&settings.llm, &settings.guardian.model)?;
-    let pacer = (settings.llm.rpm.is_some() || settings.llm.tpm.is_some())
-        .then(|| Arc::new(llm::pacing::Pacer::new(settings.llm.rpm, settings.llm.tpm)));
+    let env = |key: &str| std::env::var(key).ok();
+    let models = Models::build(&config.llm, config.guardian.model.as_deref(), &env)?;
+    let pacer = (config.llm.rpm.is_some() || config.llm.tpm.is_some())
+        .then(|| Arc::new(llm::pacing::Pacer::new(config.llm.rpm, config.llm.tpm)));
     let progress = Progress::start(std::io::stderr().is_terminal());
 
     let human = settings.format == Format::Human;
     if human {
         print!("{}", render::human::banner(&stdout_style));
     }
-    let mut on_report = |report: &review::Report| {
+    let mut on_report = |report: &Report| {
         progress.clear();
         // Errors always reach stderr; a review that never reached the model
         // has no report to show, one that failed at the model keeps its report.
@@ -641,28 +493,28 @@ fn run_reviews(shared: &Shared, gathered: Gathered, colors: Colors) -> anyhow::R
         }
     };
     let reviewed = batch::run(
-        shared,
+        ctx,
         &models,
         &pacer,
         &progress,
-        gathered.subjects,
-        settings.concurrency,
+        plan.subjects,
+        config.concurrency,
         &mut on_report,
     );
     progress.stop();
-    let mut reports = gathered.unreadable;
+    let mut reports = plan.unreadable;
     reports.extend(reviewed);
 
     let found = nits::collect(&reports);
-    if let Err(err) = nits::merge_save(&shared.root, &reports, &found) {
+    if let Err(err) = nits::merge_save(&ctx.root, &reports, &found) {
         eprintln!("warning: could not save nits: {err}");
     }
     print_results(
         settings.format,
         &reports,
         &found,
-        &gathered.skipped,
-        gathered.batch_mode,
+        &plan.skipped,
+        plan.batch_mode,
         colors,
     );
     Ok(reports
@@ -670,25 +522,26 @@ fn run_reviews(shared: &Shared, gathered: Gathered, colors: Colors) -> anyhow::R
         .fold(Outcome::Approved, |acc, r| acc.worst(r.outcome)))
 }
 
-fn label(report: &review::Report) -> String {
+fn label(report: &Report) -> String {
     report.label()
 }
 
 fn dry_run_command(
-    shared: &Shared,
-    unreadable: &[review::Report],
+    ctx: &Context,
+    settings: &ReviewSettings,
+    unreadable: &[Report],
     subjects: Vec<Subject>,
     colors: Colors,
 ) -> Outcome {
     let mut runs: Vec<dry::DryRun> = unreadable.iter().map(dry::DryRun::unreadable).collect();
     let already_reported = runs.len();
-    runs.extend(subjects.into_iter().map(|s| dry::dry_run(shared, s)));
+    runs.extend(subjects.into_iter().map(|s| dry::dry_run(ctx, s)));
     let err_style = colors.stderr;
     let explain = |run: &dry::DryRun, why: &str| match run.nothing_implemented {
         true => eprintln!("{why}: the review would request changes without calling a model"),
         false => eprintln!("error: {why}"),
     };
-    if shared.settings.json() {
+    if settings.json() {
         print!("{}", render::json::dry_runs(&runs));
         for run in &runs[already_reported..] {
             if let Err(why) = &run.result {
@@ -713,56 +566,6 @@ fn dry_run_command(
     }
 }
 
-fn llm_config(settings: &LlmSettings) -> anyhow::Result<llm::Config> {
-    let provider = match settings.provider {
-        Provider::Model(kind) => kind,
-        Provider::Offline => {
-            anyhow::bail!("an offline review asks no model (llm.provider = \"none\", --offline)")
-        }
-    };
-    Ok(llm::Config {
-        provider,
-        base_url: settings.base_url.clone(),
-        model: settings.model.clone(),
-        api_key_env: settings.api_key_env.clone(),
-        command: settings.command.clone(),
-        timeout: settings.timeout,
-        connect_timeout: settings.connect_timeout,
-        max_retries: settings.max_retries,
-        temperature: settings.temperature,
-        seed: settings.seed,
-        max_output_tokens: settings.max_output_tokens,
-        structured_output: settings.structured_output,
-        retry_base: settings.retry_base,
-        max_answer_bytes: settings.max_answer_bytes,
-    })
-}
-
-fn build_models(
-    settings: &LlmSettings,
-    guardian_model: &Option<String>,
-) -> anyhow::Result<review::Models> {
-    if settings.provider == Provider::Offline {
-        let none: Arc<dyn llm::Provider> = Arc::new(review::NoModel);
-        return Ok(review::Models {
-            review: none.clone(),
-            guardian: none,
-        });
-    }
-    let env = |key: &str| std::env::var(key).ok();
-    let config = llm_config(settings)?;
-    let review: Arc<dyn llm::Provider> = Arc::from(llm::provider(&config, &env)?);
-    let guardian = match guardian_model {
-        Some(model) if Some(model) != settings.model.as_ref() => {
-            let mut config = config.clone();
-            config.model = Some(model.clone());
-            Arc::from(llm::provider(&config, &env)?)
-        }
-        _ => review.clone(),
-    };
-    Ok(review::Models { review, guardian })
-}
-
 /// `speed config`: the effective settings and where each came from. The
 /// prompt templates are parsed too, so a broken override fails here as it
 /// would fail a review.
@@ -771,10 +574,10 @@ fn config_command(config: &ConfigSettings, settings: &Settings) -> anyhow::Resul
     if config.json {
         print!(
             "{}",
-            render::config::json(config, &settings.notices, &settings.warnings)
+            config::json(config, &settings.notices, &settings.warnings)
         );
     } else {
-        print!("{}", render::config::human(config));
+        print!("{}", config::human(config));
     }
     Ok(Outcome::Approved)
 }

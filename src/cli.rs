@@ -1,13 +1,38 @@
 //! Command-line types (clap) only. Nothing here is seen by the commands:
-//! `settings` turns these into plain, checked settings first. Value ranges
-//! come from `settings::limits`, so a flag and its config key agree.
+//! `settings` turns these into plain, checked settings first (the value
+//! enums here convert into the plain ones of the parts that own them, such
+//! as `render::Format`). Value ranges live here, in `limits`, and the
+//! config file is checked against the same ones, so a flag and its config
+//! key agree.
 
 use std::path::PathBuf;
 
 use clap::builder::RangedI64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::settings::limits;
+use crate::render;
+
+/// The ranges numbers must lie in, shared by config keys and flags.
+pub mod limits {
+    use std::ops::RangeInclusive;
+
+    pub const TOKEN_BUDGET: RangeInclusive<i64> = 1..=10_000_000;
+    pub const CONCURRENCY: RangeInclusive<i64> = 1..=256;
+    pub const MAX_REVISIONS: RangeInclusive<i64> = 0..=100;
+    pub const MAX_PARTS: RangeInclusive<i64> = 1..=16;
+    pub const MAX_RETRIES: RangeInclusive<i64> = 0..=10;
+    pub const RETRY_BASE_MS: RangeInclusive<i64> = 0..=600_000;
+    pub const TEMPERATURE: RangeInclusive<f64> = 0.0..=2.0;
+    pub const MAX_OUTPUT_TOKENS: RangeInclusive<i64> = 1..=1_000_000;
+    pub const RPM: RangeInclusive<i64> = 1..=1_000_000;
+    pub const TPM: RangeInclusive<i64> = 1..=1_000_000_000;
+    pub const MAX_ANSWER_BYTES: RangeInclusive<i64> = 1024..=(1 << 30);
+    pub const DIFF_LINES: RangeInclusive<i64> = 1..=100_000_000;
+    pub const DIFF_FILES: RangeInclusive<i64> = 1..=10_000_000;
+    /// A day: a model call or a check command that takes longer is stuck.
+    pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+    pub const MAX_CONNECT_TIMEOUT_SECS: f64 = 600.0;
+}
 
 /// speed: a git-native spec-alignment reviewer.
 ///
@@ -101,6 +126,28 @@ pub enum Format {
     /// GitHub Actions workflow commands (annotations), and a summary in
     /// $GITHUB_STEP_SUMMARY when it is set.
     Github,
+}
+
+impl From<ColorWhen> for render::ColorWhen {
+    fn from(when: ColorWhen) -> render::ColorWhen {
+        match when {
+            ColorWhen::Auto => render::ColorWhen::Auto,
+            ColorWhen::Always => render::ColorWhen::Always,
+            ColorWhen::Never => render::ColorWhen::Never,
+        }
+    }
+}
+
+impl From<Format> for render::Format {
+    fn from(format: Format) -> render::Format {
+        match format {
+            Format::Human => render::Format::Human,
+            Format::Json => render::Format::Json,
+            Format::Sarif => render::Format::Sarif,
+            Format::Junit => render::Format::Junit,
+            Format::Github => render::Format::Github,
+        }
+    }
 }
 
 /// The shells `speed completions` writes scripts for.

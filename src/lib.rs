@@ -1,22 +1,38 @@
 //! speed: a git-native spec-alignment reviewer.
 //!
-//! The pipeline, lowest part first: `git`, `tasks`, `specs` and `impact` turn a
-//! repository into plain data; `prompt` turns that data into budgeted text;
-//! `llm` turns text into text; `verdict` turns text into a decision; `review`
-//! orchestrates one task or a batch; `render` prints. `app` is the only place
-//! that prints, `main` the only place that exits. A lower part never imports a
-//! higher one.
+//! The parts, lowest first; a part imports only parts below it, which
+//! `tests/it/layers.rs` checks from the code's own paths:
+//!
+//! - `severity`, `digest`, `exit`, `memory`, `paths`, `interrupt`: words and
+//!   small facilities every part shares; `fsx` (every write, confined to
+//!   `.speed/`) and `process` (children in their own group, capped, timed);
+//! - `git`, `specs`, `secrets`, `tasks`: the repository, the spec, secrets
+//!   redaction, the orchestrator's task files, as plain data;
+//! - `impact` (the blast radius), `checks` (speed's own findings),
+//!   `defects` (the orchestrator's defect folders and a fix's facts);
+//! - `prompt` turns data into budgeted text, `llm` text into text, `verdict`
+//!   text into a checked answer;
+//! - `work` (the subject of a review and its diff) and `ledger` (reports,
+//!   the log, the verdict cache, overrides), below both `review` and `hook`;
+//! - `review` (the pipeline as named stages, deciding in one place) and
+//!   `hook` (the merge gate);
+//! - `render` prints reports, `cli` holds the clap types, `settings`
+//!   resolves flags, environment and config into each part's own
+//!   configuration, `app` runs a command and is the only place that prints;
+//!   `main` the only place that exits.
 
 pub mod app;
 pub mod checks;
 pub mod cli;
 pub mod defects;
+pub mod digest;
 pub mod exit;
 pub mod fsx;
 pub mod git;
 pub mod hook;
 pub mod impact;
 pub mod interrupt;
+pub mod ledger;
 pub mod llm;
 pub mod memory;
 pub mod paths;
@@ -26,6 +42,8 @@ pub mod render;
 pub mod review;
 pub mod secrets;
 pub mod settings;
+pub mod severity;
 pub mod specs;
 pub mod tasks;
 pub mod verdict;
+pub mod work;

@@ -11,22 +11,24 @@
 
 mod file;
 mod locate;
-mod sections;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::cli::{Cli, ColorWhen, Command, Format, HookAction, ReviewArgs, Shell, ValueArgs};
+use crate::checks::{self, Check, CommandCheck};
+use crate::cli::{self, Cli, Command, HookAction, ReviewArgs, ValueArgs, limits};
+use crate::defects;
 use crate::git::{self, MainBranch};
-use crate::llm::ProviderKind;
+use crate::hook;
+use crate::llm::{self, Choice, ProviderKind};
+use crate::render::{ColorWhen, Format};
+use crate::review::{self, Target};
 
+use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
-pub use locate::{MainFound, Origin, Override, Repo, TEMPLATE_NAMES};
-pub use sections::{
-    Check, ChecksSettings, CommandCheck, DefectSettings, HookSettings, Policy, Provider,
-};
+pub use locate::{MainFound, Origin, Repo};
 
 pub const CONFIG_PATH: &str = ".speed/config.toml";
 pub const PROMPTS_DIR: &str = ".speed/prompts";
@@ -36,43 +38,15 @@ pub const DEFAULT_MAX_REVISIONS: u32 = 2;
 pub const DEFAULT_MAX_PARTS: usize = 4;
 pub const DEFAULT_TOKENIZER: &str = "o200k_base";
 pub const DEFAULT_VISION_FILE: &str = "specs/product/overview.md";
-pub const DEFAULT_PROVIDER: Provider = Provider::Model(ProviderKind::OpenAi);
+pub const DEFAULT_PROVIDER: Choice = Choice::Model(ProviderKind::OpenAi);
 pub const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
 pub const DEFAULT_CONNECT_TIMEOUT_SECS: f64 = 10.0;
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
 pub const DEFAULT_RETRY_BASE_MS: u64 = 1000;
 pub const DEFAULT_SEED: u64 = 7;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
-/// The most a hook's own check may take; with `hook.review_on_miss`, the
-/// review it runs too.
-pub const DEFAULT_HOOK_TIMEOUT_SECS: f64 = 60.0;
-pub const DEFAULT_HOOK_REVIEW_TIMEOUT_SECS: f64 = 900.0;
-/// The most the user's own hook (`<name>.local`) may take.
-pub const DEFAULT_HOOK_LOCAL_TIMEOUT_SECS: f64 = 900.0;
 /// An answer larger than this (from a server or a command) is refused.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = crate::llm::DEFAULT_MAX_ANSWER_BYTES;
-
-/// The ranges numbers must lie in, shared by config keys and flags.
-pub mod limits {
-    use std::ops::RangeInclusive;
-
-    pub const TOKEN_BUDGET: RangeInclusive<i64> = 1..=10_000_000;
-    pub const CONCURRENCY: RangeInclusive<i64> = 1..=256;
-    pub const MAX_REVISIONS: RangeInclusive<i64> = 0..=100;
-    pub const MAX_PARTS: RangeInclusive<i64> = 1..=16;
-    pub const MAX_RETRIES: RangeInclusive<i64> = 0..=10;
-    pub const RETRY_BASE_MS: RangeInclusive<i64> = 0..=600_000;
-    pub const TEMPERATURE: RangeInclusive<f64> = 0.0..=2.0;
-    pub const MAX_OUTPUT_TOKENS: RangeInclusive<i64> = 1..=1_000_000;
-    pub const RPM: RangeInclusive<i64> = 1..=1_000_000;
-    pub const TPM: RangeInclusive<i64> = 1..=1_000_000_000;
-    pub const MAX_ANSWER_BYTES: RangeInclusive<i64> = 1024..=(1 << 30);
-    pub const DIFF_LINES: RangeInclusive<i64> = 1..=100_000_000;
-    pub const DIFF_FILES: RangeInclusive<i64> = 1..=10_000_000;
-    /// A day: a model call or a check command that takes longer is stuck.
-    pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
-    pub const MAX_CONNECT_TIMEOUT_SECS: f64 = 600.0;
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -158,6 +132,24 @@ pub struct Settings {
     pub command: CommandSettings,
 }
 
+/// The shells `speed completions` writes scripts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl From<cli::Shell> for Shell {
+    fn from(shell: cli::Shell) -> Shell {
+        match shell {
+            cli::Shell::Bash => Shell::Bash,
+            cli::Shell::Zsh => Shell::Zsh,
+            cli::Shell::Fish => Shell::Fish,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum CommandSettings {
     Review(Box<ReviewSettings>),
@@ -199,98 +191,15 @@ pub struct OverrideSettings {
     pub main: MainBranch,
 }
 
+/// `speed review` (and a hook run, which may review on a miss): the
+/// review's own configuration, how its reports are printed, and the merge
+/// gate's policy.
 #[derive(Debug, Clone)]
 pub struct ReviewSettings {
-    pub target: Target,
+    pub review: review::Config,
     /// How reports are printed on stdout (`--json` is `Format::Json`).
     pub format: Format,
-    pub dry_run: bool,
-    pub force: bool,
-    /// The branch that holds the source of truth (see `locate`).
-    pub main: MainBranch,
-    /// Prompt templates replacing built-in ones, read like the config.
-    pub prompts: Vec<Override>,
-    /// Said in every report: the configuration or a template that decided
-    /// the review is not main's committed one, or the working tree's was
-    /// not used.
-    pub report_notices: Vec<String>,
-    pub concurrency: usize,
-    pub budget: usize,
-    pub tokenizer: String,
-    pub max_revisions: u32,
-    /// At most this many model calls share one large diff.
-    pub max_parts: usize,
-    /// Config `review.actor`: who a review is recorded as (`reviewed_by`,
-    /// the actor of event files in the multi-player layout); None means the
-    /// git user.
-    pub actor: Option<String>,
-    /// `--spec PATH[#Section]`, PATH relative to the repository root: for a
-    /// task, it replaces the task's spec_references, its feature's
-    /// spec_path and specs/product/<feature>.md.
-    pub spec_args: Vec<String>,
-    pub llm: LlmSettings,
-    pub guardian: GuardianSettings,
-    pub checks: ChecksSettings,
-    pub defect: DefectSettings,
-    pub hook: HookSettings,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Target {
-    Tasks {
-        ids: Vec<String>,
-        feature: Option<String>,
-    },
-    Branch {
-        branch: String,
-        /// `PATH[#Section]`, PATH relative to the repository root.
-        specs: Vec<String>,
-        /// Absolute (relative paths are taken from the directory speed runs in).
-        criteria: Option<PathBuf>,
-    },
-    /// `--defect NAME`: the fix of one defect.
-    Defect {
-        name: String,
-        /// `--update-state`: an approval moves state.json from `fixed` to
-        /// `reviewed`, and the review goes to the defect's logs/review.log.
-        update_state: bool,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct LlmSettings {
-    pub provider: Provider,
-    /// Why the review is offline when nobody asked for it (no provider is
-    /// configured), for stderr.
-    pub offline_note: Option<String>,
-    pub base_url: Option<String>,
-    pub model: Option<String>,
-    pub api_key_env: Option<String>,
-    pub command: Vec<String>,
-    pub timeout: Duration,
-    pub connect_timeout: Duration,
-    pub max_retries: u32,
-    pub retry_base: Duration,
-    pub temperature: f64,
-    pub seed: u64,
-    pub max_output_tokens: u32,
-    pub structured_output: bool,
-    /// Requests and tokens per minute shared by all concurrent reviews.
-    pub rpm: Option<u32>,
-    pub tpm: Option<u32>,
-    /// The largest answer read from a server or a command.
-    pub max_answer_bytes: usize,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct GuardianSettings {
-    pub enabled: bool,
-    /// Why the guardian is off, recorded in reports ("--no-guardian", ...).
-    pub skip_reason: Option<String>,
-    pub vision_file: String,
-    /// A different model for the guardian; None uses the review's.
-    pub model: Option<String>,
-    pub budget: usize,
+    pub hook: hook::Policy,
 }
 
 /// What `speed config` prints.
@@ -411,13 +320,15 @@ impl Settings {
                 }
                 (CommandSettings::Nits { json: args.json }, Vec::new())
             }
-            Command::Completions(args) => (CommandSettings::Completions(args.shell), Vec::new()),
+            Command::Completions(args) => {
+                (CommandSettings::Completions(args.shell.into()), Vec::new())
+            }
             Command::Man => (CommandSettings::Man, Vec::new()),
         };
         Ok(Settings {
             dir,
             verbose: cli.verbose,
-            color: cli.color,
+            color: cli.color.into(),
             warnings,
             notices,
             command,
@@ -430,11 +341,7 @@ impl Settings {
     /// `never` decide; `auto` colours a terminal unless NO_COLOR is set to
     /// something (no-color.org: a flag wins over the variable).
     pub fn color(&self, terminal: bool, env: &dyn Fn(&str) -> Option<String>) -> bool {
-        match self.color {
-            ColorWhen::Always => true,
-            ColorWhen::Never => false,
-            ColorWhen::Auto => terminal && env("NO_COLOR").is_none_or(|v| v.is_empty()),
-        }
+        self.color.colors(terminal, env)
     }
 }
 
@@ -490,7 +397,7 @@ fn review_settings(
         .iter()
         .map(|arg| spec_arg(arg, dir, repo.root(), &exists))
         .collect();
-    let format = args.output_format();
+    let format = args.output_format().into();
     let target = match (args.branch, args.defect) {
         (Some(branch), _) => Target::Branch {
             branch,
@@ -507,24 +414,26 @@ fn review_settings(
         },
     };
     Ok(ReviewSettings {
-        target,
+        review: review::Config {
+            target,
+            dry_run: args.dry_run,
+            force: args.force,
+            main,
+            prompts: located.templates,
+            report_notices: located.report_notices,
+            concurrency: values.concurrency,
+            budget: values.budget,
+            tokenizer: values.tokenizer,
+            max_revisions: values.max_revisions,
+            max_parts: values.max_parts,
+            actor: values.actor,
+            spec_args: specs,
+            llm: values.llm,
+            guardian: values.guardian,
+            checks: values.checks,
+            defect: values.defect,
+        },
         format,
-        dry_run: args.dry_run,
-        force: args.force,
-        main,
-        prompts: located.templates,
-        report_notices: located.report_notices,
-        concurrency: values.concurrency,
-        budget: values.budget,
-        tokenizer: values.tokenizer,
-        max_revisions: values.max_revisions,
-        max_parts: values.max_parts,
-        actor: values.actor,
-        spec_args: specs,
-        llm: values.llm,
-        guardian: values.guardian,
-        checks: values.checks,
-        defect: values.defect,
         hook: values.hook,
     })
 }
@@ -587,11 +496,11 @@ struct Values {
     max_revisions: u32,
     max_parts: usize,
     actor: Option<String>,
-    llm: LlmSettings,
-    guardian: GuardianSettings,
-    checks: ChecksSettings,
-    defect: DefectSettings,
-    hook: HookSettings,
+    llm: llm::Config,
+    guardian: review::GuardianConfig,
+    checks: checks::Config,
+    defect: defects::Limits,
+    hook: hook::Policy,
 }
 
 /// Picks each value by precedence and records where it came from.
@@ -677,15 +586,15 @@ impl Values {
         let checks = checks_values(&mut r, &file.checks);
 
         let f = &file.defect;
-        let defaults = DefectSettings::default();
-        let defect = DefectSettings {
+        let defaults = defects::Limits::default();
+        let defect = defects::Limits {
             max_lines: r.file("defect.max_lines", f.max_lines, defaults.max_lines),
             max_files: r.file("defect.max_files", f.max_files, defaults.max_files),
             exempt: r.file("defect.exempt", f.exempt.clone(), defaults.exempt),
         };
 
         let f = &file.hook;
-        let defaults = HookSettings::default();
+        let defaults = hook::Policy::default();
         let review_on_miss = r.file(
             "hook.review_on_miss",
             f.review_on_miss,
@@ -693,11 +602,11 @@ impl Values {
         );
         // A review on a miss waits for a model: its own limits apply inside.
         let default_timeout = if review_on_miss {
-            DEFAULT_HOOK_REVIEW_TIMEOUT_SECS
+            hook::DEFAULT_REVIEW_TIMEOUT_SECS
         } else {
-            DEFAULT_HOOK_TIMEOUT_SECS
+            hook::DEFAULT_TIMEOUT_SECS
         };
-        let hook = HookSettings {
+        let hook = hook::Policy {
             review_on_miss,
             unknown: r.file("hook.unknown", f.unknown, defaults.unknown),
             on_error: r.file("hook.on_error", f.on_error, defaults.on_error),
@@ -710,7 +619,7 @@ impl Values {
             local_timeout: Duration::from_secs_f64(r.file(
                 "hook.local_timeout_secs",
                 f.local_timeout_secs,
-                DEFAULT_HOOK_LOCAL_TIMEOUT_SECS,
+                hook::DEFAULT_LOCAL_TIMEOUT_SECS,
             )),
         };
 
@@ -730,14 +639,14 @@ impl Values {
     }
 }
 
-fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings {
+fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> llm::Config {
     let flag = if flags.offline {
-        Some((Provider::Offline, "--offline"))
+        Some((Choice::Offline, "--offline"))
     } else {
         flags
             .provider
             .as_deref()
-            .and_then(Provider::parse)
+            .and_then(Choice::parse)
             .map(|p| (p, "--provider"))
     };
     // Nothing says which model to ask: review with speed's checks alone,
@@ -754,12 +663,12 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings
         flag,
         f.provider,
         if unconfigured {
-            Provider::Offline
+            Choice::Offline
         } else {
             DEFAULT_PROVIDER
         },
     );
-    let offline_note = (unconfigured && provider == Provider::Offline).then(|| {
+    let offline_note = (unconfigured && provider == Choice::Offline).then(|| {
         "no model provider is configured ([llm] in .speed/config.toml, or --provider): \
          reviewing offline with speed's own checks"
             .to_string()
@@ -781,7 +690,7 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> LlmSettings
     );
     let max_retries = r.file("llm.max_retries", f.max_retries, DEFAULT_MAX_RETRIES);
     let retry_base_ms = r.file("llm.retry_base_ms", f.retry_base_ms, DEFAULT_RETRY_BASE_MS);
-    LlmSettings {
+    llm::Config {
         provider,
         offline_note,
         base_url,
@@ -818,7 +727,7 @@ fn guardian_values(
     review_budget: usize,
     env: &dyn Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
-) -> GuardianSettings {
+) -> review::GuardianConfig {
     let skip_env = match env("SKIP_GUARDIAN") {
         Some(value) => match value.trim().to_ascii_lowercase().as_str() {
             "1" | "true" | "yes" => true,
@@ -844,7 +753,7 @@ fn guardian_values(
         (None, Source::Default)
     };
     r.record("guardian.enabled", &skip_reason.is_none(), source);
-    GuardianSettings {
+    review::GuardianConfig {
         enabled: skip_reason.is_none(),
         skip_reason: skip_reason.map(str::to_string),
         vision_file: r.file(
@@ -857,10 +766,10 @@ fn guardian_values(
     }
 }
 
-fn checks_values(r: &mut Recorder, f: &file::Checks) -> ChecksSettings {
-    let word = |level: Option<crate::verdict::Severity>| level.map_or("off", |s| s.as_str());
-    let mut checks = ChecksSettings::default();
-    for (check, level) in checks.levels.iter_mut() {
+fn checks_values(r: &mut Recorder, f: &file::Checks) -> checks::Config {
+    let word = |level: Option<crate::severity::Severity>| level.map_or("off", |s| s.as_str());
+    let mut config = checks::Config::default();
+    for (check, level) in config.levels.iter_mut() {
         // `large_diff` is also a table (lines, files): its level is `severity`.
         let key = match check {
             Check::LargeDiff => "checks.large_diff.severity".to_string(),
@@ -876,31 +785,31 @@ fn checks_values(r: &mut Recorder, f: &file::Checks) -> ChecksSettings {
         };
         r.record(&key, &word(*level), source);
     }
-    checks.large_diff_lines = r.file(
+    config.large_diff_lines = r.file(
         "checks.large_diff.lines",
         f.large_diff_lines,
-        checks.large_diff_lines,
+        config.large_diff_lines,
     );
-    checks.large_diff_files = r.file(
+    config.large_diff_files = r.file(
         "checks.large_diff.files",
         f.large_diff_files,
-        checks.large_diff_files,
+        config.large_diff_files,
     );
     let commands = f.commands.as_ref().map(|list| {
         list.iter()
             .map(|c| CommandCheck {
                 name: c.name.clone(),
                 run: c.run.clone(),
-                severity: c.severity.unwrap_or(sections::DEFAULT_COMMAND_SEVERITY),
+                severity: c.severity.unwrap_or(checks::DEFAULT_COMMAND_SEVERITY),
                 timeout: c.timeout_secs.map_or(
-                    Duration::from_secs(sections::DEFAULT_COMMAND_TIMEOUT_SECS),
+                    Duration::from_secs(checks::DEFAULT_COMMAND_TIMEOUT_SECS),
                     Duration::from_secs_f64,
                 ),
             })
             .collect()
     });
-    checks.commands = r.file("checks.command", commands, Vec::new());
-    checks
+    config.commands = r.file("checks.command", commands, Vec::new());
+    config
 }
 
 /// The actor names event files: letters, digits, `.`, `-`, `_`; at most 64;

@@ -18,16 +18,20 @@ use crate::cli::{Cli, Command, HookAction};
 use crate::exit::Outcome;
 use crate::git::MainBranch;
 use crate::git::Repository;
-use crate::hook::gate::{Arrival, Cover, Findings, Gate, Incoming, Miss, short};
+use crate::git::short;
+use crate::hook;
+use crate::hook::gate::{Arrival, Cover, Findings, Gate, Incoming, Miss};
 use crate::hook::install::{self, Action};
 use crate::hook::owners;
 use crate::hook::run::{self, Hook, Local};
-use crate::review::overrides::{self, Decider};
-use crate::review::verdicts::{self, Work};
+use crate::ledger::overrides::{self, Decider};
+use crate::ledger::verdicts;
+use crate::prompt::TEMPLATE_NAMES;
+use crate::review::Target;
 use crate::settings::{
-    self, CONFIG_PATH, HookCommand, HookSettings, OverrideSettings, PROMPTS_DIR, Policy,
-    ReviewSettings, Settings, TEMPLATE_NAMES, Target,
+    self, CONFIG_PATH, HookCommand, OverrideSettings, PROMPTS_DIR, ReviewSettings, Settings,
 };
+use crate::work::Work;
 
 pub fn hook_command(dir: &Path, command: &HookCommand) -> anyhow::Result<Outcome> {
     match command {
@@ -310,17 +314,17 @@ fn stopped_text(stopped: &Stopped, what: &str) -> String {
 }
 
 /// speed could not decide: block (fail closed) unless `on_error = "allow"`.
-fn failed(settings: &HookSettings, label: &str, verb: &str, why: &str) -> Outcome {
+fn failed(settings: &hook::Policy, label: &str, verb: &str, why: &str) -> Outcome {
     eprintln!("{label}: cannot check the {verb}: {why}");
     match settings.on_error {
-        Policy::Block => {
+        hook::AllowOrBlock::Block => {
             eprintln!(
                 "{label}: the {verb} is blocked. Fix the problem, or let it through once with the reason logged: \
                  SPEED_SKIP_HOOK=1 SPEED_OVERRIDE_REASON=\"…\"; hook.on_error = \"allow\" lets a {verb} through whenever speed fails."
             );
             Outcome::Error
         }
-        Policy::Allow => {
+        hook::AllowOrBlock::Allow => {
             eprintln!("{label}: the {verb} goes ahead anyway (hook.on_error = \"allow\").");
             Outcome::Approved
         }
@@ -331,7 +335,7 @@ fn failed(settings: &HookSettings, label: &str, verb: &str, why: &str) -> Outcom
 /// decided (it failed, or it could not be run); None to go on.
 fn run_user_hook(
     dir: &Path,
-    settings: &HookSettings,
+    settings: &hook::Policy,
     hook: Hook,
     args: &[String],
     input: Option<&[u8]>,
@@ -405,7 +409,7 @@ fn check(
 ) -> anyhow::Result<Option<Checked>> {
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
-    let main = settings.main.clone();
+    let main = settings.review.main.clone();
     let incoming: Vec<Incoming> = match hook {
         Hook::PreMergeCommit | Hook::PreCommit => {
             let vars: Vec<(String, String)> = std::env::vars_os()
@@ -480,7 +484,7 @@ fn review_misses(dir: &Path, settings: &ReviewSettings, findings: &Findings) -> 
             short(&arrival.commit)
         );
         let mut review = settings.clone();
-        review.target = Target::Tasks {
+        review.review.target = Target::Tasks {
             ids: vec![id.clone()],
             feature: feature.clone(),
         };
@@ -497,7 +501,7 @@ fn review_misses(dir: &Path, settings: &ReviewSettings, findings: &Findings) -> 
 
 /// Block (exit 50) when any work arrives uncovered, or when unknown commits
 /// arrive and `hook.unknown = "block"`.
-fn verdict(checked: &Checked, settings: &HookSettings, hook: Hook) -> Outcome {
+fn verdict(checked: &Checked, settings: &hook::Policy, hook: Hook) -> Outcome {
     let label = format!("speed {}", hook.name());
     let findings = &checked.findings;
     let misses: Vec<&Arrival> = findings
@@ -505,7 +509,8 @@ fn verdict(checked: &Checked, settings: &HookSettings, hook: Hook) -> Outcome {
         .iter()
         .filter(|a| a.verdict.is_err())
         .collect();
-    let unknown_blocks = settings.unknown == Policy::Block && !findings.unknown.is_empty();
+    let unknown_blocks =
+        settings.unknown == hook::AllowOrBlock::Block && !findings.unknown.is_empty();
     for arrival in findings.arrivals.iter().filter(|a| a.verdict.is_ok()) {
         for note in &arrival.notes {
             tracing::info!("{}: {note}", arrival.work.label());

@@ -267,7 +267,7 @@ fn tail(output: &[u8]) -> String {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
-    use crate::verdict::Severity;
+    use crate::severity::Severity;
 
     fn check(run: &[&str], timeout_ms: u64) -> CommandCheck {
         CommandCheck {

@@ -13,15 +13,19 @@
 
 pub mod builtin;
 pub mod command;
+pub mod config;
 pub mod measure;
 pub mod outline;
 pub mod signature;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::settings::{Check, ChecksSettings as Config, CommandCheck};
-pub use crate::verdict::Severity;
+pub use crate::severity::Severity;
 pub use command::run_commands;
+pub use config::{
+    Check, CommandCheck, Config, DEFAULT_COMMAND_SEVERITY, DEFAULT_COMMAND_TIMEOUT_SECS,
+    DEFAULT_LARGE_DIFF_FILES, DEFAULT_LARGE_DIFF_LINES,
+};
 
 /// One finding of a check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -18,6 +18,8 @@
 //! (`checks::measure`), against `defect.max_lines` and `defect.max_files`.
 //! They never call a model and never print.
 
+pub mod findings;
+pub mod limits;
 pub mod model;
 pub mod report;
 pub mod repro;
@@ -26,6 +28,8 @@ pub mod store;
 
 use std::path::PathBuf;
 
+pub use findings::{Findings, establish};
+pub use limits::Limits;
 pub use model::{Defect, Layout, State, Triage};
 pub use report::Report;
 pub use repro::TestChange;

@@ -151,7 +151,7 @@ mod tests {
     }
 
     fn defaults() -> Exempt {
-        let globs: Vec<String> = crate::settings::DefectSettings::default().exempt;
+        let globs: Vec<String> = crate::defects::Limits::default().exempt;
         Exempt::new(&globs).unwrap()
     }
 

@@ -13,8 +13,6 @@ mod setup;
 
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 pub use export::{ExportError, Exported};
 pub use graph::CommitNode;
@@ -364,7 +362,7 @@ impl Repository {
             files,
             sha256: String::new(),
         };
-        diff.sha256 = sha256(diff.render().as_bytes());
+        diff.sha256 = crate::digest::sha256(diff.render().as_bytes());
         Ok(diff)
     }
 
@@ -560,15 +558,15 @@ fn explain(chosen: &str, passed_over: &[String]) -> String {
     }
 }
 
-/// `sha256:<hex>` of some bytes.
-fn sha256(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for byte in digest {
-        out.push_str(&format!("{byte:02x}"));
-    }
-    out
+/// A commit id cut to the length people read (ten hex digits, as the
+/// messages and reports of speed print it).
+pub fn short(commit: &str) -> &str {
+    abbreviate(commit, 10)
+}
+
+/// A commit id cut to `len` characters (whole when shorter).
+pub fn abbreviate(commit: &str, len: usize) -> &str {
+    commit.get(..len).unwrap_or(commit)
 }
 
 /// One delta of a git2 diff as plain data; None for an unchanged entry.
@@ -935,7 +933,7 @@ diff --git a/tail.txt b/tail.txt
         assert_eq!(diff.render(), GIT_DIFF);
         assert_eq!(diff.base_commit, base);
         assert_eq!(diff.head_commit, head);
-        assert_eq!(diff.sha256, sha256(GIT_DIFF.as_bytes()));
+        assert_eq!(diff.sha256, crate::digest::sha256(GIT_DIFF.as_bytes()));
         assert!(diff.sha256.starts_with("sha256:") && diff.sha256.len() == 7 + 64);
     }
 

@@ -14,11 +14,12 @@
 //! files, the verdict cache and the review log; never an index, a tokenizer
 //! or a model.
 
+use crate::git::short;
 use std::collections::{HashMap, HashSet};
 
 use crate::git::{CommitNode, MainBranch, Repository};
-use crate::review::prepare::{self, Subject};
-use crate::review::verdicts::{self, Decision, Record, Trust, Work};
+use crate::ledger::verdicts::{self, Decision, Record, Trust};
+use crate::work::{self, Subject, Work};
 
 use super::Error;
 use super::owners::Owner;
@@ -299,7 +300,7 @@ impl Gate<'_> {
         notes: &mut Vec<String>,
     ) -> Result<Cover, Miss> {
         let subject = Subject::Task(Box::new(task.clone()));
-        let diff = match prepare::diff_for(self.repo, self.main, &subject) {
+        let diff = match work::resolve(self.repo, self.main, &subject) {
             Ok(resolved) => resolved.diff,
             Err(err) => {
                 notes.push(format!("could not diff {}: {err}", owner.branch));
@@ -341,7 +342,7 @@ impl Gate<'_> {
             .find(
                 |spec| match self.repo.read_file(&self.main.commit, &spec.path) {
                     Ok(Some(bytes)) => {
-                        prepare::sha256(&String::from_utf8_lossy(&bytes)) != spec.sha256
+                        crate::digest::sha256_text(&String::from_utf8_lossy(&bytes)) != spec.sha256
                     }
                     // Gone, or unreadable: not the spec that was reviewed.
                     _ => true,
@@ -399,14 +400,10 @@ fn reachable<'g>(graph: &HashMap<&'g str, &'g CommitNode>, from: &[&'g str]) -> 
     seen
 }
 
-pub fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(10)]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::review::verdicts::{Found, Source};
+    use crate::ledger::verdicts::{Found, Source};
 
     fn found(decisions: &[Decision]) -> Found {
         Found {

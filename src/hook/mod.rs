@@ -11,7 +11,13 @@
 pub mod gate;
 pub mod install;
 pub mod owners;
+pub mod policy;
 pub mod run;
+
+pub use policy::{
+    AllowOrBlock, DEFAULT_LOCAL_TIMEOUT_SECS, DEFAULT_REVIEW_TIMEOUT_SECS, DEFAULT_TIMEOUT_SECS,
+    Policy,
+};
 
 use std::path::PathBuf;
 
@@ -35,7 +41,9 @@ pub enum Error {
     #[error(transparent)]
     Tasks(#[from] crate::tasks::Error),
     #[error(transparent)]
-    Review(#[from] crate::review::Error),
+    Work(#[from] crate::work::Error),
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::Error),
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::defects;
-use crate::review::verdicts::Work;
 use crate::tasks::{self, Task};
+use crate::work::Work;
 
 /// A piece of work and the branch its commits live on.
 #[derive(Debug, Clone)]

@@ -137,11 +137,47 @@ impl FromStr for ProviderKind {
     }
 }
 
+/// `llm.provider` / `--provider`: a model provider, or `none` for a review
+/// by speed's own checks alone (offline), which asks no model at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Model(ProviderKind),
+    Offline,
+}
+
+impl Choice {
+    pub const WORDS: &'static [&'static str] = &["openai", "anthropic", "command", "none"];
+
+    pub fn parse(word: &str) -> Option<Choice> {
+        match word {
+            "none" => Some(Choice::Offline),
+            other => other.parse().ok().map(Choice::Model),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Choice::Model(kind) => kind.as_str(),
+            Choice::Offline => "none",
+        }
+    }
+}
+
+impl serde::Serialize for Choice {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// Resolved provider settings (the `[llm]` block of `.speed/config.toml`
 /// after flags and environment have been applied).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    pub provider: ProviderKind,
+    /// Which provider, or none (an offline review).
+    pub provider: Choice,
+    /// Why the review is offline when nobody asked for it (no provider is
+    /// configured), for stderr.
+    pub offline_note: Option<String>,
     /// openai: default `http://localhost:11434/v1`; anthropic: default
     /// `https://api.anthropic.com`.
     pub base_url: Option<String>,
@@ -168,6 +204,10 @@ pub struct Config {
     /// The longest answer read from a server or a command; past it the
     /// answer is refused (`Error::TooLarge`) without reading the rest.
     pub max_answer_bytes: usize,
+    /// Requests and tokens per minute shared by all concurrent reviews
+    /// (`pacing`); None is unpaced.
+    pub rpm: Option<u32>,
+    pub tpm: Option<u32>,
 }
 
 /// A verdict is a few kilobytes; megabytes come only from a broken or
@@ -177,7 +217,8 @@ pub const DEFAULT_MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 impl Default for Config {
     fn default() -> Config {
         Config {
-            provider: ProviderKind::OpenAi,
+            provider: Choice::Model(ProviderKind::OpenAi),
+            offline_note: None,
             base_url: None,
             model: None,
             api_key_env: None,
@@ -191,7 +232,16 @@ impl Default for Config {
             structured_output: false,
             retry_base: Duration::from_secs(1),
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
+            rpm: None,
+            tpm: None,
         }
+    }
+}
+
+impl Config {
+    /// Whether no model is asked (`llm.provider = "none"`, `--offline`).
+    pub fn offline(&self) -> bool {
+        self.provider == Choice::Offline
     }
 }
 
@@ -204,7 +254,11 @@ pub fn provider(
     config: &Config,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Box<dyn Provider>, Error> {
-    match config.provider {
+    let kind = match config.provider {
+        Choice::Model(kind) => kind,
+        Choice::Offline => return Ok(Box::new(Offline)),
+    };
+    match kind {
         ProviderKind::OpenAi => {
             let model = require_model(config)?;
             let key = match &config.api_key_env {
@@ -236,13 +290,33 @@ pub fn provider(
     }
 }
 
+/// The provider of an offline review: it is never asked (an offline
+/// review decides before any model call), and says so if it were.
+pub struct Offline;
+
+impl Provider for Offline {
+    fn name(&self) -> &str {
+        "none"
+    }
+
+    fn model(&self) -> &str {
+        ""
+    }
+
+    fn complete(&self, _request: &Request) -> Result<Completion, Error> {
+        Err(Error::NotConfigured {
+            hint: "an offline review asks no model".to_string(),
+        })
+    }
+}
+
 fn require_model(config: &Config) -> Result<String, Error> {
     match config.model.as_deref().map(str::trim) {
         Some(model) if !model.is_empty() => Ok(model.to_string()),
         _ => Err(Error::NotConfigured {
             hint: format!(
                 "no model for provider \"{}\": {CONFIG_HINT}",
-                config.provider
+                config.provider.as_str()
             ),
         }),
     }
@@ -267,7 +341,7 @@ mod tests {
 
     fn configured(provider: ProviderKind) -> Config {
         Config {
-            provider,
+            provider: Choice::Model(provider),
             model: Some("m".into()),
             ..Config::default()
         }
@@ -336,6 +410,14 @@ mod tests {
         let err = "gemini".parse::<ProviderKind>().unwrap_err();
         assert!(err.to_string().contains("gemini"));
         assert!(err.to_string().contains("openai"));
+    }
+
+    #[test]
+    fn provider_words_round_trip() {
+        for word in Choice::WORDS {
+            assert_eq!(Choice::parse(word).unwrap().as_str(), *word);
+        }
+        assert_eq!(Choice::parse("gpt"), None);
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::git::diff::Diff;
 pub use assemble::{assemble, numbered_hunk};
 pub use coverage::{Coverage, OmittedFile, coverage};
 pub use files::Class;
-pub use template::Templates;
+pub use template::{Override, TEMPLATE_NAMES, Templates};
 pub use tokens::{Counter, PendingCounter};
 
 /// The budget used when neither the command line nor the configuration sets one.

@@ -17,6 +17,19 @@ const REVIEW_TEXT: &str = include_str!("../../prompts/review.md");
 const GUARDIAN_TEXT: &str = include_str!("../../prompts/guardian.md");
 const DEFECT_TEXT: &str = include_str!("../../prompts/defect.md");
 
+/// A prompt template that replaces a built-in one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Override {
+    /// "review.md" or "guardian.md".
+    pub name: String,
+    /// Where it was read, for messages ("…/review.md at main (6f4bc06c71)").
+    pub from: String,
+    pub text: String,
+}
+
+/// The files a project may override (`.speed/prompts/<name>`).
+pub const TEMPLATE_NAMES: [&str; 3] = ["review.md", "guardian.md", "defect.md"];
+
 /// Placeholders of the review template; an override must use each of them,
 /// since a missing one would silently drop that part of the prompt.
 pub(crate) const REVIEW_SLOTS: &[&str] = &[
@@ -97,6 +110,16 @@ impl Templates {
             found
                 .iter()
                 .map(|(file, from, text)| (*file, from.as_str(), text.as_str())),
+        )
+    }
+
+    /// The embedded templates with these overrides (read at the main
+    /// branch's commit by `settings`).
+    pub fn from_overrides(overrides: &[Override]) -> Result<Templates, Error> {
+        Templates::with_overrides(
+            overrides
+                .iter()
+                .map(|o| (o.name.as_str(), o.from.as_str(), o.text.as_str())),
         )
     }
 

@@ -13,7 +13,7 @@
 //! there, and `defect/<kind>` for what speed established about a defect fix
 //! (and the scope violations its review listed).
 
-use crate::review::Report;
+use crate::ledger::Report;
 use crate::verdict::{CriterionStatus, Kind, Severity};
 
 /// How serious a finding is, in SARIF's words (GitHub's `::notice` is `Note`).
@@ -129,87 +129,7 @@ pub fn of(report: &Report) -> Vec<Finding> {
         out.extend(defect_findings(defect));
     }
     if let Some(review) = &report.review {
-        for issue in &review.issues {
-            out.push(
-                Finding::new(
-                    format!("review/{}", issue.severity.as_str()),
-                    Level::of(issue.severity),
-                    issue.message.clone(),
-                )
-                .at(issue.file.as_deref(), issue.line)
-                .until(issue.end_line)
-                .suggest(&issue.suggestion),
-            );
-        }
-        for c in &review.criteria {
-            let (rule, level) = match c.status {
-                CriterionStatus::Met => continue,
-                CriterionStatus::Unmet => ("review/unmet-criterion", Level::Error),
-                CriterionStatus::Unverifiable => ("review/unverifiable-criterion", Level::Warning),
-            };
-            let why = if c.evidence.trim().is_empty() {
-                String::new()
-            } else {
-                format!(": {}", c.evidence.trim())
-            };
-            out.push(Finding::new(
-                rule.to_string(),
-                level,
-                format!("{} is {}{why}", c.id, c.status.as_str()),
-            ));
-        }
-        for check in review.spec_verification.iter().filter(|c| !c.satisfied) {
-            let (file, line) = spec_place(report, &check.spec_quote);
-            let notes = [check.notes.trim(), check.evidence.trim()]
-                .into_iter()
-                .filter(|t| !t.is_empty())
-                .collect::<Vec<_>>()
-                .join("; ");
-            let message = if notes.is_empty() {
-                format!("Not satisfied: \"{}\"", check.spec_quote.trim())
-            } else {
-                format!("Not satisfied: \"{}\" ({notes})", check.spec_quote.trim())
-            };
-            out.push(
-                Finding::new(
-                    "review/unsatisfied-requirement".to_string(),
-                    Level::Warning,
-                    message,
-                )
-                .at(file, line),
-            );
-        }
-        for m in &review.missing_from_spec {
-            let (file, line) = spec_place(report, &m.spec_quote);
-            let message = if m.spec_quote.trim().is_empty() {
-                format!("Missing: {}", m.description.trim())
-            } else {
-                format!(
-                    "Missing: \"{}\": {}",
-                    m.spec_quote.trim(),
-                    m.description.trim()
-                )
-            };
-            out.push(
-                Finding::new(
-                    "review/missing-from-spec".to_string(),
-                    Level::Warning,
-                    message,
-                )
-                .at(file, line),
-            );
-        }
-        for o in &review.out_of_scope {
-            out.push(
-                Finding::new(
-                    "review/out-of-scope".to_string(),
-                    Level::Warning,
-                    format!("Out of scope: {}", o.description.trim()),
-                )
-                .at(Some(&o.file), o.line)
-                .until(o.end_line),
-            );
-        }
+        out.extend(review_findings(report, review));
     }
     for flag in &report.guardian.flags {
         let message = if flag.spec_reference.trim().is_empty() {
@@ -272,6 +192,94 @@ pub fn of(report: &Report) -> Vec<Finding> {
     out
 }
 
+/// The model's own findings: its issues, the criteria it could not
+/// confirm, requirements unsatisfied or missing, code out of scope.
+fn review_findings(report: &Report, review: &crate::verdict::Verdict) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for issue in &review.issues {
+        out.push(
+            Finding::new(
+                format!("review/{}", issue.severity.as_str()),
+                Level::of(issue.severity),
+                issue.message.clone(),
+            )
+            .at(issue.file.as_deref(), issue.line)
+            .until(issue.end_line)
+            .suggest(&issue.suggestion),
+        );
+    }
+    for c in &review.criteria {
+        let (rule, level) = match c.status {
+            CriterionStatus::Met => continue,
+            CriterionStatus::Unmet => ("review/unmet-criterion", Level::Error),
+            CriterionStatus::Unverifiable => ("review/unverifiable-criterion", Level::Warning),
+        };
+        let why = if c.evidence.trim().is_empty() {
+            String::new()
+        } else {
+            format!(": {}", c.evidence.trim())
+        };
+        out.push(Finding::new(
+            rule.to_string(),
+            level,
+            format!("{} is {}{why}", c.id, c.status.as_str()),
+        ));
+    }
+    for check in review.spec_verification.iter().filter(|c| !c.satisfied) {
+        let (file, line) = spec_place(report, &check.spec_quote);
+        let notes = [check.notes.trim(), check.evidence.trim()]
+            .into_iter()
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        let message = if notes.is_empty() {
+            format!("Not satisfied: \"{}\"", check.spec_quote.trim())
+        } else {
+            format!("Not satisfied: \"{}\" ({notes})", check.spec_quote.trim())
+        };
+        out.push(
+            Finding::new(
+                "review/unsatisfied-requirement".to_string(),
+                Level::Warning,
+                message,
+            )
+            .at(file, line),
+        );
+    }
+    for m in &review.missing_from_spec {
+        let (file, line) = spec_place(report, &m.spec_quote);
+        let message = if m.spec_quote.trim().is_empty() {
+            format!("Missing: {}", m.description.trim())
+        } else {
+            format!(
+                "Missing: \"{}\": {}",
+                m.spec_quote.trim(),
+                m.description.trim()
+            )
+        };
+        out.push(
+            Finding::new(
+                "review/missing-from-spec".to_string(),
+                Level::Warning,
+                message,
+            )
+            .at(file, line),
+        );
+    }
+    for o in &review.out_of_scope {
+        out.push(
+            Finding::new(
+                "review/out-of-scope".to_string(),
+                Level::Warning,
+                format!("Out of scope: {}", o.description.trim()),
+            )
+            .at(Some(&o.file), o.line)
+            .until(o.end_line),
+        );
+    }
+    out
+}
+
 /// Where a quote was found in the spec, so a finding about a requirement
 /// points at it.
 fn spec_place<'a>(report: &'a Report, quote: &str) -> (Option<&'a str>, Option<u64>) {
@@ -291,7 +299,7 @@ fn spec_place<'a>(report: &'a Report, quote: &str) -> (Option<&'a str>, Option<u
 /// What a rule id means, for SARIF's rule descriptors and summaries.
 /// What speed established about a defect fix, and the scope violations
 /// the review itself listed, each at its file.
-fn defect_findings(defect: &crate::review::defect::Block) -> Vec<Finding> {
+fn defect_findings(defect: &crate::ledger::report::DefectBlock) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(found) = &defect.speed {
         for v in &found.scope_violations {
@@ -430,12 +438,12 @@ pub fn counts(findings: &[Finding]) -> (usize, usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::review::Subject;
-    use crate::review::single::empty_report;
+    use crate::work::Subject;
+
     use crate::verdict::{Issue, Overrule, Rule};
 
     fn report() -> Report {
-        empty_report(&Subject::Branch {
+        crate::ledger::Report::new(&Subject::Branch {
             branch: "feature/x".into(),
             specs: Vec::new(),
             criteria: Vec::new(),

@@ -13,8 +13,8 @@
 use std::fmt::Write;
 
 use crate::exit::Outcome;
-use crate::review::Report;
-use crate::review::batch::Skipped;
+use crate::ledger::Report;
+use crate::review::Skipped;
 use crate::verdict::Kind;
 
 use super::findings::{self, Finding, Level};

@@ -5,10 +5,10 @@
 use std::fmt::Write;
 
 use crate::exit::Outcome;
-use crate::review::Report;
-use crate::review::batch::Skipped;
+use crate::ledger::Report;
+use crate::ledger::nits::Nit;
+use crate::review::Skipped;
 use crate::review::dry::DryRun;
-use crate::review::nits::Nit;
 use crate::verdict::{self, Severity};
 
 use super::{Style, findings, thousands};
@@ -69,106 +69,9 @@ pub fn report(report: &Report, style: &Style) -> String {
     out.push_str(&checks(&report.checks, style));
 
     if let Some(review) = &report.review {
-        if !review.expectations.trim().is_empty() {
-            let _ = writeln!(
-                out,
-                "\n  Expected from the spec: {}",
-                review.expectations.trim()
-            );
-        }
-        if !report.quotes.is_empty() {
-            let _ = writeln!(out, "\n  Spec verification:");
-            for (check, quote) in review
-                .spec_verification
-                .iter()
-                .zip(&report.quotes)
-                .take(LISTED)
-            {
-                let mark = match (quote.found, check.satisfied) {
-                    (false, _) => style.red("✗ not in spec"),
-                    (true, true) => style.green("✓"),
-                    (true, false) => style.red("✗"),
-                };
-                let place = match (&quote.section, quote.line) {
-                    (Some(section), Some(line)) => format!(" ({section}, line {line})"),
-                    _ => String::new(),
-                };
-                let _ = writeln!(
-                    out,
-                    "    {mark} \"{}\"{place}",
-                    clip(&check.spec_quote, 160)
-                );
-                if !check.evidence.is_empty() {
-                    let _ = writeln!(out, "      {}", style.dim(&clip(&check.evidence, TEXT)));
-                }
-            }
-            more(&mut out, review.spec_verification.len());
-        }
-        if !review.missing_from_spec.is_empty() {
-            let _ = writeln!(out, "\n  Missing from the implementation:");
-            for m in review.missing_from_spec.iter().take(LISTED) {
-                let _ = writeln!(
-                    out,
-                    "    - \"{}\": {}",
-                    clip(&m.spec_quote, 160),
-                    clip(&m.description, TEXT)
-                );
-            }
-            more(&mut out, review.missing_from_spec.len());
-        }
-        let unmet: Vec<_> = review
-            .criteria
-            .iter()
-            .filter(|c| c.status != verdict::CriterionStatus::Met)
-            .collect();
-        if !unmet.is_empty() {
-            let _ = writeln!(out, "\n  Criteria not confirmed:");
-            for c in unmet.iter().take(LISTED) {
-                let _ = writeln!(
-                    out,
-                    "    {} {}: {}",
-                    clip(&c.id, 40),
-                    c.status.as_str(),
-                    clip(&c.evidence, TEXT)
-                );
-            }
-            more(&mut out, unmet.len());
-        }
-        if !review.out_of_scope.is_empty() {
-            let _ = writeln!(out, "\n  Out of scope:");
-            for o in review.out_of_scope.iter().take(LISTED) {
-                let _ = writeln!(
-                    out,
-                    "    {} — {}",
-                    clip(&place(Some(&o.file), o.line, o.end_line), 200),
-                    clip(&o.description, TEXT)
-                );
-            }
-            more(&mut out, review.out_of_scope.len());
-        }
-        let blocking: Vec<_> = review
-            .issues
-            .iter()
-            .filter(|i| matches!(i.severity, Severity::Critical | Severity::Major))
-            .collect();
-        if !blocking.is_empty() {
-            let _ = writeln!(out, "\n  Issues:");
-            for issue in blocking.iter().take(LISTED) {
-                let sev = style.red(&format!("[{}]", issue.severity.as_str()));
-                let _ = writeln!(
-                    out,
-                    "    {sev} {} — {}",
-                    clip(&place(issue.file.as_ref(), issue.line, issue.end_line), 200),
-                    clip(&issue.message, TEXT)
-                );
-                if !issue.suggestion.is_empty() {
-                    let _ = writeln!(out, "      fix: {}", clip(&issue.suggestion, TEXT));
-                }
-            }
-            more(&mut out, blocking.len());
-        }
+        out.push_str(&spec_lines(report, review, style));
+        out.push_str(&finding_lines(review, style));
     }
-
     let nowhere: Vec<_> = report.evidence.iter().filter(|c| !c.found).collect();
     if !nowhere.is_empty() {
         let _ = writeln!(out, "\n  Citations that point nowhere:");
@@ -232,8 +135,119 @@ pub fn report(report: &Report, style: &Style) -> String {
     out
 }
 
+/// What the model expected from the spec, each requirement it verified
+/// (with whether speed found its quote), and what it says is missing.
+fn spec_lines(report: &Report, review: &verdict::Verdict, style: &Style) -> String {
+    let mut out = String::new();
+    if !review.expectations.trim().is_empty() {
+        let _ = writeln!(
+            out,
+            "\n  Expected from the spec: {}",
+            review.expectations.trim()
+        );
+    }
+    if !report.quotes.is_empty() {
+        let _ = writeln!(out, "\n  Spec verification:");
+        for (check, quote) in review
+            .spec_verification
+            .iter()
+            .zip(&report.quotes)
+            .take(LISTED)
+        {
+            let mark = match (quote.found, check.satisfied) {
+                (false, _) => style.red("✗ not in spec"),
+                (true, true) => style.green("✓"),
+                (true, false) => style.red("✗"),
+            };
+            let place = match (&quote.section, quote.line) {
+                (Some(section), Some(line)) => format!(" ({section}, line {line})"),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "    {mark} \"{}\"{place}",
+                clip(&check.spec_quote, 160)
+            );
+            if !check.evidence.is_empty() {
+                let _ = writeln!(out, "      {}", style.dim(&clip(&check.evidence, TEXT)));
+            }
+        }
+        more(&mut out, review.spec_verification.len());
+    }
+    if !review.missing_from_spec.is_empty() {
+        let _ = writeln!(out, "\n  Missing from the implementation:");
+        for m in review.missing_from_spec.iter().take(LISTED) {
+            let _ = writeln!(
+                out,
+                "    - \"{}\": {}",
+                clip(&m.spec_quote, 160),
+                clip(&m.description, TEXT)
+            );
+        }
+        more(&mut out, review.missing_from_spec.len());
+    }
+    out
+}
+
+/// The criteria not confirmed, code out of scope and blocking issues.
+fn finding_lines(review: &verdict::Verdict, style: &Style) -> String {
+    let mut out = String::new();
+    let unmet: Vec<_> = review
+        .criteria
+        .iter()
+        .filter(|c| c.status != verdict::CriterionStatus::Met)
+        .collect();
+    if !unmet.is_empty() {
+        let _ = writeln!(out, "\n  Criteria not confirmed:");
+        for c in unmet.iter().take(LISTED) {
+            let _ = writeln!(
+                out,
+                "    {} {}: {}",
+                clip(&c.id, 40),
+                c.status.as_str(),
+                clip(&c.evidence, TEXT)
+            );
+        }
+        more(&mut out, unmet.len());
+    }
+    if !review.out_of_scope.is_empty() {
+        let _ = writeln!(out, "\n  Out of scope:");
+        for o in review.out_of_scope.iter().take(LISTED) {
+            let _ = writeln!(
+                out,
+                "    {} — {}",
+                clip(&place(Some(&o.file), o.line, o.end_line), 200),
+                clip(&o.description, TEXT)
+            );
+        }
+        more(&mut out, review.out_of_scope.len());
+    }
+    let blocking: Vec<_> = review
+        .issues
+        .iter()
+        .filter(|i| matches!(i.severity, Severity::Critical | Severity::Major))
+        .collect();
+    if !blocking.is_empty() {
+        let _ = writeln!(out, "\n  Issues:");
+        for issue in blocking.iter().take(LISTED) {
+            let sev = style.red(&format!("[{}]", issue.severity.as_str()));
+            let _ = writeln!(
+                out,
+                "    {sev} {} — {}",
+                clip(&place(issue.file.as_ref(), issue.line, issue.end_line), 200),
+                clip(&issue.message, TEXT)
+            );
+            if !issue.suggestion.is_empty() {
+                let _ = writeln!(out, "      fix: {}", clip(&issue.suggestion, TEXT));
+            }
+        }
+        more(&mut out, blocking.len());
+    }
+    out
+}
+
 /// What speed established about a defect fix, beside what the review said.
-fn defect(block: &crate::review::defect::Block, style: &Style) -> String {
+fn defect(block: &crate::ledger::report::DefectBlock, style: &Style) -> String {
     let mut out = String::new();
     let mut about: Vec<String> = Vec::new();
     about.extend(block.severity.clone());
@@ -747,7 +761,7 @@ fn place(file: Option<&String>, line: Option<u64>, end_line: Option<u64>) -> Str
 }
 
 fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(7)]
+    crate::git::abbreviate(commit, 7)
 }
 
 /// Entries a list of the report shows; the report file keeps them all.

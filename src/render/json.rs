@@ -3,10 +3,10 @@
 
 use serde_json::{Value, json};
 
-use crate::review::Report;
-use crate::review::batch::Skipped;
+use crate::ledger::Report;
+use crate::ledger::nits::Nit;
+use crate::review::Skipped;
 use crate::review::dry::DryRun;
-use crate::review::nits::Nit;
 
 pub fn reviews(reports: &[Report], nits: &[Nit], skipped: &[Skipped]) -> String {
     let body = json!({

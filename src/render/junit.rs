@@ -6,11 +6,12 @@
 //! Every text comes from someone else (task titles, model messages), so it is
 //! escaped, and characters XML 1.0 cannot carry become U+FFFD.
 
+use crate::git::short;
 use std::fmt::Write;
 
 use crate::exit::Outcome;
-use crate::review::Report;
-use crate::review::batch::Skipped;
+use crate::ledger::Report;
+use crate::review::Skipped;
 
 use super::findings::{self, Finding};
 
@@ -172,10 +173,6 @@ fn details(report: &Report, found: &[Finding]) -> String {
         let _ = writeln!(out, "report: {path}");
     }
     out
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(10)]
 }
 
 fn seconds(ms: u64) -> String {

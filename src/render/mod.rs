@@ -3,7 +3,6 @@
 //! decides where it goes. Colour is a parameter, chosen by `app` (`--color`,
 //! the terminal and `NO_COLOR`), and the text reads the same without it.
 
-pub mod config;
 pub mod findings;
 pub mod github;
 pub mod human;
@@ -11,6 +10,43 @@ pub mod json;
 pub mod junit;
 pub mod man;
 pub mod sarif;
+
+/// How `speed review` prints its reports on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// The report for people (the default).
+    Human,
+    /// One JSON object (`--json`).
+    Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// JUnit XML: one test case per task, failed when not approved.
+    Junit,
+    /// GitHub Actions workflow commands and a step summary.
+    Github,
+}
+
+/// When output meant for people is coloured (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set to something.
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether to colour text bound for a stream: `always` and `never`
+    /// decide; `auto` colours a terminal unless NO_COLOR is set to something
+    /// (no-color.org: a flag wins over the variable).
+    pub fn colors(self, terminal: bool, env: &dyn Fn(&str) -> Option<String>) -> bool {
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => terminal && env("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+}
 
 /// How a review's subject is named in lists: `feature/id` (ids repeat across
 /// features), `task ID` for a task without a feature, or `branch B`.
@@ -24,7 +60,7 @@ pub fn subject(task_id: Option<&str>, feature: Option<&str>, branch: &str) -> St
 }
 
 /// `subject` of a report; a defect-fix review's is `defect NAME`.
-pub fn report_subject(report: &crate::review::Report) -> String {
+pub fn report_subject(report: &crate::ledger::Report) -> String {
     if let Some(defect) = &report.defect {
         return format!("defect {}", defect.name);
     }
@@ -36,7 +72,7 @@ pub fn report_subject(report: &crate::review::Report) -> String {
 }
 
 /// `subject` of what a batch skipped: a task, or `defect NAME`.
-pub fn skipped_subject(skipped: &crate::review::batch::Skipped) -> String {
+pub fn skipped_subject(skipped: &crate::review::Skipped) -> String {
     match &skipped.defect {
         Some(name) => format!("defect {name}"),
         None => subject(skipped.task_id.as_deref(), skipped.feature.as_deref(), ""),

@@ -15,8 +15,8 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::exit::Outcome;
-use crate::review::Report;
-use crate::review::batch::Skipped;
+use crate::ledger::Report;
+use crate::review::Skipped;
 
 use super::findings::{self, Finding};
 

@@ -1,9 +1,14 @@
 //! Dry runs: everything up to the model call, and nothing written.
 
-use super::prepare::{self, Shared, Subject};
-use super::split;
+use crate::git::short;
+use crate::ledger::Report;
 use crate::prompt::{Coverage, SectionAccount};
 use crate::tasks::Criterion;
+use crate::work::Subject;
+
+use super::context::Context;
+use super::net;
+use super::prepare::{self, Prepared, Read};
 
 pub struct DryRun {
     pub task_id: Option<String>,
@@ -42,7 +47,7 @@ pub struct DryPrompt {
     /// computed; the notices say why).
     pub impact: Option<crate::impact::Impact>,
     /// What speed established about a defect fix.
-    pub defect: Option<super::defect::Findings>,
+    pub defect: Option<crate::defects::Findings>,
     /// speed's own checks, as the review would report them.
     pub checks: Vec<crate::checks::Finding>,
     pub redactions: Vec<crate::secrets::Redaction>,
@@ -55,7 +60,7 @@ impl DryRun {
     }
 
     /// A task that could not be read, for the dry run's output.
-    pub fn unreadable(report: &super::Report) -> DryRun {
+    pub fn unreadable(report: &Report) -> DryRun {
         DryRun {
             task_id: report.task_id.clone(),
             defect: report.defect.as_ref().map(|d| d.name.clone()),
@@ -67,53 +72,29 @@ impl DryRun {
     }
 }
 
-pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
+pub fn dry_run(ctx: &Context, subject: Subject) -> DryRun {
     let task = subject.task();
     let task_id = task.map(|t| t.id.clone());
     let feature = task.and_then(|t| t.feature.clone());
     let branch = subject.branch().to_string();
     let defect = subject.defect().map(|review| review.defect.name.clone());
-    let prepared = prepare::prepare(shared, subject);
-    let nothing_implemented = matches!(prepared, Err(super::Error::EmptyDiff { .. }));
-    let result = prepared
-        .and_then(|p| split::split(shared, &p).map(|s| (p, s)))
-        .map(|(mut p, mut split)| {
-            // The safety net, as before a review's model call: what it
-            // finds is replaced and listed with the checks.
-            let leaks = super::guard::net_prompts(&mut split.prompts);
-            let mut checks = std::mem::take(&mut p.checks);
-            checks.extend(super::guard::leak_findings(&shared.settings.checks, &leaks));
-            crate::checks::sort(&mut checks);
-            (p, split, checks)
-        })
-        .map(|(p, split, checks)| DryPrompt {
-            // As the review reads them: redacted.
-            criteria: p.subject.criteria().to_vec(),
-            base_commit: p.base_commit,
-            head_commit: p.head_commit,
-            total_tokens: split.prompts.iter().map(|p| p.total_tokens).sum(),
-            budget: p.prompt.budget,
-            tokenizer: shared.settings.tokenizer.clone(),
-            sections: split.sections(),
-            parts: split.prompts.len(),
-            prompt_hash: prepare::sha256(&split.text()),
-            prompt: split.text(),
-            coverage: split.coverage,
-            diff_hash: p.diff.sha256,
-            spec_hash: p.spec_hash,
-            notices: shared
-                .settings
-                .report_notices
-                .iter()
-                .cloned()
-                .chain(p.notices)
-                .collect(),
-            impact: p.impact,
-            defect: p.defect,
-            checks,
-            redactions: p.redactions,
-        })
-        .map_err(|e| e.to_string());
+    let label = subject.label();
+    let prepared = prepare::read(ctx, subject).and_then(|read| match read {
+        Read::Inputs(inputs) => prepare::prepare(ctx, *inputs).map(Ok),
+        Read::NothingImplemented(empty) => Ok(Err(empty.resolved)),
+    });
+    let (result, nothing_implemented) = match prepared {
+        Ok(Ok(prepared)) => (Ok(dry_prompt(ctx, prepared)), false),
+        Ok(Err(resolved)) => (
+            Err(format!(
+                "{label}: the diff between {} and {} is empty: nothing was implemented",
+                short(&resolved.base.commit),
+                resolved.branch
+            )),
+            true,
+        ),
+        Err(err) => (Err(err.to_string()), false),
+    };
     DryRun {
         task_id,
         defect,
@@ -121,5 +102,41 @@ pub fn dry_run(shared: &Shared, subject: Subject) -> DryRun {
         branch,
         result,
         nothing_implemented,
+    }
+}
+
+/// What a dry run shows of a prepared review: the safety net's findings in
+/// the prompts are listed with the checks, as a review would report them.
+fn dry_prompt(ctx: &Context, p: Prepared) -> DryPrompt {
+    let composed = p.composed;
+    let mut checks = p.facts.checks;
+    checks.extend(net::leak_findings(&ctx.config.checks, &composed.leaks));
+    crate::checks::sort(&mut checks);
+    DryPrompt {
+        // As the review reads them: redacted.
+        criteria: p.subject.criteria().to_vec(),
+        base_commit: p.resolved.base.commit,
+        head_commit: p.resolved.diff.head_commit.clone(),
+        total_tokens: composed.tokens(),
+        budget: composed.budget,
+        tokenizer: ctx.config.tokenizer.clone(),
+        sections: composed.sections(),
+        parts: composed.prompts.len(),
+        prompt_hash: crate::digest::sha256_text(&composed.text()),
+        prompt: composed.text(),
+        coverage: composed.coverage,
+        diff_hash: p.resolved.diff.sha256,
+        spec_hash: composed.spec_hash,
+        notices: ctx
+            .config
+            .report_notices
+            .iter()
+            .cloned()
+            .chain(p.notices)
+            .collect(),
+        impact: p.facts.impact,
+        defect: p.facts.defect,
+        checks,
+        redactions: p.facts.redactions,
     }
 }

@@ -1,35 +1,48 @@
-//! The review pipeline for one task or one branch, and for a batch.
+//! The review pipeline: named stages over one context built once from the
+//! settings, data flowing one way.
 //!
-//! `prepare` gathers everything up to the model call (diff, specs, impact,
-//! prompt); `split` spreads a diff too large for one prompt over several;
-//! `model` asks for a verdict with one corrective retry; `head` reads the
-//! files the verdict cites; `guardian` runs the second gate after an
-//! approval; `record` writes what a review changes. Nothing here prints: progress goes through `Events`, results come
-//! back as `Report`s for `render`.
+//! - `context`: what every review of a run shares (`Context`, `Config`).
+//! - `plan`: which subjects a command reviews, and which batch mode skips.
+//! - the stages of one review, in order (`run` walks them; `prepare` walks
+//!   the ones before the model, which a dry run (`dry`) stops after):
+//!   1. the lock (`ledger::locks`), taken first;
+//!   2. `redact` the subject, then resolve its branch and diff (`work`);
+//!      an empty diff is a value, decided without a model;
+//!   3. `sources`: the specs, their ranked sections, concerns, vision;
+//!   4. `facts`: the blast radius, speed's checks, a defect fix's facts;
+//!   5. `compose`: the prompts, in parts when the diff needs them;
+//!   6. `ask`: the model, and after an approval the guardian;
+//!   7. `decide`: the one place an approval is overruled;
+//!   8. `record`: the report, the log, the task file, the verdict cache.
+//! - `batch`: many reviews at once; `net`: the secrets safety net at the
+//!   stages' edges; `head`: the files at the head commit for citations.
+//!
+//! Nothing here prints: progress goes through `Events`, results come back
+//! as `ledger::Report`s for `render`.
 
+pub mod ask;
 pub mod batch;
-pub mod defect;
+pub mod compose;
+pub mod context;
+pub mod decide;
 pub mod dry;
-pub mod guard;
-pub mod guardian;
+pub mod facts;
 pub mod head;
-pub mod model;
-pub mod nits;
-pub mod overrides;
+pub mod net;
+pub mod plan;
 pub mod prepare;
 pub mod record;
-pub mod report;
-pub mod single;
-pub mod split;
-pub mod verdicts;
+pub mod redact;
+pub mod run;
+pub mod sources;
 
 use std::path::PathBuf;
 
 use crate::exit::Outcome;
 
-pub use prepare::{Prepared, Shared, Subject};
-pub use report::Report;
-pub use single::{Models, NoModel};
+pub use ask::{Models, Pacer};
+pub use context::{Config, Context, GuardianConfig, Target};
+pub use plan::{Plan, Skipped};
 
 /// Progress a long review reports to whoever is watching (the app draws a
 /// spinner from these; tests ignore them).
@@ -72,6 +85,12 @@ pub enum Error {
     Git(#[from] crate::git::Error),
     #[error(transparent)]
     Tasks(#[from] crate::tasks::Error),
+    #[error(transparent)]
+    Work(#[from] crate::work::Error),
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::Error),
+    #[error(transparent)]
+    Defects(#[from] crate::defects::Error),
     #[error("defect {name}: {source}")]
     Defect {
         name: String,
@@ -80,24 +99,6 @@ pub enum Error {
     },
     #[error(transparent)]
     Prompt(#[from] crate::prompt::Error),
-    #[error("{subject}: branch {branch:?} not found ({source})")]
-    BranchMissing {
-        subject: String,
-        branch: String,
-        source: Box<crate::git::Error>,
-    },
-    /// Not a failure of the review: single review turns it into a
-    /// request_changes decided without a model.
-    #[error(
-        "{subject}: the diff between {base} and {} is empty: nothing was implemented",
-        found.branch
-    )]
-    EmptyDiff {
-        subject: String,
-        /// The base commit, short.
-        base: String,
-        found: Box<prepare::Empty>,
-    },
     /// `at` names the main branch and its commit, e.g. "main (6f4bc06c71)".
     #[error("{subject}: spec {path} not found on {at}{hint}")]
     SpecMissing {
@@ -122,21 +123,13 @@ pub enum Error {
     NoDefectSpec { subject: String, why: String },
     #[error("{path}: {message}")]
     Input { path: PathBuf, message: String },
-    #[error("cannot write {path}: {source}")]
-    Write {
+    #[error("cannot read criteria file {}: {source}", path.display())]
+    CriteriaFile {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Model(String),
     #[error(transparent)]
     Fs(#[from] crate::fsx::Error),
-    #[error(
-        "{subject} is being reviewed by another speed process ({holder}): nothing was changed; review it again once that review has ended"
-    )]
-    BeingReviewed { subject: String, holder: String },
-    #[error("speed was interrupted before this review was recorded: nothing was changed")]
-    Interrupted,
 }
 
 impl Error {

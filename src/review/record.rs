@@ -1,132 +1,209 @@
-//! What a review changes, and nothing else: a report file under
-//! `.speed/reviews/`, one line appended to `.speed/reviews/log.jsonl`, the
-//! task file it read (by its path, atomically, unknown fields kept), and in
-//! the multi-player layout one event file. A review that failed writes its
+//! What a review changes, and nothing else: its report is assembled from
+//! what the stages produced and sealed by the safety net, then recorded
+//! through the ledger: a report file under `.speed/reviews/`, one line of
+//! the review log, the task file it read (by its path, atomically, unknown
+//! fields kept), in the multi-player layout one event file, for a defect
+//! with `--update-state` its `state.json` and `logs/review.log`, and the
+//! verdict cache the merge gate reads. A review that failed writes its
 //! report and log line (so the raw answers are kept) but never the task
 //! file.
 //!
-//! Every write goes through `fsx`, confined to `.speed/`. The log line is
-//! written before the task file, so a recorded verdict always has its log
-//! line whatever stops speed; recording is a `hold`, so Ctrl-C waits for it
-//! to finish; and a task is locked from before the model is asked until its
-//! review is recorded, so two reviews of one task never lose each other's
-//! changes.
+//! The log line is written before the task file, so a recorded verdict
+//! always has its log line whatever stops speed; recording is a `hold`, so
+//! Ctrl-C waits for it to finish.
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use serde_json::json;
 
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
-
-use crate::fsx;
+use crate::defects;
+use crate::exit::Outcome;
 use crate::interrupt;
+use crate::ledger::report::{Coverage, Evidence, Hashes, ModelInfo, TaskUpdate};
+use crate::ledger::{self, Report, verdicts};
 use crate::tasks::{self, Task, state::ReviewOutcome};
 use crate::verdict::{self, CriterionStatus};
+use crate::work::{DefectReview, Subject};
 
 use super::Error;
-use super::prepare::{Shared, Subject};
-use super::report::{Evidence, Report, TaskUpdate};
+use super::ask::Models;
+use super::context::Context;
+use super::decide::Ruling;
+use super::net;
+use super::prepare::Prepared;
 
-pub const REVIEWS_DIR: &str = ".speed/reviews";
-pub const LOG_FILE: &str = ".speed/reviews/log.jsonl";
-/// One lock file per task under review, and one for the nits file.
-pub const LOCKS_DIR: &str = ".speed/reviews/locks";
-
-/// How long a review waits for another review of the same task to end
-/// before saying the task is being reviewed. Recording takes milliseconds;
-/// a whole review, with its model calls, takes far longer than this.
-const LOCK_WAIT: Duration = Duration::from_secs(10);
-
-/// The folder every write of a review is confined to.
-pub fn area(root: &Path) -> PathBuf {
-    root.join(".speed")
-}
-
-/// Before the model is asked: check that everything this review will write
-/// stays inside `.speed/` (so no model call is spent on a review that could
-/// not be recorded), sweep what crashed runs left there, and lock the task.
-/// The lock is held until the returned value is dropped.
-pub fn begin(shared: &Shared, subject: &Subject) -> Result<Option<fsx::Lock>, Error> {
-    let area = area(&shared.root);
-    let reviews = shared.root.join(REVIEWS_DIR);
-    fsx::confine(&area, &reviews)?;
-    fsx::confine(&area, &shared.root.join(LOG_FILE))?;
-    fsx::sweep_once(&area, &reviews);
-    match (subject.task(), subject.defect()) {
-        (Some(task), _) => {
-            fsx::confine(&area, &task.path)?;
-            if let Some(dir) = task.path.parent() {
-                fsx::sweep_once(&area, dir);
-            }
-            lock_task(&shared.root, task, &subject.label()).map(Some)
-        }
-        (None, Some(review)) => {
-            let dir = shared.root.join(&review.defect.dir);
-            if review.update_state {
-                fsx::confine(&area, &dir.join(crate::defects::store::STATE))?;
-                fsx::confine(&area, &dir.join(crate::defects::store::REVIEW_LOG))?;
-                fsx::sweep_once(&area, &dir);
-            }
-            let name = lock_name(&area, &dir, &format!("defect-{}", review.defect.name));
-            acquire(&shared.root, &name, &subject.label()).map(Some)
-        }
-        (None, None) => Ok(None),
+/// The report of a prepared review before the model is asked: the commits,
+/// the impact, the coverage and hashes of what is sent, speed's findings.
+pub fn report_for(ctx: &Context, models: &Models, prepared: &Prepared) -> Report {
+    let composed = &prepared.composed;
+    let mut report = Report::new(&prepared.subject);
+    report.branch = prepared.resolved.branch.clone();
+    report.base_commit = prepared.resolved.base.commit.clone();
+    report.head_commit = prepared.resolved.diff.head_commit.clone();
+    report.base_resolved_by = prepared.resolved.base.how.clone();
+    report.impact = prepared
+        .facts
+        .impact
+        .as_ref()
+        .map(|i| serde_json::to_value(i).unwrap_or(serde_json::Value::Null))
+        .unwrap_or(serde_json::Value::Array(Vec::new()));
+    report.coverage = Coverage {
+        diff: composed.coverage.clone(),
+        parts: composed.prompts.len(),
+        max_parts: ctx.config.max_parts,
+    };
+    report.hashes = Hashes {
+        diff: prepared.resolved.diff.sha256.clone(),
+        spec: composed.spec_hash.clone(),
+        // Of what was sent: every part, after the safety net.
+        prompt: crate::digest::sha256_text(&composed.text()),
+    };
+    report.model = ModelInfo {
+        provider: models.review.name().to_string(),
+        name: models.review.model().to_string(),
+    };
+    report.specs = prepared
+        .sources
+        .specs
+        .iter()
+        .map(|s| s.document.path.clone())
+        .collect();
+    report.tokens.budget = ctx.config.budget;
+    report.tokens.prompt_counted = composed.tokens();
+    if let Some(block) = &mut report.defect {
+        block.speed = prepared.facts.defect.clone();
     }
+    report.checks = prepared.facts.checks.clone();
+    report.redactions = prepared.facts.redactions.clone();
+    // Where the configuration came from, when that needs saying, first.
+    report.notices = ctx.config.report_notices.clone();
+    report.notices.extend(prepared.notices.iter().cloned());
+    report
 }
 
-/// The lock a review of `task` holds while it runs, so that nothing else
-/// writes its file meanwhile (`speed override` takes it too). `label`
-/// names the task when another process holds it.
-pub fn lock_task(root: &Path, task: &Task, label: &str) -> Result<fsx::Lock, Error> {
-    let name = lock_name(&area(root), &task.path, &format!("task-{}", task.id));
-    acquire(root, &name, label)
-}
-
-fn acquire(root: &Path, name: &str, label: &str) -> Result<fsx::Lock, Error> {
-    let area = area(root);
-    let lock = root.join(LOCKS_DIR).join(name);
-    match fsx::Lock::acquire(&area, &lock, LOCK_WAIT) {
-        Ok(lock) => Ok(lock),
-        Err(fsx::Error::Busy { holder, .. }) => Err(Error::BeingReviewed {
-            subject: label.to_string(),
-            holder,
-        }),
-        Err(err) => Err(err.into()),
+/// What the model's answer and speed's ruling put in the report.
+pub fn checked(report: &mut Report, evidence: &mut Evidence, checked: super::decide::Checked) {
+    let decision = checked.decision;
+    if let Some(block) = &mut report.defect {
+        block.model = Some(ledger::report::ModelScope::of(&checked.answer));
     }
+    report.model_verdict = Some(decision.model);
+    report.quotes = decision.quotes.clone();
+    report.evidence = decision.citations.clone();
+    report.review = Some(checked.answer);
+    evidence.decision = Some(decision);
 }
 
-/// A lock file name per task file (or defect folder): readable, and exact
-/// through a hash of its path (two features may both have a task 3).
-fn lock_name(area: &Path, file: &Path, who: &str) -> String {
-    let relative = file.strip_prefix(area).unwrap_or(file);
-    let hash = Sha256::digest(relative.to_string_lossy().as_bytes());
-    let hex: String = hash.iter().take(6).map(|b| format!("{b:02x}")).collect();
-    format!("{}-{hex}.lock", slug(who))
+/// speed's ruling into the report: the verdict, the overrules, the
+/// feedback, and the outcome the exit code follows.
+pub fn rule(report: &mut Report, ruling: Ruling) {
+    report.verdict = Some(ruling.verdict);
+    report.overrules = ruling.overrules;
+    report.feedback = ruling.feedback;
+    report.outcome = match ruling.verdict {
+        verdict::Kind::Approve | verdict::Kind::ChecksPassed => Outcome::Approved,
+        verdict::Kind::RequestChanges => Outcome::ChangesRequested,
+    };
 }
 
-pub fn record(
-    shared: &Shared,
+/// The safety net's leaks so far as `secret` findings of the report.
+pub fn absorb_leaks(ctx: &Context, report: &mut Report, evidence: &mut Evidence) {
+    if evidence.leaks.is_empty() {
+        return;
+    }
+    let leaks = std::mem::take(&mut evidence.leaks);
+    report
+        .checks
+        .extend(net::leak_findings(&ctx.config.checks, &leaks));
+    crate::checks::sort(&mut report.checks);
+}
+
+/// The last look before a report is decided and recorded: what the net
+/// finds in it (a source that escaped redaction) is a finding too.
+pub fn seal(ctx: &Context, report: &mut Report, evidence: &mut Evidence) {
+    let found = net::seal(report, evidence);
+    evidence.leaks.extend(found);
+    absorb_leaks(ctx, report, evidence);
+}
+
+/// The tokens the providers reported, summed over every call.
+pub fn fill_tokens(report: &mut Report, evidence: &Evidence) {
+    report.tokens.prompt = evidence.calls.iter().filter_map(|c| c.prompt_tokens).sum();
+    report.tokens.completion = evidence
+        .calls
+        .iter()
+        .filter_map(|c| c.completion_tokens)
+        .sum();
+}
+
+/// Records a decided review: the report file, the log line and the task
+/// file; for a defect with `--update-state`, then its `state.json` and its
+/// `logs/review.log`; then the verdict cache. A failure to record is the
+/// review's error.
+pub fn decided(
+    ctx: &Context,
+    subject: &Subject,
+    specs: &[crate::specs::Document],
+    mut report: Report,
+    evidence: &Evidence,
+) -> Report {
+    let defect = subject.defect();
+    if let Some(review) = defect {
+        plan_state(review, &mut report);
+    }
+    let recorded = write(ctx, subject.task(), &mut report, evidence).and_then(|()| match defect {
+        Some(review) => {
+            write_state(ctx, review, &mut report).and_then(|()| log_review(ctx, review, &report))
+        }
+        None => Ok(()),
+    });
+    match recorded {
+        // The merge gate's record of this head: tasks and defects alike.
+        Ok(()) => verdicts::keep_review(&ctx.root, subject.work(), &report, specs),
+        Err(err) => {
+            report.error = Some(err.to_string());
+            report.outcome = Outcome::Error;
+        }
+    }
+    report
+}
+
+/// A review whose model step failed: the report and log keep the evidence
+/// (raw answers included), the task file stays as it was.
+pub fn failed(ctx: &Context, mut report: Report, mut evidence: Evidence) -> Report {
+    fill_tokens(&mut report, &evidence);
+    report.verdict = None;
+    seal(ctx, &mut report, &mut evidence);
+    if let Err(err) = write_failure(ctx, &mut report, &evidence) {
+        report.error = Some(format!(
+            "{}; and the report could not be saved: {err}",
+            report.error.as_deref().unwrap_or("review failed")
+        ));
+    }
+    report
+}
+
+fn write(
+    ctx: &Context,
     task: Option<&Task>,
     report: &mut Report,
     evidence: &Evidence,
 ) -> Result<(), Error> {
-    let _hold = interrupt::hold().ok_or(Error::Interrupted)?;
+    let _hold = interrupt::hold().ok_or(ledger::Error::Interrupted)?;
     let at = std::time::SystemTime::now();
     let now = humantime::format_rfc3339_millis(at).to_string();
-    save_report(&shared.root, report, evidence, &now)?;
+    ledger::reports::save(&ctx.root, report, evidence, &now)?;
     // An offline review whose checks passed approves nothing: the task
     // file keeps its state.
     let task = task.filter(|_| report.verdict != Some(verdict::Kind::ChecksPassed));
     if let Some(task) = task {
         // Re-read the very file the review read: an orchestrator may have
         // written it meanwhile, and only the review's own fields change.
-        let store = tasks::Store::open(&shared.root);
+        let store = tasks::Store::open(&ctx.root);
         let mut fresh = store.reload(task)?;
-        let outcome = task_outcome(shared, report, evidence, &now);
+        let outcome = task_outcome(ctx, report, evidence, &now);
         tasks::state::record_review(&mut fresh, &outcome);
         // The log line first: a task file that says "reviewed" always has
         // its line in the log, whatever stops speed between the two.
-        append_log(&shared.root, report, &now)?;
+        ledger::log::append_review(&ctx.root, report, &now)?;
         store.save(&fresh)?;
         report.task_update = Some(TaskUpdate {
             status: fresh.status.to_string(),
@@ -137,16 +214,16 @@ pub fn record(
         } else {
             "request_changes"
         };
-        if let Some(event) = tasks::events::review_completed(&fresh, verdict, &shared.actor, at) {
+        if let Some(event) = tasks::events::review_completed(&fresh, verdict, &ctx.actor, at) {
             tasks::events::write(&event)?;
         }
         return Ok(());
     }
-    append_log(&shared.root, report, &now)
+    Ok(ledger::log::append_review(&ctx.root, report, &now)?)
 }
 
 /// What the task file records of a decided review.
-fn task_outcome(shared: &Shared, report: &Report, evidence: &Evidence, now: &str) -> ReviewOutcome {
+fn task_outcome(ctx: &Context, report: &Report, evidence: &Evidence, now: &str) -> ReviewOutcome {
     let approved = report.verdict == Some(verdict::Kind::Approve);
     let guardian = match report.guardian.status.as_str() {
         "not_run" => None,
@@ -160,7 +237,7 @@ fn task_outcome(shared: &Shared, report: &Report, evidence: &Evidence, now: &str
         approved,
         feedback: report.feedback.as_deref().map(net),
         reviewed_at: now.to_string(),
-        reviewed_by: shared.actor.name.clone(),
+        reviewed_by: ctx.actor.name.clone(),
         diff_hash: report.hashes.diff.clone(),
         head_commit: report.head_commit.clone(),
         blocking: if approved {
@@ -168,7 +245,7 @@ fn task_outcome(shared: &Shared, report: &Report, evidence: &Evidence, now: &str
         } else {
             blocking(report, evidence).iter().map(|b| net(b)).collect()
         },
-        max_revisions: shared.settings.max_revisions,
+        max_revisions: ctx.config.max_revisions,
         guardian,
     }
 }
@@ -223,29 +300,6 @@ fn blocking(report: &Report, evidence: &Evidence) -> Vec<String> {
     out
 }
 
-pub fn record_failure(
-    shared: &Shared,
-    report: &mut Report,
-    evidence: &Evidence,
-) -> Result<(), Error> {
-    let _hold = interrupt::hold().ok_or(Error::Interrupted)?;
-    let now = now_rfc3339();
-    save_report(&shared.root, report, evidence, &now)?;
-    append_log(&shared.root, report, &now)
-}
-
-/// Write the report file and remember where, for the output and the log.
-fn save_report(
-    root: &Path,
-    report: &mut Report,
-    evidence: &Evidence,
-    now: &str,
-) -> Result<(), Error> {
-    let path = write_report(root, report, evidence, now)?;
-    report.report_path = Some(relative(root, &path));
-    Ok(())
-}
-
 fn guardian_summary(report: &Report) -> String {
     match (&report.guardian.reason, report.guardian.summary.is_empty()) {
         (Some(reason), true) => reason.clone(),
@@ -253,140 +307,83 @@ fn guardian_summary(report: &Report) -> String {
     }
 }
 
-pub fn now_rfc3339() -> String {
-    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+fn write_failure(ctx: &Context, report: &mut Report, evidence: &Evidence) -> Result<(), Error> {
+    let _hold = interrupt::hold().ok_or(ledger::Error::Interrupted)?;
+    let now = ledger::now_rfc3339();
+    ledger::reports::save(&ctx.root, report, evidence, &now)?;
+    Ok(ledger::log::append_review(&ctx.root, report, &now)?)
 }
 
-fn relative(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// A file name that sorts by time and says which review it is.
-fn report_name(report: &Report, now: &str) -> String {
-    let stamp: String = now
-        .chars()
-        .filter(|c| c.is_ascii_digit())
-        .take(17)
-        .collect();
-    let who = match (&report.task_id, &report.defect) {
-        (Some(id), _) => format!("task-{id}"),
-        (None, Some(defect)) => format!("defect-{}", defect.name),
-        (None, None) => format!("branch-{}", report.branch),
-    };
-    // A file name is written too: through the safety net like its content.
-    let who = crate::secrets::net::text(&who).text;
-    format!("{stamp}-{}", slug(&who))
-}
-
-/// Letters, digits and dashes only: safe in any file name.
-fn slug(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
-/// Writes the report under a name no other review takes, even one of the
-/// same task in the same millisecond in another process.
-fn write_report(
-    root: &Path,
-    report: &Report,
-    evidence: &Evidence,
-    now: &str,
-) -> Result<PathBuf, Error> {
-    ignore_in_git(root)?;
-    let mut body = serde_json::to_value(report).unwrap_or(Value::Null);
-    if let (Value::Object(map), Ok(Value::Object(extra))) =
-        (&mut body, serde_json::to_value(evidence))
-    {
-        map.insert("reviewed_at".to_string(), Value::String(now.to_string()));
-        map.insert("outcome".to_string(), json!(report.outcome.code()));
-        map.extend(extra);
+/// With `--update-state`, before the report is saved: what the review
+/// does to `state.json`. An approval moves `fixed` to `reviewed`; anything
+/// else leaves the state as it is.
+fn plan_state(review: &DefectReview, report: &mut Report) {
+    if !review.update_state || report.verdict.is_none() {
+        return;
     }
-    // The safety net: the review sealed its report (`guard::seal`) and
-    // turned what it found into findings; this replaces it in the bytes.
-    crate::secrets::net::json(&mut body, "the report");
-    let text = serde_json::to_string_pretty(&body).unwrap_or_default() + "\n";
-    let base = report_name(report, now);
-    let name = |n: u32| {
-        if n == 1 {
-            format!("{base}.json")
-        } else {
-            format!("{base}-{n}.json")
-        }
+    let status = review.defect.status().unwrap_or_default();
+    let next = match report.verdict {
+        Some(verdict::Kind::Approve) if status == "fixed" => "reviewed",
+        _ => status,
     };
-    Ok(fsx::write_new(
-        &area(root),
-        &root.join(REVIEWS_DIR),
-        &name,
-        text.as_bytes(),
-    )?)
+    if let Some(block) = &mut report.defect {
+        block.state = Some(next.to_string());
+    }
 }
 
-/// A `.gitignore` of `*` in the reviews folder, as the cache has: reports
-/// hold diffs and prompts, which have no place in a commit.
-fn ignore_in_git(root: &Path) -> Result<(), Error> {
-    let path = root.join(REVIEWS_DIR).join(".gitignore");
-    if path.exists() {
+/// After the report and its log line are written (a state that says
+/// `reviewed` always has its review in the log): writes what `plan_state`
+/// planned. The file is read again first and changed only if it still says
+/// `fixed`; the report then says what it holds.
+fn write_state(ctx: &Context, review: &DefectReview, report: &mut Report) -> Result<(), Error> {
+    let Some(block) = &mut report.defect else {
+        return Ok(());
+    };
+    if block.state.as_deref() != Some("reviewed") || block.status.as_deref() != Some("fixed") {
         return Ok(());
     }
-    Ok(fsx::write_atomic(
-        &area(root),
-        &path,
-        b"# Written by speed: review reports and logs hold diffs; keep them out of git.\n*\n",
-    )?)
+    let now = defects::Store::open(&ctx.root)
+        .mark_reviewed(
+            &review.defect,
+            &ctx.actor.name,
+            std::time::SystemTime::now(),
+        )
+        .map_err(|e| defect_error(review, e))?;
+    block.state = Some(now);
+    Ok(())
 }
 
-fn append_log(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
-    let mut line = json!({
-        "at": now,
-        "task": report.task_id,
-        "feature": report.feature,
-        "branch": report.branch,
-        "head_commit": (!report.head_commit.is_empty()).then_some(&report.head_commit),
-        "decision": report.verdict,
-        "model_verdict": report.model_verdict,
-        "outcome": report.outcome.code(),
-        "model": {"provider": report.model.provider, "name": report.model.name},
-        "tokens": {"prompt": report.tokens.prompt, "completion": report.tokens.completion},
-        "hashes": report.hashes,
-        "guardian": report.guardian.status,
-        "overrules": report.overrules.iter().map(|o| o.rule).collect::<Vec<_>>(),
-        "duration_ms": report.duration_ms,
-        "report": report.report_path,
-        "error": report.error,
-    });
-    if let (Some(defect), Value::Object(map)) = (&report.defect, &mut line) {
-        map.insert("defect".to_string(), json!(defect.name));
-        if let Some(found) = &defect.speed {
-            map.insert(
-                "defect_check".to_string(),
-                json!({
-                    "scope_violations": found.scope_violations.len(),
-                    "lines": found.size.lines,
-                    "files": found.size.files,
-                    "large_diff": found.size.large,
-                    "test_changes": found.test_changes.len(),
-                }),
-            );
-        }
+/// With `--update-state`, after the report is saved (so the line names
+/// it): the decided review, appended to the defect's `logs/review.log`.
+fn log_review(ctx: &Context, review: &DefectReview, report: &Report) -> Result<(), Error> {
+    if !review.update_state || report.verdict.is_none() {
+        return Ok(());
     }
-    append_log_line(root, &line)
+    let entry = json!({
+        "at": ledger::now_rfc3339(),
+        "reviewer": "speed",
+        "by": ctx.actor.name,
+        "verdict": report.verdict,
+        "model_verdict": report.model_verdict,
+        "branch": report.branch,
+        "base_commit": report.base_commit,
+        "head_commit": report.head_commit,
+        "state": report.defect.as_ref().and_then(|b| b.state.clone()),
+        "overrules": report.overrules,
+        "guardian": report.guardian.status,
+        "feedback": report.feedback,
+        "report": report.report_path,
+        "defect": report.defect,
+        "review": report.review,
+    });
+    defects::Store::open(&ctx.root)
+        .append_review_log(&review.defect, &entry)
+        .map_err(|e| defect_error(review, e))
 }
 
-/// Append one line to the review log: a review's, or an override's.
-pub fn append_log_line(root: &Path, line: &Value) -> Result<(), Error> {
-    // The safety net: no log line holds a secret, whoever wrote it.
-    let mut line = line.clone();
-    crate::secrets::net::json(&mut line, "the review log");
-    let text = serde_json::to_string(&line).unwrap_or_default();
-    Ok(fsx::append_line(&area(root), &root.join(LOG_FILE), &text)?)
+fn defect_error(review: &DefectReview, err: defects::Error) -> Error {
+    Error::Defect {
+        name: review.defect.name.clone(),
+        source: err,
+    }
 }

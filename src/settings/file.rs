@@ -11,8 +11,11 @@ use std::ops::{Range, RangeInclusive};
 
 use toml::de::{DeTable, DeValue};
 
-use super::{Check, Policy, Provider, limits};
-use crate::verdict::Severity;
+use super::limits;
+use crate::checks::Check;
+use crate::hook::AllowOrBlock;
+use crate::llm::Choice;
+use crate::severity::Severity;
 
 /// One thing wrong with a config file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +82,7 @@ pub struct Git {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Llm {
-    pub provider: Option<Provider>,
+    pub provider: Option<Choice>,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
@@ -143,8 +146,8 @@ pub struct Defect {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Hook {
     pub review_on_miss: Option<bool>,
-    pub unknown: Option<Policy>,
-    pub on_error: Option<Policy>,
+    pub unknown: Option<AllowOrBlock>,
+    pub on_error: Option<AllowOrBlock>,
     pub timeout_secs: Option<f64>,
     pub local_timeout_secs: Option<f64>,
 }
@@ -578,8 +581,8 @@ impl Reader<'_> {
     fn llm(&mut self, t: &Table) -> Llm {
         self.check_keys(t, keys("llm"));
         let provider = self
-            .word(t, "provider", Provider::WORDS)
-            .and_then(|w| Provider::parse(&w));
+            .word(t, "provider", Choice::WORDS)
+            .and_then(|w| Choice::parse(&w));
         Llm {
             provider,
             base_url: self.url(t, "base_url"),
@@ -836,12 +839,12 @@ impl Reader<'_> {
         }
     }
 
-    fn policy(&mut self, t: &Table, key: &str) -> Option<Policy> {
+    fn policy(&mut self, t: &Table, key: &str) -> Option<AllowOrBlock> {
         self.word(t, key, &["allow", "block"]).map(|w| {
             if w == "block" {
-                Policy::Block
+                AllowOrBlock::Block
             } else {
-                Policy::Allow
+                AllowOrBlock::Allow
             }
         })
     }
@@ -971,7 +974,7 @@ unknown = "allow"
         assert_eq!(f.git.main_branch.as_deref(), Some("main"));
         assert_eq!(
             f.llm.provider,
-            Some(Provider::Model(crate::llm::ProviderKind::OpenAi))
+            Some(Choice::Model(crate::llm::ProviderKind::OpenAi))
         );
         assert_eq!(f.llm.timeout_secs, Some(120.0));
         assert_eq!(f.review.token_budget, Some(60000));
@@ -989,7 +992,7 @@ unknown = "allow"
         assert_eq!(commands[0].run[0], "cargo");
         assert_eq!(commands[0].timeout_secs, Some(600.0));
         assert_eq!(f.defect.exempt.unwrap().len(), 5);
-        assert_eq!(f.hook.unknown, Some(Policy::Allow));
+        assert_eq!(f.hook.unknown, Some(AllowOrBlock::Allow));
     }
 
     #[test]
@@ -1147,7 +1150,7 @@ unknown = "allow"
             "c",
         )
         .unwrap();
-        assert_eq!(f.llm.provider, Some(Provider::Offline));
+        assert_eq!(f.llm.provider, Some(Choice::Offline));
         assert_eq!(f.checks.levels, [(Check::Secret, None)]);
     }
 

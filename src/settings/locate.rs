@@ -22,6 +22,8 @@
 //! Whenever the working tree's copy differs from the one used, or an
 //! uncommitted copy is used, a notice says so.
 
+use crate::git::short;
+use crate::prompt::{Override, TEMPLATE_NAMES};
 use std::path::{Path, PathBuf};
 
 use super::file::{self, File};
@@ -93,19 +95,6 @@ pub struct MainFound {
     pub branch: MainBranch,
     pub source: Source,
 }
-
-/// A prompt template that replaces a built-in one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Override {
-    /// "review.md" or "guardian.md".
-    pub name: String,
-    /// Where it was read, for messages ("…/review.md at main (6f4bc06c71)").
-    pub from: String,
-    pub text: String,
-}
-
-/// The templates a run uses instead of the built-in ones.
-pub const TEMPLATE_NAMES: [&str; 3] = ["review.md", "guardian.md", "defect.md"];
 
 /// The outcome of locating: the configuration (parsed), the main branch, the
 /// template overrides and what the user should be told.
@@ -388,8 +377,4 @@ fn parse(bytes: &[u8], origin: &Origin) -> Result<File, Error> {
     // A BOM is invisible in editors; TOML does not allow it.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     Ok(file::parse(text, &name)?)
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(10)]
 }

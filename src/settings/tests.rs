@@ -133,22 +133,22 @@ const BRANCH_CONFIG: &str = "[llm]\nprovider = \"command\"\ncommand = [\"sh\", \
 fn defaults_without_config() {
     let repo = Fake::new("main");
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.budget, DEFAULT_BUDGET);
-    assert_eq!(r.concurrency, DEFAULT_CONCURRENCY);
-    assert_eq!(r.max_revisions, 2);
-    assert_eq!(r.max_parts, 4);
-    assert_eq!(r.actor, None, "the git user");
+    assert_eq!(r.review.budget, DEFAULT_BUDGET);
+    assert_eq!(r.review.concurrency, DEFAULT_CONCURRENCY);
+    assert_eq!(r.review.max_revisions, 2);
+    assert_eq!(r.review.max_parts, 4);
+    assert_eq!(r.review.actor, None, "the git user");
     // No provider, base URL, model or command: an offline review.
-    assert_eq!(r.llm.provider, Provider::Offline);
-    assert!(r.llm.offline_note.is_some());
-    assert_eq!(r.llm.max_answer_bytes, DEFAULT_MAX_ANSWER_BYTES);
-    assert!(r.guardian.enabled);
-    assert_eq!(r.guardian.vision_file, DEFAULT_VISION_FILE);
-    assert_eq!(r.main.name, "main");
-    assert_eq!(r.checks, ChecksSettings::default());
-    assert_eq!(r.defect, DefectSettings::default());
-    assert_eq!(r.hook, HookSettings::default());
-    assert!(r.prompts.is_empty() && r.report_notices.is_empty());
+    assert_eq!(r.review.llm.provider, Choice::Offline);
+    assert!(r.review.llm.offline_note.is_some());
+    assert_eq!(r.review.llm.max_answer_bytes, DEFAULT_MAX_ANSWER_BYTES);
+    assert!(r.review.guardian.enabled);
+    assert_eq!(r.review.guardian.vision_file, DEFAULT_VISION_FILE);
+    assert_eq!(r.review.main.name, "main");
+    assert_eq!(r.review.checks, checks::Config::default());
+    assert_eq!(r.review.defect, defects::Limits::default());
+    assert_eq!(r.hook, hook::Policy::default());
+    assert!(r.review.prompts.is_empty() && r.review.report_notices.is_empty());
 }
 
 #[test]
@@ -159,28 +159,36 @@ fn a_branch_checkout_uses_mains_config_and_says_so() {
     let s = resolve(&repo, &["review"], &[]).unwrap();
     let notices = s.notices.clone();
     let r = review(s);
-    assert_eq!(r.llm.provider, Provider::Model(ProviderKind::Anthropic));
-    assert_eq!(r.llm.model.as_deref(), Some("main-model"));
-    assert!(r.llm.command.is_empty());
-    assert!(r.guardian.enabled);
-    assert_eq!(r.report_notices.len(), 1, "{:?}", r.report_notices);
-    assert!(
-        r.report_notices[0].contains("differs from the one on main (c-main)")
-            && r.report_notices[0].contains("cannot configure its own review"),
-        "{:?}",
-        r.report_notices
+    assert_eq!(
+        r.review.llm.provider,
+        Choice::Model(ProviderKind::Anthropic)
     );
-    assert_eq!(notices, r.report_notices);
+    assert_eq!(r.review.llm.model.as_deref(), Some("main-model"));
+    assert!(r.review.llm.command.is_empty());
+    assert!(r.review.guardian.enabled);
+    assert_eq!(
+        r.review.report_notices.len(),
+        1,
+        "{:?}",
+        r.review.report_notices
+    );
+    assert!(
+        r.review.report_notices[0].contains("differs from the one on main (c-main)")
+            && r.review.report_notices[0].contains("cannot configure its own review"),
+        "{:?}",
+        r.review.report_notices
+    );
+    assert_eq!(notices, r.review.report_notices);
 
     // Nothing committed on main: the branch's file is still not used.
     let repo = Fake::new("task");
     repo.tree(CONFIG_PATH, BRANCH_CONFIG);
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.llm.provider, Provider::Offline);
+    assert_eq!(r.review.llm.provider, Choice::Offline);
     assert!(
-        r.report_notices[0].contains("is not on main"),
+        r.review.report_notices[0].contains("is not on main"),
         "{:?}",
-        r.report_notices
+        r.review.report_notices
     );
 }
 
@@ -208,9 +216,9 @@ fn on_main_the_working_tree_is_used_and_uncommitted_changes_are_noted() {
         s.notices
     );
     let r = review(s);
-    assert_eq!(r.llm.model.as_deref(), Some("local"));
+    assert_eq!(r.review.llm.model.as_deref(), Some("local"));
     // Said on stderr; reports only carry what a branch could not do.
-    assert!(r.report_notices.is_empty());
+    assert!(r.review.report_notices.is_empty());
 
     // Identical copies: nothing to say.
     let mut repo = Fake::new("main");
@@ -231,13 +239,13 @@ fn config_flag_names_the_file_relative_to_the_run_directory() {
     let dir = repo.root().join("sub");
     let s = resolve_in(&repo, dir, &["review", "--config", "mine.toml"], &[]).unwrap();
     let r = review(s);
-    assert_eq!(r.llm.model.as_deref(), Some("mine"));
-    assert_eq!(r.llm.provider, DEFAULT_PROVIDER);
-    assert_eq!(r.main.name, "trunk");
+    assert_eq!(r.review.llm.model.as_deref(), Some("mine"));
+    assert_eq!(r.review.llm.provider, DEFAULT_PROVIDER);
+    assert_eq!(r.review.main.name, "trunk");
     assert!(
-        r.report_notices[0].contains("mine.toml (--config)"),
+        r.review.report_notices[0].contains("mine.toml (--config)"),
         "{:?}",
-        r.report_notices
+        r.review.report_notices
     );
 
     let err = resolve(&repo, &["review", "--config", "absent.toml"], &[]).unwrap_err();
@@ -259,13 +267,13 @@ fn the_main_branch_precedence() {
         )
         .unwrap(),
     );
-    assert_eq!(r.main.name, "dev");
+    assert_eq!(r.review.main.name, "dev");
     // MAIN_BRANCH picks the start, and the config committed there wins.
     let r = review(resolve(&repo, &["review"], &[("MAIN_BRANCH", "dev")]).unwrap());
-    assert_eq!(r.main.name, "trunk");
+    assert_eq!(r.review.main.name, "trunk");
     // An empty MAIN_BRANCH is no MAIN_BRANCH.
     let r = review(resolve(&repo, &["review"], &[("MAIN_BRANCH", " ")]).unwrap());
-    assert_eq!(r.main.name, "main");
+    assert_eq!(r.review.main.name, "main");
 }
 
 #[test]
@@ -304,7 +312,7 @@ fn mains_config_may_name_the_real_main_once() {
     repo.commit("evil", CONFIG_PATH, BRANCH_CONFIG);
     repo.tree(CONFIG_PATH, "[git]\nmain_branch = \"evil\"\n");
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.main.name, "main");
+    assert_eq!(r.review.main.name, "main");
 }
 
 #[test]
@@ -325,7 +333,10 @@ fn without_a_git_default_the_working_tree_names_main() {
         s.notices
     );
     let r = review(s);
-    assert_eq!((r.main.name.as_str(), r.max_parts), ("trunk", 2));
+    assert_eq!(
+        (r.review.main.name.as_str(), r.review.max_parts),
+        ("trunk", 2)
+    );
 
     let mut repo = Fake::new("feature");
     repo.branches.clear();
@@ -350,7 +361,7 @@ fn invalid_config_on_main_names_where_it_was_read() {
     let mut repo = Fake::new("task");
     repo.commit("main", CONFIG_PATH, "\u{feff}[llm]\nmodel = \"m\"\n");
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.llm.model.as_deref(), Some("m"));
+    assert_eq!(r.review.llm.model.as_deref(), Some("m"));
     let mut repo = Fake::new("task");
     repo.files.insert(
         ("c-main".to_string(), CONFIG_PATH.to_string()),
@@ -367,17 +378,18 @@ fn prompt_overrides_follow_the_config_rule() {
     repo.tree(review_md, "branch prompt");
     repo.commit("main", ".speed/prompts/guardian.md", "main guardian");
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.prompts.len(), 1);
-    assert_eq!(r.prompts[0].name, "guardian.md");
-    assert_eq!(r.prompts[0].text, "main guardian");
+    assert_eq!(r.review.prompts.len(), 1);
+    assert_eq!(r.review.prompts[0].name, "guardian.md");
+    assert_eq!(r.review.prompts[0].text, "main guardian");
     assert_eq!(
-        r.prompts[0].from,
+        r.review.prompts[0].from,
         ".speed/prompts/guardian.md at main (c-main)"
     );
     assert!(
-        r.report_notices[0].contains(".speed/prompts/review.md in the working tree is not on main"),
+        r.review.report_notices[0]
+            .contains(".speed/prompts/review.md in the working tree is not on main"),
         "{:?}",
-        r.report_notices
+        r.review.report_notices
     );
 
     // On main the working tree's template is used.
@@ -390,9 +402,9 @@ fn prompt_overrides_follow_the_config_rule() {
         s.notices
     );
     let r = review(s);
-    assert_eq!(r.prompts[0].text, "tree prompt");
+    assert_eq!(r.review.prompts[0].text, "tree prompt");
     assert_eq!(
-        r.prompts[0].from,
+        r.review.prompts[0].from,
         ".speed/prompts/review.md in the working tree"
     );
 }
@@ -425,12 +437,12 @@ fn flags_win_over_environment_and_file() {
         )
         .unwrap(),
     );
-    assert_eq!(r.main.name, "dev");
-    assert_eq!(r.llm.provider, Provider::Model(ProviderKind::OpenAi));
-    assert_eq!(r.llm.model.as_deref(), Some("m"));
-    assert_eq!((r.budget, r.concurrency), (5000, 8));
+    assert_eq!(r.review.main.name, "dev");
+    assert_eq!(r.review.llm.provider, Choice::Model(ProviderKind::OpenAi));
+    assert_eq!(r.review.llm.model.as_deref(), Some("m"));
+    assert_eq!((r.review.budget, r.review.concurrency), (5000, 8));
     assert_eq!(
-        r.guardian.budget, 5000,
+        r.review.guardian.budget, 5000,
         "the guardian's budget follows the review's"
     );
 }
@@ -466,24 +478,36 @@ local_timeout_secs = 30
 "#,
     );
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert_eq!(r.llm.provider, Provider::Offline);
-    assert_eq!(r.llm.timeout, Duration::from_millis(500));
-    assert_eq!(r.llm.max_answer_bytes, 2048);
-    assert_eq!((r.max_parts, r.actor.as_deref()), (2, Some("ci-bot")));
-    use crate::verdict::Severity;
-    assert_eq!(r.checks.severity(Check::Scope), Some(Severity::Minor));
-    assert_eq!(r.checks.severity(Check::Secret), None);
-    assert_eq!(r.checks.severity(Check::LargeDiff), Some(Severity::Major));
+    assert_eq!(r.review.llm.provider, Choice::Offline);
+    assert_eq!(r.review.llm.timeout, Duration::from_millis(500));
+    assert_eq!(r.review.llm.max_answer_bytes, 2048);
     assert_eq!(
-        r.checks.severity(Check::EmptyDiff),
+        (r.review.max_parts, r.review.actor.as_deref()),
+        (2, Some("ci-bot"))
+    );
+    use crate::severity::Severity;
+    assert_eq!(
+        r.review.checks.severity(Check::Scope),
+        Some(Severity::Minor)
+    );
+    assert_eq!(r.review.checks.severity(Check::Secret), None);
+    assert_eq!(
+        r.review.checks.severity(Check::LargeDiff),
+        Some(Severity::Major)
+    );
+    assert_eq!(
+        r.review.checks.severity(Check::EmptyDiff),
         Some(Severity::Critical)
     );
     assert_eq!(
-        (r.checks.large_diff_lines, r.checks.large_diff_files),
+        (
+            r.review.checks.large_diff_lines,
+            r.review.checks.large_diff_files
+        ),
         (50, 20)
     );
     assert_eq!(
-        r.checks.commands,
+        r.review.checks.commands,
         [CommandCheck {
             name: "test".to_string(),
             run: vec!["cargo".to_string(), "test".to_string()],
@@ -491,14 +515,17 @@ local_timeout_secs = 30
             timeout: Duration::from_secs(600),
         }]
     );
-    assert_eq!((r.defect.max_lines, r.defect.max_files), (100, 5));
-    assert_eq!(r.defect.exempt, ["docs/**"]);
+    assert_eq!(
+        (r.review.defect.max_lines, r.review.defect.max_files),
+        (100, 5)
+    );
+    assert_eq!(r.review.defect.exempt, ["docs/**"]);
     assert_eq!(
         r.hook,
-        HookSettings {
+        hook::Policy {
             review_on_miss: true,
-            unknown: Policy::Block,
-            on_error: Policy::Allow,
+            unknown: hook::AllowOrBlock::Block,
+            on_error: hook::AllowOrBlock::Allow,
             // A review on a miss gets the longer default.
             timeout: Duration::from_secs(900),
             local_timeout: Duration::from_secs(30),
@@ -511,19 +538,22 @@ fn guardian_skips_are_recorded_with_their_reason() {
     let repo = Fake::new("main");
     let s = resolve(&repo, &["review"], &[("SKIP_GUARDIAN", "true")]).unwrap();
     assert_eq!(
-        review(s).guardian.skip_reason.as_deref(),
+        review(s).review.guardian.skip_reason.as_deref(),
         Some("SKIP_GUARDIAN=true")
     );
     let r = review(resolve(&repo, &["review", "--no-guardian"], &[]).unwrap());
-    assert_eq!(r.guardian.skip_reason.as_deref(), Some("--no-guardian"));
+    assert_eq!(
+        r.review.guardian.skip_reason.as_deref(),
+        Some("--no-guardian")
+    );
     let s = resolve(&repo, &["review"], &[("SKIP_GUARDIAN", "perhaps")]).unwrap();
     assert!(s.warnings[0].contains("SKIP_GUARDIAN"), "{:?}", s.warnings);
-    assert!(review(s).guardian.enabled);
+    assert!(review(s).review.guardian.enabled);
     repo.tree(CONFIG_PATH, "[guardian]\nenabled = false\n");
     let r = review(resolve(&repo, &["review"], &[]).unwrap());
-    assert!(!r.guardian.enabled);
+    assert!(!r.review.guardian.enabled);
     assert_eq!(
-        r.guardian.skip_reason.as_deref(),
+        r.review.guardian.skip_reason.as_deref(),
         Some("guardian.enabled = false")
     );
 }
@@ -638,14 +668,14 @@ fn branch_mode_paths_resolve_against_the_run_directory() {
         .unwrap(),
     );
     assert_eq!(
-        r.target,
+        r.review.target,
         Target::Branch {
             branch: "task".to_string(),
             specs: vec!["specs/app.md#S".to_string()],
             criteria: Some(sub.join("c.txt")),
         }
     );
-    assert_eq!(r.spec_args, ["specs/app.md#S"]);
+    assert_eq!(r.review.spec_args, ["specs/app.md#S"]);
 }
 
 #[test]
@@ -719,10 +749,10 @@ fn color_flag_wins_over_no_color_which_wins_over_the_terminal() {
 fn review_format_comes_from_format_or_json() {
     let repo = Fake::new("main");
     let format = |args: &[&str]| review(resolve(&repo, args, &[]).unwrap()).format;
-    assert_eq!(format(&["review"]), crate::cli::Format::Human);
-    assert_eq!(format(&["review", "--json"]), crate::cli::Format::Json);
+    assert_eq!(format(&["review"]), crate::render::Format::Human);
+    assert_eq!(format(&["review", "--json"]), crate::render::Format::Json);
     assert_eq!(
         format(&["review", "--format", "junit"]),
-        crate::cli::Format::Junit
+        crate::render::Format::Junit
     );
 }

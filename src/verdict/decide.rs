@@ -144,221 +144,30 @@ pub struct Decision {
 
 pub fn decide(verdict: &Verdict, input: &DecisionInput) -> Decision {
     let approved = verdict.verdict == Kind::Approve;
-    let mut overrules = Vec::new();
-    let mut quotes = Vec::new();
-    let mut added_issues = Vec::new();
-    let mut overrule = |rule: Rule, reason: String| {
-        if approved {
-            overrules.push(Overrule { rule, reason });
-        }
+    let mut rules = Rules {
+        approved,
+        overrules: Vec::new(),
+        added_issues: Vec::new(),
     };
-
-    for (i, check) in verdict.spec_verification.iter().enumerate() {
-        let q = look_up(&check.spec_quote, input);
-        if !q.found {
-            let rests_on_it = approved && check.satisfied;
-            if rests_on_it {
-                overrule(
-                    Rule::FabricatedQuote,
-                    format!(
-                        "spec_verification[{i}] is marked satisfied but its quote {:?} is not found in the spec text sent",
-                        check.spec_quote
-                    ),
-                );
-            }
-            added_issues.push(quote_issue(
-                if rests_on_it {
-                    Severity::Major
-                } else {
-                    Severity::Minor
-                },
-                &check.spec_quote,
-                &format!("spec_verification[{i}]"),
-            ));
-        }
-        quotes.push(q);
-    }
-    for (i, missing) in verdict.missing_from_spec.iter().enumerate() {
-        // An item with no quote describes a gap in words only: nothing to look up.
-        if missing.spec_quote.trim().is_empty() {
-            continue;
-        }
-        let q = look_up(&missing.spec_quote, input);
-        if !q.found {
-            added_issues.push(quote_issue(
-                Severity::Minor,
-                &missing.spec_quote,
-                &format!("missing_from_spec[{i}]"),
-            ));
-        }
-        quotes.push(q);
-    }
+    let quotes = rules.quotes(verdict, input);
     let citations = input
         .sources
         .map(|sources| evidence::cite(verdict, sources))
         .unwrap_or_default();
-
     if approved {
-        let quoted = verdict
-            .spec_verification
-            .iter()
-            .zip(&quotes)
-            .any(|(check, q)| check.satisfied && q.found);
-        if input.spec_sent && !quoted {
-            overrule(
-                Rule::NoSpecBasis,
-                "no requirement marked satisfied quotes the spec text sent: the approval has no basis in the spec".to_string(),
-            );
-            added_issues.push(Issue {
-                severity: Severity::Major,
-                file: None,
-                line: None,
-                end_line: None,
-                message: "The review could not tie the change to the spec: it quoted no requirement found in the spec sections sent.".to_string(),
-                suggestion: "Make the change implement the spec sections the task references, so a review can quote them.".to_string(),
-            });
-        }
-        for (i, check) in verdict.spec_verification.iter().enumerate() {
-            if !check.satisfied {
-                overrule(
-                    Rule::UnsatisfiedRequirement,
-                    format!(
-                        "spec_verification[{i}] is marked not satisfied: {:?}",
-                        check.spec_quote
-                    ),
-                );
-                added_issues.push(Issue {
-                    severity: Severity::Major,
-                    file: None,
-                    line: None,
-                    end_line: None,
-                    message: format!(
-                        "Spec requirement not satisfied: {:?}{}",
-                        check.spec_quote,
-                        [check.notes.trim(), check.evidence.trim()]
-                            .iter()
-                            .find(|t| !t.is_empty())
-                            .map(|t| format!(" ({t})"))
-                            .unwrap_or_default()
-                    ),
-                    suggestion: String::new(),
-                });
-            }
-        }
-        for (i, missing) in verdict.missing_from_spec.iter().enumerate() {
-            let what = if missing.spec_quote.trim().is_empty() {
-                missing.description.clone()
-            } else {
-                format!("{:?}", missing.spec_quote)
-            };
-            overrule(
-                Rule::MissingRequirement,
-                format!("missing_from_spec[{i}] lists what the change does not implement: {what}"),
-            );
-        }
-        for (i, issue) in verdict.issues.iter().enumerate() {
-            if issue.severity.is_blocking() {
-                overrule(
-                    Rule::BlockingIssue,
-                    format!(
-                        "issues[{i}] is {}{}: {}",
-                        issue.severity.as_str(),
-                        located(issue)
-                            .map(|at| format!(" at {at}"))
-                            .unwrap_or_default(),
-                        issue.message
-                    ),
-                );
-            }
-        }
-        for c in &verdict.criteria {
-            if c.status == CriterionStatus::Unmet {
-                let why = if c.evidence.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", c.evidence)
-                };
-                overrule(Rule::UnmetCriterion, format!("{} is unmet{why}", c.id));
-            }
-        }
-        for id in &input.criteria_ids {
-            let reported = verdict.criteria.iter().any(|c| same_id(&c.id, id));
-            if !reported {
-                overrule(
-                    Rule::UncheckedCriterion,
-                    format!("{id} is not reported on in the verdict's criteria"),
-                );
-                added_issues.push(Issue {
-                    severity: Severity::Major,
-                    file: None,
-                    line: None,
-                    end_line: None,
-                    message: format!("Acceptance criterion {id} was not checked by the review."),
-                    suggestion: format!(
-                        "Make {id} verifiable from the diff (a test or a file:line that shows it is met)."
-                    ),
-                });
-            }
-        }
-        for c in citations.iter().filter(|c| c.basis && !c.found) {
-            let why = c.problem.as_deref().unwrap_or("not found");
-            overrule(
-                Rule::EvidenceNotFound,
-                format!(
-                    "{} cites {}, which points nowhere: {why}",
-                    c.from, c.reference
-                ),
-            );
-            added_issues.push(Issue {
-                severity: Severity::Major,
-                file: None,
-                line: None,
-                end_line: None,
-                message: format!(
-                    "The review's evidence {} ({}) points nowhere: {why}.",
-                    c.reference, c.from
-                ),
-                suggestion: "Check that the change contains what the review claims.".to_string(),
-            });
-        }
-        if let Some(unseen) = &input.unseen {
-            overrule(
-                Rule::UnseenCode,
-                format!(
-                    "the model was not shown all the changed code: {unseen} left out for budget"
-                ),
-            );
-            added_issues.push(Issue {
-                severity: Severity::Major,
-                file: None,
-                line: None,
-                end_line: None,
-                message: format!(
-                    "The review could not see the whole change: {unseen} did not fit its prompts, so it cannot be approved."
-                ),
-                suggestion: "Split the change into smaller tasks, or raise review.token_budget or review.max_parts.".to_string(),
-            });
-        }
+        rules.spec_basis(verdict, &quotes, input.spec_sent);
+        rules.requirements(verdict);
+        rules.blocking_issues(verdict);
+        rules.criteria(verdict, &input.criteria_ids);
+        rules.citations(&citations);
+        rules.unseen(input.unseen.as_deref());
     }
-
-    for file in &input.spec_edits {
-        overrule(
-            Rule::SpecEdited,
-            format!("the diff edits the spec {file}, which the task does not declare"),
-        );
-        added_issues.push(Issue {
-            severity: Severity::Major,
-            file: Some(file.clone()),
-            line: None,
-            end_line: None,
-            message: "The diff edits this spec, which the task does not declare: a task \
-                      cannot rewrite its own source of truth."
-                .to_string(),
-            suggestion: "Revert the spec change; spec changes go through their own task."
-                .to_string(),
-        });
-    }
-
+    rules.spec_edits(&input.spec_edits);
+    let Rules {
+        overrules,
+        added_issues,
+        ..
+    } = rules;
     let final_verdict = if approved && overrules.is_empty() {
         Kind::Approve
     } else {
@@ -371,6 +180,244 @@ pub fn decide(verdict: &Verdict, input: &DecisionInput) -> Decision {
         quotes,
         citations,
         added_issues,
+    }
+}
+
+/// The model rules as they apply, in order: each records its overrule
+/// (only of an approval) and the issue it adds for the feedback.
+struct Rules {
+    approved: bool,
+    overrules: Vec<Overrule>,
+    added_issues: Vec<Issue>,
+}
+
+impl Rules {
+    fn overrule(&mut self, rule: Rule, reason: String) {
+        if self.approved {
+            self.overrules.push(Overrule { rule, reason });
+        }
+    }
+
+    /// A major issue with no location, for the feedback.
+    fn add(&mut self, message: String, suggestion: String) {
+        self.added_issues.push(Issue {
+            severity: Severity::Major,
+            file: None,
+            line: None,
+            end_line: None,
+            message,
+            suggestion,
+        });
+    }
+
+    /// Every spec quote looked up in the text sent: spec_verification's
+    /// first, then missing_from_spec's. A satisfied requirement of an
+    /// approval whose quote is not there is a fabricated quote.
+    fn quotes(&mut self, verdict: &Verdict, input: &DecisionInput) -> Vec<QuoteCheck> {
+        let mut quotes = Vec::new();
+        for (i, check) in verdict.spec_verification.iter().enumerate() {
+            let q = look_up(&check.spec_quote, input);
+            if !q.found {
+                let rests_on_it = self.approved && check.satisfied;
+                if rests_on_it {
+                    self.overrule(
+                        Rule::FabricatedQuote,
+                        format!(
+                            "spec_verification[{i}] is marked satisfied but its quote {:?} is not found in the spec text sent",
+                            check.spec_quote
+                        ),
+                    );
+                }
+                self.added_issues.push(quote_issue(
+                    if rests_on_it {
+                        Severity::Major
+                    } else {
+                        Severity::Minor
+                    },
+                    &check.spec_quote,
+                    &format!("spec_verification[{i}]"),
+                ));
+            }
+            quotes.push(q);
+        }
+        for (i, missing) in verdict.missing_from_spec.iter().enumerate() {
+            // An item with no quote describes a gap in words only: nothing to look up.
+            if missing.spec_quote.trim().is_empty() {
+                continue;
+            }
+            let q = look_up(&missing.spec_quote, input);
+            if !q.found {
+                self.added_issues.push(quote_issue(
+                    Severity::Minor,
+                    &missing.spec_quote,
+                    &format!("missing_from_spec[{i}]"),
+                ));
+            }
+            quotes.push(q);
+        }
+        quotes
+    }
+
+    /// Spec sections were sent, so an approval must quote one of them.
+    fn spec_basis(&mut self, verdict: &Verdict, quotes: &[QuoteCheck], spec_sent: bool) {
+        let quoted = verdict
+            .spec_verification
+            .iter()
+            .zip(quotes)
+            .any(|(check, q)| check.satisfied && q.found);
+        if spec_sent && !quoted {
+            self.overrule(
+                Rule::NoSpecBasis,
+                "no requirement marked satisfied quotes the spec text sent: the approval has no basis in the spec".to_string(),
+            );
+            self.add(
+                "The review could not tie the change to the spec: it quoted no requirement found in the spec sections sent.".to_string(),
+                "Make the change implement the spec sections the task references, so a review can quote them.".to_string(),
+            );
+        }
+    }
+
+    /// An approval that marks a requirement unsatisfied, or lists what the
+    /// change does not implement, contradicts itself.
+    fn requirements(&mut self, verdict: &Verdict) {
+        for (i, check) in verdict.spec_verification.iter().enumerate() {
+            if !check.satisfied {
+                self.overrule(
+                    Rule::UnsatisfiedRequirement,
+                    format!(
+                        "spec_verification[{i}] is marked not satisfied: {:?}",
+                        check.spec_quote
+                    ),
+                );
+                self.add(
+                    format!(
+                        "Spec requirement not satisfied: {:?}{}",
+                        check.spec_quote,
+                        [check.notes.trim(), check.evidence.trim()]
+                            .iter()
+                            .find(|t| !t.is_empty())
+                            .map(|t| format!(" ({t})"))
+                            .unwrap_or_default()
+                    ),
+                    String::new(),
+                );
+            }
+        }
+        for (i, missing) in verdict.missing_from_spec.iter().enumerate() {
+            let what = if missing.spec_quote.trim().is_empty() {
+                missing.description.clone()
+            } else {
+                format!("{:?}", missing.spec_quote)
+            };
+            self.overrule(
+                Rule::MissingRequirement,
+                format!("missing_from_spec[{i}] lists what the change does not implement: {what}"),
+            );
+        }
+    }
+
+    fn blocking_issues(&mut self, verdict: &Verdict) {
+        for (i, issue) in verdict.issues.iter().enumerate() {
+            if issue.severity.is_blocking() {
+                self.overrule(
+                    Rule::BlockingIssue,
+                    format!(
+                        "issues[{i}] is {}{}: {}",
+                        issue.severity.as_str(),
+                        located(issue)
+                            .map(|at| format!(" at {at}"))
+                            .unwrap_or_default(),
+                        issue.message
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Every criterion met: none unmet, none left unrated.
+    fn criteria(&mut self, verdict: &Verdict, criteria_ids: &[String]) {
+        for c in &verdict.criteria {
+            if c.status == CriterionStatus::Unmet {
+                let why = if c.evidence.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", c.evidence)
+                };
+                self.overrule(Rule::UnmetCriterion, format!("{} is unmet{why}", c.id));
+            }
+        }
+        for id in criteria_ids {
+            let reported = verdict.criteria.iter().any(|c| same_id(&c.id, id));
+            if !reported {
+                self.overrule(
+                    Rule::UncheckedCriterion,
+                    format!("{id} is not reported on in the verdict's criteria"),
+                );
+                self.add(
+                    format!("Acceptance criterion {id} was not checked by the review."),
+                    format!(
+                        "Make {id} verifiable from the diff (a test or a file:line that shows it is met)."
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Evidence an approval rests on must point at something.
+    fn citations(&mut self, citations: &[Citation]) {
+        for c in citations.iter().filter(|c| c.basis && !c.found) {
+            let why = c.problem.as_deref().unwrap_or("not found");
+            self.overrule(
+                Rule::EvidenceNotFound,
+                format!(
+                    "{} cites {}, which points nowhere: {why}",
+                    c.from, c.reference
+                ),
+            );
+            self.add(
+                format!(
+                    "The review's evidence {} ({}) points nowhere: {why}.",
+                    c.reference, c.from
+                ),
+                "Check that the change contains what the review claims.".to_string(),
+            );
+        }
+    }
+
+    /// No approval of code the model never saw.
+    fn unseen(&mut self, unseen: Option<&str>) {
+        let Some(unseen) = unseen else { return };
+        self.overrule(
+            Rule::UnseenCode,
+            format!("the model was not shown all the changed code: {unseen} left out for budget"),
+        );
+        self.add(
+            format!(
+                "The review could not see the whole change: {unseen} did not fit its prompts, so it cannot be approved."
+            ),
+            "Split the change into smaller tasks, or raise review.token_budget or review.max_parts.".to_string(),
+        );
+    }
+
+    /// A task cannot rewrite its own source of truth.
+    fn spec_edits(&mut self, spec_edits: &[String]) {
+        for file in spec_edits {
+            self.overrule(
+                Rule::SpecEdited,
+                format!("the diff edits the spec {file}, which the task does not declare"),
+            );
+            self.added_issues.push(Issue {
+                severity: Severity::Major,
+                file: Some(file.clone()),
+                line: None,
+                end_line: None,
+                message: "The diff edits this spec, which the task does not declare: a task \
+                          cannot rewrite its own source of truth."
+                    .to_string(),
+                suggestion: "Revert the spec change; spec changes go through their own task."
+                    .to_string(),
+            });
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 //! job, not this module's.
 
 use serde::{Deserialize, Serialize};
+
+pub use crate::severity::Severity;
 use serde_json::{Value, json};
 
 /// The two verdicts a review can end in.
@@ -58,40 +60,6 @@ impl CriterionStatus {
             CriterionStatus::Unmet => "unmet",
             CriterionStatus::Unverifiable => "unverifiable",
         }
-    }
-}
-
-/// Issue and guardian-flag severity, most severe first so that sorting by it
-/// puts blocking issues at the top.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    Critical,
-    Major,
-    Minor,
-    Nit,
-}
-
-impl Severity {
-    pub const ALL: [Severity; 4] = [
-        Severity::Critical,
-        Severity::Major,
-        Severity::Minor,
-        Severity::Nit,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Critical => "critical",
-            Severity::Major => "major",
-            Severity::Minor => "minor",
-            Severity::Nit => "nit",
-        }
-    }
-
-    /// Critical and major issues block an approval.
-    pub fn is_blocking(self) -> bool {
-        matches!(self, Severity::Critical | Severity::Major)
     }
 }
 

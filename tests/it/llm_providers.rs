@@ -14,7 +14,7 @@ fn no_env(_: &str) -> Option<String> {
 
 fn config(provider: ProviderKind, base_url: String) -> Config {
     Config {
-        provider,
+        provider: speed::llm::Choice::Model(provider),
         base_url: Some(base_url),
         model: Some("test-model".into()),
         timeout: Duration::from_secs(5),
@@ -364,7 +364,7 @@ fn concurrent_requests_are_served_concurrently() {
 
 fn command(script: &str) -> Config {
     Config {
-        provider: ProviderKind::Command,
+        provider: speed::llm::Choice::Model(ProviderKind::Command),
         command: vec!["sh".into(), "-c".into(), script.into()],
         timeout: Duration::from_secs(5),
         ..Config::default()

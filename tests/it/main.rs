@@ -18,6 +18,7 @@ mod hardening;
 mod hooks;
 mod impact_fixtures;
 mod impact_review;
+mod layers;
 mod llm_providers;
 mod orchestrator;
 mod review;

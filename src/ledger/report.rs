@@ -4,8 +4,10 @@
 
 use serde::Serialize;
 
+use crate::defects::{self, Defect};
 use crate::exit::Outcome;
-use crate::verdict::{self, Decision, GuardianVerdict, Verdict};
+use crate::verdict::{self, Decision, DefectScopeCheck, GuardianVerdict, ScopeViolation, Verdict};
+use crate::work::Subject;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -46,7 +48,7 @@ pub struct Report {
     pub notices: Vec<String>,
     /// A defect-fix review: the defect, speed's findings beside the model's.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub defect: Option<super::defect::Block>,
+    pub defect: Option<DefectBlock>,
     /// The spec documents the review read, primary first.
     pub specs: Vec<String>,
     /// What the review did to the task file; None when it wrote none.
@@ -56,6 +58,76 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of a task that could not even be read (unknown id, ambiguous
+    /// id, malformed file): its error, and nothing written anywhere.
+    pub fn unreadable(task_id: Option<String>, feature: Option<String>, message: String) -> Report {
+        let subject = Subject::Branch {
+            branch: String::new(),
+            specs: Vec::new(),
+            criteria: Vec::new(),
+            criteria_file: None,
+        };
+        Report {
+            task_id,
+            feature,
+            error: Some(message),
+            outcome: Outcome::Error,
+            ..Report::new(&subject)
+        }
+    }
+
+    /// The report of a defect that could not be read (unknown name, missing
+    /// triage, malformed file): its error, and nothing written anywhere.
+    pub fn unreadable_defect(name: &str, message: String) -> Report {
+        let mut report = Report::unreadable(None, None, message);
+        report.defect = Some(DefectBlock::named(name));
+        report
+    }
+
+    /// The report of `subject` before anything is known of its review.
+    pub fn new(subject: &Subject) -> Report {
+        let task = subject.task();
+        Report {
+            task_id: task.map(|t| t.id.clone()),
+            feature: task.and_then(|t| t.feature.clone()),
+            branch: subject.branch().to_string(),
+            title: match subject {
+                Subject::Defect(review) => Some(review.defect.report.title.clone())
+                    .filter(|t| !t.is_empty())
+                    .or(Some(review.defect.name.clone())),
+                _ => task.map(|t| t.title.clone()),
+            },
+            base_commit: String::new(),
+            head_commit: String::new(),
+            base_resolved_by: String::new(),
+            verdict: None,
+            model_verdict: None,
+            overrules: Vec::new(),
+            review: None,
+            quotes: Vec::new(),
+            evidence: Vec::new(),
+            checks: Vec::new(),
+            redactions: Vec::new(),
+            guardian: GuardianOutcome::not_run("the review did not complete"),
+            impact: serde_json::Value::Array(Vec::new()),
+            coverage: Coverage::default(),
+            hashes: Hashes::default(),
+            model: ModelInfo::default(),
+            tokens: Tokens::default(),
+            duration_ms: 0,
+            error: None,
+            feedback: None,
+            report_path: None,
+            notices: Vec::new(),
+            defect: subject
+                .defect()
+                .map(|review| DefectBlock::new(&review.defect)),
+            specs: Vec::new(),
+            task_update: None,
+            outcome: Outcome::Error,
+        }
+    }
+
     /// Whether the review got as far as a prompt (so the report has content
     /// worth showing even when the model step failed).
     pub fn prepared(&self) -> bool {
@@ -182,4 +254,72 @@ pub struct Evidence {
     /// becomes a `secret` finding of the report.
     #[serde(skip)]
     pub leaks: Vec<crate::secrets::net::Leak>,
+}
+
+/// What a defect-fix report adds: the defect, speed's findings and the
+/// model's own scope findings side by side, and what happened to the state.
+#[derive(Debug, Clone, Serialize)]
+pub struct DefectBlock {
+    pub name: String,
+    pub dir: String,
+    pub title: String,
+    pub severity: Option<String>,
+    pub complexity: Option<String>,
+    /// `state.json`'s status when the review started.
+    pub status: Option<String>,
+    /// Its status after the review, when `--update-state` was given.
+    pub state: Option<String>,
+    pub affected_files: Vec<String>,
+    /// What speed established (None when the review stopped before).
+    pub speed: Option<defects::Findings>,
+    /// What the model said of the scope (None until it answered).
+    pub model: Option<ModelScope>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelScope {
+    pub defect_scope_check: Option<DefectScopeCheck>,
+    pub scope_violations: Vec<ScopeViolation>,
+}
+
+impl ModelScope {
+    pub fn of(verdict: &Verdict) -> ModelScope {
+        ModelScope {
+            defect_scope_check: verdict.defect_scope_check,
+            scope_violations: verdict.scope_violations.clone(),
+        }
+    }
+}
+
+impl DefectBlock {
+    /// A defect known only by name (its folder could not be read).
+    pub fn named(name: &str) -> DefectBlock {
+        DefectBlock {
+            name: name.to_string(),
+            dir: String::new(),
+            title: String::new(),
+            severity: None,
+            complexity: None,
+            status: None,
+            state: None,
+            affected_files: Vec::new(),
+            speed: None,
+            model: None,
+        }
+    }
+
+    pub fn new(defect: &Defect) -> DefectBlock {
+        DefectBlock {
+            name: defect.name.clone(),
+            dir: defect.dir.display().to_string(),
+            title: defect.report.title.clone(),
+            severity: defect.report.severity_label.clone(),
+            complexity: defect.complexity().map(str::to_string),
+            status: defect.status().map(str::to_string),
+            state: None,
+            affected_files: defect.triage.affected_files.clone(),
+            speed: None,
+            model: None,
+        }
+    }
 }

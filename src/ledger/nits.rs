@@ -10,8 +10,8 @@ use crate::fsx;
 use crate::verdict::{self, Severity};
 
 use super::Error;
-use super::record;
 use super::report::Report;
+use super::{LOCKS_DIR, area};
 
 pub const NITS_FILE: &str = ".speed/reviews/nits.json";
 
@@ -89,7 +89,7 @@ pub fn save(root: &Path, nits: &[Nit]) -> Result<(), Error> {
     crate::secrets::net::json(&mut value, "the nits file");
     let text = serde_json::to_string_pretty(&value).unwrap_or_else(|_| "[]".to_string()) + "\n";
     Ok(fsx::write_atomic(
-        &record::area(root),
+        &area(root),
         &root.join(NITS_FILE),
         text.as_bytes(),
     )?)
@@ -109,8 +109,8 @@ pub fn merge_save(root: &Path, reports: &[Report], found: &[Nit]) -> Result<(), 
     }
     // Another speed may be merging its nits into the same file.
     let _lock = fsx::Lock::acquire(
-        &record::area(root),
-        &root.join(record::LOCKS_DIR).join("nits.lock"),
+        &area(root),
+        &root.join(LOCKS_DIR).join("nits.lock"),
         NITS_LOCK_WAIT,
     )?;
     let mut nits: Vec<Nit> = load(root)?

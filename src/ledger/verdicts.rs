@@ -22,16 +22,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::fsx;
-use crate::tasks::Task;
+use crate::specs::Document;
 use crate::verdict;
+use crate::work::Work;
 
 use super::Error;
-use super::prepare::LoadedSpec;
-use super::record::{LOG_FILE, area};
 use super::report::Report;
+use super::{LOG_FILE, area, now_rfc3339};
 
 pub const DIR: &str = ".speed/cache/verdicts";
 const HEADER: &str = "speed-verdicts 1";
@@ -75,34 +74,6 @@ impl Decision {
             Decision::RequestChanges => "request_changes",
             Decision::ChecksPassed => "checks_passed",
             Decision::Override => "override",
-        }
-    }
-}
-
-/// The piece of work a verdict is about.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Work {
-    Task { id: String, feature: Option<String> },
-    Defect { name: String },
-}
-
-impl Work {
-    pub fn of_task(task: &Task) -> Work {
-        Work::Task {
-            id: task.id.clone(),
-            feature: task.feature.clone(),
-        }
-    }
-
-    /// "task 3 (feature catalog)", "task 3", "defect login-crash".
-    pub fn label(&self) -> String {
-        match self {
-            Work::Task {
-                id,
-                feature: Some(feature),
-            } => format!("task {id} (feature {feature})"),
-            Work::Task { id, feature: None } => format!("task {id}"),
-            Work::Defect { name } => format!("defect {name}"),
         }
     }
 }
@@ -414,7 +385,7 @@ impl Store {
 /// Keep a completed review's decision about a task's head (after its log
 /// line is written, so the log stays the fuller record). It is a cache: a
 /// failure to write it costs a lookup in the log later, not the review.
-pub fn keep_review(root: &Path, work: Option<Work>, report: &Report, specs: &[LoadedSpec]) {
+pub fn keep_review(root: &Path, work: Option<Work>, report: &Report, specs: &[Document]) {
     let Some(work) = work else {
         return;
     };
@@ -434,13 +405,13 @@ pub fn keep_review(root: &Path, work: Option<Work>, report: &Report, specs: &[Lo
         defect,
         head_commit: report.head_commit.clone(),
         decision,
-        at: super::record::now_rfc3339(),
+        at: now_rfc3339(),
         diff: Some(report.hashes.diff.clone()).filter(|d| !d.is_empty()),
         specs: specs
             .iter()
             .map(|s| SpecFile {
-                path: s.document.path.clone(),
-                sha256: super::prepare::sha256(&s.document.text),
+                path: s.path.clone(),
+                sha256: crate::digest::sha256_text(&s.text),
             })
             .collect(),
         by: None,
@@ -484,9 +455,7 @@ fn decode(bytes: &[u8]) -> Result<Vec<Record>, &'static str> {
 }
 
 fn checksum(body: &[u8]) -> String {
-    let digest = Sha256::digest(body);
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    crate::digest::sha256(body)
 }
 
 /// A missing file is no records; a damaged one is no records and a note.

@@ -12,8 +12,9 @@ use crate::exit::Outcome;
 use crate::llm::{self, Message, Provider, Request, Role};
 use crate::secrets::net::{self, Leak};
 
-use super::report::Call;
-use super::{Event, Events};
+use crate::ledger::report::Call;
+
+use super::super::{Event, Events};
 
 /// Why no usable answer came back.
 #[derive(Debug, Clone)]
@@ -95,102 +96,29 @@ pub fn ask<T>(
         } else {
             format!("{named} (corrective retry)")
         };
-        let request = Request {
-            system: None,
-            messages: messages.clone(),
-            json_schema: question.schema.clone(),
+        let call = Exchange {
+            stage,
+            named: &named,
+            messages: &messages,
         };
-        let _permit = pacer.as_ref().map(|p| {
-            p.acquire(question.reserve_tokens, &|wait| {
-                events.event(Event::Waiting {
-                    label: question.label.to_string(),
-                    seconds: wait.as_secs_f64(),
-                    why: "rate limit".to_string(),
-                })
-            })
-        });
-        events.event(Event::ModelStarted {
-            label: question.label.to_string(),
-            what: question.stage,
-        });
-        let started = Instant::now();
-        let response = provider.complete(&request);
-        events.event(Event::ModelFinished {
-            label: question.label.to_string(),
-            what: question.stage,
-        });
-        let (answer_text, rejection) = match response {
-            Ok(mut completion) => {
-                leaks.extend(net::redact_in_place(
-                    &mut completion.text,
-                    &format!("the model's {named} answer"),
-                ));
-                let parsed = (question.parse)(&completion.text);
-                calls.push(Call {
-                    stage,
-                    duration_ms: completion.duration.as_millis() as u64,
-                    attempts: completion.attempts,
-                    prompt_tokens: completion.prompt_tokens,
-                    completion_tokens: completion.completion_tokens,
-                    answer: Some(completion.text.clone()),
-                    error: parsed.as_ref().err().map(|r| r.summary.clone()),
-                });
-                match parsed {
-                    Ok(value) => {
-                        return Asked {
-                            result: Ok(value),
-                            calls,
-                            leaks,
-                        };
-                    }
-                    Err(rejection) => (completion.text, rejection),
+        let (answer_text, rejection) =
+            match call.make(provider, question, pacer, events, &mut calls, &mut leaks) {
+                Ok(value) => {
+                    return Asked {
+                        result: Ok(value),
+                        calls,
+                        leaks,
+                    };
                 }
-            }
-            Err(err) => {
-                calls.push(Call {
-                    stage,
-                    duration_ms: started.elapsed().as_millis() as u64,
-                    attempts: err.attempts().unwrap_or(1),
-                    prompt_tokens: None,
-                    completion_tokens: None,
-                    answer: None,
-                    error: Some(err.to_string()),
-                });
-                match err.kind() {
-                    llm::ErrorKind::Unreachable => {
-                        return Asked {
-                            result: Err(Failure {
-                                outcome: Outcome::ModelUnreachable,
-                                message: err.to_string(),
-                            }),
-                            calls,
-                            leaks,
-                        };
-                    }
-                    llm::ErrorKind::Config => {
-                        return Asked {
-                            result: Err(Failure {
-                                outcome: Outcome::Error,
-                                message: err.to_string(),
-                            }),
-                            calls,
-                            leaks,
-                        };
-                    }
-                    llm::ErrorKind::Output => (
-                        String::new(),
-                        Rejection {
-                            summary: err.to_string(),
-                            correction: format!(
-                                "Your previous answer could not be used: {err}. Answer again with \
-                                 only the JSON object, complete and compact: shorter evidence and \
-                                 notes, no prose before or after it."
-                            ),
-                        },
-                    ),
+                Err(Miss::Fatal(failure)) => {
+                    return Asked {
+                        result: Err(failure),
+                        calls,
+                        leaks,
+                    };
                 }
-            }
-        };
+                Err(Miss::Invalid(answer_text, rejection)) => (answer_text, rejection),
+            };
         last_problem = rejection.summary.clone();
         if attempt == 0 {
             events.event(Event::Retrying {
@@ -229,6 +157,111 @@ pub fn ask<T>(
         }),
         calls,
         leaks,
+    }
+}
+
+/// Why one call gave no value.
+enum Miss {
+    /// The provider failed in a way a retry of the question cannot mend.
+    Fatal(Failure),
+    /// An answer (its text, perhaps empty) that could not be used.
+    Invalid(String, Rejection),
+}
+
+/// One call of the conversation so far.
+struct Exchange<'a> {
+    /// The report's name for this call ("review (corrective retry)").
+    stage: String,
+    named: &'a str,
+    messages: &'a [Message],
+}
+
+impl Exchange<'_> {
+    /// Send the conversation, record the call, and read the answer.
+    fn make<T>(
+        self,
+        provider: &dyn Provider,
+        question: &Question<'_, T>,
+        pacer: &Pacer,
+        events: &dyn Events,
+        calls: &mut Vec<Call>,
+        leaks: &mut Vec<Leak>,
+    ) -> Result<T, Miss> {
+        let request = Request {
+            system: None,
+            messages: self.messages.to_vec(),
+            json_schema: question.schema.clone(),
+        };
+        let _permit = pacer.as_ref().map(|p| {
+            p.acquire(question.reserve_tokens, &|wait| {
+                events.event(Event::Waiting {
+                    label: question.label.to_string(),
+                    seconds: wait.as_secs_f64(),
+                    why: "rate limit".to_string(),
+                })
+            })
+        });
+        events.event(Event::ModelStarted {
+            label: question.label.to_string(),
+            what: question.stage,
+        });
+        let started = Instant::now();
+        let response = provider.complete(&request);
+        events.event(Event::ModelFinished {
+            label: question.label.to_string(),
+            what: question.stage,
+        });
+        match response {
+            Ok(mut completion) => {
+                leaks.extend(net::redact_in_place(
+                    &mut completion.text,
+                    &format!("the model's {} answer", self.named),
+                ));
+                let parsed = (question.parse)(&completion.text);
+                calls.push(Call {
+                    stage: self.stage,
+                    duration_ms: completion.duration.as_millis() as u64,
+                    attempts: completion.attempts,
+                    prompt_tokens: completion.prompt_tokens,
+                    completion_tokens: completion.completion_tokens,
+                    answer: Some(completion.text.clone()),
+                    error: parsed.as_ref().err().map(|r| r.summary.clone()),
+                });
+                parsed.map_err(|rejection| Miss::Invalid(completion.text, rejection))
+            }
+            Err(err) => {
+                calls.push(Call {
+                    stage: self.stage,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    attempts: err.attempts().unwrap_or(1),
+                    prompt_tokens: None,
+                    completion_tokens: None,
+                    answer: None,
+                    error: Some(err.to_string()),
+                });
+                Err(match err.kind() {
+                    llm::ErrorKind::Unreachable => Miss::Fatal(Failure {
+                        outcome: Outcome::ModelUnreachable,
+                        message: err.to_string(),
+                    }),
+                    llm::ErrorKind::Config => Miss::Fatal(Failure {
+                        outcome: Outcome::Error,
+                        message: err.to_string(),
+                    }),
+                    llm::ErrorKind::Output => Miss::Invalid(
+                        String::new(),
+                        Rejection {
+                            summary: err.to_string(),
+                            correction: format!(
+                                "Your previous answer could not be used: {err}. Answer again with \
+                                 only the JSON object, complete and compact: shorter evidence and \
+                                 notes, no prose before or after it."
+                            ),
+                        },
+                    ),
+                })
+            }
+        }
     }
 }
 

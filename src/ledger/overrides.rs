@@ -15,10 +15,12 @@ use serde_json::{Map, Value, json};
 use crate::git::{MainBranch, Repository};
 use crate::tasks::{self, Status};
 
-use super::Error;
-use super::prepare::{self, Subject};
-use super::record::{append_log_line, lock_task, now_rfc3339};
-use super::verdicts::{self, Decision, Record, Work};
+use crate::work::{self, Subject, Work};
+
+use super::locks::lock_task;
+use super::log::append_log_line;
+use super::verdicts::{self, Decision, Record};
+use super::{Error, now_rfc3339};
 
 /// Who decided, why, and how.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,12 +64,12 @@ pub fn override_task(
     let mut task = store.reload(&found)?;
     let head = repo
         .resolve_branch(&task.branch)
-        .map_err(|source| Error::BranchMissing {
+        .map_err(|source| work::Error::BranchMissing {
             subject: subject.label(),
             branch: task.branch.clone(),
             source: Box::new(source),
         })?;
-    let (diff, note) = match prepare::diff_for(&repo, main, &subject) {
+    let (diff, note) = match work::resolve(&repo, main, &subject) {
         Ok(resolved) => (Some(resolved.diff.sha256), None),
         Err(err) => (None, Some(format!("the diff could not be hashed: {err}"))),
     };

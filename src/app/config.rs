@@ -2,11 +2,13 @@
 //! from (human), or one JSON object. API keys never appear: settings hold
 //! only the name of the variable (`llm.api_key_env`).
 
+use crate::git::short;
 use std::fmt::Write;
 
 use serde_json::{Value, json};
 
-use crate::settings::{CONFIG_PATH, ConfigSettings, Entry, Origin, TEMPLATE_NAMES};
+use crate::prompt::TEMPLATE_NAMES;
+use crate::settings::{CONFIG_PATH, ConfigSettings, Entry, Origin};
 
 /// Settings grouped by table, as `key = value  # source` lines that read
 /// like the config file.
@@ -177,10 +179,6 @@ fn inline(value: &Value) -> String {
         }
         other => other.to_string(),
     }
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(10)]
 }
 
 fn pretty(value: &Value) -> String {

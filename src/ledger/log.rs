@@ -1,0 +1,61 @@
+//! The review log, `.speed/reviews/log.jsonl`: one line per review,
+//! override or bypass, appended in one write, through the secrets safety
+//! net. It is the fullest record of what was decided; the verdict cache and
+//! `speed history`/`speed stats` are read from it.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::fsx;
+
+use super::report::Report;
+use super::{Error, LOG_FILE, area};
+
+/// The line of a review: what it decided about which head, with what
+/// model, tokens and hashes.
+pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Error> {
+    let mut line = json!({
+        "at": now,
+        "task": report.task_id,
+        "feature": report.feature,
+        "branch": report.branch,
+        "head_commit": (!report.head_commit.is_empty()).then_some(&report.head_commit),
+        "decision": report.verdict,
+        "model_verdict": report.model_verdict,
+        "outcome": report.outcome.code(),
+        "model": {"provider": report.model.provider, "name": report.model.name},
+        "tokens": {"prompt": report.tokens.prompt, "completion": report.tokens.completion},
+        "hashes": report.hashes,
+        "guardian": report.guardian.status,
+        "overrules": report.overrules.iter().map(|o| o.rule).collect::<Vec<_>>(),
+        "duration_ms": report.duration_ms,
+        "report": report.report_path,
+        "error": report.error,
+    });
+    if let (Some(defect), Value::Object(map)) = (&report.defect, &mut line) {
+        map.insert("defect".to_string(), json!(defect.name));
+        if let Some(found) = &defect.speed {
+            map.insert(
+                "defect_check".to_string(),
+                json!({
+                    "scope_violations": found.scope_violations.len(),
+                    "lines": found.size.lines,
+                    "files": found.size.files,
+                    "large_diff": found.size.large,
+                    "test_changes": found.test_changes.len(),
+                }),
+            );
+        }
+    }
+    append_log_line(root, &line)
+}
+
+/// Append one line to the review log: a review's, or an override's.
+pub fn append_log_line(root: &Path, line: &Value) -> Result<(), Error> {
+    // The safety net: no log line holds a secret, whoever wrote it.
+    let mut line = line.clone();
+    crate::secrets::net::json(&mut line, "the review log");
+    let text = serde_json::to_string(&line).unwrap_or_default();
+    Ok(fsx::append_line(&area(root), &root.join(LOG_FILE), &text)?)
+}

@@ -1,0 +1,194 @@
+//! Asking the models: the review's question (each part of a review in
+//! parts), and after an approval the guardian's. Every call, its raw answer
+//! and what the safety net replaced in it go into the evidence; a call that
+//! fails says why and with which exit outcome. Nothing here decides: the
+//! answers go to `decide`.
+
+mod model;
+
+use std::sync::Arc;
+
+use crate::exit::Outcome;
+use crate::ledger::report::{Evidence, GuardianOutcome};
+use crate::llm::{self, Provider};
+use crate::verdict::{self, GuardianVerdict, Verdict};
+
+use super::Events;
+use super::context::Context;
+use super::prepare::Prepared;
+
+pub use model::{Failure, Pacer};
+
+/// The providers a run uses: the review's and the guardian's (the same one
+/// unless `guardian.model` names another model).
+#[derive(Clone)]
+pub struct Models {
+    pub review: Arc<dyn Provider>,
+    pub guardian: Arc<dyn Provider>,
+}
+
+impl Models {
+    /// The providers `config` names; an offline configuration builds the
+    /// provider that is never asked. `env` reads the API key's variable.
+    pub fn build(
+        config: &llm::Config,
+        guardian_model: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Models, llm::Error> {
+        let review: Arc<dyn Provider> = Arc::from(llm::provider(config, env)?);
+        let guardian = match guardian_model {
+            Some(model) if !config.offline() && Some(model) != config.model.as_deref() => {
+                let mut config = config.clone();
+                config.model = Some(model.to_string());
+                Arc::from(llm::provider(&config, env)?)
+            }
+            _ => review.clone(),
+        };
+        Ok(Models { review, guardian })
+    }
+}
+
+/// Ask for the review's verdict: one question per part, in order, the
+/// answers merged into one verdict. The first part that fails fails the
+/// review.
+pub fn review(
+    ctx: &Context,
+    models: &Models,
+    pacer: &Pacer,
+    events: &dyn Events,
+    prepared: &Prepared,
+    evidence: &mut Evidence,
+) -> Result<Verdict, Failure> {
+    let label = prepared.subject.label();
+    let kind = prepared.composed.parts.kind;
+    let schema = ctx
+        .config
+        .llm
+        .structured_output
+        .then(|| ("verdict".to_string(), super::compose::verdict_schema(kind)));
+    let defect = prepared.subject.defect().is_some();
+    let parse = |raw: &str| -> Result<Verdict, model::Rejection> {
+        let parsed = match defect {
+            true => verdict::parse_defect(raw),
+            false => verdict::parse(raw),
+        };
+        parsed.map_err(|e| model::rejection(&e))
+    };
+    let prompts = &prepared.composed.prompts;
+    let count = prompts.len();
+    let mut verdicts = Vec::with_capacity(count);
+    for (n, prompt) in prompts.iter().enumerate() {
+        let asked = model::ask(
+            models.review.as_ref(),
+            &model::Question {
+                stage: "review",
+                part: (count > 1).then_some((n + 1, count)),
+                label: &label,
+                prompt: &prompt.text,
+                reserve_tokens: prompt.total_tokens as u64
+                    + u64::from(ctx.config.llm.max_output_tokens),
+                schema: schema.clone(),
+                parse: &parse,
+            },
+            pacer,
+            events,
+        );
+        evidence.calls.extend(asked.calls);
+        evidence.leaks.extend(asked.leaks);
+        verdicts.push(asked.result?);
+    }
+    Ok(verdict::merge(verdicts))
+}
+
+/// What the guardian said of an approval.
+pub enum Guardian {
+    /// aligned, flagged, or skipped: the approval stands.
+    Confirmed(GuardianOutcome),
+    /// rejected: the approval becomes request_changes with this feedback.
+    Rejected(GuardianOutcome, String),
+    /// The guardian could not answer: the approval is not confirmed.
+    Unavailable(GuardianOutcome, Failure),
+}
+
+/// The guardian gate: a second model call sees the product vision, the
+/// spec sections the review used, the task and the diff, and may turn the
+/// approval into request_changes. A guardian that cannot answer does not
+/// confirm the approval.
+pub fn guardian(
+    ctx: &Context,
+    models: &Models,
+    pacer: &Pacer,
+    events: &dyn Events,
+    prepared: &Prepared,
+    evidence: &mut Evidence,
+) -> Guardian {
+    if let Some(reason) = &ctx.config.guardian.skip_reason {
+        return Guardian::Confirmed(GuardianOutcome::skipped(reason));
+    }
+    let provider = models.guardian.as_ref();
+    let unavailable = |failure: Failure| {
+        let mut outcome = GuardianOutcome::not_run(&failure.message);
+        outcome.status = "unavailable".to_string();
+        outcome.model = Some(provider.model().to_string());
+        Guardian::Unavailable(outcome, failure)
+    };
+    let built = super::compose::guardian_prompt(
+        ctx,
+        &prepared.subject,
+        &prepared.resolved.diff,
+        &prepared.sources,
+        &prepared.facts,
+        &prepared.composed,
+    );
+    let mut prompt = match built {
+        Ok(prompt) => prompt,
+        Err(err) => {
+            return unavailable(Failure {
+                outcome: Outcome::Error,
+                message: format!("the guardian prompt could not be built: {err}"),
+            });
+        }
+    };
+    evidence.leaks.extend(crate::secrets::net::redact_in_place(
+        &mut prompt.text,
+        "the guardian prompt",
+    ));
+    evidence.guardian_prompt = Some(prompt.text.clone());
+    let label = prepared.subject.label();
+    let schema = ctx
+        .config
+        .llm
+        .structured_output
+        .then(|| ("guardian".to_string(), verdict::guardian_json_schema()));
+    let parse = |raw: &str| -> Result<GuardianVerdict, model::Rejection> {
+        verdict::parse_guardian(raw).map_err(|e| model::rejection(&e))
+    };
+    let asked = model::ask(
+        provider,
+        &model::Question {
+            stage: "guardian",
+            part: None,
+            label: &label,
+            prompt: &prompt.text,
+            reserve_tokens: prompt.total_tokens as u64
+                + u64::from(ctx.config.llm.max_output_tokens),
+            schema,
+            parse: &parse,
+        },
+        pacer,
+        events,
+    );
+    evidence.calls.extend(asked.calls);
+    evidence.leaks.extend(asked.leaks);
+    match asked.result {
+        Err(failure) => unavailable(failure),
+        Ok(answer) => {
+            let outcome = GuardianOutcome::from_verdict(&answer, provider.model());
+            if answer.status == verdict::GuardianStatus::Rejected {
+                Guardian::Rejected(outcome, verdict::guardian_feedback(&answer))
+            } else {
+                Guardian::Confirmed(outcome)
+            }
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! A review in parts. When the diff does not fit one prompt, further
+//! prompts, each with the spec, the criteria and the instructions, show
+//! what the earlier ones could not, up to `review.max_parts`. What is left
+//! after the last one is unseen code: the coverage says how much, and the
+//! decision refuses to approve it.
+
+use crate::git::Diff;
+use crate::prompt::{self, Coverage, DiffPart, Prompt};
+
+use super::super::Error;
+use super::super::context::Context;
+use super::{Parts, verdict_schema};
+
+pub struct Split {
+    /// One prompt per part, in order; the whole prompt alone when the diff
+    /// fits it.
+    pub prompts: Vec<Prompt>,
+    /// What of the diff the prompts showed, together.
+    pub coverage: Coverage,
+}
+
+/// The parts of a review whose whole prompt is `whole`.
+pub fn split(
+    ctx: &Context,
+    parts: &Parts,
+    diff: &Diff,
+    spec_sections: &[prompt::SpecSection],
+    whole: Prompt,
+) -> Result<Split, Error> {
+    let max_parts = ctx.config.max_parts;
+    // An offline review sends nothing: one prompt to hash is enough (a
+    // dry run still shows the parts a model would be sent).
+    if whole.rest.is_none() || max_parts <= 1 || ctx.sends_nothing() {
+        return Ok(Split {
+            coverage: prompt::coverage(diff, whole.rest.as_ref()),
+            prompts: vec![whole],
+        });
+    }
+    let kind = parts.kind;
+    let schema = serde_json::to_string(&verdict_schema(kind)).unwrap_or_default();
+    let mut prompts: Vec<Prompt> = Vec::new();
+    let mut left = Some(DiffPart::first(diff));
+    while let Some(part) = left.take() {
+        if prompts.len() == max_parts {
+            left = Some(part);
+            break;
+        }
+        let mut input = parts.input(kind, diff, spec_sections.to_vec(), None, &schema);
+        input.part = Some(part.clone());
+        let prompt = prompt::assemble(
+            &input,
+            ctx.counter.get()?,
+            ctx.config.budget,
+            &ctx.templates,
+        )?;
+        if prompt.rest.as_ref().map(|r| &r.from_hunk) == Some(&part.from_hunk) {
+            // Not one hunk of what is left fits a prompt on its own: more
+            // parts would show nothing more.
+            left = Some(part);
+            break;
+        }
+        left = prompt.rest.clone();
+        prompts.push(prompt);
+    }
+    if prompts.is_empty() {
+        return Ok(Split {
+            coverage: prompt::coverage(diff, whole.rest.as_ref()),
+            prompts: vec![whole],
+        });
+    }
+    Ok(Split {
+        coverage: prompt::coverage(diff, left.as_ref()),
+        prompts,
+    })
+}

@@ -1,0 +1,147 @@
+//! What every review of a run shares, built once: the review's
+//! configuration (each part's own configuration inside it), the repository
+//! root, the main branch, the prompt templates, the token counter and who
+//! the reviews are recorded as. `settings` fills `Config`; nothing here
+//! reads flags or the config file.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::checks;
+use crate::defects;
+use crate::git::{MainBranch, Repository};
+use crate::llm;
+use crate::prompt::{self, PendingCounter, Templates};
+use crate::tasks::Actor;
+
+use super::Error;
+
+/// How a run reviews: what, with which model, within which limits.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub target: Target,
+    pub dry_run: bool,
+    /// Batch mode: review approved tasks again too.
+    pub force: bool,
+    /// The branch that holds the source of truth.
+    pub main: MainBranch,
+    /// Prompt templates replacing built-in ones, read like the config.
+    pub prompts: Vec<prompt::Override>,
+    /// Said in every report: the configuration or a template that decided
+    /// the review is not main's committed one, or the working tree's was
+    /// not used.
+    pub report_notices: Vec<String>,
+    pub concurrency: usize,
+    pub budget: usize,
+    pub tokenizer: String,
+    pub max_revisions: u32,
+    /// At most this many model calls share one large diff.
+    pub max_parts: usize,
+    /// `review.actor`: who a review is recorded as (`reviewed_by`, the actor
+    /// of event files in the multi-player layout); None means the git user.
+    pub actor: Option<String>,
+    /// `--spec PATH[#Section]`, PATH relative to the repository root: for a
+    /// task, it replaces the task's spec_references, its feature's
+    /// spec_path and specs/product/<feature>.md.
+    pub spec_args: Vec<String>,
+    pub llm: llm::Config,
+    pub guardian: GuardianConfig,
+    pub checks: checks::Config,
+    pub defect: defects::Limits,
+}
+
+/// `[guardian]`: the second gate after an approval.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GuardianConfig {
+    pub enabled: bool,
+    /// Why the guardian is off, recorded in reports ("--no-guardian", ...).
+    pub skip_reason: Option<String>,
+    pub vision_file: String,
+    /// A different model for the guardian; None uses the review's.
+    pub model: Option<String>,
+    pub budget: usize,
+}
+
+/// What a review command was asked to review.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Target {
+    Tasks {
+        ids: Vec<String>,
+        feature: Option<String>,
+    },
+    Branch {
+        branch: String,
+        /// `PATH[#Section]`, PATH relative to the repository root.
+        specs: Vec<String>,
+        /// Absolute (relative paths are taken from the directory speed runs in).
+        criteria: Option<PathBuf>,
+    },
+    /// `--defect NAME`: the fix of one defect.
+    Defect {
+        name: String,
+        /// `--update-state`: an approval moves state.json from `fixed` to
+        /// `reviewed`, and the review goes to the defect's logs/review.log.
+        update_state: bool,
+    },
+}
+
+/// What is shared by every review of a run (and across batch threads).
+pub struct Context {
+    pub root: PathBuf,
+    pub config: Config,
+    /// Built on its own thread; taken when the first prompt is assembled.
+    pub counter: Arc<PendingCounter>,
+    pub templates: Templates,
+    /// Who the reviews are recorded as.
+    pub actor: Actor,
+}
+
+impl Context {
+    /// The context of reviews in the repository containing `dir`. The
+    /// tokenizer is named now, so an unknown encoding fails at once, and
+    /// built only when a prompt is first counted.
+    pub fn open(dir: &Path, config: Config) -> Result<Context, Error> {
+        let counter = Arc::new(PendingCounter::start(&config.tokenizer)?);
+        let repo = Repository::discover(dir)?;
+        Ok(Context {
+            root: repo.root().to_path_buf(),
+            counter,
+            templates: Templates::from_overrides(&config.prompts)?,
+            actor: actor(&repo, config.actor.as_deref()),
+            config,
+        })
+    }
+
+    pub fn main(&self) -> &MainBranch {
+        &self.config.main
+    }
+
+    /// Whether no model is asked: speed's own checks decide.
+    pub fn offline(&self) -> bool {
+        self.config.llm.offline()
+    }
+
+    /// An offline review that is not a dry run: it sends nothing, so its
+    /// prompt is built only to be hashed, whatever its size (a dry run
+    /// still shows what a model would be sent).
+    pub fn sends_nothing(&self) -> bool {
+        self.offline() && !self.config.dry_run
+    }
+}
+
+/// Who reviews: config `review.actor`, else the git user (`user.name`), else
+/// the login name; the email is git's `user.email`, else `<name>@local`.
+fn actor(repo: &Repository, configured: Option<&str>) -> Actor {
+    let (git_name, git_email) = repo.user();
+    let login = || {
+        ["USER", "USERNAME"]
+            .iter()
+            .find_map(|key| std::env::var(key).ok().filter(|v| !v.trim().is_empty()))
+    };
+    let name = configured
+        .map(str::to_string)
+        .or(git_name)
+        .or_else(login)
+        .unwrap_or_default();
+    Actor::new(&name, git_email.as_deref())
+}

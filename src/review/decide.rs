@@ -1,0 +1,272 @@
+//! The decision, made here and nowhere else. The model's answer is first
+//! checked against what was sent (`check_answer`: every quote against the
+//! spec sections, every cited location against the diff and the head
+//! commit, the criteria, unseen code, and for a defect fix its own rules);
+//! then `rule` turns it into speed's verdict, overruling an approval for
+//! the model's rules, speed's blocking checks and the guardian, each once
+//! and in that order. An offline review and an empty diff are decided here
+//! too, without a model.
+
+use crate::checks::{self, Check, Finding};
+use crate::defects;
+use crate::git::short;
+use crate::specs::QuoteIndex;
+use crate::verdict::{self, Kind, Overrule, Rule, Verdict};
+use crate::work::{Resolved, Subject};
+
+use super::Error;
+use super::context::Context;
+use super::head::HeadFiles;
+use super::prepare::Prepared;
+
+/// The model's answer, as checked by the verdict's rules.
+pub struct Checked {
+    pub answer: Verdict,
+    /// The model rules' (and the defect rules') decision: quotes,
+    /// citations, and the overrules of those rules.
+    pub decision: verdict::Decision,
+}
+
+/// Check the model's answer against what the review sent and what the head
+/// commit holds.
+pub fn check_answer(ctx: &Context, prepared: &Prepared, answer: Verdict) -> Result<Checked, Error> {
+    let composed = &prepared.composed;
+    let index = QuoteIndex::new(&composed.sent);
+    let find = |quote: &str| {
+        index.find(quote).map(|hit| verdict::QuoteHit {
+            doc_path: hit.doc_path,
+            section: hit.section,
+            line: hit.line,
+        })
+    };
+    let head = HeadFiles::open(&ctx.root, &prepared.resolved.diff.head_commit)?;
+    let lines_at_head = |path: &str| head.lines(path);
+    let sources = verdict::Sources {
+        diff: &prepared.resolved.diff,
+        lines_at_head: &lines_at_head,
+        head_paths: head.paths(),
+    };
+    let criteria_ids: Vec<String> = match &prepared.subject {
+        Subject::Branch { .. } => Vec::new(),
+        subject => subject.criteria().iter().map(|c| c.id.clone()).collect(),
+    };
+    let mut decision = verdict::decide(
+        &answer,
+        &verdict::DecisionInput {
+            find_quote: &find,
+            spec_sent: !composed.sent.is_empty(),
+            spec_edits: prepared.sources.spec_edits.clone(),
+            criteria_ids,
+            sources: Some(&sources),
+            unseen: composed.coverage.unseen(),
+        },
+    );
+    if let Some(found) = &prepared.facts.defect {
+        verdict::defect::apply(&mut decision, &answer, &defect_facts(found));
+    }
+    Ok(Checked { answer, decision })
+}
+
+/// What the guardian said, as far as the decision is concerned.
+pub enum Guardian<'a> {
+    /// It was not asked (the review requested changes, or a small defect
+    /// fix), or not yet: its word does not enter the decision.
+    NotAsked,
+    Confirmed,
+    /// Its summary, and the feedback a developer gets instead of the
+    /// review's.
+    Rejected {
+        summary: &'a str,
+        feedback: &'a str,
+    },
+}
+
+/// speed's verdict, why, and the feedback a request for changes carries.
+#[derive(Debug, Clone)]
+pub struct Ruling {
+    pub verdict: Kind,
+    /// Every rule that overruled an approval, in the order applied.
+    pub overrules: Vec<Overrule>,
+    /// Written to the task file with a request for changes.
+    pub feedback: Option<String>,
+}
+
+impl Ruling {
+    pub fn approves(&self) -> bool {
+        self.verdict == Kind::Approve
+    }
+}
+
+/// The one place where an approval is overruled: the model's rules and the
+/// defect rules (already in `checked.decision`), then a blocking finding
+/// of speed's checks, then a guardian that rejected it.
+pub fn rule(checked: &Checked, checks: &[Finding], guardian: Guardian) -> Ruling {
+    let decision = &checked.decision;
+    let mut verdict = decision.final_verdict;
+    let mut overrules = decision.overrules.clone();
+    let mut feedback = verdict::feedback(&checked.answer, decision);
+    let blocking: Vec<&Finding> = checks.iter().filter(|f| f.blocking()).collect();
+    if verdict == Kind::Approve && !blocking.is_empty() {
+        overrules.push(Overrule {
+            rule: Rule::CheckFailed,
+            reason: format!(
+                "speed's checks found {} blocking problem{}: {}",
+                blocking.len(),
+                if blocking.len() == 1 { "" } else { "s" },
+                blocking
+                    .iter()
+                    .map(|f| describe(f))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        });
+        verdict = Kind::RequestChanges;
+    }
+    if let (
+        Kind::Approve,
+        Guardian::Rejected {
+            summary,
+            feedback: said,
+        },
+    ) = (verdict, guardian)
+    {
+        overrules.push(Overrule {
+            rule: Rule::GuardianRejected,
+            reason: format!("the guardian rejected the approval: {summary}"),
+        });
+        verdict = Kind::RequestChanges;
+        feedback = said.to_string();
+    }
+    let feedback = (verdict != Kind::Approve).then(|| {
+        if !blocking.is_empty() {
+            feedback.push_str(&check_feedback(&blocking));
+        }
+        feedback
+    });
+    Ruling {
+        verdict,
+        overrules,
+        feedback,
+    }
+}
+
+/// An offline review: speed's checks alone decide. A blocking finding (or
+/// a defect fix outside its scope, or passing by a changed test) requests
+/// changes; otherwise the checks passed, which is not an approval: no one
+/// compared the work with the spec.
+pub fn offline(checks: &[Finding], defect: Option<&defects::Findings>) -> Ruling {
+    let blocking: Vec<&Finding> = checks.iter().filter(|f| f.blocking()).collect();
+    let defect = defect.map(defect_feedback).unwrap_or_default();
+    if blocking.is_empty() && defect.is_empty() {
+        return Ruling {
+            verdict: Kind::ChecksPassed,
+            overrules: Vec::new(),
+            feedback: None,
+        };
+    }
+    let checks = if blocking.is_empty() {
+        String::new()
+    } else {
+        check_feedback(&blocking)
+    };
+    Ruling {
+        verdict: Kind::RequestChanges,
+        overrules: Vec::new(),
+        feedback: Some(format!("{defect}{checks}").trim_start().to_string()),
+    }
+}
+
+/// A branch with no changes: nothing was implemented, so changes are
+/// requested without asking a model; the `empty_diff` finding says so
+/// unless that check is off.
+pub fn nothing_implemented(
+    ctx: &Context,
+    subject: &Subject,
+    resolved: &Resolved,
+) -> (Option<Finding>, Ruling) {
+    let finding = ctx
+        .config
+        .checks
+        .severity(Check::EmptyDiff)
+        .map(|severity| Finding {
+            check: Check::EmptyDiff.name().to_string(),
+            severity,
+            file: None,
+            line: None,
+            message: "Nothing was implemented: the branch does not differ from its base."
+                .to_string(),
+        });
+    let what = match subject {
+        Subject::Defect(_) => "Commit the fix of the defect on this branch.",
+        _ => "Implement the task on this branch and commit the work.",
+    };
+    let ruling = Ruling {
+        verdict: Kind::RequestChanges,
+        overrules: Vec::new(),
+        feedback: Some(format!(
+            "Nothing was implemented: branch {} has no changes against its base {} ({}). {what}",
+            resolved.branch,
+            short(&resolved.base.commit),
+            resolved.base.how
+        )),
+    };
+    (finding, ruling)
+}
+
+/// The facts the defect rules apply.
+fn defect_facts(found: &defects::Findings) -> verdict::defect::Facts {
+    verdict::defect::Facts {
+        scope_violations: found
+            .scope_violations
+            .iter()
+            .map(|v| (v.file.clone(), v.description.clone()))
+            .collect(),
+        test_changes: found
+            .test_changes
+            .iter()
+            .map(|c| (c.path.clone(), c.description.clone()))
+            .collect(),
+    }
+}
+
+/// What an offline review of a defect fix holds against it: speed's own
+/// findings, as feedback (empty when there is none).
+fn defect_feedback(found: &defects::Findings) -> String {
+    let facts = defect_facts(found);
+    if facts.scope_violations.is_empty() && facts.test_changes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("speed's own findings on this defect fix block it:\n");
+    for (_, why) in facts.scope_violations.iter().chain(&facts.test_changes) {
+        out.push_str(&format!("- {why}\n"));
+    }
+    out
+}
+
+/// `check (severity) file:line: message`, one finding on one line.
+fn describe(f: &Finding) -> String {
+    let first = f.message.lines().next().unwrap_or("");
+    match f.location() {
+        Some(at) => format!("{} ({}) {at}: {first}", f.check, f.severity.as_str()),
+        None => format!("{} ({}): {first}", f.check, f.severity.as_str()),
+    }
+}
+
+/// The blocking findings as feedback a developer can act on.
+fn check_feedback(blocking: &[&Finding]) -> String {
+    let mut out = String::from("\n\nspeed's own checks found problems that block approval:\n");
+    for f in blocking {
+        out.push_str(&format!("- {}\n", describe(f)));
+        // A command's output tail follows its first line.
+        for line in f.message.lines().skip(1) {
+            out.push_str(&format!("    {line}\n"));
+        }
+    }
+    out
+}
+
+/// Findings sorted worst first, as a report lists them.
+pub fn sorted(mut findings: Vec<Finding>) -> Vec<Finding> {
+    checks::sort(&mut findings);
+    findings
+}

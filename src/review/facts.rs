@@ -1,0 +1,332 @@
+//! The facts speed establishes itself before any model is asked: the blast
+//! radius of the changed symbols (from the tree at the head commit, through
+//! the index cache), speed's own checks and the configured command checks,
+//! and for a defect fix its scope, size and reproducing test. They reach
+//! the model as automated check results and the decision as blocking
+//! findings.
+
+use std::path::PathBuf;
+
+use crate::checks::{self, Check, Finding};
+use crate::defects;
+use crate::git::{Diff, Repository};
+use crate::impact;
+use crate::secrets::{self, DiffSecret, Redaction};
+use crate::tasks::Criterion;
+use crate::work::{Resolved, Subject};
+
+use super::Error;
+use super::context::Context;
+use super::redact;
+use super::sources::Sources;
+
+/// What speed established about one change.
+pub struct Facts {
+    pub impact: Option<impact::Impact>,
+    /// Why the blast radius could not be computed.
+    pub impact_error: Option<String>,
+    /// speed's own checks, worst first.
+    pub checks: Vec<Finding>,
+    /// What speed established about a defect fix.
+    pub defect: Option<defects::Findings>,
+    /// What could not be seen or checked, for the prompt and the report.
+    pub notices: Vec<String>,
+    /// Secrets replaced in the diff, the subject's fields and the sources.
+    pub redactions: Vec<Redaction>,
+}
+
+/// Establish the facts of `resolved`'s diff (already redacted, with its
+/// secrets in `diff_secrets`); `subject_secrets` were found in the
+/// subject's own fields.
+pub fn establish(
+    ctx: &Context,
+    repo: &Repository,
+    subject: &Subject,
+    resolved: &Resolved,
+    sources: &Sources,
+    subject_secrets: Vec<Redaction>,
+    diff_secrets: &[DiffSecret],
+) -> Result<Facts, Error> {
+    let diff = &resolved.diff;
+    let defect = match subject.defect() {
+        Some(review) => Some(
+            defects::establish(
+                repo,
+                &ctx.config.defect,
+                &review.defect,
+                diff,
+                &resolved.base.commit,
+            )
+            .map_err(|e| Error::Input {
+                path: PathBuf::from(".speed/config.toml"),
+                message: e.to_string(),
+            })?,
+        ),
+        None => None,
+    };
+    let mut notices = Vec::new();
+    let (impact, impact_error) = match compute_impact(repo, ctx, diff) {
+        Ok(impact) => {
+            notices.extend(impact_notices(&impact));
+            for w in &impact.warnings {
+                tracing::warn!("impact: {w}");
+            }
+            (Some(impact), None)
+        }
+        Err(err) => {
+            notices.push(format!("Impact assessment unavailable: {err}"));
+            (None, Some(err))
+        }
+    };
+    let mut other_secrets = subject_secrets;
+    other_secrets.extend(sources.redactions.iter().cloned());
+    let blobs = Blobs::new(Repository::open(&ctx.root)?, &diff.head_commit);
+    let (checks, check_notices) = run_checks(
+        ctx,
+        &CheckInput {
+            subject,
+            diff,
+            impact: impact.as_ref(),
+            diff_secrets,
+            other_secrets: &other_secrets,
+            blobs: &blobs,
+        },
+    );
+    notices.extend(check_notices);
+    let mut redactions = redact::diff_redactions(diff_secrets);
+    redactions.extend(other_secrets);
+    Ok(Facts {
+        impact,
+        impact_error,
+        checks,
+        defect,
+        notices,
+        redactions,
+    })
+}
+
+/// Blob reads for the impact index, from several threads at once. git2
+/// handles are not `Sync`, so each read borrows a handle from a pool (one
+/// per thread in practice) instead of queueing behind a single one.
+struct GitBlobs {
+    root: std::path::PathBuf,
+    pool: std::sync::Mutex<Vec<Repository>>,
+}
+
+impl GitBlobs {
+    fn handle(&self) -> Result<Repository, String> {
+        let spare = self
+            .pool
+            .lock()
+            .map_err(|_| "a blob reader thread panicked".to_string())?
+            .pop();
+        match spare {
+            Some(repo) => Ok(repo),
+            None => Repository::open(&self.root).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+impl impact::Blobs for GitBlobs {
+    fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
+        let repo = self.handle()?;
+        let bytes = repo.read_blob(blob).map_err(|e| e.to_string());
+        // A poisoned pool only loses this handle: the next read opens one.
+        if let Ok(mut pool) = self.pool.lock() {
+            pool.push(repo);
+        }
+        bytes
+    }
+}
+
+fn compute_impact(repo: &Repository, ctx: &Context, diff: &Diff) -> Result<impact::Impact, String> {
+    let files: Vec<impact::FileEntry> = repo
+        .list_files(&diff.head_commit)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .map(|f| impact::FileEntry {
+            path: f.path,
+            blob: f.blob,
+        })
+        .collect();
+    let blobs = GitBlobs {
+        root: ctx.root.clone(),
+        pool: std::sync::Mutex::new(vec![
+            Repository::open(&ctx.root).map_err(|e| e.to_string())?,
+        ]),
+    };
+    let cache = ctx.root.join(".speed/cache");
+    // A dry run changes nothing, not even the cache; it may still read it.
+    let cache_use = if ctx.config.dry_run {
+        impact::CacheUse::Read(&cache)
+    } else {
+        impact::CacheUse::ReadWrite(&cache)
+    };
+    let started = std::time::Instant::now();
+    let impact = impact::analyze(&files, diff, &blobs, cache_use).map_err(|e| e.to_string())?;
+    let s = &impact.stats;
+    tracing::info!(
+        "impact: {} ms; {} files indexed, {} parsed or read from the cache ({} hits), \
+         {} known by their cached words; extraction {} ms, index {} ms, dependents {} ms",
+        started.elapsed().as_millis(),
+        s.files_indexed,
+        s.files_parsed,
+        s.cache_hits,
+        s.words_cached,
+        s.extract_ms,
+        s.index_ms,
+        s.impact_ms
+    );
+    Ok(impact)
+}
+
+/// What the blast radius could not see, so no one reads a file it skipped
+/// as a file without dependents.
+fn impact_notices(impact: &impact::Impact) -> Vec<String> {
+    const LISTED: usize = 3;
+    let some = |items: Vec<String>| -> String {
+        let more = items.len().saturating_sub(LISTED);
+        let mut s = items
+            .into_iter()
+            .take(LISTED)
+            .collect::<Vec<_>>()
+            .join(", ");
+        if more > 0 {
+            s.push_str(&format!(" and {more} more"));
+        }
+        s
+    };
+    let mut out = Vec::new();
+    if !impact.skipped.is_empty() {
+        let n = impact.skipped.len();
+        out.push(format!(
+            "Impact assessment: {n} file{} not indexed, so references in {} are not counted: {}",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" },
+            some(
+                impact
+                    .skipped
+                    .iter()
+                    .map(|s| format!("{} ({})", s.path, s.reason))
+                    .collect()
+            )
+        ));
+    }
+    if !impact.syntax_errors.is_empty() {
+        let n = impact.syntax_errors.len();
+        out.push(format!(
+            "Impact assessment: {n} file{} with syntax errors, where references may be missing: {}",
+            if n == 1 { "" } else { "s" },
+            some(impact.syntax_errors.clone())
+        ));
+    }
+    // Cuts made by a limit (a radius over a hub, the time limit).
+    out.extend(impact.limits.iter().cloned());
+    out
+}
+
+/// What the checks read besides the diff.
+struct CheckInput<'a> {
+    subject: &'a Subject,
+    diff: &'a Diff,
+    impact: Option<&'a impact::Impact>,
+    diff_secrets: &'a [DiffSecret],
+    /// Secrets found in spec text and task fields: each is a finding too.
+    other_secrets: &'a [Redaction],
+    blobs: &'a Blobs,
+}
+
+/// Run the built-in checks and the configured commands. What could not be
+/// checked is returned as notices.
+fn run_checks(ctx: &Context, input: &CheckInput) -> (Vec<Finding>, Vec<String>) {
+    let config = &ctx.config.checks;
+    let criteria: &[Criterion] = input.subject.criteria();
+    let outcome = checks::builtin::run(
+        &checks::builtin::Input {
+            diff: input.diff,
+            scope: input.subject.task().map(|t| &t.scope),
+            criteria,
+            impact: input.impact,
+            secrets: input.diff_secrets,
+            blobs: input.blobs,
+            head_file: &|path| input.blobs.head_file(path),
+        },
+        config,
+    );
+    let mut findings = outcome.findings;
+    let notices = outcome.notices;
+    if let Some(severity) = config.severity(Check::Secret) {
+        for r in input.other_secrets {
+            findings.push(Finding {
+                check: Check::Secret.name().to_string(),
+                severity,
+                file: Some(r.file.clone()),
+                line: (r.line > 0).then_some(r.line),
+                message: format!(
+                    "A secret ({}) is written here. speed replaced it with {} in everything it sends or writes; remove it and rotate it.",
+                    r.rule,
+                    secrets::placeholder(&r.rule)
+                ),
+            });
+        }
+    }
+    if !config.commands.is_empty() {
+        match checks::run_commands(&ctx.root, &input.diff.head_commit, &config.commands) {
+            Ok(found) => findings.extend(found),
+            // A configured gate that could not run does not pass.
+            Err(e) => findings.extend(config.commands.iter().map(|c| Finding {
+                check: c.name.clone(),
+                severity: c.severity,
+                file: None,
+                line: None,
+                message: format!("`{}` could not be run: {e}", c.run.join(" ")),
+            })),
+        }
+    }
+    checks::sort(&mut findings);
+    (findings, notices)
+}
+
+/// A reader of blobs for the checks: one repository handle behind a lock
+/// (git2 handles are not `Sync`; the checks read from one thread), and of
+/// the head commit's files by path, listed on first use.
+struct Blobs {
+    repo: std::sync::Mutex<Repository>,
+    head: String,
+    paths: std::sync::OnceLock<std::collections::HashMap<String, String>>,
+}
+
+impl Blobs {
+    fn new(repo: Repository, head: &str) -> Blobs {
+        Blobs {
+            repo: std::sync::Mutex::new(repo),
+            head: head.to_string(),
+            paths: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The file at `path` in the head commit, if there is one.
+    fn head_file(&self, path: &str) -> Option<Vec<u8>> {
+        let paths = self.paths.get_or_init(|| {
+            let Ok(repo) = self.repo.lock() else {
+                return Default::default();
+            };
+            // Unlisted means unread: the check stands down for that site.
+            repo.list_files(&self.head)
+                .map(|files| files.into_iter().map(|f| (f.path, f.blob)).collect())
+                .unwrap_or_default()
+        });
+        let blob = paths.get(path)?;
+        impact::Blobs::read(self, blob).ok()
+    }
+}
+
+impl impact::Blobs for Blobs {
+    fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
+        let repo = self
+            .repo
+            .lock()
+            .map_err(|_| "a blob reader panicked".to_string())?;
+        repo.read_blob(blob).map_err(|e| e.to_string())
+    }
+}

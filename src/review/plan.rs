@@ -1,0 +1,325 @@
+//! Which subjects a review command reviews: the tasks named, or in batch
+//! mode every `done` task whose last approval does not cover its current
+//! diff and every defect whose state says `fixed` (each skipped one with
+//! why), a branch with its specs and criteria, or one defect. A task that
+//! cannot be read is reported, never skipped in silence.
+
+use std::collections::HashMap;
+
+use crate::defects::{self, Defect};
+use crate::git::Repository;
+use crate::ledger::{self, Report};
+use crate::tasks::{self, Status, Task};
+use crate::work::{self, DefectReview, Subject};
+
+use super::Error;
+use super::context::{Context, Target};
+
+/// What a review command found to do.
+pub struct Plan {
+    pub subjects: Vec<Subject>,
+    /// Tasks that could not be read: reported, but they stop no other task.
+    pub unreadable: Vec<Report>,
+    /// Batch mode: tasks already approved at their current diff.
+    pub skipped: Vec<Skipped>,
+    pub batch_mode: bool,
+    /// Batch mode: the task files read (in the chosen feature), so "nothing
+    /// to review" can say what it looked at.
+    pub tasks_read: usize,
+    /// Batch mode: the defects whose state says `fixed`.
+    pub defects_read: usize,
+}
+
+/// The tasks (or the branch, or the defect) to review, from the target.
+pub fn plan(ctx: &Context) -> Result<Plan, Error> {
+    let store = tasks::Store::open(&ctx.root);
+    let mut gathered = Plan {
+        subjects: Vec::new(),
+        unreadable: Vec::new(),
+        skipped: Vec::new(),
+        batch_mode: false,
+        tasks_read: 0,
+        defects_read: 0,
+    };
+    match &ctx.config.target {
+        Target::Tasks { ids, feature } if !ids.is_empty() => {
+            for id in ids {
+                match store.find(id, feature.as_deref()) {
+                    Ok(task) => gathered.subjects.push(Subject::Task(Box::new(task))),
+                    Err(err) => gathered.unreadable.push(Report::unreadable(
+                        Some(id.clone()),
+                        feature.clone(),
+                        err.to_string(),
+                    )),
+                }
+            }
+        }
+        Target::Tasks { feature, .. } => {
+            let (all, broken) = store.scan()?;
+            gathered.unreadable.extend(
+                broken
+                    .into_iter()
+                    .map(|err| Report::unreadable(None, None, err.to_string())),
+            );
+            let all: Vec<tasks::Task> = all
+                .into_iter()
+                .filter(|t| feature.is_none() || t.feature == *feature)
+                .collect();
+            gathered.tasks_read = all.len();
+            // Defects belong to no feature: a batch of one feature leaves them out.
+            let fixed = match feature {
+                None => gather_fixed_defects(ctx, &mut gathered)?,
+                Some(_) => Vec::new(),
+            };
+            let (selected, skipped) = select(ctx, all, ctx.config.force)?;
+            gathered.subjects = selected
+                .into_iter()
+                .map(|t| Subject::Task(Box::new(t)))
+                .collect();
+            gathered.skipped = skipped;
+            let (selected, skipped) = select_defects(ctx, fixed, ctx.config.force)?;
+            gathered.subjects.extend(
+                selected
+                    .into_iter()
+                    .map(|d| Subject::Defect(Box::new(DefectReview::new(d, false)))),
+            );
+            gathered.skipped.extend(skipped);
+            gathered.batch_mode = true;
+        }
+        Target::Defect { name, update_state } => match defects::Store::open(&ctx.root).find(name) {
+            Ok(defect) if *update_state && defect.state.is_none() => {
+                let missing = defects::Error::Missing {
+                    path: defect.file(defects::store::STATE),
+                    why: "--update-state changes the defect's state.json, and there is none",
+                };
+                gathered
+                    .unreadable
+                    .push(Report::unreadable_defect(name, missing.to_string()));
+            }
+            Ok(defect) => gathered
+                .subjects
+                .push(Subject::Defect(Box::new(DefectReview::new(
+                    defect,
+                    *update_state,
+                )))),
+            Err(err) => gathered
+                .unreadable
+                .push(Report::unreadable_defect(name, err.to_string())),
+        },
+        Target::Branch {
+            branch,
+            specs,
+            criteria,
+        } => {
+            let criteria_path = criteria.clone();
+            let criteria = match criteria {
+                Some(path) => {
+                    let text =
+                        std::fs::read_to_string(path).map_err(|source| Error::CriteriaFile {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    tasks::Criterion::parse_lines(&text)
+                }
+                None => Vec::new(),
+            };
+            gathered.subjects.push(Subject::Branch {
+                branch: branch.clone(),
+                specs: specs.clone(),
+                criteria,
+                criteria_file: criteria_path.clone(),
+            });
+        }
+    }
+    Ok(gathered)
+}
+
+/// The defects whose state says `fixed`, for a batch; those that cannot be
+/// read are reported as unreadable, never skipped.
+fn gather_fixed_defects(ctx: &Context, gathered: &mut Plan) -> Result<Vec<Defect>, Error> {
+    let (fixed, broken) = defects::Store::open(&ctx.root).fixed()?;
+    gathered.unreadable.extend(
+        broken
+            .into_iter()
+            .map(|b| Report::unreadable_defect(&b.name, b.error.to_string())),
+    );
+    gathered.defects_read = fixed.len();
+    Ok(fixed)
+}
+
+/// A task (or a defect) the batch did not send to the model, and why.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Skipped {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub defect: Option<String>,
+    pub feature: Option<String>,
+    pub reason: String,
+}
+
+impl Skipped {
+    /// "task 3" or "defect login-crash".
+    pub fn label(&self) -> String {
+        match (&self.task_id, &self.defect) {
+            (Some(id), _) => format!("task {id}"),
+            (None, Some(name)) => format!("defect {name}"),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// Every `done` task whose last approval does not cover its current diff;
+/// with `force`, approved ones too. A task whose diff cannot be computed is
+/// selected, so its error is reported rather than hidden.
+fn select(
+    ctx: &Context,
+    tasks: Vec<Task>,
+    force: bool,
+) -> Result<(Vec<Task>, Vec<Skipped>), Error> {
+    let repo = Repository::open(&ctx.root)?;
+    let mut selected = Vec::new();
+    let mut skipped = Vec::new();
+    for task in tasks {
+        if task.status != Status::Done {
+            continue;
+        }
+        let approved = task.review_verdict.as_deref() == Some("approve");
+        if !approved || force {
+            selected.push(task);
+            continue;
+        }
+        let subject = Subject::Task(Box::new(task.clone()));
+        let reason = work::resolve(&repo, ctx.main(), &subject)
+            .ok()
+            .and_then(|resolved| {
+                let head_time = repo.commit_time(&resolved.diff.head_commit).ok();
+                covered(&task, &resolved.diff.sha256, head_time)
+            });
+        match reason {
+            Some(reason) => skipped.push(Skipped {
+                task_id: Some(task.id.clone()),
+                defect: None,
+                feature: task.feature.clone(),
+                reason,
+            }),
+            None => selected.push(task),
+        }
+    }
+    Ok((selected, skipped))
+}
+
+/// The fixed defects a batch reviews: each whose last review in the log
+/// did not approve its current diff; with `force`, all of them. A defect
+/// whose diff cannot be computed is selected, so its error is reported.
+fn select_defects(
+    ctx: &Context,
+    defects: Vec<Defect>,
+    force: bool,
+) -> Result<(Vec<Defect>, Vec<Skipped>), Error> {
+    if force || defects.is_empty() {
+        return Ok((defects, Vec::new()));
+    }
+    let repo = Repository::open(&ctx.root)?;
+    let last = last_defect_reviews(&ctx.root);
+    let mut selected = Vec::new();
+    let mut skipped = Vec::new();
+    for defect in defects {
+        let Some((decision, diff_hash)) = last.get(&defect.name) else {
+            selected.push(defect);
+            continue;
+        };
+        let subject = Subject::Defect(Box::new(DefectReview::new(defect.clone(), false)));
+        let current = work::resolve(&repo, ctx.main(), &subject)
+            .ok()
+            .map(|resolved| resolved.diff.sha256);
+        if decision == "approve" && current.as_deref() == Some(diff_hash.as_str()) {
+            skipped.push(Skipped {
+                task_id: None,
+                defect: Some(defect.name.clone()),
+                feature: None,
+                reason: "approved at its current diff".to_string(),
+            });
+        } else {
+            selected.push(defect);
+        }
+    }
+    Ok((selected, skipped))
+}
+
+/// The last decided review of each defect in the review log: its decision
+/// and the hash of the diff it saw. A line that cannot be read is passed
+/// over: the log is the record, not an input that could approve anything.
+fn last_defect_reviews(root: &std::path::Path) -> HashMap<String, (String, String)> {
+    let mut last = HashMap::new();
+    let Ok(text) = std::fs::read_to_string(root.join(ledger::LOG_FILE)) else {
+        return last;
+    };
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let (Some(name), Some(decision), Some(diff)) = (
+            value["defect"].as_str(),
+            value["decision"].as_str(),
+            value["hashes"]["diff"].as_str(),
+        ) else {
+            continue;
+        };
+        last.insert(name.to_string(), (decision.to_string(), diff.to_string()));
+    }
+    last
+}
+
+/// Why an approved task's approval still covers its branch, if it does: it
+/// was given to this very diff, or (an approval written before speed
+/// recorded `reviewed_diff`) the branch's head commit is not newer than the
+/// approval's `reviewed_at`.
+fn covered(task: &Task, diff_hash: &str, head_time: Option<i64>) -> Option<String> {
+    if let Some(reviewed) = &task.reviewed_diff {
+        return (reviewed == diff_hash).then(|| "approved at its current diff".to_string());
+    }
+    let at = task.reviewed_at.as_deref()?;
+    let approved = humantime::parse_rfc3339_weak(at.trim()).ok()?;
+    let approved = approved
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?
+        .as_secs();
+    let head_time = u64::try_from(head_time?).ok()?;
+    (head_time <= approved)
+        .then(|| format!("approved at {at}, and its head commit is not newer than that approval"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn task(text: &str) -> Task {
+        Task::parse(Path::new(".speed/tasks/1.json"), None, text).unwrap()
+    }
+
+    #[test]
+    fn an_approval_covers_its_own_diff_only() {
+        let t = task(r#"{"reviewed_diff": "sha256:a", "reviewed_at": "2030-01-01T00:00:00Z"}"#);
+        assert!(covered(&t, "sha256:a", Some(0)).is_some());
+        // A recorded diff decides, whatever the times say.
+        assert_eq!(covered(&t, "sha256:b", Some(0)), None);
+    }
+
+    #[test]
+    fn an_older_approval_covers_a_head_not_newer_than_it() {
+        // 2026-03-15T03:34:11Z is 1773545651.
+        let t = task(r#"{"review_verdict": "approve", "reviewed_at": "2026-03-15T03:34:11Z"}"#);
+        assert!(covered(&t, "sha256:x", Some(1_773_545_651)).is_some());
+        assert!(covered(&t, "sha256:x", Some(1_773_545_000)).is_some());
+        assert_eq!(covered(&t, "sha256:x", Some(1_773_545_652)), None);
+        assert_eq!(covered(&t, "sha256:x", None), None);
+        let millis = task(r#"{"reviewed_at": "2026-03-15T03:34:11.500Z"}"#);
+        assert!(covered(&millis, "sha256:x", Some(1_773_545_651)).is_some());
+        for unreadable in [r#"{}"#, r#"{"reviewed_at": "yesterday"}"#] {
+            assert_eq!(covered(&task(unreadable), "sha256:x", Some(0)), None);
+        }
+    }
+}

@@ -1,0 +1,496 @@
+//! The sources a review is judged against, read before any fact is
+//! established: the spec documents at the main branch's commit (or a
+//! `--spec` from the working tree), their sections ranked by relevance to
+//! the task and the diff, the feature's cross-cutting concerns and the
+//! product vision, each redacted where it is read. Also what the reviewer
+//! must be told about them (a spec the branch edits, a reference that does
+//! not resolve).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::defects::{self, Defect};
+use crate::git::{self, Diff, Repository, short};
+use crate::prompt;
+use crate::secrets::Redaction;
+use crate::specs::{self, Document};
+use crate::tasks::{self, Feature};
+use crate::work::{Resolved, Subject};
+
+use super::Error;
+use super::context::Context;
+use super::redact;
+
+/// What a review is judged against.
+pub struct Sources {
+    pub specs: Vec<LoadedSpec>,
+    pub primary_spec: String,
+    /// The ranked sections the prompt may hold (sent or left out).
+    pub spec_sections: Vec<prompt::SpecSection>,
+    /// Spec files the diff edits that the task did not declare in its scope.
+    pub spec_edits: Vec<String>,
+    /// The feature's cross-cutting concerns, redacted.
+    pub cross_cutting: Vec<String>,
+    /// The product vision, redacted; None when the guardian will not run or
+    /// the file does not exist.
+    pub vision: Option<prompt::Vision>,
+    /// What the reviewer must know about these sources.
+    pub notices: Vec<String>,
+    /// Secrets replaced in the specs, the concerns and the vision.
+    pub redactions: Vec<Redaction>,
+}
+
+impl Sources {
+    /// The spec documents, parsed.
+    pub fn documents(&self) -> Vec<Document> {
+        self.specs.iter().map(|s| s.document.clone()).collect()
+    }
+}
+
+/// Read the sources of `subject`'s review.
+pub fn load(
+    ctx: &Context,
+    repo: &Repository,
+    subject: &Subject,
+    resolved: &Resolved,
+) -> Result<Sources, Error> {
+    let store = tasks::Store::open(&ctx.root);
+    let feature: Option<Feature> = match subject.task() {
+        Some(task) => store.feature_of(task)?,
+        None => None,
+    };
+    let mut notices = Vec::new();
+    if let Some(review) = subject.defect() {
+        notices.extend(defect_notices(&review.defect));
+    }
+    let (specs, referenced, from_cli) =
+        load_specs(repo, ctx, subject, feature.as_ref(), &mut notices)?;
+    let primary_spec = specs[0].document.path.clone();
+    if resolved.base.how.starts_with("head of task ") {
+        notices.push(format!("The diff starts at the {}", resolved.base.how));
+    }
+    for spec in &specs {
+        if spec.origin == "working tree" {
+            notices.push(format!(
+                "{} is not committed on {}: it was read from the working tree.",
+                spec.document.path,
+                ctx.main().name
+            ));
+        }
+    }
+
+    let spec_paths: Vec<&str> = specs.iter().map(|s| s.document.path.as_str()).collect();
+    let scope = subject.scope();
+    let mut spec_edits = Vec::new();
+    for file in &resolved.diff.files {
+        let touched = [Some(file.path.as_str()), file.old_path.as_deref()]
+            .into_iter()
+            .flatten()
+            .find(|p| spec_paths.contains(p));
+        let Some(path) = touched else { continue };
+        if let Subject::Branch { .. } = subject {
+            // A branch with no task has no scope to break: docs change with
+            // code. The review still judges against main's spec.
+            notices.push(format!(
+                "The branch also edits {path}, a spec this review uses; that is normal when docs change with code. The code is judged against the spec on {} at {}, not the branch's edit.",
+                ctx.main().name,
+                short(&ctx.main().commit)
+            ));
+            continue;
+        }
+        notices.push(format!(
+            "The diff edits {path}, a spec this review uses. The spec was read from {} at {}, not from the task branch.",
+            ctx.main().name,
+            short(&ctx.main().commit)
+        ));
+        if !scope.declares(path) {
+            spec_edits.push(path.to_string());
+        }
+    }
+
+    let documents: Vec<Document> = specs.iter().map(|s| s.document.clone()).collect();
+    // A task's reference to a section that does not exist is a planning
+    // mistake the reviewer should see; the ranking still picks the relevant
+    // sections. A `--spec PATH#Section` that names none is the user's typo:
+    // an error listing the sections there are.
+    for missing in specs::unresolved_references(&documents, &referenced) {
+        if from_cli {
+            return Err(Error::SpecSection {
+                subject: subject.label(),
+                source: missing,
+            });
+        }
+        notices.push(format!("Spec reference not resolved: {missing}"));
+    }
+    let task_text = task_text(subject);
+    let identifiers = diff_identifiers(&resolved.diff);
+    let mut candidates = specs::select::rank(
+        &documents,
+        &primary_spec,
+        &referenced,
+        &task_text,
+        &identifiers,
+    );
+    if from_cli {
+        // `--spec PATH#Section` sends that section (its heading path gives
+        // the parent headings), not the rest of the file.
+        let whole = |path: &str| referenced.iter().any(|(p, s)| p == path && s.is_none());
+        candidates.retain(|c| c.referenced || whole(&c.doc_path));
+    }
+    // A heading with no text of its own says nothing its subsections' heading
+    // paths do not; it is sent only when the task references it.
+    let spec_sections: Vec<prompt::SpecSection> = candidates
+        .iter()
+        .filter(|c| c.referenced || !c.section.body().trim().is_empty())
+        .map(|c| prompt::SpecSection {
+            doc_path: c.doc_path.clone(),
+            heading_path: c.section.heading_path(),
+            start_line: c.section.start_line,
+            end_line: c.section.end_line,
+            text: c.section.text.clone(),
+            primary: c.primary,
+            required: c.referenced,
+        })
+        .collect();
+
+    let mut redactions: Vec<Redaction> = specs
+        .iter()
+        .flat_map(|s| s.redactions.iter().cloned())
+        .collect();
+    let mut cross_cutting = feature
+        .as_ref()
+        .map(|f| f.cross_cutting.clone())
+        .unwrap_or_default();
+    if let Some(f) = &feature {
+        redactions.extend(redact::lines(
+            &mut cross_cutting,
+            &f.dir.join("cross_cutting_concerns.json"),
+            &ctx.root,
+        ));
+    }
+    let vision = load_vision(repo, ctx)?;
+    if let Some((_, found)) = &vision {
+        redactions.extend(found.iter().cloned());
+    }
+    Ok(Sources {
+        specs,
+        primary_spec,
+        spec_sections,
+        spec_edits,
+        cross_cutting,
+        vision: vision.map(|(v, _)| v),
+        notices,
+        redactions,
+    })
+}
+
+/// A referenced spec section: (document path, section name; None = all).
+type SectionRef = (String, Option<String>);
+
+/// A spec document as loaded, with where it came from.
+#[derive(Debug, Clone)]
+pub struct LoadedSpec {
+    pub document: Document,
+    /// "main@<short>" or "working tree".
+    pub origin: String,
+    /// Secrets replaced in its text.
+    pub redactions: Vec<crate::secrets::Redaction>,
+}
+
+/// The spec documents for a subject (primary first), the referenced
+/// sections, and whether `--spec` chose them. Specs are read at the main branch's commit so a task branch
+/// cannot rewrite its own source of truth; a `--spec` not committed there is
+/// read from the working tree. `--spec` replaces a task's own references.
+fn load_specs(
+    repo: &Repository,
+    ctx: &Context,
+    subject: &Subject,
+    feature: Option<&Feature>,
+    notices: &mut Vec<String>,
+) -> Result<(Vec<LoadedSpec>, Vec<SectionRef>, bool), Error> {
+    let main_commit = &ctx.main().commit;
+    let exists = |path: &str| matches!(repo.read_file(main_commit, path), Ok(Some(_)));
+    let from_args = |args: &[String]| {
+        let mut paths = Vec::new();
+        let mut referenced = Vec::new();
+        for arg in args {
+            let (path, section) = specs::select::split_spec_arg(arg);
+            let path = normalise(&path);
+            if !paths.contains(&path) {
+                paths.push(path.clone());
+            }
+            referenced.push((path, section));
+        }
+        (paths, referenced, true)
+    };
+    let (paths, referenced, cli) = match subject {
+        Subject::Task(_) if !ctx.config.spec_args.is_empty() => from_args(&ctx.config.spec_args),
+        Subject::Task(task) => {
+            let spec_path = feature.and_then(|f| f.spec_path.as_deref());
+            let mut referenced: Vec<SectionRef> = Vec::new();
+            for r in &task.spec_references {
+                match specs::select::reference_path(
+                    &r.spec,
+                    task.feature.as_deref(),
+                    spec_path,
+                    &exists,
+                ) {
+                    Ok((path, note)) => {
+                        notices.extend(note);
+                        referenced.push((normalise(&path), r.section.clone()));
+                    }
+                    Err(why) => notices.push(format!("Spec reference not used: {why}.")),
+                }
+            }
+            let ref_paths: Vec<String> = referenced.iter().map(|(p, _)| p.clone()).collect();
+            let paths =
+                specs::select::spec_paths(&ref_paths, spec_path, task.feature.as_deref(), &exists);
+            (paths, referenced, false)
+        }
+        Subject::Branch { specs: args, .. } => from_args(args),
+        Subject::Defect(_) if !ctx.config.spec_args.is_empty() => from_args(&ctx.config.spec_args),
+        Subject::Defect(review) => {
+            // The related spec is ranked like any spec; only a `#Section`
+            // it names is sent whole.
+            let mut why = Vec::new();
+            let args = defect_spec_args(&ctx.root, &review.defect, &exists, &mut why);
+            if args.is_empty() {
+                return Err(Error::NoDefectSpec {
+                    subject: subject.label(),
+                    why: why.join(" "),
+                });
+            }
+            notices.extend(why);
+            let (paths, referenced, _) = from_args(&args);
+            let referenced = referenced
+                .into_iter()
+                .filter(|(_, s)| s.is_some())
+                .collect();
+            (paths, referenced, false)
+        }
+    };
+    if paths.is_empty() {
+        return Err(Error::NoSpec {
+            subject: subject.label(),
+        });
+    }
+    let mut loaded = Vec::new();
+    for path in paths {
+        let path = normalise(&path);
+        let (bytes, origin) = match repo.read_file(main_commit, &path)? {
+            Some(bytes) => (bytes, format!("{}@{}", ctx.main().name, short(main_commit))),
+            None if cli => match std::fs::read(ctx.root.join(&path)) {
+                Ok(bytes) => (bytes, "working tree".to_string()),
+                Err(_) => return Err(spec_missing(subject, &path, ctx, true)),
+            },
+            None => return Err(spec_missing(subject, &path, ctx, false)),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let (text, redactions) = redact::spec(&path, &text);
+        loaded.push(LoadedSpec {
+            document: specs::markdown::parse(&path, &text),
+            origin,
+            redactions,
+        });
+    }
+    Ok((loaded, referenced, cli))
+}
+
+fn spec_missing(subject: &Subject, path: &str, ctx: &Context, looked_in_tree: bool) -> Error {
+    Error::SpecMissing {
+        subject: subject.label(),
+        path: path.to_string(),
+        at: format!("{} ({})", ctx.main().name, short(&ctx.main().commit)),
+        hint: if looked_in_tree {
+            " nor in the working tree".to_string()
+        } else {
+            format!(
+                "; specs are read from {} so a task branch cannot rewrite them: commit the spec there",
+                ctx.main().name
+            )
+        },
+    }
+}
+
+/// Repository-relative form of a spec path ("./specs/x.md" → "specs/x.md").
+fn normalise(path: &str) -> String {
+    let trimmed = path.trim().trim_start_matches("./");
+    Path::new(trimmed)
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn task_text(subject: &Subject) -> String {
+    match subject {
+        Subject::Task(task) => {
+            let mut text = format!("{}\n{}\n{}\n", task.title, task.description, task.rationale);
+            for c in &task.criteria {
+                text.push_str(&c.text);
+                text.push('\n');
+            }
+            for r in &task.spec_references {
+                if let Some(req) = &r.requirement {
+                    text.push_str(req);
+                    text.push('\n');
+                }
+            }
+            text
+        }
+        Subject::Branch {
+            branch, criteria, ..
+        } => {
+            let mut text = branch.replace(['/', '-', '_'], " ");
+            for c in criteria {
+                text.push('\n');
+                text.push_str(&c.text);
+            }
+            text
+        }
+        Subject::Defect(review) => defect_text(&review.defect),
+    }
+}
+
+/// Identifiers on changed lines, most frequent first, for spec relevance.
+fn diff_identifiers(diff: &Diff) -> Vec<String> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for file in &diff.files {
+        for hunk in &file.hunks {
+            for line in &hunk.lines {
+                if line.kind == git::LineKind::Context {
+                    continue;
+                }
+                for word in line
+                    .text
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .filter(|w| w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
+                {
+                    *counts.entry(word.to_string()).or_default() += 1;
+                }
+            }
+        }
+    }
+    let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    ranked.into_iter().take(400).map(|(w, _)| w).collect()
+}
+
+/// The product vision at the main branch's commit, redacted like a spec,
+/// when the guardian will read it.
+fn load_vision(
+    repo: &Repository,
+    ctx: &Context,
+) -> Result<Option<(prompt::Vision, Vec<Redaction>)>, Error> {
+    let config = &ctx.config;
+    if config.guardian.skip_reason.is_some() || ctx.offline() {
+        return Ok(None);
+    }
+    let path = config.guardian.vision_file.clone();
+    let Some(bytes) = repo.read_file(&ctx.main().commit, &path)? else {
+        return Ok(None);
+    };
+    let (text, found) = redact::spec(&path, &String::from_utf8_lossy(&bytes));
+    Ok(Some((
+        prompt::Vision {
+            doc_path: path,
+            text,
+        },
+        found,
+    )))
+}
+
+/// What the reviewer and the user should know about the defect folder
+/// itself: what the report lacks of the orchestrator's intake rules, and a
+/// state that does not say the fix is done.
+fn defect_notices(defect: &Defect) -> Vec<String> {
+    let report = defect.file(defects::store::REPORT).display().to_string();
+    let mut out: Vec<String> = defect
+        .report
+        .problems
+        .iter()
+        .map(|p| format!("{report}: {p}, which the orchestrator's intake requires."))
+        .collect();
+    match defect.status() {
+        Some("fixed") | None => {}
+        Some(status) => out.push(format!(
+            "{} says status {status:?}, not \"fixed\": the fix may not be finished.",
+            defect.file(defects::store::STATE).display()
+        )),
+    }
+    out
+}
+
+/// The spec documents of a defect, as `PATH[#Section]`: the triage's
+/// `related_spec`, else the spec of each feature the report relates it to
+/// (the feature's `spec_path` in either layout, else
+/// `specs/product/<feature>.md` when it exists at main's commit).
+fn defect_spec_args(
+    root: &Path,
+    defect: &Defect,
+    exists: &dyn Fn(&str) -> bool,
+    notices: &mut Vec<String>,
+) -> Vec<String> {
+    // A spec is a file of the repository, read at main's commit: a path
+    // that climbs out of it or starts at the root names nothing there.
+    let inside = |spec: &str| {
+        let path = spec.split('#').next().unwrap_or("").trim();
+        !path.is_empty()
+            && !path.starts_with(['/', '\\'])
+            && !path.split(['/', '\\']).any(|part| part == "..")
+    };
+    let mut out: Vec<String> = Vec::new();
+    for spec in &defect.triage.related_spec {
+        if inside(spec) {
+            out.push(spec.clone());
+        } else {
+            notices.push(format!(
+                "The triage's related_spec {spec:?} is not a path inside the repository: it was not read."
+            ));
+        }
+    }
+    if !out.is_empty() {
+        return out;
+    }
+    for feature in &defect.report.related_features {
+        if defects::store::check_name(feature).is_err() {
+            notices.push(format!(
+                "The report's Related Feature {feature:?} is not a feature name: no spec was read for it."
+            ));
+            continue;
+        }
+        let spec_path = [".speed/features", ".speed/shared/features"]
+            .iter()
+            .find_map(|dir| {
+                let text =
+                    std::fs::read_to_string(root.join(dir).join(feature).join("spec_path")).ok()?;
+                let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+                Some(line.trim_start_matches("./").to_string())
+            });
+        let conventional = format!("specs/product/{feature}.md");
+        match spec_path {
+            Some(path) => out.push(path),
+            None if exists(&conventional) => out.push(conventional),
+            None => notices.push(format!(
+                "The report's Related Feature {feature} has no spec: {conventional} does not exist on the main branch."
+            )),
+        }
+    }
+    out
+}
+
+/// The text spec sections are ranked against: what the defect is about.
+fn defect_text(defect: &Defect) -> String {
+    let r = &defect.report;
+    let mut text = format!(
+        "{}\n{}\n{}\n{}\n",
+        r.title, r.observed, r.expected, r.reproduction
+    );
+    for key in ["root_cause_hypothesis", "suggested_approach"] {
+        if let Some(value) = defect.triage.raw.get(key).and_then(|v| v.as_str()) {
+            text.push_str(value);
+            text.push('\n');
+        }
+    }
+    text
+}
