@@ -414,7 +414,10 @@ mod tests {
             ));
             record_review(&mut t, &outcome(approved));
             let entry = &t.raw["review_history"][0];
-            assert_eq!(entry["previous_feedback"], ORCHESTRATOR_FEEDBACK, "{approved}");
+            assert_eq!(
+                entry["previous_feedback"], ORCHESTRATOR_FEEDBACK,
+                "{approved}"
+            );
             let now = if approved {
                 Value::Null
             } else {
@@ -440,27 +443,42 @@ mod tests {
             "{}\nHuman guidance: keep the hint short.",
             t.raw["review_feedback"].as_str().unwrap()
         );
-        t.raw.insert("review_feedback".into(), Value::String(edited.clone()));
+        t.raw
+            .insert("review_feedback".into(), Value::String(edited.clone()));
         record_review(&mut t, &outcome(true));
-        assert_eq!(t.raw["review_history"][2]["previous_feedback"], edited.as_str());
+        assert_eq!(
+            t.raw["review_history"][2]["previous_feedback"],
+            edited.as_str()
+        );
 
         // The approval cleared the feedback; the next review has nothing to keep.
         record_review(&mut t, &outcome(false));
-        assert!(t.raw["review_history"][3].get("previous_feedback").is_none());
+        assert!(
+            t.raw["review_history"][3]
+                .get("previous_feedback")
+                .is_none()
+        );
     }
 
     #[test]
     fn blank_feedback_is_nothing_to_keep_and_a_verdict_object_is_kept_as_it_is() {
         for blank in ["null", "\"\"", "\"  \\n\""] {
-            let mut t = task(&format!(r#"{{"status": "done", "review_feedback": {blank}}}"#));
+            let mut t = task(&format!(
+                r#"{{"status": "done", "review_feedback": {blank}}}"#
+            ));
             record_review(&mut t, &outcome(false));
             assert!(
-                t.raw["review_history"][0].get("previous_feedback").is_none(),
+                t.raw["review_history"][0]
+                    .get("previous_feedback")
+                    .is_none(),
                 "{blank}"
             );
         }
-        let verdict = serde_json::json!({"verdict": "request_changes", "issues": [{"message": "no tests"}]});
-        let mut t = task(&format!(r#"{{"status": "done", "review_feedback": {verdict}}}"#));
+        let verdict =
+            serde_json::json!({"verdict": "request_changes", "issues": [{"message": "no tests"}]});
+        let mut t = task(&format!(
+            r#"{{"status": "done", "review_feedback": {verdict}}}"#
+        ));
         record_review(&mut t, &outcome(false));
         assert_eq!(t.raw["review_history"][0]["previous_feedback"], verdict);
     }

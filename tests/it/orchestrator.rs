@@ -977,13 +977,17 @@ fn feedback_speed_did_not_write_is_kept_when_a_review_replaces_it() {
     let run = speed(repo.path(), &["review", "--task-id", "14"], &[]);
     assert_eq!(run.code, 50, "{}", run.transcript());
     assert!(
-        prompt_of(&server.requests()[0]).contains("Human guidance: The gate command path was wrong"),
+        prompt_of(&server.requests()[0])
+            .contains("Human guidance: The gate command path was wrong"),
         "the reviewer saw it"
     );
     let after = json_file(&repo, &path);
     assert_kept(&before, &after);
     let speeds = after["review_feedback"].as_str().unwrap().to_string();
-    assert!(speeds.contains("the count does not use issue_key"), "{speeds}");
+    assert!(
+        speeds.contains("the count does not use issue_key"),
+        "{speeds}"
+    );
     let first = &after["review_history"][0];
     assert_eq!(first["previous_feedback"], ORCHESTRATOR_FEEDBACK);
     assert_eq!(first["feedback"], speeds.as_str());
@@ -997,7 +1001,9 @@ fn feedback_speed_did_not_write_is_kept_when_a_review_replaces_it() {
     let after = json_file(&repo, &path);
     assert_eq!(after["review_history"][0], *first, "never rewritten");
     assert!(
-        after["review_history"][1].get("previous_feedback").is_none(),
+        after["review_history"][1]
+            .get("previous_feedback")
+            .is_none(),
         "{}",
         after["review_history"][1]
     );
@@ -1014,13 +1020,22 @@ fn feedback_speed_did_not_write_is_kept_when_a_review_replaces_it() {
     repo.write(&path, &serde_json::to_string_pretty(&task).unwrap());
     let run = speed(
         repo.path(),
-        &["override", "--task-id", "14", "--reason", "count checked by hand"],
+        &[
+            "override",
+            "--task-id",
+            "14",
+            "--reason",
+            "count checked by hand",
+        ],
         &[],
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
     let overridden = json_file(&repo, &path);
     assert_eq!(overridden["review_feedback"], guided.as_str());
-    assert_eq!(overridden["override"]["overruled"]["review_feedback"], guided.as_str());
+    assert_eq!(
+        overridden["override"]["overruled"]["review_feedback"],
+        guided.as_str()
+    );
 
     // The approval that clears the feedback keeps the guidance too.
     let run = speed(repo.path(), &["review", "--task-id", "14", "--force"], &[]);
