@@ -155,7 +155,7 @@ fn the_time_limit_ends_a_daemon_the_model_command_started() {
             quoted(&scrubbed),
             quoted(&leader)
         ),
-        3,
+        5,
     );
     let mut child = speed::command(repo.path(), &["review", "--task-id", "1"], &[])
         .stdout(Stdio::null())
