@@ -8,5 +8,12 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 fn main() -> std::process::ExitCode {
     // Before much is allocated: see `memory`.
     speed::memory::prefer_small_pages();
+    // Before any command runs: what a command leaves behind outside its
+    // process group comes back to speed to be ended (see `process`).
+    if let Err(err) = speed::process::adopt_orphans() {
+        eprintln!(
+            "warning: cannot become the reaper of what model and check commands leave behind, so a daemon one of them starts may outlive it: {err}"
+        );
+    }
     std::process::ExitCode::from(speed::app::entry(std::env::args_os()))
 }

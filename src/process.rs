@@ -1,6 +1,6 @@
-//! Commands speed runs (the `command` model provider; later, configured
-//! checks): fed their input, read with a cap, bounded by a time limit, and
-//! never outliving speed.
+//! Commands speed runs (the `command` model provider, configured checks,
+//! the hook's kept script): fed their input, read with a cap, bounded by a
+//! time limit, and never outliving speed.
 //!
 //! Each command runs in its own process group, so that what it starts (a
 //! wrapper script's model process, a test runner's children) is stopped with
@@ -9,7 +9,10 @@
 //! and when speed itself dies, even by SIGKILL: the leader gets SIGKILL from
 //! the kernel when speed dies (Linux), and a small watchdog process, forked
 //! for each command, kills the whole group when the pipe only speed holds
-//! closes. This part knows nothing of models or checks, and never prints.
+//! closes. What leaves the group (a daemon: fork, `setsid`, fork) is found
+//! and ended by `orphans` on Linux, where speed is a child subreaper; every
+//! child process speed starts must therefore be started here. This part
+//! knows nothing of models or checks, and never prints.
 
 use std::io::{self, Read, Write};
 use std::process::{ExitStatus, Stdio};
@@ -18,6 +21,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::interrupt;
+
+mod orphans;
 
 /// How often the leader's exit and the deadline are checked.
 const POLL: Duration = Duration::from_millis(10);
@@ -99,6 +104,14 @@ pub fn run(
     })
 }
 
+/// Makes speed the reaper of what its commands leave behind outside their
+/// process group (Linux; elsewhere nothing is done). The binary calls it
+/// once, early; without it (the library used on its own, unit tests) only
+/// process groups are killed.
+pub fn adopt_orphans() -> io::Result<()> {
+    orphans::adopt()
+}
+
 /// A command started as the leader of its own process group, which never
 /// outlives speed (see the module's doc): for callers that read its output
 /// themselves. Dropping it kills the group and reaps the leader.
@@ -107,9 +120,17 @@ pub struct Group(group::Group);
 impl Group {
     /// Starts `command`, its stdio as the caller set it.
     pub fn spawn(mut command: std::process::Command) -> io::Result<Group> {
+        let run = orphans::Run::start();
         group::prepare(&mut command);
+        run.mark(&mut command);
         crate::memory::restore_for_child(&mut command);
-        Ok(Group(group::Group::adopt(command.spawn()?)))
+        // Registered before any sweep can take it for an orphan.
+        let child = orphans::own(|| {
+            let child = command.spawn()?;
+            let pid = child.id() as i32;
+            Ok((child, pid))
+        })?;
+        Ok(Group(group::Group::adopt(child, run)))
     }
 
     /// The leader, to take its pipes. Reap it only through `finish`.
@@ -123,7 +144,7 @@ impl Group {
         self.0.leader_exited()
     }
 
-    /// Kills every process of the group.
+    /// Kills every process of the group, and what left it (see `orphans`).
     pub fn kill(&mut self) {
         self.0.kill();
     }
@@ -287,6 +308,7 @@ mod group {
     use std::os::unix::process::CommandExt;
     use std::process::{Child, ExitStatus};
 
+    use super::orphans::{self, Run, Whose};
     use crate::interrupt;
 
     /// Sets the command up as the leader of a new process group that the
@@ -316,6 +338,9 @@ mod group {
     pub(super) struct Group {
         child: Child,
         pgid: libc::pid_t,
+        /// Live until the group is dropped: a sweep of another command
+        /// leaves this one's orphans alone meanwhile.
+        run: Run,
         watchdog: Option<Watchdog>,
         /// Kills the group on Ctrl-C or SIGTERM; removed before the leader
         /// is reaped, so the group id is never reused under it.
@@ -324,9 +349,13 @@ mod group {
     }
 
     impl Group {
-        pub(super) fn adopt(child: Child) -> Group {
+        pub(super) fn adopt(child: Child, run: Run) -> Group {
             let pgid = child.id() as libc::pid_t;
-            let on_interrupt = Some(interrupt::on_interrupt(move || kill_group(pgid)));
+            // speed is ending: every orphan goes, whoever's.
+            let on_interrupt = Some(interrupt::on_interrupt(move || {
+                kill_group(pgid);
+                orphans::sweep(pgid, Whose::All);
+            }));
             // Without a watchdog the group still dies with speed's leader
             // (Linux) and on every other path; a failed fork is no reason
             // not to run the command.
@@ -334,6 +363,7 @@ mod group {
             Group {
                 child,
                 pgid,
+                run,
                 watchdog,
                 on_interrupt,
                 finished: false,
@@ -367,9 +397,11 @@ mod group {
 
         pub(super) fn kill(&mut self) {
             kill_group(self.pgid);
+            orphans::sweep(self.pgid, Whose::Run(&self.run));
         }
 
-        /// Kills the group, stands the watchdog down, and reaps the leader.
+        /// Kills the group and its orphans, stands the watchdog down, and
+        /// reaps the leader.
         pub(super) fn finish(&mut self) -> io::Result<ExitStatus> {
             self.finished = true;
             self.kill();
@@ -377,7 +409,9 @@ mod group {
                 watchdog.stand_down();
             }
             self.on_interrupt.take();
-            self.child.wait()
+            let status = self.child.wait();
+            orphans::disown(self.pgid);
+            status
         }
     }
 
@@ -422,19 +456,22 @@ mod group {
                 libc::fcntl(read.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC);
                 libc::fcntl(write.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC);
             }
-            // SAFETY: the child only makes async-signal-safe system calls
-            // (see `watch`), as a fork of a multi-threaded process must.
-            match unsafe { libc::fork() } {
-                -1 => Err(io::Error::last_os_error()),
-                0 => watch(read.as_raw_fd(), pgid),
-                pid => {
-                    drop(read);
-                    Ok(Watchdog {
-                        pid,
-                        stand_down: write,
-                    })
+            // Registered before any sweep can take it for an orphan.
+            let pid = orphans::own(|| {
+                // SAFETY: the child only makes async-signal-safe system
+                // calls (see `watch`), as a fork of a multi-threaded process
+                // must.
+                match unsafe { libc::fork() } {
+                    -1 => Err(io::Error::last_os_error()),
+                    0 => watch(read.as_raw_fd(), pgid),
+                    pid => Ok((pid, pid)),
                 }
-            }
+            })?;
+            drop(read);
+            Ok(Watchdog {
+                pid,
+                stand_down: write,
+            })
         }
 
         fn stand_down(self) {
@@ -450,6 +487,7 @@ mod group {
             unsafe {
                 libc::waitpid(self.pid, &mut status, 0);
             }
+            orphans::disown(self.pid);
         }
     }
 
@@ -525,17 +563,21 @@ mod group {
     use std::io;
     use std::process::{Child, ExitStatus};
 
+    use super::orphans::{self, Run};
+
     pub(super) fn prepare(_: &mut std::process::Command) {}
 
     pub(super) struct Group {
         child: Child,
+        _run: Run,
         finished: bool,
     }
 
     impl Group {
-        pub(super) fn adopt(child: Child) -> Group {
+        pub(super) fn adopt(child: Child, run: Run) -> Group {
             Group {
                 child,
+                _run: run,
                 finished: false,
             }
         }
@@ -555,7 +597,9 @@ mod group {
         pub(super) fn finish(&mut self) -> io::Result<ExitStatus> {
             self.finished = true;
             self.kill();
-            self.child.wait()
+            let status = self.child.wait();
+            orphans::disown(self.child.id() as i32);
+            status
         }
     }
 

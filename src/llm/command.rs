@@ -1,8 +1,8 @@
 //! The `command` provider: runs a configured program (no shell), writes the
 //! conversation on its stdin as one text with role markers, and takes its
 //! stdout as the answer. The run itself (process group, time limit, capped
-//! output, no survivor on interrupt or when speed dies) belongs to
-//! `crate::process`.
+//! output, no survivor on interrupt or when speed dies, not even a daemon
+//! that left the group, on Linux) belongs to `crate::process`.
 
 use std::time::{Duration, Instant};
 

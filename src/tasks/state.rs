@@ -4,6 +4,11 @@
 //! `review_history`. It edits the task in memory only; `Store::save` writes
 //! it. Existing keys keep their position in the file; new keys are appended;
 //! earlier history entries are never touched.
+//!
+//! Nothing someone else wrote is lost: a `review_feedback` that speed did
+//! not write (the orchestrator's "--- Attempt 2 --- … Human guidance: …", a
+//! person's edit of speed's text) is kept in the new history entry as
+//! `previous_feedback` before the review replaces or clears it.
 
 use serde_json::{Map, Value, json};
 
@@ -53,6 +58,8 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         }
     }
     set(task, "review_verdict", Value::String(verdict.to_string()));
+    // Read before the field changes below.
+    let previous_feedback = unrecorded_feedback(task);
     let feedback = outcome.feedback.clone().unwrap_or_default();
     if !outcome.approved {
         set(task, "review_feedback", Value::String(feedback.clone()));
@@ -86,7 +93,7 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         set(task, "guardian_verdict", Value::String(status.clone()));
         set(task, "guardian_summary", Value::String(summary.clone()));
     }
-    let entry = json!({
+    let mut entry = json!({
         "attempt": attempt,
         "verdict": verdict,
         "reviewed_at": outcome.reviewed_at,
@@ -94,11 +101,39 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         "blocking": outcome.blocking,
         "feedback": outcome.feedback,
     });
+    if let (Some(previous), Value::Object(fields)) = (previous_feedback, &mut entry) {
+        fields.insert("previous_feedback".to_string(), previous);
+    }
     append_history(task, entry);
     task.review_verdict = Some(verdict.to_string());
     task.reviewed_diff = Some(outcome.diff_hash.clone());
     task.reviewed_at = Some(outcome.reviewed_at.clone());
     task.review_feedback = (!outcome.approved && !feedback.trim().is_empty()).then_some(feedback);
+}
+
+/// The task's `review_feedback` as it stands, when the history does not
+/// already hold it: speed wrote it if, and only if, it is exactly the
+/// `feedback` of the last `review_history` entry (speed writes the two
+/// together, and a person who edits the text makes it differ). Comparing
+/// with the history rather than keeping a hash of what speed wrote needs no
+/// field of speed's own, survives an orchestrator that rewrites the file
+/// without unknown fields, and errs only towards keeping: text the history
+/// already holds is never lost. Null and blank feedback carry nothing. A
+/// non-string value (the orchestrator's own verdict object) is kept as it is.
+fn unrecorded_feedback(task: &Task) -> Option<Value> {
+    let current = task.raw.get("review_feedback")?;
+    match current {
+        Value::Null => return None,
+        Value::String(text) if text.trim().is_empty() => return None,
+        _ => {}
+    }
+    let recorded = task
+        .raw
+        .get("review_history")
+        .and_then(Value::as_array)
+        .and_then(|entries| entries.last())
+        .and_then(|entry| entry.get("feedback"));
+    (recorded != Some(current)).then(|| current.clone())
 }
 
 /// Why the task failed, for its `error` field: the count, the limit, and the
@@ -366,6 +401,86 @@ mod tests {
         let mut t = task(r#"{"id": 3, "status": "done"}"#);
         record_review(&mut t, &outcome(true));
         assert!(!t.raw.contains_key("review_feedback"));
+    }
+
+    const ORCHESTRATOR_FEEDBACK: &str = "--- Attempt 2 ---\nFailed with: Quality gates failed: tests exited 2\nHuman guidance: The gate command path was wrong; run pytest from the repo root.";
+
+    #[test]
+    fn feedback_speed_did_not_write_is_kept_in_the_new_entry() {
+        for approved in [false, true] {
+            let mut t = task(&format!(
+                r#"{{"id": 3, "status": "done", "retry_count": 1, "review_feedback": {}}}"#,
+                serde_json::to_string(ORCHESTRATOR_FEEDBACK).unwrap()
+            ));
+            record_review(&mut t, &outcome(approved));
+            let entry = &t.raw["review_history"][0];
+            assert_eq!(
+                entry["previous_feedback"], ORCHESTRATOR_FEEDBACK,
+                "{approved}"
+            );
+            let now = if approved {
+                Value::Null
+            } else {
+                Value::from("AC-2 is unmet: add the empty-catalog hint")
+            };
+            assert_eq!(t.raw["review_feedback"], now);
+            assert_eq!(t.review_history[0], *entry);
+        }
+    }
+
+    #[test]
+    fn speeds_own_feedback_is_not_kept_twice_but_a_persons_edit_of_it_is() {
+        let mut t = task(r#"{"id": 3, "status": "done"}"#);
+        record_review(&mut t, &outcome(false));
+        t.status = Status::Done;
+        record_review(&mut t, &outcome(false));
+        let history = t.raw["review_history"].as_array().unwrap();
+        assert_eq!(history.len(), 2);
+        assert!(history.iter().all(|e| e.get("previous_feedback").is_none()));
+
+        // A person adds guidance under speed's text.
+        let edited = format!(
+            "{}\nHuman guidance: keep the hint short.",
+            t.raw["review_feedback"].as_str().unwrap()
+        );
+        t.raw
+            .insert("review_feedback".into(), Value::String(edited.clone()));
+        record_review(&mut t, &outcome(true));
+        assert_eq!(
+            t.raw["review_history"][2]["previous_feedback"],
+            edited.as_str()
+        );
+
+        // The approval cleared the feedback; the next review has nothing to keep.
+        record_review(&mut t, &outcome(false));
+        assert!(
+            t.raw["review_history"][3]
+                .get("previous_feedback")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn blank_feedback_is_nothing_to_keep_and_a_verdict_object_is_kept_as_it_is() {
+        for blank in ["null", "\"\"", "\"  \\n\""] {
+            let mut t = task(&format!(
+                r#"{{"status": "done", "review_feedback": {blank}}}"#
+            ));
+            record_review(&mut t, &outcome(false));
+            assert!(
+                t.raw["review_history"][0]
+                    .get("previous_feedback")
+                    .is_none(),
+                "{blank}"
+            );
+        }
+        let verdict =
+            serde_json::json!({"verdict": "request_changes", "issues": [{"message": "no tests"}]});
+        let mut t = task(&format!(
+            r#"{{"status": "done", "review_feedback": {verdict}}}"#
+        ));
+        record_review(&mut t, &outcome(false));
+        assert_eq!(t.raw["review_history"][0]["previous_feedback"], verdict);
     }
 
     #[test]

@@ -8,6 +8,7 @@ mod batch;
 mod checks;
 mod code_checks;
 mod config;
+mod daemons;
 mod defects;
 mod dry_run;
 mod example_repo;

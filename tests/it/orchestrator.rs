@@ -939,3 +939,113 @@ fn dependencies_are_described_and_only_an_unmerged_one_moves_the_base() {
     assert!(!prompt.contains("The diff starts at"), "{prompt}");
     assert_eq!(out["reviews"][0]["base_commit"], one.to_string());
 }
+
+/// What the orchestrator writes into `review_feedback` when it retries a
+/// task: its own failure and a person's guidance.
+const ORCHESTRATOR_FEEDBACK: &str = "--- Attempt 2 ---\nFailed with: Quality gates failed: gate `pytest` exited 4 (file not found: tests/panel)\nHuman guidance: The gate command path was wrong; the tests live in app/panel_test.py. Keep render's return shape.";
+
+fn request_changes_task_14() -> String {
+    json!({
+        "verdict": "request_changes", "expectations": "One dot per run and the persistent count.",
+        "criteria": [{"id": "AC-1", "status": "met", "evidence": "app/panel.py:2"},
+                     {"id": "AC-2", "status": "unmet", "evidence": "app/panel.py:6 counts (rule, file) pairs, not issue keys"}],
+        "spec_verification": [], "missing_from_spec": [], "out_of_scope": [],
+        "issues": [{"severity": "major", "file": "app/panel.py", "line": 6,
+                    "message": "the count does not use issue_key", "suggestion": "use app.keys.issue_key"}],
+        "strengths": []
+    })
+    .to_string()
+}
+
+#[test]
+fn feedback_speed_did_not_write_is_kept_when_a_review_replaces_it() {
+    let MultiPlayer { repo, .. } = multi_player();
+    let path = format!("{FEATURE_DIR}/tasks/14.json");
+    let mut task = json_file(&repo, &path);
+    task["review_feedback"] = ORCHESTRATOR_FEEDBACK.into();
+    task["retry_count"] = 1.into();
+    repo.write(&path, &serde_json::to_string_pretty(&task).unwrap());
+    let before = json_file(&repo, &path);
+    let server = ModelServer::scripted(vec![
+        Reply::openai(&request_changes_task_14()),
+        Reply::openai(&request_changes_task_14()),
+        Reply::openai(&approve_task_14()),
+    ]);
+    configure(&repo, &server);
+
+    // The review replaces the orchestrator's text and keeps it.
+    let run = speed(repo.path(), &["review", "--task-id", "14"], &[]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    assert!(
+        prompt_of(&server.requests()[0])
+            .contains("Human guidance: The gate command path was wrong"),
+        "the reviewer saw it"
+    );
+    let after = json_file(&repo, &path);
+    assert_kept(&before, &after);
+    let speeds = after["review_feedback"].as_str().unwrap().to_string();
+    assert!(
+        speeds.contains("the count does not use issue_key"),
+        "{speeds}"
+    );
+    let first = &after["review_history"][0];
+    assert_eq!(first["previous_feedback"], ORCHESTRATOR_FEEDBACK);
+    assert_eq!(first["feedback"], speeds.as_str());
+
+    // speed's own feedback, replaced by speed, is in the history already.
+    let mut task = after.clone();
+    task["status"] = "done".into();
+    repo.write(&path, &serde_json::to_string_pretty(&task).unwrap());
+    let run = speed(repo.path(), &["review", "--task-id", "14", "--force"], &[]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let after = json_file(&repo, &path);
+    assert_eq!(after["review_history"][0], *first, "never rewritten");
+    assert!(
+        after["review_history"][1]
+            .get("previous_feedback")
+            .is_none(),
+        "{}",
+        after["review_history"][1]
+    );
+
+    // The orchestrator retries with a person's guidance under speed's text;
+    // a person accepts the work; an override leaves the text alone.
+    let guided = format!(
+        "{}\n\n--- Attempt 3 ---\nFailed with: Agent timed out after 600s\nHuman guidance: Only the count is left; do not touch the dots.",
+        after["review_feedback"].as_str().unwrap()
+    );
+    let mut task = after.clone();
+    task["status"] = "done".into();
+    task["review_feedback"] = guided.clone().into();
+    repo.write(&path, &serde_json::to_string_pretty(&task).unwrap());
+    let run = speed(
+        repo.path(),
+        &[
+            "override",
+            "--task-id",
+            "14",
+            "--reason",
+            "count checked by hand",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let overridden = json_file(&repo, &path);
+    assert_eq!(overridden["review_feedback"], guided.as_str());
+    assert_eq!(
+        overridden["override"]["overruled"]["review_feedback"],
+        guided.as_str()
+    );
+
+    // The approval that clears the feedback keeps the guidance too.
+    let run = speed(repo.path(), &["review", "--task-id", "14", "--force"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let after = json_file(&repo, &path);
+    assert_eq!(after["review_verdict"], "approve");
+    assert_eq!(after["review_feedback"], Value::Null);
+    let history = after["review_history"].as_array().unwrap();
+    assert_eq!(history.len(), 3);
+    assert_eq!(history[2]["previous_feedback"], guided.as_str());
+    assert_eq!(history[2]["feedback"], Value::Null);
+    assert_eq!(after["override"], overridden["override"]);
+}
