@@ -75,10 +75,16 @@ pub fn override_task(
     };
     let at = now_rfc3339();
     let overruled = task.review_verdict.clone();
-    let previous: Map<String, Value> = ["review_verdict", "reviewed_at", "review_feedback"]
-        .iter()
-        .filter_map(|key| task.raw.get(*key).map(|v| (key.to_string(), v.clone())))
-        .collect();
+    // A person's earlier override is kept inside the new one, not lost.
+    let previous: Map<String, Value> = [
+        "review_verdict",
+        "reviewed_at",
+        "review_feedback",
+        "override",
+    ]
+    .iter()
+    .filter_map(|key| task.raw.get(*key).map(|v| (key.to_string(), v.clone())))
+    .collect();
 
     // The person accepts the work: it is done, approved at this diff (so a
     // batch review does not take it up again), and says who and why.

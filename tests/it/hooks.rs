@@ -628,6 +628,20 @@ fn an_override_after_a_request_changes_says_what_it_overruled() {
     );
     assert!(task["override"]["overruled"]["review_feedback"].is_string());
     assert_eq!(s.merge("speed/task-2", &[]).code, 0);
+
+    // A second override keeps the first one, whose reason a person wrote.
+    let run = speed(
+        s.root(),
+        &["override", "--task-id", "2", "--reason", "still accepted"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let task = s.repo.task("2");
+    assert_eq!(task["override"]["reason"], "still accepted");
+    assert_eq!(
+        task["override"]["overruled"]["override"]["reason"],
+        "known gap, tracked"
+    );
 }
 
 #[test]
