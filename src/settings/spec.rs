@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::json;
 
 use super::{Error, Recorder, Repo, Source, Values, file, locate, spec_arg};
 use crate::cli::{SpecFormat, SpecReviewArgs, ValueArgs};
@@ -40,20 +40,18 @@ pub(super) fn values(r: &mut Recorder, f: &file::SpecReview) -> spec_review::Con
             .collect(),
         None => spec_review::default_criteria(min_score),
     };
-    let shown: Map<String, Value> = criteria
-        .iter()
-        .map(|c| {
-            (
-                c.name.clone(),
-                json!({"description": c.description, "min_score": c.min_score}),
-            )
-        })
-        .collect();
     let source = match f.criteria {
         Some(_) => r.file.clone(),
         None => Source::Default,
     };
-    r.record("spec_review.criteria", &shown, source);
+    // One line each in `speed config`: a description is a sentence.
+    for c in &criteria {
+        r.record(
+            &format!("spec_review.criteria.{}", c.name),
+            &json!({"description": c.description, "min_score": c.min_score}),
+            source.clone(),
+        );
+    }
     spec_review::Config {
         criteria,
         min_score,

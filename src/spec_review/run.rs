@@ -14,7 +14,7 @@ use super::checks::{self, Facts};
 use super::events::Events;
 use super::session::{self, Session, Store};
 use super::source::{self, Located, Place};
-use super::step::Loop;
+use super::step::{Loop, command_line};
 use super::{Error, Job};
 use crate::exit::Outcome;
 use crate::git::Repository;
@@ -321,16 +321,4 @@ fn actor(repo: &Repository, job: &Job) -> Actor {
         .or_else(login)
         .unwrap_or_default();
     Actor::new(&name, git_email.as_deref())
-}
-
-/// The command that runs this review again, for recovery actions.
-pub(super) fn command_line(job: &Job, located: &Located) -> String {
-    let mut line = format!("speed spec review {}", located.feature);
-    if job.target.spec.is_some() {
-        line.push_str(&format!(" --spec {}", located.spec_path));
-    }
-    if let Some(prd) = &job.target.prd {
-        line.push_str(&format!(" --prd {prd}"));
-    }
-    line
 }

@@ -14,7 +14,6 @@ use super::ask::{self, Ending};
 use super::checks::{self, Facts};
 use super::events::{Events, raw_excerpt};
 use super::revise::{self, Reviser};
-use super::run::command_line;
 use super::session::{self, Session, Store};
 use super::source::{self, Located, Place, Read};
 use super::{Error, Job};
@@ -490,4 +489,16 @@ pub fn within_budget(tokens: usize, budget: usize) -> Result<(), Error> {
         "the spec review prompt is {tokens} tokens, more than the budget of {budget} \
          (review.token_budget, or --budget): a spec is reviewed whole, so raise the budget or split the spec"
     )))
+}
+
+/// The command that runs this review again, for recovery actions.
+pub fn command_line(job: &Job, located: &Located) -> String {
+    let mut line = format!("speed spec review {}", located.feature);
+    if job.target.spec.is_some() {
+        line.push_str(&format!(" --spec {}", located.spec_path));
+    }
+    if let Some(prd) = &job.target.prd {
+        line.push_str(&format!(" --prd {prd}"));
+    }
+    line
 }
