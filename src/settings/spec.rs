@@ -44,7 +44,9 @@ pub(super) fn values(r: &mut Recorder, f: &file::SpecReview) -> spec_review::Con
         Some(_) => r.file.clone(),
         None => Source::Default,
     };
-    // One line each in `speed config`: a description is a sentence.
+    let names: Vec<&str> = criteria.iter().map(|c| c.name.as_str()).collect();
+    r.record("spec_review.criteria", &names, source.clone());
+    // Then one line each in `speed config`: a description is a sentence.
     for c in &criteria {
         r.record(
             &format!("spec_review.criteria.{}", c.name),

@@ -130,7 +130,8 @@ impl Loop<'_> {
         Some(Reviser {
             argv: argv.clone(),
             timeout: self.job.config.reviser_timeout,
-            max_bytes: self.job.llm.max_answer_bytes,
+            // What it returns is read again as the spec.
+            max_bytes: source::MAX_DOCUMENT_BYTES,
             dir: self.root.to_path_buf(),
         })
     }
@@ -291,6 +292,13 @@ impl Loop<'_> {
                     ),
                 )),
             });
+        // Stopping (Ctrl-C) is not a failed revision; once under way, the
+        // spec, the kept text and the session are written together.
+        let Some(_hold) = crate::interrupt::hold() else {
+            return Err(Error::Input(
+                "interrupted: the spec was not revised".to_string(),
+            ));
+        };
         let mut revision = json!({"reviser": reviser.shown(),
                                   "duration_ms": started.elapsed().as_millis() as u64});
         let done = match outcome {

@@ -725,3 +725,33 @@ fn bad_input_is_an_error_naming_what_and_where() {
     );
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn the_demos_draft_spec_is_reviewed_offline() {
+    let repo = repo::example();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("specs-example");
+    let drafts = repo::materialize::write_drafts(&example, repo.path()).unwrap();
+    assert_eq!(
+        drafts,
+        [
+            ".speed/features/late-fines/prd.md",
+            "specs/product/late-fines.md"
+        ]
+    );
+    let run = spec_review(&repo, &["late-fines", "--offline"]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    for expected in [
+        "PRD requirements traced to the spec: 2 of 5",
+        "untraced_requirement [major]: FR-3",
+        "untraced_requirement [major]: FR-4",
+        "untraced_requirement [major]: FR-5",
+        "marker [major] (Late Fines > Cap, line 18): TODO",
+        "empty_section [minor] (Late Fines > Waivers",
+        "untestable_requirements [minor] (Late Fines > Requirements",
+    ] {
+        assert!(run.stdout.contains(expected), "{expected}: {}", run.stdout);
+    }
+    // Offline writes nothing: no session, no event.
+    assert!(!repo.path().join(".speed/spec-reviews").exists());
+    assert!(!repo.path().join(".speed/events").exists());
+}
