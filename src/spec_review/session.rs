@@ -189,6 +189,7 @@ impl Store {
     /// Holds the feature's sessions for this run: a second run on the same
     /// feature fails at once, naming who holds it.
     pub fn lock(&self, feature: &str) -> Result<fsx::Lock, Error> {
+        self.ignore_in_git()?;
         let path = self.root.join(DIR).join(format!("{feature}.lock"));
         Ok(fsx::Lock::acquire(&self.area(), &path, Duration::ZERO)?)
     }
