@@ -754,4 +754,5 @@ fn the_demos_draft_spec_is_reviewed_offline() {
     // Offline writes nothing: no session, no event.
     assert!(!repo.path().join(".speed/spec-reviews").exists());
     assert!(!repo.path().join(".speed/events").exists());
+    insta::assert_snapshot!("spec_review_demo_offline", run.transcript());
 }
