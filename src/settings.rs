@@ -11,6 +11,7 @@
 
 mod file;
 mod locate;
+mod merge;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -29,6 +30,7 @@ use crate::review::{self, Target};
 use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
 pub use locate::{MainFound, Origin, Repo};
+pub use merge::MergeView;
 
 pub const CONFIG_PATH: &str = ".speed/config.toml";
 pub const PROMPTS_DIR: &str = ".speed/prompts";
