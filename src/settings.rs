@@ -11,6 +11,7 @@
 
 mod file;
 mod locate;
+mod merge;
 mod spec;
 
 use std::path::{Component, Path, PathBuf};
@@ -30,6 +31,7 @@ use crate::review::{self, Target};
 use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
 pub use locate::{MainFound, Origin, Repo};
+pub use merge::MergeView;
 pub use spec::SpecReviewSettings;
 
 pub const CONFIG_PATH: &str = ".speed/config.toml";
