@@ -46,6 +46,7 @@ macro_rules! eprintln {
 }
 
 // After the macros, so the merge gate's commands print through them too.
+mod batches;
 mod gate;
 mod spec;
 
@@ -295,6 +296,9 @@ fn review_command(
         eprintln!("note: {note}");
     }
     let ctx = Context::open(dir, config.clone())?;
+    if let review::ProviderBatch::Collect { .. } = config.provider_batch {
+        return batches::collect_command(&ctx, settings, colors);
+    }
     let plan = review::plan::plan(&ctx)?;
     if plan.batch_mode
         && plan.tasks_read == 0
@@ -322,6 +326,9 @@ fn review_command(
             plan.subjects,
             colors,
         ));
+    }
+    if config.provider_batch == review::ProviderBatch::Submit {
+        return batches::submit_command(&ctx, settings, plan, colors);
     }
     run_reviews(&ctx, settings, plan, colors)
 }

@@ -39,6 +39,12 @@ pub mod limits {
     /// A day: a model call or a check command that takes longer is stuck.
     pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
     pub const MAX_CONNECT_TIMEOUT_SECS: f64 = 600.0;
+    /// A price per million tokens, in any currency.
+    pub const PRICE_PER_MTOK: RangeInclusive<f64> = 0.0..=1_000_000.0;
+    /// A discount: the fraction taken off a price.
+    pub const DISCOUNT: RangeInclusive<f64> = 0.0..=1.0;
+    /// `--shard K/N`: the most runners a matrix shares tasks between.
+    pub const MAX_SHARDS: u32 = 10_000;
 }
 
 /// speed: a git-native spec-alignment reviewer.
@@ -222,6 +228,54 @@ pub struct ReviewArgs {
     /// Acceptance criteria for --branch: a file with one criterion per line.
     #[arg(long, value_name = "FILE", requires = "branch")]
     pub criteria: Option<PathBuf>,
+
+    /// Review only the K-th of N partitions of the selected tasks (1 ≤ K ≤
+    /// N), for a CI matrix of N runners. A task's partition follows from
+    /// its feature and id alone.
+    #[arg(long, value_name = "K/N", value_parser = shard, conflicts_with_all = ["branch", "defect"])]
+    pub shard: Option<(u32, u32)>,
+
+    /// Submit the model calls of every prepared review as one batch of the
+    /// provider's batch API (anthropic or openai: a lower price, answers
+    /// within a day); prints the batch id and exits 54.
+    #[arg(long, conflicts_with_all = ["dry_run", "branch", "offline"])]
+    pub batch_api: bool,
+
+    /// Finish the reviews of a batch submitted with --batch-api (without
+    /// an id: every waiting batch); exits 54 while a batch is still at work.
+    #[arg(long, value_name = "BATCH_ID", num_args = 0..=1, default_missing_value = "",
+          conflicts_with_all = ["task_ids", "defect", "branch", "feature", "dry_run", "force",
+                                "shard", "batch_api", "spec", "criteria"])]
+    pub collect: Option<String>,
+
+    /// With --collect: the seconds to wait for the batch to end [default: 60].
+    #[arg(long, value_name = "SECS", requires = "collect", value_parser = wait_secs)]
+    pub wait: Option<f64>,
+}
+
+/// `--shard K/N`.
+fn shard(text: &str) -> Result<(u32, u32), String> {
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
+    match parsed {
+        Some((k, n)) if k >= 1 && k <= n && n <= limits::MAX_SHARDS => Ok((k, n)),
+        _ => Err(format!(
+            "expected K/N with 1 ≤ K ≤ N ≤ {} (e.g. 2/4)",
+            limits::MAX_SHARDS
+        )),
+    }
+}
+
+/// `--wait SECS`: from 0 to a day.
+fn wait_secs(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if (0.0..=limits::MAX_TIMEOUT_SECS).contains(&secs) => Ok(secs),
+        _ => Err(format!(
+            "expected seconds from 0 to {}",
+            limits::MAX_TIMEOUT_SECS
+        )),
+    }
 }
 
 /// The flags that override configured values; `review` and `config` share

@@ -6,6 +6,8 @@
 pub enum Outcome {
     /// Every reviewed task approved, or nothing to review.
     Approved,
+    /// Submitted to a provider's batch API; results pending.
+    Submitted,
     /// At least one task: request_changes (a spec review: needs revision).
     ChangesRequested,
     /// A spec review is blocked: a person must act.
@@ -30,20 +32,22 @@ impl Outcome {
             Outcome::Blocked => 51,
             Outcome::ModelUnreachable => 52,
             Outcome::InvalidOutput => 53,
+            Outcome::Submitted => 54,
         }
     }
 
-    /// Severity for folding a batch: 1 > 53 > 52 > 51 > 50 > 0 (usage
-    /// never occurs inside a batch but ranks with errors).
+    /// Severity for folding a batch: 1 > 53 > 52 > 51 > 50 > 54 > 0
+    /// (usage never occurs inside a batch but ranks with errors).
     fn severity(self) -> u8 {
         match self {
             Outcome::Approved => 0,
-            Outcome::ChangesRequested => 1,
-            Outcome::Blocked => 2,
-            Outcome::ModelUnreachable => 3,
-            Outcome::InvalidOutput => 4,
-            Outcome::Usage => 5,
-            Outcome::Error => 6,
+            Outcome::Submitted => 1,
+            Outcome::ChangesRequested => 2,
+            Outcome::Blocked => 3,
+            Outcome::ModelUnreachable => 4,
+            Outcome::InvalidOutput => 5,
+            Outcome::Usage => 6,
+            Outcome::Error => 7,
         }
     }
 
@@ -77,5 +81,8 @@ mod tests {
         assert_eq!(ChangesRequested.worst(Approved).code(), 50);
         assert_eq!(Blocked.worst(ChangesRequested).code(), 51);
         assert_eq!(Blocked.worst(ModelUnreachable).code(), 52);
+        // Results pending rank just above success, below any finding.
+        assert_eq!(Submitted.worst(Approved).code(), 54);
+        assert_eq!(Submitted.worst(ChangesRequested).code(), 50);
     }
 }

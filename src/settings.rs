@@ -46,6 +46,8 @@ pub const DEFAULT_PROVIDER: Choice = Choice::Model(ProviderKind::OpenAi);
 pub const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
 pub const DEFAULT_CONNECT_TIMEOUT_SECS: f64 = 10.0;
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// `speed review --collect`: how long to wait for a batch to end.
+pub const DEFAULT_COLLECT_WAIT_SECS: f64 = 60.0;
 pub const DEFAULT_RETRY_BASE_MS: u64 = 1000;
 pub const DEFAULT_SEED: u64 = 7;
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
@@ -411,6 +413,18 @@ fn review_settings(
         .map(|arg| spec_arg(arg, dir, repo.root(), &exists))
         .collect();
     let format = args.output_format().into();
+    let shard = args
+        .shard
+        .map(|(index, count)| review::plan::Shard { index, count });
+    let provider_batch = match (args.collect, args.batch_api) {
+        (Some(id), _) => review::ProviderBatch::Collect {
+            id: Some(id).filter(|id| !id.is_empty()),
+            // In range (checked by the flag), so this cannot panic.
+            wait: Duration::from_secs_f64(args.wait.unwrap_or(DEFAULT_COLLECT_WAIT_SECS)),
+        },
+        (None, true) => review::ProviderBatch::Submit,
+        (None, false) => review::ProviderBatch::Off,
+    };
     let target = match (args.branch, args.defect) {
         (Some(branch), _) => Target::Branch {
             branch,
@@ -445,6 +459,8 @@ fn review_settings(
             guardian: values.guardian,
             checks: values.checks,
             defect: values.defect,
+            shard,
+            provider_batch,
         },
         format,
         hook: values.hook,
@@ -727,12 +743,28 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> llm::Config
             DEFAULT_MAX_OUTPUT_TOKENS,
         ),
         structured_output: r.file("llm.structured_output", f.structured_output, false),
+        cache_read_discount: r.file(
+            "llm.cache_read_discount",
+            f.cache_read_discount.map(Some),
+            None,
+        ),
+        batch_discount: r.file("llm.batch_discount", f.batch_discount.map(Some), None),
         rpm: r.file("llm.rpm", f.rpm.map(Some), None),
         tpm: r.file("llm.tpm", f.tpm.map(Some), None),
         max_answer_bytes: r.file(
             "llm.max_answer_bytes",
             f.max_answer_bytes,
             DEFAULT_MAX_ANSWER_BYTES,
+        ),
+        price_input_per_mtok: r.file(
+            "llm.price_input_per_mtok",
+            f.price_input_per_mtok.map(Some),
+            None,
+        ),
+        price_output_per_mtok: r.file(
+            "llm.price_output_per_mtok",
+            f.price_output_per_mtok.map(Some),
+            None,
         ),
     }
 }

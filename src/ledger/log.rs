@@ -25,7 +25,7 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
         "model_verdict": report.model_verdict,
         "outcome": report.outcome.code(),
         "model": {"provider": report.model.provider, "name": report.model.name},
-        "tokens": {"prompt": report.tokens.prompt, "completion": report.tokens.completion},
+        "tokens": tokens(report),
         "hashes": report.hashes,
         "guardian": report.guardian.status,
         "overrules": report.overrules.iter().map(|o| o.rule).collect::<Vec<_>>(),
@@ -48,7 +48,18 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
             );
         }
     }
+    if let Value::Object(map) = &mut line {
+        map.insert("cost".to_string(), json!(report.cost.map(|c| c.total)));
+    }
     append_log_line(root, &line)
+}
+
+/// The tokens of a review's line, as the providers counted them: the
+/// cached parts are parts of `prompt`.
+fn tokens(report: &Report) -> Value {
+    let t = &report.tokens;
+    json!({"prompt": t.prompt, "completion": t.completion,
+           "cache_read": t.cache_read, "cache_write": t.cache_write})
 }
 
 /// Append one line to the review log: a review's, or an override's.

@@ -5,6 +5,7 @@
 //! records here) and `hook` (which reads here whether a head is covered);
 //! it decides nothing and calls no model.
 
+pub mod batches;
 pub mod locks;
 pub mod log;
 pub mod nits;

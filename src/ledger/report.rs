@@ -39,6 +39,9 @@ pub struct Report {
     pub hashes: Hashes,
     pub model: ModelInfo,
     pub tokens: Tokens,
+    /// What the review's model calls cost at `[llm]`'s prices (None when
+    /// none are configured).
+    pub cost: Option<crate::llm::cost::Cost>,
     pub duration_ms: u64,
     pub error: Option<String>,
     /// The feedback written to the task file (request_changes only).
@@ -114,6 +117,7 @@ impl Report {
             hashes: Hashes::default(),
             model: ModelInfo::default(),
             tokens: Tokens::default(),
+            cost: None,
             duration_ms: 0,
             error: None,
             feedback: None,
@@ -225,6 +229,10 @@ pub struct Tokens {
     /// speed's own count of the assembled prompt (of every part's, summed,
     /// for a review done in parts).
     pub prompt_counted: usize,
+    /// The parts of `prompt` the providers read from and wrote to their
+    /// prompt caches.
+    pub cache_read: u64,
+    pub cache_write: u64,
 }
 
 /// One model call, kept in the report file to reproduce the decision.
@@ -236,6 +244,13 @@ pub struct Call {
     pub attempts: u32,
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
+    /// The provider batch that answered this call, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<String>,
     /// The raw answer, or the error when the call failed.
     pub answer: Option<String>,
     pub error: Option<String>,

@@ -476,7 +476,7 @@ fn read_records(path: &Path, notes: &mut Vec<String>) -> Vec<Record> {
 /// A regular file's bytes (None when absent). Anything else at the path (a
 /// folder, a pipe that would block the read forever, a device) is refused,
 /// and so is a file past `limit` bytes.
-fn read_regular(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
+pub(super) fn read_regular(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
     let meta = match fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -497,7 +497,7 @@ fn read_regular(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, String> {
 
 /// A `.gitignore` of `*` in the cache root, as the impact cache writes, so
 /// the cache never shows in `git status` or lands in a commit.
-fn ignore_in_git(area: &Path, cache_root: &Path) -> Result<(), Error> {
+pub(super) fn ignore_in_git(area: &Path, cache_root: &Path) -> Result<(), Error> {
     let path = cache_root.join(".gitignore");
     if path.exists() {
         return Ok(());

@@ -16,12 +16,12 @@ const API_VERSION: &str = "2023-06-01";
 
 #[derive(Debug)]
 pub(crate) struct Anthropic {
-    transport: Transport,
-    url: String,
-    headers: HeaderMap,
-    model: String,
+    pub(super) transport: Transport,
+    pub(super) url: String,
+    pub(super) headers: HeaderMap,
+    pub(super) model: String,
     temperature: f64,
-    max_output_tokens: u32,
+    pub(super) max_output_tokens: u32,
     structured_output: bool,
 }
 
@@ -52,14 +52,14 @@ impl Anthropic {
 
     /// The forced tool (name and schema), when structured output is on and the
     /// request has a schema.
-    fn tool<'r>(&self, request: &'r Request) -> Option<&'r (String, Value)> {
+    pub(super) fn tool<'r>(&self, request: &'r Request) -> Option<&'r (String, Value)> {
         request
             .json_schema
             .as_ref()
             .filter(|_| self.structured_output)
     }
 
-    fn body(&self, request: &Request) -> Value {
+    pub(super) fn body(&self, request: &Request) -> Value {
         let messages: Vec<Value> = request
             .messages
             .iter()
@@ -115,7 +115,7 @@ impl Provider for Anthropic {
 
 /// The forced tool's input (serialised) when a tool was forced, else the text
 /// blocks joined: they are consecutive pieces of one answer.
-fn read_answer(
+pub(super) fn read_answer(
     json: &Value,
     url: &str,
     tool: Option<&str>,
@@ -164,12 +164,24 @@ fn read_answer(
         json.pointer(&format!("/usage/{field}"))
             .and_then(Value::as_u64)
     };
+    // `input_tokens` leaves out what was read from or written to the
+    // prompt cache; speed's prompt tokens are all of the input.
+    let cache_read = usage("cache_read_input_tokens");
+    let cache_write = usage("cache_creation_input_tokens");
+    let prompt_tokens = usage("input_tokens").map(|fresh| {
+        fresh
+            .saturating_add(cache_read.unwrap_or(0))
+            .saturating_add(cache_write.unwrap_or(0))
+    });
     Ok(Completion {
         text,
-        prompt_tokens: usage("input_tokens"),
+        prompt_tokens,
         completion_tokens: usage("output_tokens"),
+        cache_read_tokens: cache_read,
+        cache_write_tokens: cache_write,
         duration: Duration::ZERO,
         attempts,
+        batch: None,
     })
 }
 
@@ -252,6 +264,18 @@ mod tests {
             (completion.prompt_tokens, completion.completion_tokens),
             (Some(9), Some(4))
         );
+        assert_eq!(completion.cache_read_tokens, None);
+    }
+
+    #[test]
+    fn cached_input_counts_in_the_prompt_tokens() {
+        let json = json!({"content": [{"type": "text", "text": "{}"}], "stop_reason": "end_turn",
+                          "usage": {"input_tokens": 50, "output_tokens": 4,
+                                    "cache_read_input_tokens": 9000, "cache_creation_input_tokens": 0}});
+        let completion = read_answer(&json, "u", None, 10, 1).unwrap();
+        assert_eq!(completion.prompt_tokens, Some(9050));
+        assert_eq!(completion.cache_read_tokens, Some(9000));
+        assert_eq!(completion.cache_write_tokens, Some(0));
     }
 
     #[test]

@@ -121,6 +121,7 @@ impl Provider for Command {
             completion_tokens: None,
             duration: started.elapsed(),
             attempts: 1,
+            ..Completion::default()
         })
     }
 }

@@ -17,7 +17,7 @@ pub enum ErrorKind {
     Output,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     #[error("no language model configured: {hint}")]
     NotConfigured { hint: String },
@@ -36,8 +36,10 @@ pub enum Error {
     #[error("could not set up the HTTP client: {reason}")]
     Client { reason: String },
 
-    #[error("POST {url} answered HTTP {status} ({}): {body}", attempts_text(*attempts))]
+    #[error("{method} {url} answered HTTP {status} ({}): {body}", attempts_text(*attempts))]
     Status {
+        /// "POST" or "GET".
+        method: &'static str,
         url: String,
         status: u16,
         /// The start of the response body, which usually says why.
@@ -107,6 +109,11 @@ pub enum Error {
 
     #[error("talking to the model command `{command}` failed: {reason}")]
     CommandIo { command: String, reason: String },
+
+    /// A provider's batch API answered something speed cannot use, or was
+    /// asked for something it does not do.
+    #[error("{what}")]
+    Batch { what: String },
 }
 
 impl Error {
@@ -119,7 +126,8 @@ impl Error {
             | Error::Client { .. }
             | Error::BadResponse { .. }
             | Error::Redirect { .. }
-            | Error::Spawn { .. } => ErrorKind::Config,
+            | Error::Spawn { .. }
+            | Error::Batch { .. } => ErrorKind::Config,
             Error::Status { status, .. } if !is_transient(*status) => ErrorKind::Config,
             Error::Status { .. }
             | Error::Connect { .. }
@@ -150,7 +158,8 @@ impl Error {
             | Error::BadUrl { .. }
             | Error::Client { .. }
             | Error::Redirect { .. }
-            | Error::Spawn { .. } => None,
+            | Error::Spawn { .. }
+            | Error::Batch { .. } => None,
         }
     }
 }
@@ -175,6 +184,7 @@ mod tests {
     #[test]
     fn refused_requests_are_configuration_errors_and_overload_is_unreachable() {
         let status = |status| Error::Status {
+            method: "POST",
             url: "u".into(),
             status,
             body: String::new(),
@@ -191,6 +201,7 @@ mod tests {
     #[test]
     fn messages_say_the_attempts_made() {
         let err = Error::Status {
+            method: "POST",
             url: "http://h/v1/chat/completions".into(),
             status: 503,
             body: "overloaded".into(),

@@ -88,6 +88,44 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// The HTTP methods speed uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    Get,
+    Post,
+}
+
+impl Method {
+    fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+        }
+    }
+}
+
+/// What a request carries.
+pub(crate) enum Payload<'a> {
+    Empty,
+    Json(&'a Value),
+    /// A body built by the caller (a multipart upload).
+    Bytes {
+        content_type: String,
+        bytes: Vec<u8>,
+    },
+}
+
+/// One request: where, what, the most of an answer read, and whether it may
+/// be sent twice (a batch's creation must not: it would be paid twice).
+pub(crate) struct Outgoing<'a> {
+    pub method: Method,
+    pub url: &'a str,
+    pub headers: &'a HeaderMap,
+    pub payload: Payload<'a>,
+    pub limit: usize,
+    pub idempotent: bool,
+}
+
 /// A successful exchange: the parsed body and the requests it took.
 pub(crate) struct Answer {
     pub json: Value,
@@ -205,30 +243,53 @@ impl Transport {
         headers: &HeaderMap,
         body: &Value,
     ) -> Result<Answer, Error> {
+        let request = Outgoing {
+            method: Method::Post,
+            url,
+            headers,
+            payload: Payload::Json(body),
+            limit: self.max_answer_bytes,
+            idempotent: true,
+        };
+        self.json(&request)
+    }
+
+    /// GETs `url` and returns the parsed JSON of a 2xx answer.
+    pub(crate) fn get(&self, url: &str, headers: &HeaderMap) -> Result<Answer, Error> {
+        let request = Outgoing {
+            method: Method::Get,
+            url,
+            headers,
+            payload: Payload::Empty,
+            limit: self.max_answer_bytes,
+            idempotent: true,
+        };
+        self.json(&request)
+    }
+
+    /// Sends `request` and returns the body of a 2xx answer as text (up to
+    /// its limit) with the attempts it took.
+    pub(crate) fn text(&self, request: &Outgoing<'_>) -> Result<(String, u32), Error> {
         let mut attempts = 0;
         loop {
             attempts += 1;
             let may_retry = attempts <= self.max_retries;
-            let wait = match self.attempt(url, headers, body) {
+            let wait = match self.attempt(request) {
                 Attempt::Answered { status, body, .. } if (200..300).contains(&status) => {
-                    return match serde_json::from_str(&body) {
-                        Ok(json) => Ok(Answer { json, attempts }),
-                        Err(err) => Err(Error::BadResponse {
-                            url: url.to_string(),
-                            reason: format!("the body is not JSON ({err})"),
-                            body: body_start(&body),
-                            attempts,
-                        }),
-                    };
+                    return Ok((body, attempts));
                 }
                 Attempt::Answered {
                     status,
                     retry_after,
                     body,
                 } => {
-                    if !(may_retry && is_transient(status)) {
+                    // A request that must not run twice is retried only when
+                    // the server said it did not run it (rate limited).
+                    let again = is_transient(status) && (request.idempotent || status == 429);
+                    if !(may_retry && again) {
                         return Err(Error::Status {
-                            url: url.to_string(),
+                            method: request.method.as_str(),
+                            url: request.url.to_string(),
                             status,
                             body: body_start(&body),
                             attempts,
@@ -238,35 +299,38 @@ impl Transport {
                 }
                 Attempt::Redirected { status, location } => {
                     return Err(Error::Redirect {
-                        url: url.to_string(),
+                        url: request.url.to_string(),
                         status,
                         location,
                     });
                 }
                 Attempt::TooLarge => {
                     return Err(Error::TooLarge {
-                        origin: url.to_string(),
-                        limit: self.max_answer_bytes,
+                        origin: request.url.to_string(),
+                        limit: request.limit,
                         attempts,
                     });
                 }
                 Attempt::Failed(failure) if failure.builder => {
                     return Err(Error::BadUrl {
-                        url: url.to_string(),
+                        url: request.url.to_string(),
                         reason: failure.reason,
                     });
                 }
                 Attempt::Failed(failure) => {
-                    if !may_retry {
+                    // A timeout may have reached the server: a request that
+                    // must not run twice is not sent again.
+                    let again = request.idempotent || !failure.timeout;
+                    if !(may_retry && again) {
                         return Err(if failure.timeout {
                             Error::Timeout {
-                                target: url.to_string(),
+                                target: request.url.to_string(),
                                 after: self.timeout,
                                 attempts,
                             }
                         } else {
                             Error::Connect {
-                                url: url.to_string(),
+                                url: request.url.to_string(),
                                 reason: failure.reason,
                                 attempts,
                             }
@@ -279,17 +343,41 @@ impl Transport {
         }
     }
 
-    fn attempt(&self, url: &str, headers: &HeaderMap, body: &Value) -> Attempt {
+    /// Sends `request` and parses the body of a 2xx answer as JSON.
+    pub(crate) fn json(&self, request: &Outgoing<'_>) -> Result<Answer, Error> {
+        let (body, attempts) = self.text(request)?;
+        match serde_json::from_str(&body) {
+            Ok(json) => Ok(Answer { json, attempts }),
+            Err(err) => Err(Error::BadResponse {
+                url: request.url.to_string(),
+                reason: format!("the body is not JSON ({err})"),
+                body: body_start(&body),
+                attempts,
+            }),
+        }
+    }
+
+    fn attempt(&self, request: &Outgoing<'_>) -> Attempt {
         // A per-request timeout, unlike the client's, bounds the reading of
         // the body too: a server trickling bytes cannot stretch it.
-        let response = match self
-            .client
-            .post(url)
-            .headers(headers.clone())
-            .timeout(self.timeout)
-            .json(body)
-            .send()
-        {
+        let builder = match request.method {
+            Method::Get => self.client.get(request.url),
+            Method::Post => self.client.post(request.url),
+        };
+        let builder = builder
+            .headers(request.headers.clone())
+            .timeout(self.timeout);
+        let builder = match &request.payload {
+            Payload::Empty => builder,
+            Payload::Json(body) => builder.json(body),
+            Payload::Bytes {
+                content_type,
+                bytes,
+            } => builder
+                .header(reqwest::header::CONTENT_TYPE, content_type.as_str())
+                .body(bytes.clone()),
+        };
+        let response = match builder.send() {
             Ok(response) => response,
             Err(err) => return Attempt::Failed(Failure::of(&err)),
         };
@@ -310,7 +398,7 @@ impl Transport {
             .and_then(|value| retry_after(value, SystemTime::now()));
         let success = response.status().is_success();
         let limit = if success {
-            self.max_answer_bytes
+            request.limit
         } else {
             ERROR_BODY_BYTES
         };
@@ -333,6 +421,15 @@ impl Transport {
             Some(key) => key.mask(text),
             None => Cow::Borrowed(text),
         }
+    }
+}
+
+/// Whether `url` is on the same origin (scheme, host, port) as `base`:
+/// a URL a server hands back is fetched with the key only then.
+pub(crate) fn same_origin(base: &str, url: &str) -> bool {
+    match (reqwest::Url::parse(base), reqwest::Url::parse(url)) {
+        (Ok(base), Ok(url)) => base.origin() == url.origin(),
+        _ => false,
     }
 }
 

@@ -7,7 +7,9 @@
 //! caller decides what the text means. It never prints and never exits.
 
 mod anthropic;
+pub mod batch;
 mod command;
+pub mod cost;
 mod error;
 mod http;
 mod openai;
@@ -72,17 +74,25 @@ pub struct Request {
 }
 
 /// The model's answer and what it cost.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Completion {
     /// The answer; with structured output on Anthropic, the forced tool's
     /// input serialised as JSON.
     pub text: String,
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
+    /// The part of `prompt_tokens` the provider read from its prompt cache
+    /// (Anthropic `cache_read_input_tokens`, OpenAI
+    /// `prompt_tokens_details.cached_tokens`), and the part it wrote to it
+    /// (Anthropic `cache_creation_input_tokens`).
+    pub cache_read_tokens: Option<u64>,
+    pub cache_write_tokens: Option<u64>,
     /// Wall time of the whole call, retries and waits included.
     pub duration: Duration,
     /// Requests made, the successful one included.
     pub attempts: u32,
+    /// The provider batch that answered, when a batch did (`batch`).
+    pub batch: Option<String>,
 }
 
 /// A way to get an answer from a model.
@@ -199,6 +209,11 @@ pub struct Config {
     /// Send `Request::json_schema` to the server (OpenAI `response_format`,
     /// Anthropic forced tool; for `command`, appended to the prompt).
     pub structured_output: bool,
+    /// The fraction taken off the input price for input read from the
+    /// provider's prompt cache, and off every price for a batch's answers
+    /// (`cost`); None: the provider's usual discount.
+    pub cache_read_discount: Option<f64>,
+    pub batch_discount: Option<f64>,
     /// First backoff step; doubles per retry, with full jitter.
     pub retry_base: Duration,
     /// The longest answer read from a server or a command; past it the
@@ -208,6 +223,10 @@ pub struct Config {
     /// (`pacing`); None is unpaced.
     pub rpm: Option<u32>,
     pub tpm: Option<u32>,
+    /// What the provider charges per million input and output tokens, in
+    /// any currency (`speed stats` prices the log's tokens with them).
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
 }
 
 /// A verdict is a few kilobytes; megabytes come only from a broken or
@@ -230,10 +249,14 @@ impl Default for Config {
             seed: 7,
             max_output_tokens: 4096,
             structured_output: false,
+            cache_read_discount: None,
+            batch_discount: None,
             retry_base: Duration::from_secs(1),
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             rpm: None,
             tpm: None,
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
         }
     }
 }

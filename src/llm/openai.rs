@@ -14,13 +14,13 @@ pub(crate) const DEFAULT_BASE_URL: &str = "http://localhost:11434/v1";
 
 #[derive(Debug)]
 pub(crate) struct OpenAi {
-    transport: Transport,
-    url: String,
-    headers: HeaderMap,
-    model: String,
+    pub(super) transport: Transport,
+    pub(super) url: String,
+    pub(super) headers: HeaderMap,
+    pub(super) model: String,
     temperature: f64,
     seed: u64,
-    max_output_tokens: u32,
+    pub(super) max_output_tokens: u32,
     structured_output: bool,
 }
 
@@ -48,7 +48,7 @@ impl OpenAi {
         })
     }
 
-    fn body(&self, request: &Request) -> Value {
+    pub(super) fn body(&self, request: &Request) -> Value {
         let mut messages = Vec::with_capacity(request.messages.len() + 1);
         if let Some(system) = &request.system {
             messages.push(json!({"role": "system", "content": system}));
@@ -101,7 +101,7 @@ impl Provider for OpenAi {
 
 /// Reads `choices[0].message.content` and the usage. Reasoning servers put
 /// their thinking in `reasoning_content`, which is not the answer.
-fn read_answer(
+pub(super) fn read_answer(
     json: &Value,
     url: &str,
     max_output_tokens: u32,
@@ -147,8 +147,12 @@ fn read_answer(
         text,
         prompt_tokens: usage("prompt_tokens"),
         completion_tokens: usage("completion_tokens"),
+        // Part of prompt_tokens, unlike Anthropic's figure.
+        cache_read_tokens: usage("prompt_tokens_details/cached_tokens"),
+        cache_write_tokens: None,
         duration: std::time::Duration::ZERO,
         attempts,
+        batch: None,
     })
 }
 
@@ -227,6 +231,13 @@ mod tests {
             (Some(5), Some(3))
         );
         assert_eq!(completion.attempts, 2);
+        assert_eq!(completion.cache_read_tokens, None);
+        let json = json!({"choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}],
+                          "usage": {"prompt_tokens": 5000, "completion_tokens": 3,
+                                    "prompt_tokens_details": {"cached_tokens": 4096}}});
+        let completion = read_answer(&json, "u", 10, 1).unwrap();
+        assert_eq!(completion.prompt_tokens, Some(5000));
+        assert_eq!(completion.cache_read_tokens, Some(4096));
     }
 
     #[test]

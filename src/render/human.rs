@@ -60,6 +60,19 @@ pub fn report(report: &Report, style: &Style) -> String {
     if let Some(line) = coverage_line(report, style) {
         let _ = writeln!(out, "{line}");
     }
+    if let Some(cost) = report.cost {
+        let cached = match report.tokens.cache_read {
+            0 => String::new(),
+            n => format!(", {} read from the cache", thousands(n)),
+        };
+        let _ = writeln!(
+            out,
+            "  cost {:.4} ({} tokens in{cached}, {} out)",
+            cost.total,
+            thousands(report.tokens.prompt),
+            thousands(report.tokens.completion)
+        );
+    }
     for notice in &report.notices {
         let _ = writeln!(out, "  {} {notice}", style.yellow("!"));
     }
@@ -582,6 +595,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
                     Outcome::Blocked => "blocked".to_string(),
                     Outcome::ModelUnreachable => "model unreachable".to_string(),
                     Outcome::InvalidOutput => "invalid output".to_string(),
+                    Outcome::Submitted => "pending in a batch".to_string(),
                     Outcome::Error | Outcome::Usage => "error".to_string(),
                 },
                 r.task_update

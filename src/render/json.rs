@@ -17,6 +17,25 @@ pub fn reviews(reports: &[Report], nits: &[Nit], skipped: &[Skipped]) -> String 
     pretty(&body)
 }
 
+/// `reviews`, with what the provider's batch API did (`--batch-api`,
+/// `--collect`) under `batches`, and what the user should know.
+pub fn reviews_with_batches(
+    reports: &[Report],
+    nits: &[Nit],
+    skipped: &[Skipped],
+    batches: &[Value],
+    notices: &[String],
+) -> String {
+    let body = json!({
+        "reviews": reports,
+        "nits": nits,
+        "skipped": skipped,
+        "batches": batches,
+        "notices": notices,
+    });
+    pretty(&body)
+}
+
 pub fn dry_runs(runs: &[DryRun]) -> String {
     let reviews: Vec<Value> = runs
         .iter()

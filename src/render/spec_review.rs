@@ -28,7 +28,7 @@ pub fn verdict(s: &Summary) -> &'static str {
         Outcome::ChangesRequested => "needs_revision",
         Outcome::Blocked | Outcome::InvalidOutput => "blocked",
         Outcome::ModelUnreachable => "model_unreachable",
-        Outcome::Error | Outcome::Usage => "error",
+        Outcome::Error | Outcome::Usage | Outcome::Submitted => "error",
     }
 }
 

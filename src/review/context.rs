@@ -48,6 +48,26 @@ pub struct Config {
     pub guardian: GuardianConfig,
     pub checks: checks::Config,
     pub defect: defects::Limits,
+    /// `--shard K/N`: only this part of the selected subjects.
+    pub shard: Option<super::plan::Shard>,
+    /// `--batch-api`, `--collect`: the provider's batch API.
+    pub provider_batch: ProviderBatch,
+}
+
+/// How the model is asked: now, or through the provider's batch API.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum ProviderBatch {
+    /// Each review asks the model as it runs.
+    #[default]
+    Off,
+    /// `--batch-api`: prepare every review, submit its calls as one batch.
+    Submit,
+    /// `--collect [ID]`: finish the reviews of a submitted batch (every
+    /// waiting batch without an id), waiting at most `wait` for it to end.
+    Collect {
+        id: Option<String>,
+        wait: std::time::Duration,
+    },
 }
 
 /// `[guardian]`: the second gate after an approval.

@@ -14,6 +14,9 @@
 //!   6. `ask`: the model, and after an approval the guardian;
 //!   7. `decide`: the one place an approval is overruled;
 //!   8. `record`: the report, the log, the task file, the verdict cache.
+//! - `submit` and `collect`: the provider's batch API (`--batch-api`,
+//!   `--collect`): prepared reviews submitted as one batch, and finished
+//!   through `run` once it has answered.
 //! - `batch`: many reviews at once; `net`: the secrets safety net at the
 //!   stages' edges; `head`: the files at the head commit for citations.
 //!
@@ -22,6 +25,7 @@
 
 pub mod ask;
 pub mod batch;
+pub mod collect;
 pub mod compose;
 pub mod context;
 pub mod decide;
@@ -35,13 +39,14 @@ pub mod record;
 pub mod redact;
 pub mod run;
 pub mod sources;
+pub mod submit;
 
 use std::path::PathBuf;
 
 use crate::exit::Outcome;
 
 pub use ask::{Models, Pacer};
-pub use context::{Config, Context, GuardianConfig, Target};
+pub use context::{Config, Context, GuardianConfig, ProviderBatch, Target};
 pub use plan::{Plan, Skipped};
 
 /// Progress a long review reports to whoever is watching (the app draws a

@@ -19,6 +19,7 @@ use crate::exit::Outcome;
 use crate::interrupt;
 use crate::ledger::report::{Coverage, Evidence, Hashes, ModelInfo, TaskUpdate};
 use crate::ledger::{self, Report, verdicts};
+use crate::llm::cost::{self, Cost};
 use crate::tasks::{self, Task, state::ReviewOutcome};
 use crate::verdict::{self, CriterionStatus};
 use crate::work::{DefectReview, Subject};
@@ -132,6 +133,35 @@ pub fn fill_tokens(report: &mut Report, evidence: &Evidence) {
         .iter()
         .filter_map(|c| c.completion_tokens)
         .sum();
+    report.tokens.cache_read = evidence
+        .calls
+        .iter()
+        .filter_map(|c| c.cache_read_tokens)
+        .sum();
+    report.tokens.cache_write = evidence
+        .calls
+        .iter()
+        .filter_map(|c| c.cache_write_tokens)
+        .sum();
+}
+
+/// What the review's calls cost at the configured prices, each call with
+/// its own discounts (a batch's answer, cached input).
+fn price(ctx: &Context, report: &mut Report, evidence: &Evidence) {
+    let Some(prices) = crate::llm::cost::Prices::of(&ctx.config.llm) else {
+        return;
+    };
+    let total = evidence.calls.iter().fold(Cost::default(), |sum, call| {
+        let usage = cost::Usage {
+            input: call.prompt_tokens.unwrap_or(0),
+            output: call.completion_tokens.unwrap_or(0),
+            cache_read: call.cache_read_tokens.unwrap_or(0),
+            cache_write: call.cache_write_tokens.unwrap_or(0),
+            batch: call.batch.is_some(),
+        };
+        sum.plus(cost::cost(&usage, &prices))
+    });
+    report.cost = Some(total.rounded());
 }
 
 /// Records a decided review: the report file, the log line and the task
@@ -149,6 +179,7 @@ pub fn decided(
     if let Some(review) = defect {
         plan_state(review, &mut report);
     }
+    price(ctx, &mut report, evidence);
     let recorded = write(ctx, subject.task(), &mut report, evidence).and_then(|()| match defect {
         Some(review) => {
             write_state(ctx, review, &mut report).and_then(|()| log_review(ctx, review, &report))
@@ -170,6 +201,7 @@ pub fn decided(
 /// (raw answers included), the task file stays as it was.
 pub fn failed(ctx: &Context, mut report: Report, mut evidence: Evidence) -> Report {
     fill_tokens(&mut report, &evidence);
+    price(ctx, &mut report, &evidence);
     report.verdict = None;
     seal(ctx, &mut report, &mut evidence);
     if let Err(err) = write_failure(ctx, &mut report, &evidence) {

@@ -99,9 +99,13 @@ pub struct Llm {
     pub seed: Option<u64>,
     pub max_output_tokens: Option<u32>,
     pub structured_output: Option<bool>,
+    pub cache_read_discount: Option<f64>,
+    pub batch_discount: Option<f64>,
     pub rpm: Option<u32>,
     pub tpm: Option<u32>,
     pub max_answer_bytes: Option<usize>,
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -175,9 +179,13 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "seed",
             "max_output_tokens",
             "structured_output",
+            "cache_read_discount",
+            "batch_discount",
             "rpm",
             "tpm",
             "max_answer_bytes",
+            "price_input_per_mtok",
+            "price_output_per_mtok",
         ],
     ),
     (
@@ -616,10 +624,22 @@ impl Reader<'_> {
             seed: self.u64(t, "seed", 0..=i64::MAX),
             max_output_tokens: self.u32(t, "max_output_tokens", limits::MAX_OUTPUT_TOKENS),
             structured_output: self.bool(t, "structured_output"),
+            cache_read_discount: self.discount(t, "cache_read_discount"),
+            batch_discount: self.discount(t, "batch_discount"),
             rpm: self.u32(t, "rpm", limits::RPM),
             tpm: self.u32(t, "tpm", limits::TPM),
             max_answer_bytes: self.usize(t, "max_answer_bytes", limits::MAX_ANSWER_BYTES),
+            price_input_per_mtok: self.price(t, "price_input_per_mtok"),
+            price_output_per_mtok: self.price(t, "price_output_per_mtok"),
         }
+    }
+
+    fn price(&mut self, t: &Table, key: &str) -> Option<f64> {
+        self.number(t, key, limits::PRICE_PER_MTOK, "a price per million tokens")
+    }
+
+    fn discount(&mut self, t: &Table, key: &str) -> Option<f64> {
+        self.number(t, key, limits::DISCOUNT, "a fraction of the price")
     }
 
     fn url(&mut self, t: &Table, key: &str) -> Option<String> {

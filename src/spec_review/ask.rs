@@ -217,6 +217,7 @@ mod tests {
                 completion_tokens: Some(5),
                 duration: Duration::from_millis(3),
                 attempts: 1,
+                ..llm::Completion::default()
             })
         }
     }

@@ -224,6 +224,9 @@ impl Exchange<'_> {
                     attempts: completion.attempts,
                     prompt_tokens: completion.prompt_tokens,
                     completion_tokens: completion.completion_tokens,
+                    cache_read_tokens: completion.cache_read_tokens,
+                    cache_write_tokens: completion.cache_write_tokens,
+                    batch: completion.batch.clone(),
                     answer: Some(completion.text.clone()),
                     error: parsed.as_ref().err().map(|r| r.summary.clone()),
                 });
@@ -236,6 +239,9 @@ impl Exchange<'_> {
                     attempts: err.attempts().unwrap_or(1),
                     prompt_tokens: None,
                     completion_tokens: None,
+                    cache_read_tokens: None,
+                    cache_write_tokens: None,
+                    batch: None,
                     answer: None,
                     error: Some(err.to_string()),
                 });
