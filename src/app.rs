@@ -395,10 +395,19 @@ fn nothing_to_review(
             looked.join(", ")
         );
     } else {
-        let approved = match plan.skipped.len() {
+        let mut approved = match plan.skipped.len() - plan.waiting {
             0 => String::new(),
             n => format!("; {n} approved and still covered by that approval"),
         };
+        if plan.waiting > 0 {
+            approved.push_str(&format!(
+                "; {} waiting in a provider batch (`speed review --collect`)",
+                plan.waiting
+            ));
+        }
+        if plan.other_shards > 0 {
+            approved.push_str(&format!("; {} left to other shards", plan.other_shards));
+        }
         let defects = match plan.defects_read {
             0 => String::new(),
             1 => ", 1 fixed defect".to_string(),

@@ -415,7 +415,7 @@ fn review_settings(
     let format = args.output_format().into();
     let shard = args
         .shard
-        .map(|(index, count)| review::plan::Shard { index, count });
+        .map(|(index, count)| review::shard::Shard { index, count });
     let provider_batch = match (args.collect, args.batch_api) {
         (Some(id), _) => review::ProviderBatch::Collect {
             id: Some(id).filter(|id| !id.is_empty()),

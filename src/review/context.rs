@@ -49,7 +49,7 @@ pub struct Config {
     pub checks: checks::Config,
     pub defect: defects::Limits,
     /// `--shard K/N`: only this part of the selected subjects.
-    pub shard: Option<super::plan::Shard>,
+    pub shard: Option<super::shard::Shard>,
     /// `--batch-api`, `--collect`: the provider's batch API.
     pub provider_batch: ProviderBatch,
 }

@@ -16,7 +16,8 @@
 //!   8. `record`: the report, the log, the task file, the verdict cache.
 //! - `submit` and `collect`: the provider's batch API (`--batch-api`,
 //!   `--collect`): prepared reviews submitted as one batch, and finished
-//!   through `run` once it has answered.
+//!   through `run` once it has answered; `waiting`: what batch mode leaves
+//!   to a batch; `shard`: `--shard K/N`.
 //! - `batch`: many reviews at once; `net`: the secrets safety net at the
 //!   stages' edges; `head`: the files at the head commit for citations.
 //!
@@ -38,8 +39,10 @@ pub mod prepare;
 pub mod record;
 pub mod redact;
 pub mod run;
+pub mod shard;
 pub mod sources;
 pub mod submit;
+pub mod waiting;
 
 use std::path::PathBuf;
 

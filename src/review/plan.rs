@@ -14,6 +14,7 @@ use crate::work::{self, DefectReview, Subject};
 
 use super::Error;
 use super::context::{Context, Target};
+use super::{shard, waiting};
 
 /// What a review command found to do.
 pub struct Plan {
@@ -30,6 +31,8 @@ pub struct Plan {
     pub defects_read: usize,
     /// `--shard K/N`: the subjects left to the other shards.
     pub other_shards: usize,
+    /// Batch mode: the subjects waiting in a provider batch (in `skipped`).
+    pub waiting: usize,
 }
 
 /// The tasks (or the branch, or the defect) to review, from the target.
@@ -43,6 +46,7 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
         tasks_read: 0,
         defects_read: 0,
         other_shards: 0,
+        waiting: 0,
     };
     match &ctx.config.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
@@ -88,7 +92,7 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
             );
             gathered.skipped.extend(skipped);
             if !ctx.config.force {
-                super::collect::skip_waiting(ctx, &mut gathered.subjects, &mut gathered.skipped);
+                gathered.waiting = skip_waiting(ctx, &mut gathered.subjects, &mut gathered.skipped);
             }
             gathered.batch_mode = true;
         }
@@ -139,61 +143,49 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
     }
     if let Some(shard) = ctx.config.shard {
         let before = gathered.subjects.len();
-        gathered.subjects.retain(|s| shard.owns(&key(s)));
+        gathered.subjects.retain(|s| shard.owns(&shard::key(s)));
         gathered.other_shards = before - gathered.subjects.len();
-        gathered.skipped.retain(|s| shard.owns(&skipped_key(s)));
+        let key = |s: &Skipped| {
+            shard::work_key(
+                s.task_id.as_deref(),
+                s.feature.as_deref(),
+                s.defect.as_deref(),
+            )
+        };
+        let waiting = |s: &Skipped| s.reason.starts_with(waiting::WAITING);
+        gathered.waiting -= gathered
+            .skipped
+            .iter()
+            .filter(|s| waiting(s) && !shard.owns(&key(s)))
+            .count();
+        gathered.skipped.retain(|s| shard.owns(&key(s)));
     }
     Ok(gathered)
 }
 
-/// `--shard K/N`: the K-th (1-based) of N partitions of the subjects.
-///
-/// A subject's shard follows from its identity alone (its feature and id,
-/// a defect's name): it never moves to another shard as tasks come, go or
-/// get approved, so N runners planning at different moments, or from
-/// different checkouts, never review a task twice or leave one out.
-/// Shards are even on average, not exactly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shard {
-    pub index: u32,
-    pub count: u32,
-}
-
-impl Shard {
-    /// Whether the subject known by `key` belongs to this shard.
-    pub fn owns(&self, key: &str) -> bool {
-        use sha2::{Digest, Sha256};
-        let digest = Sha256::digest(key.as_bytes());
-        let mut first = [0u8; 8];
-        first.copy_from_slice(&digest[..8]);
-        let bucket = u64::from_be_bytes(first) % u64::from(self.count.max(1));
-        bucket + 1 == u64::from(self.index)
+/// Batch mode leaves out what waits in a provider batch at its current
+/// head: it is reviewed when the batch is collected (`--force` reviews it
+/// now). Returns how many it left out.
+fn skip_waiting(ctx: &Context, subjects: &mut Vec<Subject>, skipped: &mut Vec<Skipped>) -> usize {
+    let waiting = waiting::Waiting::read(ctx);
+    if waiting.is_empty() {
+        return 0;
     }
-}
-
-/// What a subject's shard is decided by: its feature and id.
-fn key(subject: &Subject) -> String {
-    match subject {
-        Subject::Task(task) => work_key(Some(&task.id), task.feature.as_deref(), None),
-        Subject::Defect(review) => work_key(None, None, Some(&review.defect.name)),
-        Subject::Branch { branch, .. } => format!("branch\0{branch}"),
-    }
-}
-
-fn skipped_key(skipped: &Skipped) -> String {
-    work_key(
-        skipped.task_id.as_deref(),
-        skipped.feature.as_deref(),
-        skipped.defect.as_deref(),
-    )
-}
-
-fn work_key(task: Option<&str>, feature: Option<&str>, defect: Option<&str>) -> String {
-    match (task, defect) {
-        (Some(id), _) => format!("task\0{}\0{id}", feature.unwrap_or("")),
-        (None, Some(name)) => format!("defect\0{name}"),
-        (None, None) => String::new(),
-    }
+    let before = subjects.len();
+    subjects.retain(|subject| match waiting.reason(ctx, subject) {
+        Some(reason) => {
+            let task = subject.task();
+            skipped.push(Skipped {
+                task_id: task.map(|t| t.id.clone()),
+                defect: subject.defect().map(|d| d.defect.name.clone()),
+                feature: task.and_then(|t| t.feature.clone()),
+                reason,
+            });
+            false
+        }
+        None => true,
+    });
+    before - subjects.len()
 }
 
 /// The defects whose state says `fixed`, for a batch; those that cannot be
@@ -383,38 +375,5 @@ mod tests {
         for unreadable in [r#"{}"#, r#"{"reviewed_at": "yesterday"}"#] {
             assert_eq!(covered(&task(unreadable), "sha256:x", Some(0)), None);
         }
-    }
-
-    #[test]
-    fn every_subject_belongs_to_exactly_one_shard_whatever_else_exists() {
-        let keys: Vec<String> = (1..=200)
-            .map(|i| work_key(Some(&i.to_string()), Some("shop"), None))
-            .collect();
-        for count in [1, 2, 3, 7] {
-            let mut sizes = vec![0usize; count as usize];
-            for key in &keys {
-                let owners: Vec<u32> = (1..=count)
-                    .filter(|index| {
-                        Shard {
-                            index: *index,
-                            count,
-                        }
-                        .owns(key)
-                    })
-                    .collect();
-                assert_eq!(owners.len(), 1, "{key:?} in {count} shards: {owners:?}");
-                sizes[owners[0] as usize - 1] += 1;
-            }
-            // Even on average: no shard of 200 tasks is empty or holds most.
-            let fair = 200 / count as usize;
-            assert!(
-                sizes.iter().all(|n| *n > fair / 2 && *n < fair * 2),
-                "{sizes:?}"
-            );
-        }
-        // The feature is part of the identity.
-        let a = work_key(Some("1"), Some("a"), None);
-        let b = work_key(Some("1"), Some("b"), None);
-        assert_ne!(a, b);
     }
 }

@@ -22,6 +22,7 @@ mod impact_review;
 mod layers;
 mod llm_providers;
 mod orchestrator;
+mod provider_batch;
 mod review;
 mod safety_net;
 mod spec_review;

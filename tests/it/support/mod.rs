@@ -3,6 +3,7 @@
 //! plays the model (`model_server`).
 #![allow(dead_code, unused_imports)]
 
+pub mod batch_api;
 pub mod model_server;
 pub mod repo;
 pub mod speed;

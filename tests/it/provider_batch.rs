@@ -1,0 +1,522 @@
+//! The providers' batch APIs (`speed review --batch-api`, `--collect`)
+//! against the loopback server playing Anthropic Message Batches and
+//! OpenAI Batch: submission (exit 54, the state kept), results out of
+//! order, errored and expired requests asked directly, a partial results
+//! file, an unknown custom_id, a batch that never ends, a branch that
+//! moved, a prompt that changed, a corrective retry; and `--shard K/N`.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+
+use crate::support::batch_api::{BatchApi, Fate, Script};
+use crate::support::model_server::{COMPLETION_TOKENS, PROMPT_TOKENS, Recorded, Reply};
+use crate::support::repo::{self, RepoBuilder, TempRepo};
+use crate::support::speed::{Run, speed};
+
+const SPEC: &str =
+    "# Counter\n\n## Limits\n\nEvery counter stops at 100.\nA counter never goes below zero.\n";
+const KEY: (&str, &str) = ("ANTHROPIC_API_KEY", "sk-ant-loopback-key");
+
+/// `count` done tasks, each on its own branch raising its own limit.
+fn tasks(count: usize) -> TempRepo {
+    let (tmp, root) = repo::empty();
+    let mut b = RepoBuilder::init(&root).unwrap();
+    let mut files = vec![("specs/product/counter.md".to_string(), SPEC.to_string())];
+    for i in 1..=count {
+        files.push((
+            format!("src/c{i}.rs"),
+            format!("pub fn limit_{i}() -> u32 {{ 10 }}\n"),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
+    b.commit("main", None, &refs, &[], "main").unwrap();
+    for i in 1..=count {
+        let path = format!("src/c{i}.rs");
+        let body = format!("pub fn limit_{i}() -> u32 {{ 100 }}\n");
+        b.commit(
+            &format!("speed/task-{i}"),
+            Some("main"),
+            &[(&path, &body)],
+            &[],
+            "raise",
+        )
+        .unwrap();
+    }
+    b.checkout("main").unwrap();
+    let repo = repo::adopt(tmp, root);
+    for i in 1..=count {
+        repo.write(
+            &format!(".speed/tasks/{i}.json"),
+            &json!({"id": i.to_string(), "title": format!("Raise limit {i}"), "status": "done",
+                    "acceptance_criteria": "limit is 100",
+                    "spec_references": [{"spec": "specs/product/counter.md", "section": "Limits"}]})
+            .to_string(),
+        );
+    }
+    repo
+}
+
+fn approval() -> String {
+    json!({
+        "verdict": "approve",
+        "expectations": "Counters stop at 100.",
+        "criteria": [{"id": "AC-1", "status": "met", "evidence": "src/c1.rs:1"}],
+        "spec_verification": [{"spec_quote": "Every counter stops at 100.", "spec_section": "Limits",
+                               "satisfied": true, "evidence": "src/c1.rs:1", "notes": ""}],
+        "issues": [], "strengths": []
+    })
+    .to_string()
+}
+
+fn configure(repo: &TempRepo, provider: &str, base_url: &str, extra: &str) {
+    repo.config(&format!(
+        "[llm]\nprovider = \"{provider}\"\nbase_url = \"{base_url}\"\nmodel = \"loopback-model\"\ntimeout_secs = 5\nmax_retries = 0\nretry_base_ms = 10\n{extra}[guardian]\nenabled = false\n"
+    ));
+}
+
+/// The task a custom_id names: `-_<task>_<head>_p1_review`.
+fn task_of(custom_id: &str) -> u32 {
+    custom_id.split('_').nth(1).unwrap().parse().unwrap()
+}
+
+fn task(repo: &TempRepo, i: u32) -> Value {
+    serde_json::from_str(&repo.read(&format!(".speed/tasks/{i}.json"))).unwrap()
+}
+
+fn state(repo: &TempRepo, id: &str) -> Option<Value> {
+    std::fs::read_to_string(repo.path().join(format!(".speed/cache/batches/{id}.json")))
+        .ok()
+        .map(|text| serde_json::from_str(&text).unwrap())
+}
+
+fn review(repo: &TempRepo, args: &[&str]) -> Run {
+    let mut all = vec!["review"];
+    all.extend_from_slice(args);
+    speed(repo.path(), &all, &[KEY])
+}
+
+#[test]
+fn an_anthropic_batch_is_submitted_then_collected_as_synchronous_reviews() {
+    let repo = tasks(3);
+    let script = Script::answering(|custom_id, _| match task_of(custom_id) {
+        1 => Fate::Answer(approval()),
+        2 => Fate::Errored,
+        _ => Fate::Expired,
+    })
+    .direct(|_| Reply::anthropic(&approval()));
+    let script = Script {
+        reverse: true,
+        extra_lines: vec![
+            json!({"custom_id": "forged_9_0000000000_p1_review", "result": {"type": "succeeded",
+                   "message": {"content": [{"type": "text", "text": "{\"verdict\":\"approve\"}"}],
+                               "stop_reason": "end_turn"}}})
+            .to_string(),
+        ],
+        ..script
+    };
+    let api = BatchApi::anthropic(script);
+    configure(
+        &repo,
+        "anthropic",
+        &api.server.root(),
+        "price_input_per_mtok = 3.0\nprice_output_per_mtok = 15.0\n",
+    );
+
+    let run = review(&repo, &["--batch-api"]);
+    assert_eq!(run.code, 54, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("anthropic batch msgbatch_1"),
+        "{}",
+        run.transcript()
+    );
+    assert!(run.stdout.contains("speed review --collect msgbatch_1"));
+    let sent = api.submitted(0);
+    assert_eq!(sent.len(), 3);
+    for (custom_id, params) in &sent {
+        assert!(
+            custom_id.starts_with(&format!("-_{}_", task_of(custom_id))),
+            "{custom_id}"
+        );
+        assert!(custom_id.ends_with("_p1_review"));
+        assert_eq!(params["model"], "loopback-model");
+        let prompt = params["messages"][0]["content"].as_str().unwrap();
+        assert!(prompt.contains("Every counter stops at 100."));
+    }
+    let saved = state(&repo, "msgbatch_1").expect("the batch's state is kept");
+    assert_eq!(saved["provider"], "anthropic");
+    assert_eq!(saved["reviews"].as_array().unwrap().len(), 3);
+    // Submitting decided nothing and wrote nothing else.
+    assert!(repo.log().is_empty());
+    assert!(task(&repo, 1).get("review_verdict").is_none());
+    assert!(api.direct_requests().is_empty());
+    // The key went in the header, never into the state.
+    assert!(
+        !repo
+            .read(".speed/cache/batches/msgbatch_1.json")
+            .contains("sk-ant")
+    );
+
+    // Batch mode does not review what waits in a batch at its head.
+    let run = review(&repo, &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("3 waiting in a provider batch"),
+        "{}",
+        run.stderr
+    );
+    let run = review(&repo, &["--json"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("waiting in anthropic batch msgbatch_1"),
+        "{}",
+        run.stdout
+    );
+    assert!(api.direct_requests().is_empty());
+
+    let run = review(&repo, &["--collect", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    for i in 1..=3 {
+        assert_eq!(
+            task(&repo, i)["review_verdict"],
+            "approve",
+            "task {i}: {}",
+            run.stderr
+        );
+    }
+    // Errored and expired requests were asked directly; the forged result ignored.
+    assert_eq!(api.direct_requests().len(), 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("errored (overloaded_error"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("(expired): asked directly"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("\"forged_9_0000000000_p1_review\" that this batch did not send was ignored"),
+        "{}",
+        run.stderr
+    );
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["reviews"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        out["batches"][0],
+        json!({"id": "msgbatch_1", "status": "collected"})
+    );
+    assert!(
+        state(&repo, "msgbatch_1").is_none(),
+        "a finished batch is forgotten"
+    );
+
+    // Each review recorded as a synchronous one, its cost discounted where
+    // the batch answered.
+    let log = repo.log();
+    assert_eq!(log.len(), 3);
+    let full = (PROMPT_TOKENS as f64 * 3.0 + COMPLETION_TOKENS as f64 * 15.0) / 1e6;
+    for line in &log {
+        let cost = line["cost"].as_f64().unwrap();
+        let expected = if line["task"] == "1" {
+            full / 2.0
+        } else {
+            full
+        };
+        assert!((cost - expected).abs() < 2e-6, "{line}");
+    }
+    let reports = repo.report_files();
+    let first = reports.iter().find(|r| r["task_id"] == "1").unwrap();
+    assert_eq!(first["calls"][0]["batch"], "msgbatch_1");
+    assert!(
+        first["notices"]
+            .to_string()
+            .contains("anthropic batch msgbatch_1")
+    );
+    let second = reports.iter().find(|r| r["task_id"] == "2").unwrap();
+    assert!(second["calls"][0].get("batch").is_none());
+
+    let run = review(&repo, &["--collect"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stderr.contains("Nothing to collect"), "{}", run.stderr);
+}
+
+#[test]
+fn an_openai_batch_that_never_ends_keeps_its_state_and_a_partial_file_is_asked_directly() {
+    let repo = tasks(2);
+    let script =
+        Script::answering(|_, _| Fate::Answer(approval())).direct(|_| Reply::openai(&approval()));
+    let polls = script.polls_before_end.clone();
+    polls.store(usize::MAX, Ordering::SeqCst);
+    let api = BatchApi::openai(Script {
+        torn: true,
+        ..script
+    });
+    configure(&repo, "openai", &api.server.url(), "");
+
+    let run = review(&repo, &["--batch-api", "--json"]);
+    assert_eq!(run.code, 54, "{}", run.transcript());
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["batches"][0]["id"], "batch_1");
+    assert_eq!(out["batches"][0]["provider"], "openai");
+    let uploads: Vec<Recorded> = api
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/v1/files")
+        .collect();
+    assert_eq!(uploads.len(), 1);
+    assert!(
+        uploads[0]
+            .header("content-type")
+            .unwrap()
+            .starts_with("multipart/form-data; boundary=")
+    );
+    assert_eq!(api.submitted(0).len(), 2);
+
+    let started = std::time::Instant::now();
+    let run = review(&repo, &["--collect", "batch_1", "--wait", "1"]);
+    assert_eq!(run.code, 54, "{}", run.transcript());
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        run.stderr
+            .contains("openai batch batch_1 is still in_progress"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--collect batch_1` again"));
+    let kept = state(&repo, "batch_1").expect("state kept for the next call");
+    assert_eq!(kept["status"], "in_progress");
+    assert!(kept["polled_at"].is_string());
+    assert!(task(&repo, 1).get("review_verdict").is_none());
+    assert!(repo.log().is_empty());
+
+    polls.store(0, Ordering::SeqCst);
+    let run = review(&repo, &["--collect", "batch_1"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    // The torn last line is a notice; its request was asked directly.
+    assert!(
+        run.stderr.contains("is not a result speed can read"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("no result in the batch's results"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(api.direct_requests().len(), 1);
+    for i in 1..=2 {
+        assert_eq!(task(&repo, i)["review_verdict"], "approve");
+    }
+    assert!(state(&repo, "batch_1").is_none());
+}
+
+#[test]
+fn a_result_for_a_branch_that_moved_is_not_written_and_the_guardian_is_asked_directly() {
+    let repo = tasks(2);
+    let guardian =
+        json!({"status": "aligned", "summary": "Serves the counters", "flags": []}).to_string();
+    let script = Script::answering(|_, _| Fate::Answer(approval()))
+        .direct(move |_| Reply::anthropic(&guardian));
+    let api = BatchApi::anthropic(script);
+    configure(&repo, "anthropic", &api.server.root(), "");
+    let config = repo
+        .read(".speed/config.toml")
+        .replace("enabled = false", "enabled = true");
+    repo.config(&config);
+    let run = review(&repo, &["--batch-api"]);
+    assert_eq!(run.code, 54, "{}", run.transcript());
+    let mut builder = RepoBuilder::open(repo.path()).unwrap();
+    builder
+        .commit(
+            "speed/task-2",
+            None,
+            &[("src/c2.rs", "pub fn limit_2() -> u32 { 99 }\n")],
+            &[],
+            "again",
+        )
+        .unwrap();
+
+    let run = review(&repo, &["--collect", "msgbatch_1", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(task(&repo, 1)["review_verdict"], "approve");
+    assert!(task(&repo, 2).get("review_verdict").is_none());
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    let skipped = &out["skipped"][0];
+    assert_eq!(skipped["task_id"], "2");
+    assert!(
+        skipped["reason"]
+            .as_str()
+            .unwrap()
+            .contains("its branch moved since batch msgbatch_1 was submitted")
+    );
+    assert_eq!(repo.log().len(), 1, "only task 1 was recorded");
+    // The batch answered the review; the guardian of its approval was
+    // asked directly.
+    let direct = api.direct_requests();
+    assert_eq!(direct.len(), 1, "{}", run.stderr);
+    assert!(direct[0].body.contains("Product guardian check"));
+    assert_eq!(repo.log()[0]["guardian"], "aligned");
+    assert!(state(&repo, "msgbatch_1").is_none());
+}
+
+#[test]
+fn an_answer_is_used_only_for_the_prompt_it_answers() {
+    let repo = tasks(1);
+    let api = BatchApi::anthropic(Script::answering(|_, _| Fate::Answer(approval())));
+    configure(&repo, "anthropic", &api.server.root(), "");
+    assert_eq!(review(&repo, &["--batch-api"]).code, 54);
+    // The spec on main changes: the prompt the batch answered is gone.
+    let mut builder = RepoBuilder::open(repo.path()).unwrap();
+    let spec = SPEC.replace("stops at 100", "stops at 1000");
+    builder
+        .commit(
+            "main",
+            None,
+            &[("specs/product/counter.md", &spec)],
+            &[],
+            "spec",
+        )
+        .unwrap();
+    let run = review(&repo, &["--collect"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("not the one submitted in batch msgbatch_1"),
+        "{}",
+        run.stderr
+    );
+    assert!(task(&repo, 1).get("review_verdict").is_none());
+    assert!(
+        api.direct_requests().is_empty(),
+        "no synchronous review in its place"
+    );
+}
+
+#[test]
+fn an_invalid_batch_answer_gets_its_corrective_retry_directly() {
+    let repo = tasks(1);
+    let script = Script::answering(|_, _| Fate::Answer("Looks fine to me!".to_string()))
+        .direct(|_| Reply::anthropic(&approval()));
+    let api = BatchApi::anthropic(script);
+    configure(&repo, "anthropic", &api.server.root(), "");
+    assert_eq!(review(&repo, &["--batch-api"]).code, 54);
+    let run = review(&repo, &["--collect"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(task(&repo, 1)["review_verdict"], "approve");
+    let direct = api.direct_requests();
+    assert_eq!(direct.len(), 1);
+    let messages = direct[0].json()["messages"].as_array().unwrap().clone();
+    assert_eq!(
+        messages.len(),
+        3,
+        "the conversation with the batch's answer"
+    );
+    assert_eq!(messages[1]["content"], "Looks fine to me!");
+    let report = &repo.report_files()[0];
+    assert_eq!(report["calls"][0]["batch"], "msgbatch_1");
+    assert_eq!(report["calls"][1]["stage"], "review (corrective retry)");
+}
+
+#[test]
+fn the_batch_api_needs_a_provider_that_has_one() {
+    let repo = tasks(1);
+    repo.config("[llm]\nprovider = \"command\"\ncommand = [\"cat\"]\n");
+    let run = review(&repo, &["--batch-api"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("--batch-api needs provider \"anthropic\" or \"openai\""),
+        "{}",
+        run.stderr
+    );
+    for bad in [
+        &["--batch-api", "--offline"][..],
+        &["--batch-api", "--dry-run"],
+        &["--collect", "--task-id", "1"],
+    ] {
+        assert_eq!(review(&repo, bad).code, 2, "{bad:?}");
+    }
+    repo.config("[llm]\nprovider = \"anthropic\"\nmodel = \"m\"\n");
+    let run = review(&repo, &["--collect", "../x"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("is not a batch id"), "{}", run.stderr);
+}
+
+#[test]
+fn shards_split_the_selected_tasks_without_overlap() {
+    let repo = tasks(12);
+    repo.config("[llm]\nprovider = \"none\"\n");
+    let mut seen: Vec<String> = Vec::new();
+    for k in 1..=3 {
+        let shard = format!("{k}/3");
+        let run = speed(
+            repo.path(),
+            &["review", "--dry-run", "--json", "--shard", &shard],
+            &[],
+        );
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        let out: Value = serde_json::from_str(&run.stdout).unwrap();
+        let ids: Vec<String> = out["reviews"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["task_id"].as_str().unwrap().to_string())
+            .collect();
+        assert!(ids.len() < 12, "shard {shard} took everything: {ids:?}");
+        seen.extend(ids);
+    }
+    seen.sort_by_key(|id| id.parse::<u32>().unwrap());
+    let all: Vec<String> = (1..=12).map(|i| i.to_string()).collect();
+    assert_eq!(seen, all, "every task in exactly one shard");
+    for bad in ["0/3", "4/3", "3", "a/b", "1/0"] {
+        let run = speed(repo.path(), &["review", "--shard", bad], &[]);
+        assert_eq!(run.code, 2, "{bad}: {}", run.transcript());
+    }
+}
+
+#[test]
+fn cache_figures_and_cost_reach_the_report_and_the_log() {
+    let repo = tasks(1);
+    let body = json!({
+        "id": "c", "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": approval()}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10_000, "completion_tokens": 1_000,
+                  "prompt_tokens_details": {"cached_tokens": 8_000}}
+    });
+    let server =
+        crate::support::model_server::ModelServer::start(move |_| Reply::json(200, body.clone()));
+    configure(
+        &repo,
+        "openai",
+        &server.url(),
+        "price_input_per_mtok = 2.0\nprice_output_per_mtok = 8.0\ncache_read_discount = 0.75\n",
+    );
+    let run = speed(repo.path(), &["review", "--task-id", "1", "--json"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = &out["reviews"][0];
+    assert_eq!(report["tokens"]["cache_read"], 8_000);
+    // 2,000 fresh at 2.0, 8,000 cached at 0.5, 1,000 out at 8.0 per million.
+    let expected = (2_000.0 * 2.0 + 8_000.0 * 0.5 + 1_000.0 * 8.0) / 1e6;
+    assert!(
+        (report["cost"]["total"].as_f64().unwrap() - expected).abs() < 1e-9,
+        "{report}"
+    );
+    let line = &repo.log()[0];
+    assert_eq!(line["tokens"]["cache_read"], 8_000);
+    assert_eq!(line["tokens"]["cache_write"], 0);
+    assert!((line["cost"].as_f64().unwrap() - expected).abs() < 1e-9);
+
+    // A discount outside 0..1 is a configuration error naming the key.
+    configure(&repo, "openai", &server.url(), "batch_discount = 1.5\n");
+    let run = speed(repo.path(), &["review", "--task-id", "1"], &[]);
+    assert_eq!(run.code, 1);
+    assert!(run.stderr.contains("llm.batch_discount"), "{}", run.stderr);
+}
