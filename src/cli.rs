@@ -83,7 +83,8 @@ pub enum Command {
     ///
     /// With no --task-id: every `done` task whose last approval does not cover
     /// its current diff. Exit codes: 0 approved, 1 error, 2 usage, 50 changes
-    /// requested, 52 model unreachable, 53 model output invalid.
+    /// requested, 52 model unreachable, 53 model output invalid, 54 submitted
+    /// to a provider batch (results pending).
     Review(Box<ReviewArgs>),
     /// Print the nits saved by the last batch review.
     Nits(NitsArgs),
