@@ -2,12 +2,18 @@
 //! test functions (and whether each is skipped), the regions that are test
 //! code, and the markers a change can leave behind (`todo!()`, `dbg!`,
 //! `breakpoint()`, a body that is only `pass`). Parsed with tree-sitter,
-//! so a marker in a comment or a string is not a marker.
+//! so a marker in a comment or a string is not a marker. Each test's
+//! assertions are counted by `assertions`; tests a Rust project declares
+//! through its own macros are only candidates here (`macro_calls`), known
+//! once `macros` has read the definitions.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
 use tree_sitter::{Node, Parser};
+
+use super::assertions::{self, Assertion};
+use super::macros;
 
 /// A test function.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,9 +24,19 @@ pub struct TestFn {
     /// Where the test is skipped or ignored (`#[ignore]`, `@pytest.mark.skip`,
     /// a skipped class), if it is.
     pub skipped_at: Option<u32>,
+    /// The skip holds only under a condition (`skipif(sys.platform ==
+    /// "win32")`): the test runs elsewhere.
+    pub skip_conditional: bool,
     /// A hash of its body's text without blanks: the same body under
     /// another name is a rename, not a deletion.
     pub body: u64,
+    /// Its assertions, and in Rust every macro it calls (see
+    /// `assertions`).
+    pub assertions: Vec<Assertion>,
+    /// The functions it calls, by last name (`assertions::calls`).
+    pub calls: Vec<String>,
+    /// Its body's lines, hashed (`line_hashes`).
+    pub lines: Vec<u64>,
 }
 
 /// What a marker is.
@@ -84,6 +100,17 @@ pub struct Outline {
     /// Flask(App)` gives `App`): a base class's `raise NotImplementedError`
     /// method is abstract when another file derives from it.
     pub bases: HashSet<String>,
+    /// Rust: item-level macro calls whose first argument is a name, each a
+    /// test if its macro declares one.
+    pub macro_calls: Vec<macros::Call>,
+    /// Rust: the macros this file defines that declare tests or assert.
+    pub macros: macros::Kinds,
+    /// The parse met a syntax error: a test may be hidden in it.
+    pub syntax_error: bool,
+    /// The functions of this file that are not tests but assert, by
+    /// name, with their assertions: a test calling one asserts through it.
+    /// A name defined twice is left out (which one is called is unknown).
+    pub helpers: HashMap<String, Vec<Assertion>>,
 }
 
 impl Outline {
@@ -123,8 +150,12 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
     let tree = parser.parse(text, None)?;
     let mut out = Outline::default();
     let src = text.as_bytes();
+    out.syntax_error = tree.root_node().has_error();
     match lang {
-        Lang::Rust => rust::walk(tree.root_node(), src, &mut out),
+        Lang::Rust => {
+            rust::walk(tree.root_node(), src, &mut out);
+            out.macros = macros::definitions(tree.root_node(), src, is_test_attribute);
+        }
         Lang::Python => {
             let mut walker = python::Walker {
                 src,
@@ -140,6 +171,8 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
     }
     out.callables = super::signature::callables(lang, tree.root_node(), src);
     out.defined = super::signature::defined(lang, tree.root_node(), src);
+    let tests: HashSet<u32> = out.tests.iter().map(|t| t.line).collect();
+    out.helpers = assertions::helpers(tree.root_node(), src, lang == Lang::Python, &tests);
     out.imported = super::signature::imports(lang, tree.root_node(), src);
     Some(out)
 }
@@ -178,16 +211,34 @@ fn deliberate(message: &str) -> bool {
         .any(|w| m.contains(w))
 }
 
+/// Whether a Rust attribute (without `#[…]`) makes its function a test.
+pub fn is_test_attribute(attr: &str) -> bool {
+    rust::is_test_attr(attr)
+}
+
 /// A hash of a node's text with all whitespace removed.
-fn body_hash(node: Node, src: &[u8]) -> u64 {
+pub fn body_hash(node: Node, src: &[u8]) -> u64 {
+    hash_text(&src[node.byte_range()])
+}
+
+/// A hash of text with all whitespace removed.
+pub fn hash_text(text: &[u8]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    for b in src[node.byte_range()]
-        .iter()
-        .filter(|b| !b.is_ascii_whitespace())
-    {
+    for b in text.iter().filter(|b| !b.is_ascii_whitespace()) {
         b.hash(&mut h);
     }
     h.finish()
+}
+
+/// The hashes of a node's lines without blanks, leaving out lines of
+/// only brackets and punctuation: what two versions of a rewritten test
+/// still share.
+pub fn line_hashes(node: Node, src: &[u8]) -> Vec<u64> {
+    src[node.byte_range()]
+        .split(|b| *b == b'\n')
+        .filter(|l| l.iter().any(|b| b.is_ascii_alphanumeric()))
+        .map(hash_text)
+        .collect()
 }
 
 mod rust {
@@ -221,7 +272,7 @@ mod rust {
     /// any of them behind a condition (`#[cfg_attr(not(wasm),
     /// tokio::test(flavor = "multi_thread"))]`): the function is a test on
     /// some target, and rewriting its attribute that way deletes nothing.
-    fn is_test_attr(attr: &str) -> bool {
+    pub fn is_test_attr(attr: &str) -> bool {
         if let Some(inner) = cfg_attr_inner(attr) {
             return inner.into_iter().any(is_test_attr);
         }
@@ -329,7 +380,43 @@ mod rust {
                         }
                     }
                 }
+                "macro_invocation" | "expression_statement" => {
+                    let call = if child.kind() == "expression_statement" {
+                        child
+                            .named_child(0)
+                            .filter(|c| c.kind() == "macro_invocation")
+                    } else {
+                        Some(child)
+                    };
+                    if let Some(call) = call {
+                        macro_call(call, src, out, path, in_test);
+                    }
+                    markers(child, src, out, None)
+                }
                 _ => markers(child, src, out, None),
+            }
+        }
+    }
+
+    /// A macro call among items: a candidate test declared by a project
+    /// macro, and the `#[test] fn`s written inside it.
+    fn macro_call(call: Node, src: &[u8], out: &mut Outline, path: &str, in_test: bool) {
+        out.macro_calls.extend(macros::call(call, src, path));
+        for t in macros::inner_tests(call, src, is_test_attr) {
+            let mut found = assertions::rust(t.body, src);
+            found.extend(t.attrs.iter().filter_map(|a| assertions::should_panic(a)));
+            out.tests.push(TestFn {
+                name: join(path, &t.name),
+                line: t.line,
+                skipped_at: t.ignored_at,
+                skip_conditional: false,
+                body: body_hash(t.body, src),
+                assertions: found,
+                calls: assertions::calls(t.body, src, false),
+                lines: line_hashes(t.body, src),
+            });
+            if !in_test {
+                out.test_regions.push((t.line, end_line(t.body)));
             }
         }
     }
@@ -366,13 +453,24 @@ mod rust {
                     a == "ignore" || a.starts_with("ignore ") || a.starts_with("ignore=")
                 })
                 .map(|a| a.1);
+            let body = node.child_by_field_name("body");
+            let mut found = body.map(|b| assertions::rust(b, src)).unwrap_or_default();
+            found.extend(
+                attrs
+                    .iter()
+                    .filter_map(|(a, _)| assertions::should_panic(a)),
+            );
             out.tests.push(TestFn {
                 name: qualified.clone(),
                 line: line(node),
                 skipped_at,
-                body: node
-                    .child_by_field_name("body")
-                    .map_or(0, |b| body_hash(b, src)),
+                skip_conditional: false,
+                body: body.map_or(0, |b| body_hash(b, src)),
+                assertions: found,
+                calls: body
+                    .map(|b| assertions::calls(b, src, false))
+                    .unwrap_or_default(),
+                lines: body.map(|b| line_hashes(b, src)).unwrap_or_default(),
             });
             if !in_test {
                 let start = attrs.iter().map(|a| a.1).min().unwrap_or(line(node));
@@ -527,13 +625,16 @@ mod python {
     pub struct Scope {
         /// Enclosing class name, if directly in a class body.
         pub class: Option<String>,
+        /// The same with the classes it is nested in (`TestA.TestB`).
+        pub class_path: Option<String>,
         /// The class is a test case: its `test*` methods are tests.
         pub test_class: bool,
         /// The class is an interface (a Protocol or ABC): bodies of `...`
         /// and `pass` there are declarations.
         pub interface: bool,
-        /// A skip decorator on the class, applying to its tests.
-        pub class_skip: Option<u32>,
+        /// A skip decorator on the class, applying to its tests: its line,
+        /// and whether it holds only under a condition.
+        pub class_skip: Option<(u32, bool)>,
         /// Inside a function (nested definitions are not tests).
         pub function: Option<String>,
         /// Under `if TYPE_CHECKING:`, where bodies are declarations.
@@ -572,10 +673,42 @@ mod python {
         .any(|w| n.contains(w))
     }
 
-    /// Decorators that make a test skipped.
-    fn is_skip(decorator: &str) -> bool {
+    /// Whether a decorator makes a test skipped, and if so whether only
+    /// under a condition: `skipif(…)`, `skipUnless(…)`, `xfail(cond, …)`.
+    fn skip(decorator: &str) -> Option<bool> {
         let d = decorator.trim_start_matches('@').trim();
-        let path = d.split('(').next().unwrap_or(d).trim();
+        let (path, args) = d.split_once('(').unwrap_or((d, ""));
+        let path = path.trim();
+        if !is_skip(path) {
+            return None;
+        }
+        let last = path.rsplit('.').next().unwrap_or(path);
+        Some(match last {
+            "skipif" | "skipIf" | "skipUnless" => true,
+            "xfail" => xfail_conditional(args),
+            _ => false,
+        })
+    }
+
+    /// `xfail(reason=…)` holds always; `xfail(sys.platform == "win32")`
+    /// and `xfail(condition=…)` only there.
+    fn xfail_conditional(args: &str) -> bool {
+        let first = args.trim_start();
+        if first.is_empty() || first.starts_with(')') {
+            return false;
+        }
+        match first.split_once('=') {
+            Some((key, value))
+                if !value.starts_with('=')
+                    && key.trim().chars().all(|c| c.is_alphanumeric() || c == '_') =>
+            {
+                key.trim() == "condition"
+            }
+            _ => true,
+        }
+    }
+
+    fn is_skip(path: &str) -> bool {
         matches!(
             path,
             "pytest.mark.skip"
@@ -738,12 +871,15 @@ mod python {
                         || (self.test_file && name.ends_with("Test")));
                 let inner = Scope {
                     class: Some(name.clone()),
+                    class_path: Some(match &scope.class_path {
+                        Some(outer) => format!("{outer}.{name}"),
+                        None => name.clone(),
+                    }),
                     test_class,
                     interface,
                     class_skip: decorators
                         .iter()
-                        .find(|(d, _)| is_skip(d))
-                        .map(|d| d.1)
+                        .find_map(|(d, l)| skip(d).map(|c| (*l, c)))
                         .or(scope.class_skip),
                     function: scope.function.clone(),
                     type_checking: scope.type_checking,
@@ -751,7 +887,7 @@ mod python {
                 self.block(body, &inner);
                 return;
             }
-            let qualified = match &scope.class {
+            let qualified = match &scope.class_path {
                 Some(class) => format!("{class}.{name}"),
                 None => name.clone(),
             };
@@ -759,16 +895,19 @@ mod python {
                 && name.starts_with("test")
                 && ((self.test_file && scope.class.is_none()) || scope.test_class);
             if is_test {
-                let skipped_at = decorators
+                let skip = decorators
                     .iter()
-                    .find(|(d, _)| is_skip(d))
-                    .map(|d| d.1)
+                    .find_map(|(d, l)| skip(d).map(|c| (*l, c)))
                     .or(scope.class_skip);
                 self.out.tests.push(TestFn {
                     name: qualified.clone(),
                     line: line(def),
-                    skipped_at,
+                    skipped_at: skip.map(|s| s.0),
+                    skip_conditional: skip.is_some_and(|s| s.1),
                     body: body_hash(body, self.src),
+                    assertions: assertions::python(body, self.src),
+                    calls: assertions::calls(body, self.src, true),
+                    lines: line_hashes(body, self.src),
                 });
                 if !self.test_file {
                     self.out.test_regions.push((start, end_line(def)));
@@ -783,6 +922,7 @@ mod python {
             }
             let inner = Scope {
                 class: None,
+                class_path: None,
                 test_class: false,
                 interface: false,
                 class_skip: None,
