@@ -11,6 +11,7 @@
 //! Counting only: whether a test got weaker is `weakened`'s to decide.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 
 use tree_sitter::Node;
 
@@ -32,7 +33,7 @@ pub struct Assertion {
 
 impl Assertion {
     fn of(mut self, text: &[u8]) -> Assertion {
-        self.text = super::outline::hash_text(text);
+        self.text = hash_text(text);
         self
     }
 }
@@ -196,6 +197,26 @@ pub fn helpers(
     }
     found.retain(|name, _| seen.get(name.as_str()) == Some(&1));
     found
+}
+
+/// A hash of text with all whitespace removed.
+pub fn hash_text(text: &[u8]) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for b in text.iter().filter(|b| !b.is_ascii_whitespace()) {
+        b.hash(&mut h);
+    }
+    h.finish()
+}
+
+/// The hashes of a node's lines without blanks, leaving out lines of
+/// only brackets and punctuation: what two versions of a rewritten test
+/// still share.
+pub fn line_hashes(node: Node, src: &[u8]) -> Vec<u64> {
+    src[node.byte_range()]
+        .split(|b| *b == b'\n')
+        .filter(|l| l.iter().any(|b| b.is_ascii_alphanumeric()))
+        .map(hash_text)
+        .collect()
 }
 
 /// `a::b::c` or `x.c` → `c`.

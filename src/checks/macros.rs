@@ -16,6 +16,7 @@ use std::collections::{BTreeSet, HashSet};
 use tree_sitter::{Node, Parser};
 
 use super::assertions::{self, Assertion};
+use super::outline::{self, TestFn};
 use crate::paths;
 
 /// How many files, and bytes, `find` reads at most for one side of a
@@ -57,19 +58,8 @@ pub struct Call {
     pub assertions: Vec<Assertion>,
     /// The functions called inside its arguments.
     pub calls: Vec<String>,
-    /// Its arguments' lines, hashed (`outline::line_hashes`).
+    /// Its arguments' lines, hashed (`assertions::line_hashes`).
     pub lines: Vec<u64>,
-}
-
-/// A test written as `#[test] fn` inside another macro's braces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Inner<'t> {
-    pub name: String,
-    pub line: u32,
-    pub ignored_at: Option<u32>,
-    /// The `{ … }` body.
-    pub body: Node<'t>,
-    pub attrs: Vec<String>,
 }
 
 fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
@@ -221,12 +211,14 @@ fn functions<'t>(kids: &[Node<'t>], src: &[u8]) -> Vec<TokenFn<'t>> {
 
 /// The tests inside an item-level macro call's token tree: a `fn` with a
 /// test attribute (`proptest! { #[test] fn p(x in 0..9) { … } }`), or any
-/// `fn` of `quickcheck! { … }`, whose functions are all properties.
-pub fn inner_tests<'t>(
-    call: Node<'t>,
+/// `fn` of `quickcheck! { … }`, whose functions are all properties. Each
+/// with the last line of its body. `path` is the module they are in.
+pub fn inner_tests(
+    call: Node,
     src: &[u8],
+    path: &str,
     is_test_attr: fn(&str) -> bool,
-) -> Vec<Inner<'t>> {
+) -> Vec<(TestFn, u32)> {
     let macro_name = call
         .child_by_field_name("macro")
         .map(|m| text(m, src))
@@ -238,26 +230,44 @@ pub fn inner_tests<'t>(
     };
     let mut c = tree.walk();
     let kids: Vec<Node> = tree.children(&mut c).collect();
-    functions(&kids, src)
-        .into_iter()
-        .filter(|f| f.name_kind == "identifier")
-        .filter(|f| all || f.attrs.iter().any(|(a, _)| is_test_attr(a)))
-        .filter_map(|f| {
-            Some(Inner {
-                ignored_at: f
-                    .attrs
-                    .iter()
-                    .find(|(a, _)| {
-                        a == "ignore" || a.starts_with("ignore ") || a.starts_with("ignore=")
-                    })
-                    .map(|a| a.1),
-                attrs: f.attrs.iter().map(|a| a.0.clone()).collect(),
-                name: f.name,
-                line: f.line,
-                body: f.body?,
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for f in functions(&kids, src) {
+        let Some(body) = f.body else { continue };
+        if f.name_kind != "identifier" || !(all || f.attrs.iter().any(|(a, _)| is_test_attr(a))) {
+            continue;
+        }
+        let ignored_at = f
+            .attrs
+            .iter()
+            .find(|(a, _)| a == "ignore" || a.starts_with("ignore ") || a.starts_with("ignore="))
+            .map(|a| a.1);
+        let mut found = assertions::rust(body, src);
+        found.extend(
+            f.attrs
+                .iter()
+                .filter_map(|(a, _)| assertions::should_panic(a)),
+        );
+        let test = TestFn {
+            name: qualified(path, &f.name),
+            line: f.line,
+            skipped_at: ignored_at,
+            skip_conditional: false,
+            body: outline::body_hash(body, src),
+            assertions: found,
+            calls: assertions::calls(body, src, false),
+            lines: assertions::line_hashes(body, src),
+        };
+        out.push((test, body.end_position().row as u32 + 1));
+    }
+    out
+}
+
+fn qualified(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}::{name}")
+    }
 }
 
 /// An item-level macro call whose first argument is a name followed by
@@ -273,20 +283,15 @@ pub fn call(node: Node, src: &[u8], path: &str) -> Option<Call> {
     if first.kind() != "identifier" || !matches!(kids.get(2).map(|k| k.kind()), Some("," | ")")) {
         return None;
     }
-    let first = text(*first, src);
-    let name = if path.is_empty() {
-        first.to_string()
-    } else {
-        format!("{path}::{first}")
-    };
+    let name = qualified(path, text(*first, src));
     Some(Call {
         macro_name: macro_name.to_string(),
         name,
         line: line(node),
-        body: super::outline::body_hash(tree, src),
+        body: outline::body_hash(tree, src),
         assertions: assertions::rust(tree, src),
         calls: assertions::calls(tree, src, false),
-        lines: super::outline::line_hashes(tree, src),
+        lines: assertions::line_hashes(tree, src),
     })
 }
 
@@ -514,9 +519,9 @@ mod tests {
             if n.kind() == "macro_invocation" {
                 calls.extend(call(n, text.as_bytes(), "m"));
                 inner.extend(
-                    inner_tests(n, text.as_bytes(), is_test)
+                    inner_tests(n, text.as_bytes(), "m", is_test)
                         .into_iter()
-                        .map(|t| (t.name, t.line, t.ignored_at)),
+                        .map(|(t, _)| (t.name, t.line, t.skipped_at)),
                 );
                 continue;
             }
@@ -530,8 +535,8 @@ mod tests {
         assert_eq!(
             inner,
             [
-                ("p".to_string(), 9, Some(8)),
-                ("prop".to_string(), 14, None)
+                ("m::p".to_string(), 9, Some(8)),
+                ("m::prop".to_string(), 14, None)
             ]
         );
     }

@@ -8,7 +8,6 @@
 //! once `macros` has read the definitions.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 
 use tree_sitter::{Node, Parser};
 
@@ -35,7 +34,7 @@ pub struct TestFn {
     pub assertions: Vec<Assertion>,
     /// The functions it calls, by last name (`assertions::calls`).
     pub calls: Vec<String>,
-    /// Its body's lines, hashed (`line_hashes`).
+    /// Its body's lines, hashed (`assertions::line_hashes`).
     pub lines: Vec<u64>,
 }
 
@@ -218,27 +217,7 @@ pub fn is_test_attribute(attr: &str) -> bool {
 
 /// A hash of a node's text with all whitespace removed.
 pub fn body_hash(node: Node, src: &[u8]) -> u64 {
-    hash_text(&src[node.byte_range()])
-}
-
-/// A hash of text with all whitespace removed.
-pub fn hash_text(text: &[u8]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for b in text.iter().filter(|b| !b.is_ascii_whitespace()) {
-        b.hash(&mut h);
-    }
-    h.finish()
-}
-
-/// The hashes of a node's lines without blanks, leaving out lines of
-/// only brackets and punctuation: what two versions of a rewritten test
-/// still share.
-pub fn line_hashes(node: Node, src: &[u8]) -> Vec<u64> {
-    src[node.byte_range()]
-        .split(|b| *b == b'\n')
-        .filter(|l| l.iter().any(|b| b.is_ascii_alphanumeric()))
-        .map(hash_text)
-        .collect()
+    assertions::hash_text(&src[node.byte_range()])
 }
 
 mod rust {
@@ -388,35 +367,20 @@ mod rust {
                     } else {
                         Some(child)
                     };
+                    // A candidate test of a project macro; the tests
+                    // written inside (`proptest! { #[test] fn … }`).
                     if let Some(call) = call {
-                        macro_call(call, src, out, path, in_test);
+                        out.macro_calls.extend(macros::call(call, src, path));
+                        for (t, end) in macros::inner_tests(call, src, path, is_test_attr) {
+                            if !in_test {
+                                out.test_regions.push((t.line, end));
+                            }
+                            out.tests.push(t);
+                        }
                     }
                     markers(child, src, out, None)
                 }
                 _ => markers(child, src, out, None),
-            }
-        }
-    }
-
-    /// A macro call among items: a candidate test declared by a project
-    /// macro, and the `#[test] fn`s written inside it.
-    fn macro_call(call: Node, src: &[u8], out: &mut Outline, path: &str, in_test: bool) {
-        out.macro_calls.extend(macros::call(call, src, path));
-        for t in macros::inner_tests(call, src, is_test_attr) {
-            let mut found = assertions::rust(t.body, src);
-            found.extend(t.attrs.iter().filter_map(|a| assertions::should_panic(a)));
-            out.tests.push(TestFn {
-                name: join(path, &t.name),
-                line: t.line,
-                skipped_at: t.ignored_at,
-                skip_conditional: false,
-                body: body_hash(t.body, src),
-                assertions: found,
-                calls: assertions::calls(t.body, src, false),
-                lines: line_hashes(t.body, src),
-            });
-            if !in_test {
-                out.test_regions.push((t.line, end_line(t.body)));
             }
         }
     }
@@ -470,7 +434,9 @@ mod rust {
                 calls: body
                     .map(|b| assertions::calls(b, src, false))
                     .unwrap_or_default(),
-                lines: body.map(|b| line_hashes(b, src)).unwrap_or_default(),
+                lines: body
+                    .map(|b| assertions::line_hashes(b, src))
+                    .unwrap_or_default(),
             });
             if !in_test {
                 let start = attrs.iter().map(|a| a.1).min().unwrap_or(line(node));
@@ -907,7 +873,7 @@ mod python {
                     body: body_hash(body, self.src),
                     assertions: assertions::python(body, self.src),
                     calls: assertions::calls(body, self.src, true),
-                    lines: line_hashes(body, self.src),
+                    lines: assertions::line_hashes(body, self.src),
                 });
                 if !self.test_file {
                     self.out.test_regions.push((start, end_line(def)));

@@ -512,7 +512,8 @@ fn deleted(
         let f = &files[i];
         let before = base.iter().filter(|t| t.file == i).count();
         let after = head.iter().filter(|t| t.file == i).count();
-        let holds = format!("the file holds {after} tests, {before} before");
+        let tests_word = if after == 1 { "test" } else { "tests" };
+        let holds = format!("the file holds {after} {tests_word}, {before} before");
         let message = match tests.as_slice() {
             [t] => format!(
                 "Test {} ({}:{} before this change) is deleted; {holds}.",

@@ -23,3 +23,4 @@ mod orchestrator;
 mod review;
 mod safety_net;
 mod terminal;
+mod test_weakened;
