@@ -8,6 +8,10 @@
 //! own macros are once their definitions are read (`macros`); and
 //! `#[should_panic]`.
 //!
+//! Also the calls a test makes (a helper of its file that asserts counts
+//! what it asserts) and the text hashes by which a test, its lines and
+//! its assertions are known again after a move.
+//!
 //! Counting only: whether a test got weaker is `weakened`'s to decide.
 
 use std::collections::{HashMap, HashSet};

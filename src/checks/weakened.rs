@@ -240,6 +240,13 @@ fn similarity(a: &[u64], b: &[u64]) -> f64 {
 /// method it tests).
 const REWRITTEN: f64 = 0.5;
 
+/// How many (old, new) pairs of a file's unmatched tests are compared
+/// line by line, and how many new tests a weakened one is compared with:
+/// a file of thousands of renamed tests must not take minutes. Past it,
+/// a renamed and rewritten test is reported as deleted.
+const MAX_COMPARED: usize = 100_000;
+const MAX_SPLIT_INTO: usize = 256;
+
 /// Base tests paired with head tests: `pairs[b] = Some((h, via))`.
 fn pair(base: &[Test], head: &[Test]) -> Vec<Option<(usize, Via)>> {
     let mut pairs: Vec<Option<(usize, Via)>> = vec![None; base.len()];
@@ -294,9 +301,19 @@ fn pair(base: &[Test], head: &[Test]) -> Vec<Option<(usize, Via)>> {
         }
     }
     // Last, within a file, the most alike of the rest, best first.
+    let mut unmatched: HashMap<usize, (usize, usize)> = HashMap::new();
+    for (t, _) in base.iter().zip(&pairs).filter(|(_, p)| p.is_none()) {
+        unmatched.entry(t.file).or_default().0 += 1;
+    }
+    for (t, _) in head.iter().zip(&taken).filter(|(_, taken)| !**taken) {
+        unmatched.entry(t.file).or_default().1 += 1;
+    }
     let mut alike: Vec<(f64, usize, usize)> = Vec::new();
     for (b, bt) in base.iter().enumerate() {
-        if pairs[b].is_some() {
+        let within = unmatched
+            .get(&bt.file)
+            .is_some_and(|(x, y)| x * y <= MAX_COMPARED);
+        if pairs[b].is_some() || !within {
             continue;
         }
         for (h, ht) in head.iter().enumerate() {
@@ -460,7 +477,7 @@ fn split(b: &Test, h: &Test, new: &[&Test]) -> bool {
     if gone.is_empty() {
         return false;
     }
-    for n in new.iter().filter(|n| n.file == b.file) {
+    for n in new.iter().filter(|n| n.file == b.file).take(MAX_SPLIT_INTO) {
         let mut left = removed.clone();
         let from_old = n
             .lines
@@ -840,6 +857,34 @@ mod tests {
             ]
         );
         assert!(found[0].minor);
+    }
+
+    #[test]
+    fn thousands_of_renamed_tests_are_compared_in_bounded_time() {
+        let side = |prefix: &str| -> String {
+            (0..2000)
+                .map(|i| format!("def test_{prefix}{i}():\n    x = make({i})\n    assert check_{prefix}(x) == {i}\n\n"))
+                .collect()
+        };
+        let (base, head) = (side("old"), side("new"));
+        let started = std::time::Instant::now();
+        let found = run(&[("tests/test_many.py", Some(&base), Some(&head))]);
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+        assert_eq!(found.len(), 1);
+        assert!(
+            found[0]
+                .message
+                .starts_with("2000 tests of tests/test_many.py are deleted: test_old0 (line 1),"),
+            "{}",
+            found[0].message
+        );
+        assert!(
+            found[0]
+                .message
+                .ends_with("and 1990 more; the file holds 2000 tests, 2000 before."),
+            "{}",
+            found[0].message
+        );
     }
 
     #[test]
