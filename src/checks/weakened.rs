@@ -209,8 +209,9 @@ enum Via {
     Name,
     /// Another file, same name: moved.
     Moved,
-    /// Same body under another name: renamed.
-    Body,
+    /// Same body, or in its file the same last name (`ParentListTests.
+    /// test_x` → `AllParentsTests.test_x`): renamed.
+    Renamed,
     /// Same file, another name, most of its lines the same: rewritten.
     Rewritten,
 }
@@ -266,14 +267,15 @@ fn pair(base: &[Test], head: &[Test]) -> Vec<Option<(usize, Via)>> {
             taken[h] = true;
         }
     }
-    // Then by name anywhere, by the same body anywhere, and by the last
-    // part of the name when only one test on each side has it (a test
-    // moved out of `mod tests` into `tests/`).
+    // Then by name anywhere, by the same body anywhere, and in a file by
+    // the last part of the name when only one test on each side has it
+    // (a class renamed). Across files a last name alone is too common
+    // (`test_string`).
     let keys: [&dyn Fn(&Test) -> String; 3] =
         [&|t| t.name.clone(), &|t| format!("{:x}", t.body), &|t| {
-            t.bare().to_string()
+            format!("{} {}", t.file, t.bare())
         }];
-    let vias = [Via::Moved, Via::Body, Via::Moved];
+    let vias = [Via::Moved, Via::Renamed, Via::Renamed];
     for (pass, key) in keys.iter().enumerate() {
         let mut free: HashMap<String, Vec<usize>> = HashMap::new();
         for (h, t) in head.iter().enumerate().rev() {
@@ -428,7 +430,7 @@ fn weaker(b: &Test, h: &Test, via: Via, files: &[File], new: &[&Test]) -> Option
     let name = match via {
         Via::Name => h.name.clone(),
         Via::Moved => format!("{} (moved from {})", h.name, files[b.file].old_path),
-        Via::Body => format!("{} (renamed from {})", h.name, b.name),
+        Via::Renamed => format!("{} (renamed from {})", h.name, b.name),
         Via::Rewritten => format!("{} (rewritten from {})", h.name, b.name),
     };
     let what = if h.assertions < b.assertions {
@@ -801,6 +803,37 @@ mod tests {
                 "tests/test_n.py:3 Test TestOuter.TestInner.test_x makes fewer assertions: 0 now, 1 before this change (check() 1 → 0)."
             ]
         );
+    }
+
+    #[test]
+    fn a_last_name_alone_pairs_tests_in_one_file_only() {
+        // Django 5.1: `FunctionTests.test_string` went with its file; a
+        // `VerboseNameRawTests.test_string` elsewhere is another test.
+        let gone = "class FunctionTests(SimpleTestCase):\n    def test_string(self):\n        assert length_is(\"a\", 1) is True\n";
+        let other = "class VerboseNameRawTests(SimpleTestCase):\n    def test_string(self):\n        assert verbose(\"a\") == \"a\"\n";
+        let found = messages(&run(&[
+            ("tests/test_length_is.py", Some(gone), None),
+            ("tests/test_meta.py", None, Some(other)),
+        ]));
+        assert_eq!(
+            found,
+            [
+                "tests/test_length_is.py Test FunctionTests.test_string (tests/test_length_is.py:2 before this change) is deleted; the file holds 0 tests, 1 before."
+            ]
+        );
+        // In one file, a class renamed keeps its tests.
+        let renamed = gone.replace("class FunctionTests", "class LengthIsTests");
+        assert!(run(&[("tests/test_length_is.py", Some(gone), Some(&renamed))]).is_empty());
+    }
+
+    #[test]
+    fn a_function_defined_inside_a_test_is_counted_once_whatever_its_name() {
+        let base = "def test_trunc():\n    def check_kind(k):\n        assert trunc(k) == k\n\n    check_kind(1)\n    check_kind(2)\n";
+        let head = base.replace("check_kind", "assertKind");
+        assert!(run(&[("tests/test_t.py", Some(base), Some(&head))]).is_empty());
+        let head = base.replace("assertKind", "check_kind");
+        let back = head.replace("check_kind", "assertKind");
+        assert!(run(&[("tests/test_t.py", Some(&back), Some(&head))]).is_empty());
     }
 
     #[test]
