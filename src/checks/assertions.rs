@@ -157,7 +157,9 @@ pub fn calls(node: Node, src: &[u8], python: bool) -> Vec<String> {
 
 /// The functions of a file that are not tests (not starting on a line of
 /// `tests`) and assert, by name, with their assertions. A name defined
-/// twice is left out: which one a call reaches is unknown.
+/// twice is left out: which one a call reaches is unknown. A function
+/// defined inside a test is there with no assertions: the test's own
+/// count holds what it asserts, and a call of it adds nothing.
 pub fn helpers(
     root: Node,
     src: &[u8],
@@ -171,20 +173,23 @@ pub fn helpers(
     };
     let mut seen: HashMap<&str, u32> = HashMap::new();
     let mut found: HashMap<String, Vec<Assertion>> = HashMap::new();
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        push_children(&mut stack, n);
-        if n.kind() != kind {
-            continue;
-        }
-        let (Some(name), Some(body)) = (
-            n.child_by_field_name("name").map(|x| text(x, src)),
-            n.child_by_field_name("body"),
-        ) else {
+    let mut nested: Vec<&str> = Vec::new();
+    // Each node with whether it is inside a test.
+    let mut stack = vec![(root, false)];
+    while let Some((n, in_test)) = stack.pop() {
+        let is_fn = n.kind() == kind;
+        let test = is_fn && tests.contains(&(n.start_position().row as u32 + 1));
+        let mut c = n.walk();
+        stack.extend(n.children(&mut c).map(|k| (k, in_test || test)));
+        let name = n.child_by_field_name("name").map(|x| text(x, src));
+        let (true, false, Some(name), Some(body)) =
+            (is_fn, test, name, n.child_by_field_name("body"))
+        else {
             continue;
         };
         *seen.entry(name).or_default() += 1;
-        if tests.contains(&(n.start_position().row as u32 + 1)) {
+        if in_test {
+            nested.push(name);
             continue;
         }
         let asserts: Vec<Assertion> = if python {
@@ -200,6 +205,9 @@ pub fn helpers(
         }
     }
     found.retain(|name, _| seen.get(name.as_str()) == Some(&1));
+    for name in nested {
+        found.insert(name.to_string(), Vec::new());
+    }
     found
 }
 

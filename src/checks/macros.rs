@@ -239,7 +239,7 @@ pub fn inner_tests(
         let ignored_at = f
             .attrs
             .iter()
-            .find(|(a, _)| a == "ignore" || a.starts_with("ignore ") || a.starts_with("ignore="))
+            .find(|(a, _)| super::skips::rust(a))
             .map(|a| a.1);
         let mut found = assertions::rust(body, src);
         found.extend(

@@ -18,6 +18,7 @@ pub mod macros;
 pub mod measure;
 pub mod outline;
 pub mod signature;
+pub mod skips;
 pub mod weakened;
 
 use serde::{Deserialize, Serialize};

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::{Node, Parser};
 
 use super::assertions::{self, Assertion};
-use super::macros;
+use super::{macros, skips};
 
 /// A test function.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -411,12 +411,7 @@ mod rust {
         };
         let attrs = attributes(node, src);
         if attrs.iter().any(|(a, _)| is_test_attr(a)) {
-            let skipped_at = attrs
-                .iter()
-                .find(|(a, _)| {
-                    a == "ignore" || a.starts_with("ignore ") || a.starts_with("ignore=")
-                })
-                .map(|a| a.1);
+            let skipped_at = attrs.iter().find(|(a, _)| skips::rust(a)).map(|a| a.1);
             let body = node.child_by_field_name("body");
             let mut found = body.map(|b| assertions::rust(b, src)).unwrap_or_default();
             found.extend(
@@ -639,61 +634,6 @@ mod python {
         .any(|w| n.contains(w))
     }
 
-    /// Whether a decorator makes a test skipped, and if so whether only
-    /// under a condition: `skipif(…)`, `skipUnless(…)`, `xfail(cond, …)`.
-    fn skip(decorator: &str) -> Option<bool> {
-        let d = decorator.trim_start_matches('@').trim();
-        let (path, args) = d.split_once('(').unwrap_or((d, ""));
-        let path = path.trim();
-        if !is_skip(path) {
-            return None;
-        }
-        let last = path.rsplit('.').next().unwrap_or(path);
-        Some(match last {
-            "skipif" | "skipIf" | "skipUnless" => true,
-            "xfail" => xfail_conditional(args),
-            _ => false,
-        })
-    }
-
-    /// `xfail(reason=…)` holds always; `xfail(sys.platform == "win32")`
-    /// and `xfail(condition=…)` only there.
-    fn xfail_conditional(args: &str) -> bool {
-        let first = args.trim_start();
-        if first.is_empty() || first.starts_with(')') {
-            return false;
-        }
-        match first.split_once('=') {
-            Some((key, value))
-                if !value.starts_with('=')
-                    && key.trim().chars().all(|c| c.is_alphanumeric() || c == '_') =>
-            {
-                key.trim() == "condition"
-            }
-            _ => true,
-        }
-    }
-
-    fn is_skip(path: &str) -> bool {
-        matches!(
-            path,
-            "pytest.mark.skip"
-                | "pytest.mark.skipif"
-                | "pytest.mark.xfail"
-                | "mark.skip"
-                | "mark.skipif"
-                | "mark.xfail"
-                | "unittest.skip"
-                | "unittest.skipIf"
-                | "unittest.skipUnless"
-                | "unittest.expectedFailure"
-                | "skip"
-                | "skipIf"
-                | "skipUnless"
-                | "expectedFailure"
-        )
-    }
-
     /// Decorators that make a body a declaration, not a placeholder.
     fn is_declaration(decorator: &str) -> bool {
         let d = decorator.trim_start_matches('@').trim();
@@ -831,10 +771,13 @@ mod python {
                             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                             .any(|w| w == *b)
                     });
+                // In a test file, Django's `FooTests(BarTests)` too.
+                let named = |n: &str| n.ends_with("Test") || n.ends_with("Tests");
                 let test_class = scope.function.is_none()
                     && (name.starts_with("Test")
                         || bases.contains("TestCase")
-                        || (self.test_file && name.ends_with("Test")));
+                        || (self.test_file
+                            && (named(&name) || bases.split([',', '(', ')', ' ']).any(named))));
                 let inner = Scope {
                     class: Some(name.clone()),
                     class_path: Some(match &scope.class_path {
@@ -845,7 +788,7 @@ mod python {
                     interface,
                     class_skip: decorators
                         .iter()
-                        .find_map(|(d, l)| skip(d).map(|c| (*l, c)))
+                        .find_map(|(d, l)| skips::python(d).map(|c| (*l, c)))
                         .or(scope.class_skip),
                     function: scope.function.clone(),
                     type_checking: scope.type_checking,
@@ -863,7 +806,7 @@ mod python {
             if is_test {
                 let skip = decorators
                     .iter()
-                    .find_map(|(d, l)| skip(d).map(|c| (*l, c)))
+                    .find_map(|(d, l)| skips::python(d).map(|c| (*l, c)))
                     .or(scope.class_skip);
                 self.out.tests.push(TestFn {
                     name: qualified.clone(),
@@ -1188,6 +1131,23 @@ class Other:
                 ("test_a", None),
                 ("test_b", Some(7)),
                 ("TestThing.test_c", Some(14)),
+            ]
+        );
+    }
+
+    #[test]
+    fn python_test_classes_by_django_names_and_nesting() {
+        let o = python(
+            "class DateFunctionTests(TestCase):\n    def test_a(self):\n        pass\n\n\nclass WithTimeZoneTests(DateFunctionTests):\n    def test_b(self):\n        pass\n\n    class TestInner:\n        def test_c(self):\n            pass\n\n\nclass Helpers:\n    def test_no(self):\n        pass\n",
+            true,
+        );
+        let names: Vec<&str> = o.tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "DateFunctionTests.test_a",
+                "WithTimeZoneTests.test_b",
+                "WithTimeZoneTests.TestInner.test_c"
             ]
         );
     }

@@ -828,12 +828,14 @@ mod tests {
 
     #[test]
     fn a_function_defined_inside_a_test_is_counted_once_whatever_its_name() {
-        let base = "def test_trunc():\n    def check_kind(k):\n        assert trunc(k) == k\n\n    check_kind(1)\n    check_kind(2)\n";
-        let head = base.replace("check_kind", "assertKind");
+        // Django's `test_trunc_func` defines `test_date_kind` inside and
+        // calls it; another test of the file defines one of the same name.
+        let base = "def test_trunc():\n    def check_kind(k):\n        assert trunc(k) == k\n\n    check_kind(1)\n    check_kind(2)\n\n\ndef test_round():\n    def other(k):\n        assert round(k) == k\n\n    other(1)\n";
+        let head = base.replace("other", "check_kind");
         assert!(run(&[("tests/test_t.py", Some(base), Some(&head))]).is_empty());
-        let head = base.replace("assertKind", "check_kind");
-        let back = head.replace("check_kind", "assertKind");
-        assert!(run(&[("tests/test_t.py", Some(&back), Some(&head))]).is_empty());
+        assert!(run(&[("tests/test_t.py", Some(&head), Some(base))]).is_empty());
+        let renamed = base.replace("check_kind", "assertKind");
+        assert!(run(&[("tests/test_t.py", Some(&renamed), Some(&head))]).is_empty());
     }
 
     #[test]
