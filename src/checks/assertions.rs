@@ -15,7 +15,6 @@
 //! Counting only: whether a test got weaker is `weakened`'s to decide.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 
 use tree_sitter::Node;
 
@@ -55,8 +54,7 @@ fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {
 /// `name ! (…)` runs inside token trees.
 pub fn rust(node: Node, src: &[u8]) -> Vec<Assertion> {
     let mut out = Vec::new();
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
+    each(node, |n| {
         match n.kind() {
             "macro_invocation" => {
                 let name = n
@@ -113,8 +111,8 @@ pub fn rust(node: Node, src: &[u8]) -> Vec<Assertion> {
             }
             _ => {}
         }
-        push_children(&mut stack, n);
-    }
+        true
+    });
     out
 }
 
@@ -124,8 +122,7 @@ pub fn rust(node: Node, src: &[u8]) -> Vec<Assertion> {
 /// that asserts is worth that helper's assertions.
 pub fn calls(node: Node, src: &[u8], python: bool) -> Vec<String> {
     let mut out = Vec::new();
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
+    each(node, |n| {
         match n.kind() {
             "call" | "call_expression" => {
                 if let Some(f) = n.child_by_field_name("function") {
@@ -150,8 +147,8 @@ pub fn calls(node: Node, src: &[u8], python: bool) -> Vec<String> {
             }
             _ => {}
         }
-        push_children(&mut stack, n);
-    }
+        true
+    });
     out
 }
 
@@ -174,24 +171,28 @@ pub fn helpers(
     let mut seen: HashMap<&str, u32> = HashMap::new();
     let mut found: HashMap<String, Vec<Assertion>> = HashMap::new();
     let mut nested: Vec<&str> = Vec::new();
-    // Each node with whether it is inside a test.
-    let mut stack = vec![(root, false)];
-    while let Some((n, in_test)) = stack.pop() {
-        let is_fn = n.kind() == kind;
-        let test = is_fn && tests.contains(&(n.start_position().row as u32 + 1));
-        let mut c = n.walk();
-        stack.extend(n.children(&mut c).map(|k| (k, in_test || test)));
-        let name = n.child_by_field_name("name").map(|x| text(x, src));
-        let (true, false, Some(name), Some(body)) =
-            (is_fn, test, name, n.child_by_field_name("body"))
-        else {
-            continue;
-        };
-        *seen.entry(name).or_default() += 1;
-        if in_test {
-            nested.push(name);
-            continue;
+    let name_of = |n: Node| n.child_by_field_name("name").map(|x| text(x, src));
+    each(root, |n| {
+        if n.kind() != kind {
+            return true;
         }
+        let (Some(name), Some(body)) = (name_of(n), n.child_by_field_name("body")) else {
+            return true;
+        };
+        if tests.contains(&(n.start_position().row as u32 + 1)) {
+            // A test: the functions inside it are its own.
+            each(body, |inner| {
+                if inner.kind() == kind {
+                    if let Some(name) = name_of(inner) {
+                        *seen.entry(name).or_default() += 1;
+                        nested.push(name);
+                    }
+                }
+                true
+            });
+            return false;
+        }
+        *seen.entry(name).or_default() += 1;
         let asserts: Vec<Assertion> = if python {
             self::python(body, src)
         } else {
@@ -203,7 +204,8 @@ pub fn helpers(
         if !asserts.is_empty() {
             found.insert(name.to_string(), asserts);
         }
-    }
+        true
+    });
     found.retain(|name, _| seen.get(name.as_str()) == Some(&1));
     for name in nested {
         found.insert(name.to_string(), Vec::new());
@@ -211,13 +213,15 @@ pub fn helpers(
     found
 }
 
-/// A hash of text with all whitespace removed.
+/// A hash of text with all whitespace removed (FNV-1a: a byte at a
+/// time, and a hasher per byte was a measurable share of a review).
 pub fn hash_text(text: &[u8]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.iter().filter(|b| !b.is_ascii_whitespace()) {
-        b.hash(&mut h);
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    h.finish()
+    h
 }
 
 /// The hashes of a node's lines without blanks, leaving out lines of
@@ -249,11 +253,27 @@ fn helper(name: &str, args: usize) -> Assertion {
     }
 }
 
-/// Children last to first, so that the stack pops them in source order.
-fn push_children<'t>(stack: &mut Vec<Node<'t>>, node: Node<'t>) {
-    let mut c = node.walk();
-    let kids: Vec<Node> = node.children(&mut c).collect();
-    stack.extend(kids.into_iter().rev());
+/// Visit `node` and the nodes below it in source order, going below a
+/// node only when `visit` says so. One cursor for the whole walk: a
+/// cursor per node costs more than the visit (tokio's tests, measured).
+pub fn each<'t>(node: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
+    let mut cursor = node.walk();
+    loop {
+        if visit(cursor.node()) && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == node {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
 }
 
 /// `#[should_panic]` as an assertion: with `expected = "…"` it also
@@ -338,8 +358,7 @@ fn rust_condition(tokens: &[Node], src: &[u8]) -> u32 {
 /// The assertions below a Python node.
 pub fn python(node: Node, src: &[u8]) -> Vec<Assertion> {
     let mut out = Vec::new();
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
+    each(node, |n| {
         match n.kind() {
             "assert_statement" => out.push(
                 Assertion {
@@ -357,8 +376,8 @@ pub fn python(node: Node, src: &[u8]) -> Vec<Assertion> {
             }
             _ => {}
         }
-        push_children(&mut stack, n);
-    }
+        true
+    });
     out
 }
 

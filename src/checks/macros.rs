@@ -27,6 +27,41 @@ const MAX_READ_BYTES: usize = 32 << 20;
 /// Files above this size are generated: not read for definitions.
 const MAX_BYTES: usize = 1 << 20;
 
+/// The standard library's macros: never a project's, so never looked
+/// for (a search for one would read every folder it is allowed to).
+pub const STD: &[&str] = &[
+    "vec",
+    "format",
+    "format_args",
+    "print",
+    "println",
+    "eprint",
+    "eprintln",
+    "write",
+    "writeln",
+    "panic",
+    "unreachable",
+    "todo",
+    "unimplemented",
+    "matches",
+    "dbg",
+    "concat",
+    "stringify",
+    "include",
+    "include_str",
+    "include_bytes",
+    "env",
+    "option_env",
+    "cfg",
+    "line",
+    "column",
+    "file",
+    "module_path",
+    "compile_error",
+    "thread_local",
+    "try",
+];
+
 /// What a project's own macros are, by name.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Kinds {
@@ -73,35 +108,33 @@ fn line(node: Node) -> u32 {
 /// The kinds of the `macro_rules!` definitions anywhere in a Rust tree.
 pub fn definitions(root: Node, src: &[u8], is_test_attr: fn(&str) -> bool) -> Kinds {
     let mut kinds = Kinds::default();
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        if n.kind() == "macro_definition" {
-            let Some(name) = n.child_by_field_name("name").map(|x| text(x, src)) else {
+    assertions::each(root, |n| {
+        if n.kind() != "macro_definition" {
+            return true;
+        }
+        let Some(name) = n.child_by_field_name("name").map(|x| text(x, src)) else {
+            return false;
+        };
+        let mut c = n.walk();
+        for rule in n.children(&mut c).filter(|r| r.kind() == "macro_rule") {
+            let (Some(left), Some(right)) = (
+                rule.child_by_field_name("left"),
+                rule.child_by_field_name("right"),
+            ) else {
                 continue;
             };
-            let mut c = n.walk();
-            for rule in n.children(&mut c).filter(|r| r.kind() == "macro_rule") {
-                let (Some(left), Some(right)) = (
-                    rule.child_by_field_name("left"),
-                    rule.child_by_field_name("right"),
-                ) else {
-                    continue;
-                };
-                if declares_test(left, right, src, is_test_attr) {
-                    kinds.tests.insert(name.to_string());
-                }
-                if assertions::rust(right, src)
-                    .iter()
-                    .any(|a| a.certain || a.name == "panic")
-                {
-                    kinds.asserts.insert(name.to_string());
-                }
+            if declares_test(left, right, src, is_test_attr) {
+                kinds.tests.insert(name.to_string());
             }
-            continue;
+            if assertions::rust(right, src)
+                .iter()
+                .any(|a| a.certain || a.name == "panic")
+            {
+                kinds.asserts.insert(name.to_string());
+            }
         }
-        let mut c = n.walk();
-        stack.extend(n.children(&mut c));
-    }
+        false
+    });
     kinds
 }
 
@@ -346,6 +379,12 @@ pub fn find(
     // Folder by folder, each with its roots then their modules, so that
     // one folder's many files cannot use up another's reads.
     for d in dirs {
+        if wanted
+            .iter()
+            .all(|w| kinds.tests.contains(w) || kinds.asserts.contains(w))
+        {
+            break;
+        }
         let mut roots: Vec<String> = from
             .iter()
             .filter(|f| dir(f) == d)
@@ -363,17 +402,20 @@ pub fn find(
             let Some(bytes) = budget.read(root) else {
                 continue;
             };
-            let Some(tree) = parser.parse(&bytes, None) else {
-                continue;
-            };
-            kinds.extend(definitions(tree.root_node(), &bytes, is_test_attr));
+            // Parsed only to read definitions: most roots have none.
+            let text = String::from_utf8_lossy(&bytes);
+            if text.contains("macro_rules!") {
+                if let Some(tree) = parser.parse(&bytes, None) {
+                    kinds.extend(definitions(tree.root_node(), &bytes, is_test_attr));
+                }
+            }
             let rd = dir(root);
             let stem = root
                 .rsplit('/')
                 .next()
                 .unwrap_or(root)
                 .trim_end_matches(".rs");
-            for m in declared_modules(tree.root_node(), &bytes) {
+            for m in declared_modules(&text) {
                 // A crate root's modules sit beside it; another file's, in
                 // the folder of its name. Which one `root` is, is not known.
                 modules.push(join(rd, &format!("{m}.rs")));
@@ -423,16 +465,36 @@ impl Budget<'_> {
     }
 }
 
-/// `mod name;` declarations (no body) at a file's top level.
-fn declared_modules(root: Node, src: &[u8]) -> Vec<String> {
-    let mut c = root.walk();
-    root.children(&mut c)
-        .filter(|n| n.kind() == "mod_item" && n.child_by_field_name("body").is_none())
-        .filter_map(|n| {
-            n.child_by_field_name("name")
-                .map(|x| text(x, src).to_string())
-        })
-        .collect()
+/// The `mod name;` declarations of a file (`#[macro_use] mod macros;`,
+/// `pub(crate) mod util;`), read line by line: a file is parsed only when
+/// it defines macros. One in a comment costs a read that finds nothing.
+fn declared_modules(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut rest = line.trim();
+        // Attributes before it on the same line, and a visibility.
+        while let Some(after) = rest.strip_prefix("#[") {
+            rest = after.split_once(']').map_or("", |(_, r)| r).trim_start();
+        }
+        if let Some(after) = rest.strip_prefix("pub") {
+            rest = match after.trim_start().strip_prefix('(') {
+                Some(inner) => inner.split_once(')').map_or("", |(_, r)| r),
+                None => after,
+            }
+            .trim_start();
+        }
+        let Some(after) = rest.strip_prefix("mod ") else {
+            continue;
+        };
+        let Some(name) = after.trim().strip_suffix(';') else {
+            continue;
+        };
+        let name = name.trim();
+        if !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            out.push(name.to_string());
+        }
+    }
+    out
 }
 
 /// The target paths of the nearest `Cargo.toml` at or above `d` that lie
@@ -539,6 +601,12 @@ mod tests {
                 ("m::prop".to_string(), 14, None)
             ]
         );
+    }
+
+    #[test]
+    fn module_declarations_line_by_line() {
+        let text = "#[macro_use]\nmod macros;\npub(crate) mod util;\n#[cfg(test)] mod tests;\npub mod api;\n// mod commented;\nmod inline {\n}\nmodule_path!();\n";
+        assert_eq!(declared_modules(text), ["macros", "util", "tests", "api"]);
     }
 
     #[test]

@@ -72,7 +72,9 @@ pub fn kinds(outlines: &[(&str, &Outline)], read: &dyn Fn(&str) -> Option<Vec<u8
             wanted.extend(names);
         }
     }
-    wanted.retain(|w| !kinds.tests.contains(w) && !kinds.asserts.contains(w));
+    wanted.retain(|w| {
+        !kinds.tests.contains(w) && !kinds.asserts.contains(w) && !macros::STD.contains(&w.as_str())
+    });
     let found = macros::find(&wanted, &from, read, outline::is_test_attribute);
     kinds.extend(found);
     kinds
