@@ -11,12 +11,16 @@
 //! message. A check that cries wolf teaches people to ignore it: each one
 //! stands down wherever its fact is uncertain. Nothing here prints.
 
+pub mod assertions;
 pub mod builtin;
 pub mod command;
 pub mod config;
+pub mod macros;
 pub mod measure;
 pub mod outline;
 pub mod signature;
+pub mod skips;
+pub mod weakened;
 
 use serde::{Deserialize, Serialize};
 

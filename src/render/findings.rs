@@ -421,7 +421,9 @@ fn check_description(name: &str) -> String {
             "A placeholder body (todo!(), unimplemented!(), NotImplementedError, pass) in non-test code"
         }
         "debug_leftover" => "A debugging leftover (dbg!, breakpoint(), pdb.set_trace())",
-        "test_weakened" => "A test deleted, or newly skipped or ignored",
+        "test_weakened" => {
+            "A test deleted, newly skipped or ignored, left asserting less, or added skipped"
+        }
         "untested_criterion" => "Criteria to be verified by test while the diff changes no test",
         "large_diff" => "More changed lines or files than configured",
         _ => return format!("The configured check `{name}` failed"),

@@ -26,3 +26,4 @@ mod review;
 mod safety_net;
 mod spec_review;
 mod terminal;
+mod test_weakened;
