@@ -807,6 +807,7 @@ fn checks_values(r: &mut Recorder, f: &file::Checks) -> checks::Config {
                     Duration::from_secs(checks::DEFAULT_COMMAND_TIMEOUT_SECS),
                     Duration::from_secs_f64,
                 ),
+                tool: c.tool.clone(),
             })
             .collect()
     });

@@ -146,6 +146,7 @@ impl Run<'_> {
                 file: file.map(str::to_string),
                 line,
                 message,
+                ..Finding::default()
             });
         }
     }

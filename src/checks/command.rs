@@ -4,9 +4,12 @@
 //!
 //! A command is an argument list run without a shell (write `sh -c` to
 //! have one), in its own process group, with no input, bounded by its
-//! timeout, after which the whole group is killed. A non-zero exit, a
-//! timeout, or a command that cannot start is a finding carrying the tail
-//! of its output, with secrets redacted.
+//! timeout, after which the whole group is killed. Without a `parser`, a
+//! non-zero exit, a timeout, or a command that cannot start is a finding
+//! carrying the tail of its output, with secrets redacted. With one, its
+//! output (or its `report` file) is read into located findings
+//! (`reading`), and those a line rule would waive are checked against the
+//! base commit (`baseline`).
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -16,12 +19,17 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::messages::Changed;
 use super::{CommandCheck, Error, Finding};
-use crate::git::Repository;
+use crate::git::{Diff, Repository};
 use crate::{interrupt, process};
 
 /// Output kept per command: the tail is what explains a failure.
 const KEPT_BYTES: usize = 64 * 1024;
+
+/// Output kept per stream for a parser: the head, since a JSON document
+/// or the first messages are what can be read.
+pub const PARSED_BYTES: usize = 32 << 20;
 
 /// What a finding shows of the output.
 const SHOWN_LINES: usize = 40;
@@ -34,18 +42,59 @@ const POLL: Duration = Duration::from_millis(20);
 /// holding the pipes open is killed with the group first).
 const DRAIN: Duration = Duration::from_secs(2);
 
+/// What the commands found, and what speed could not read of them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ran {
+    pub findings: Vec<Finding>,
+    pub notices: Vec<String>,
+    /// The commands whose output gave nothing to rely on (not run to the
+    /// end, unreadable, a failure it does not explain).
+    pub unread: Vec<String>,
+}
+
 /// Export `head` into a temporary folder and run every command there, in
-/// order. The folder is removed when this returns.
+/// order. The folder is removed when this returns. (No diff: every
+/// located finding counts as the change's.)
 pub fn run_commands(
     root: &Path,
     head: &str,
     commands: &[CommandCheck],
 ) -> Result<Vec<Finding>, Error> {
+    let changed = Changed::everything();
+    Ok(run_in(root, head, commands, &changed, super::messages::MAX_FINDINGS)?.findings)
+}
+
+/// Run every command on the head commit of `diff`: findings on lines the
+/// diff did not touch are preexisting, and those that would block without
+/// that are looked for at the base commit (found there, they stay
+/// preexisting; not found, this change caused them).
+pub fn run(root: &Path, diff: &Diff, commands: &[CommandCheck]) -> Result<Ran, Error> {
+    let changed = Changed::of(diff);
+    let mut ran = run_in(
+        root,
+        &diff.head_commit,
+        commands,
+        &changed,
+        super::messages::MAX_FINDINGS,
+    )?;
+    super::baseline::confirm(root, &diff.base_commit, commands, &mut ran)?;
+    Ok(ran)
+}
+
+/// Export `commit` and run `commands` in it, reading their findings
+/// against `changed`, at most `cap` per command.
+pub(super) fn run_in(
+    root: &Path,
+    commit: &str,
+    commands: &[CommandCheck],
+    changed: &Changed,
+    cap: usize,
+) -> Result<Ran, Error> {
     if commands.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Ran::default());
     }
     let checkout_err = |source| Error::Checkout {
-        commit: head.to_string(),
+        commit: commit.to_string(),
         source,
     };
     let dir = tempfile::Builder::new()
@@ -59,56 +108,78 @@ pub fn run_commands(
         std::fs::remove_dir_all(&checkout).ok();
     });
     let repo = Repository::open(root)?;
-    let exported = repo.export(head, dir.path()).map_err(|e| match e {
+    let exported = repo.export(commit, dir.path()).map_err(|e| match e {
         crate::git::ExportError::Git(e) => Error::Git(e),
         crate::git::ExportError::Write { path, source } => Error::Checkout {
-            commit: head.to_string(),
+            commit: commit.to_string(),
             source: std::io::Error::new(source.kind(), format!("{path}: {source}")),
         },
     })?;
-    let short = &head[..head.len().min(10)];
-    let mut findings = Vec::new();
+    let short = &commit[..commit.len().min(10)];
+    let mut ran = Ran::default();
     for command in commands {
+        let report = super::reading::prepare_report(command, dir.path());
         let outcome = run_one(command, dir.path());
-        if let Some(problem) = outcome.problem() {
-            let mut message = format!(
-                "`{}` {problem} (in a checkout of {short}).",
-                command.run.join(" ")
-            );
-            if !exported.skipped.is_empty() {
-                message.push_str(&format!(
-                    " Not in the checkout: {}.",
-                    exported.skipped.join(", ")
-                ));
-            }
-            let tail = tail(&outcome.output);
-            if !tail.is_empty() {
-                message.push_str("\nLast lines of its output:\n");
-                message.push_str(&tail);
-            }
-            findings.push(Finding {
-                check: command.name.clone(),
-                severity: command.severity,
-                file: None,
-                line: None,
-                message,
-            });
-        }
+        let read = super::reading::Read {
+            command,
+            dir: dir.path(),
+            changed,
+            cap,
+            short,
+            skipped: &exported.skipped,
+            report,
+        };
+        read.outcome(&outcome, &mut ran);
     }
     // Removing it is part of the run: a folder left behind is reported.
     dir.close().map_err(checkout_err)?;
-    Ok(findings)
+    Ok(ran)
 }
 
-/// How a command ended.
+/// The finding of a command that failed as a whole: its problem and the
+/// tail of its output.
+pub(super) fn failure(
+    command: &CommandCheck,
+    problem: &str,
+    short: &str,
+    skipped: &[String],
+    output: &[u8],
+) -> Finding {
+    let mut message = format!(
+        "`{}` {problem} (in a checkout of {short}).",
+        command.run.join(" ")
+    );
+    if !skipped.is_empty() {
+        message.push_str(&format!(" Not in the checkout: {}.", skipped.join(", ")));
+    }
+    let tail = tail(output);
+    if !tail.is_empty() {
+        message.push_str("\nLast lines of its output:\n");
+        message.push_str(&tail);
+    }
+    Finding {
+        check: command.name.clone(),
+        category: command.tool.category,
+        severity: command.severity,
+        message,
+        advisory: command.tool.blocking == super::Blocking::Never,
+        ..Finding::default()
+    }
+}
+
+/// How a command ended, and what it wrote.
 #[derive(Debug)]
-struct Outcome {
-    ended: Ended,
-    output: Vec<u8>,
+pub(super) struct Outcome {
+    pub(super) ended: Ended,
+    /// The tail of both streams, interleaved as they came.
+    pub(super) output: Vec<u8>,
+    /// The head of each stream, for a parser (empty without one).
+    pub(super) stdout: Captured,
+    pub(super) stderr: Captured,
 }
 
 #[derive(Debug)]
-enum Ended {
+pub(super) enum Ended {
     Exited(ExitStatus),
     TimedOut(Duration),
     NotStarted(String),
@@ -116,7 +187,7 @@ enum Ended {
 }
 
 impl Outcome {
-    fn problem(&self) -> Option<String> {
+    pub(super) fn problem(&self) -> Option<String> {
         match &self.ended {
             Ended::Exited(status) if status.success() => None,
             Ended::Exited(status) => Some(match status.code() {
@@ -133,6 +204,36 @@ impl Outcome {
     }
 }
 
+/// The first bytes of one stream, up to a cap, and how many more came.
+#[derive(Debug, Default)]
+pub(super) struct Captured {
+    pub(super) bytes: Vec<u8>,
+    pub(super) over: u64,
+    cap: usize,
+}
+
+impl Captured {
+    fn with_cap(cap: usize) -> Captured {
+        Captured {
+            cap,
+            ..Captured::default()
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        let room = self.cap.saturating_sub(self.bytes.len()).min(chunk.len());
+        self.bytes.extend_from_slice(&chunk[..room]);
+        self.over += (chunk.len() - room) as u64;
+    }
+}
+
+/// What the reader threads fill.
+#[derive(Default)]
+struct Streams {
+    tail: Tail,
+    heads: [Captured; 2],
+}
+
 /// The last bytes written to stdout and stderr, interleaved as they came.
 #[derive(Default)]
 struct Tail {
@@ -147,12 +248,15 @@ impl Tail {
     }
 }
 
-fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
+pub(super) fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
+    let not_started = |why: String| Outcome {
+        ended: Ended::NotStarted(why),
+        output: Vec::new(),
+        stdout: Captured::default(),
+        stderr: Captured::default(),
+    };
     let Some((program, args)) = check.run.split_first() else {
-        return Outcome {
-            ended: Ended::NotStarted("its `run` is empty".to_string()),
-            output: Vec::new(),
-        };
+        return not_started("its `run` is empty".to_string());
     };
     let mut command = Command::new(program);
     command
@@ -164,17 +268,21 @@ fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
     // Its own process group, killed on Ctrl-C and when speed dies too.
     let mut group = match process::Group::spawn(command) {
         Ok(group) => group,
-        Err(e) => {
-            return Outcome {
-                ended: Ended::NotStarted(e.to_string()),
-                output: Vec::new(),
-            };
-        }
+        Err(e) => return not_started(e.to_string()),
     };
     let child = group.child();
-    let tail = Arc::new(Mutex::new(Tail::default()));
+    // Only a parser needs the output whole.
+    let cap = if check.tool.parser.is_some() {
+        PARSED_BYTES
+    } else {
+        0
+    };
+    let streams = Arc::new(Mutex::new(Streams {
+        tail: Tail::default(),
+        heads: [Captured::with_cap(cap), Captured::with_cap(cap)],
+    }));
     let mut readers = Vec::new();
-    let streams: [Option<Box<dyn Read + Send>>; 2] = [
+    let pipes: [Option<Box<dyn Read + Send>>; 2] = [
         child
             .stdout
             .take()
@@ -184,16 +292,20 @@ fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
             .take()
             .map(|s| Box::new(s) as Box<dyn Read + Send>),
     ];
-    for mut stream in streams.into_iter().flatten() {
-        let tail = Arc::clone(&tail);
+    for (which, stream) in pipes.into_iter().enumerate() {
+        let Some(mut stream) = stream else {
+            continue;
+        };
+        let streams = Arc::clone(&streams);
         readers.push(thread::spawn(move || {
             let mut buf = [0u8; 8192];
             loop {
                 match stream.read(&mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
-                        if let Ok(mut t) = tail.lock() {
-                            t.push(&buf[..n]);
+                        if let Ok(mut s) = streams.lock() {
+                            s.tail.push(&buf[..n]);
+                            s.heads[which].push(&buf[..n]);
                         }
                     }
                 }
@@ -217,11 +329,19 @@ fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
             reader.join().ok();
         }
     }
-    let output = tail
-        .lock()
-        .map(|t| t.bytes.iter().copied().collect())
-        .unwrap_or_default();
-    Outcome { ended, output }
+    let (output, [stdout, stderr]) = match streams.lock() {
+        Ok(mut s) => (
+            s.tail.bytes.iter().copied().collect(),
+            std::mem::take(&mut s.heads),
+        ),
+        Err(_) => (Vec::new(), Default::default()),
+    };
+    Outcome {
+        ended,
+        output,
+        stdout,
+        stderr,
+    }
 }
 
 /// Waits for the leader to exit (`None`; its status comes with reaping)
@@ -244,7 +364,7 @@ fn wait(group: &mut process::Group, timeout: Duration) -> Option<Ended> {
 
 /// The last lines of the output, at most `SHOWN_LINES` and `SHOWN_BYTES`,
 /// with secrets redacted (a test run may print its environment).
-fn tail(output: &[u8]) -> String {
+pub(super) fn tail(output: &[u8]) -> String {
     let text = String::from_utf8_lossy(output);
     let text = text.trim_end();
     let lines: Vec<&str> = text.lines().collect();
@@ -275,6 +395,7 @@ mod tests {
             run: run.iter().map(|s| s.to_string()).collect(),
             severity: Severity::Major,
             timeout: Duration::from_millis(timeout_ms),
+            tool: crate::checks::Tool::default(),
         }
     }
 

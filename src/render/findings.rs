@@ -464,6 +464,7 @@ mod tests {
             file: Some("src/a.rs".into()),
             line: Some(3),
             message: "dbg! added".into(),
+            ..Default::default()
         });
         let found = of(&r);
         let rules: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
@@ -498,6 +499,7 @@ mod tests {
             file: Some("src/b.rs".into()),
             line: None,
             message: "outside the scope".into(),
+            ..Default::default()
         });
         assert_eq!(of(&r).len(), 1);
     }

@@ -195,6 +195,7 @@ pub fn nothing_implemented(
             line: None,
             message: "Nothing was implemented: the branch does not differ from its base."
                 .to_string(),
+            ..Finding::default()
         });
     let what = match subject {
         Subject::Defect(_) => "Commit the fix of the defect on this branch.",
