@@ -79,8 +79,8 @@ pub(super) fn confirm(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{Category, Severity, Tool};
     use crate::checks::parsers::Parser;
+    use crate::checks::{Category, Severity, Tool};
     use std::time::Duration;
 
     #[test]

@@ -61,7 +61,14 @@ pub fn run_commands(
     commands: &[CommandCheck],
 ) -> Result<Vec<Finding>, Error> {
     let changed = Changed::everything();
-    Ok(run_in(root, head, commands, &changed, super::messages::MAX_FINDINGS)?.findings)
+    Ok(run_in(
+        root,
+        head,
+        commands,
+        &changed,
+        super::messages::MAX_FINDINGS,
+    )?
+    .findings)
 }
 
 /// Run every command on the head commit of `diff`: findings on lines the

@@ -177,7 +177,11 @@ fn summary(check: &CommandCheck, rest: &[Finding], dropped: usize) -> Finding {
         rest.len() + dropped,
         if rest.len() + dropped == 1 { "" } else { "s" },
         check.name,
-        if rest.len() + dropped == 1 { "is" } else { "are" },
+        if rest.len() + dropped == 1 {
+            "is"
+        } else {
+            "are"
+        },
     );
     if blocking > 0 {
         message.push_str(&format!(" ({blocking} of them blocking)"));
@@ -365,8 +369,8 @@ pub fn normalize(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{Category, Tool};
     use crate::checks::parsers::Parser;
+    use crate::checks::{Category, Tool};
     use std::time::Duration;
 
     fn check(blocking: Blocking) -> CommandCheck {
@@ -435,7 +439,14 @@ mod tests {
         assert_eq!(files.locate(&place("src/a.py", 6)).unwrap().1, None);
         assert_eq!(files.locate(&place("src/a.py", 0)).unwrap().1, None);
         assert_eq!(files.locate(&place("src/a.py", u64::MAX)).unwrap().1, None);
-        for outside in ["../etc/passwd", "/etc/passwd", "src/../../x", "src", "", "src/a.py\0"] {
+        for outside in [
+            "../etc/passwd",
+            "/etc/passwd",
+            "src/../../x",
+            "src",
+            "",
+            "src/a.py\0",
+        ] {
             assert_eq!(files.locate(&place(outside, 1)), None, "{outside:?}");
         }
         #[cfg(unix)]
@@ -541,7 +552,8 @@ mod tests {
         assert!(found[0].blocking());
         let last = found.last().unwrap();
         assert!(
-            last.message.starts_with("18 more findings of `lint` are not listed"),
+            last.message
+                .starts_with("18 more findings of `lint` are not listed"),
             "{}",
             last.message
         );

@@ -99,9 +99,8 @@ impl Read<'_> {
     pub(super) fn outcome(&self, outcome: &Outcome, ran: &mut Ran) {
         let command = self.command;
         let problem = outcome.problem();
-        let fail = |problem: &str| {
-            failure(command, problem, self.short, self.skipped, &outcome.output)
-        };
+        let fail =
+            |problem: &str| failure(command, problem, self.short, self.skipped, &outcome.output);
         let unread = |ran: &mut Ran| {
             ran.unread.push(command.name.clone());
         };
@@ -205,9 +204,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = dir.path().join("r.xml");
         std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
-        assert!(read_report(&link, "r.xml").unwrap_err().contains("regular file"));
+        assert!(
+            read_report(&link, "r.xml")
+                .unwrap_err()
+                .contains("regular file")
+        );
         let missing = dir.path().join("none.xml");
-        assert!(read_report(&missing, "none.xml").unwrap_err().contains("no report"));
+        assert!(
+            read_report(&missing, "none.xml")
+                .unwrap_err()
+                .contains("no report")
+        );
         let big = dir.path().join("big.xml");
         let file = std::fs::File::create(&big).unwrap();
         file.set_len(PARSED_BYTES as u64 + 1).unwrap();

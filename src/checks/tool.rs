@@ -84,26 +84,45 @@ impl Serialize for Blocking {
 
 /// How a command's output is read. The default reads nothing: a non-zero
 /// exit is one finding with the tail of the output, as before parsers.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Tool {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub parser: Option<Parser>,
     /// A file the tool writes, relative to the checkout's root (JUnit and
     /// SARIF reports); it is read instead of the output.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub category: Option<Category>,
-    #[serde(skip_serializing_if = "is_default_blocking")]
     pub blocking: Blocking,
     /// The priority of the fixes its findings become; the category's
     /// default when unset.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fix_priority: Option<u32>,
 }
 
-fn is_default_blocking(b: &Blocking) -> bool {
-    *b == Blocking::Changed
+/// As the configuration writes it (`parser`, `pattern`, …), only the keys
+/// that are set, so a command without them shows as it always did.
+impl Serialize for Tool {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        if let Some(parser) = &self.parser {
+            map.serialize_entry("parser", parser.name())?;
+            if let Parser::Regex(pattern) = parser {
+                map.serialize_entry("pattern", pattern.as_str())?;
+            }
+        }
+        if let Some(report) = &self.report {
+            map.serialize_entry("report", report)?;
+        }
+        if let Some(category) = self.category {
+            map.serialize_entry("category", category.as_str())?;
+        }
+        if self.blocking != Blocking::Changed {
+            map.serialize_entry("blocking", &self.blocking)?;
+        }
+        if let Some(priority) = self.fix_priority {
+            map.serialize_entry("fix_priority", &priority)?;
+        }
+        map.end()
+    }
 }
 
 impl Tool {
@@ -124,11 +143,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn it_shows_as_the_configuration_writes_it() {
+        assert_eq!(
+            serde_json::to_value(Tool::default()).unwrap(),
+            serde_json::json!({})
+        );
+        let tool = Tool {
+            parser: Some(Parser::Regex(
+                crate::checks::parsers::Pattern::new("(?P<message>.*)").unwrap(),
+            )),
+            blocking: Blocking::All,
+            ..Tool::default()
+        };
+        assert_eq!(
+            serde_json::to_value(tool).unwrap(),
+            serde_json::json!({"parser": "regex", "pattern": "(?P<message>.*)", "blocking": "all"})
+        );
+    }
+
+    #[test]
     fn priorities_follow_the_seed() {
-        let order: Vec<u32> = Category::ALL
-            .iter()
-            .map(|c| c.default_priority())
-            .collect();
+        let order: Vec<u32> = Category::ALL.iter().map(|c| c.default_priority()).collect();
         assert_eq!(order, [1, 2, 3, 4, 5, 6]);
         for c in Category::ALL {
             assert_eq!(Category::parse(c.as_str()), Some(c));

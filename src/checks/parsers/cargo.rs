@@ -52,7 +52,10 @@ pub fn parse(text: &str) -> Result<Parsed, Unreadable> {
 fn diagnostic(message: &Value) -> Option<Message> {
     let text = string(&message["message"])?;
     let level = message["level"].as_str().unwrap_or("error");
-    let spans = message["spans"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    let spans = message["spans"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
     if level == "failure-note" {
         return None;
     }
@@ -65,7 +68,10 @@ fn diagnostic(message: &Value) -> Option<Message> {
         // error, and "error: internal compiler error"
         _ => Level::Error,
     };
-    let primary = spans.iter().find(|s| s["is_primary"] == true).or(spans.first());
+    let primary = spans
+        .iter()
+        .find(|s| s["is_primary"] == true)
+        .or(spans.first());
     let mut places = Vec::new();
     if let Some(span) = primary {
         places.extend(span_place(span));
@@ -113,20 +119,23 @@ fn suggestion(message: &Value) -> Option<String> {
     let replacement_of = |help: &Value| {
         help["spans"]
             .as_array()
-            .and_then(|spans| spans.iter().find_map(|s| s["suggested_replacement"].as_str()))
+            .and_then(|spans| {
+                spans
+                    .iter()
+                    .find_map(|s| s["suggested_replacement"].as_str())
+            })
             .map(str::to_string)
     };
-    let help = helps()
-        .find(|h| replacement_of(h).is_some())
-        .or_else(|| {
-            helps().find(|h| {
-                h["message"]
-                    .as_str()
-                    .is_some_and(|m| !m.starts_with("for further information"))
-            })
-        })?;
+    let help = helps().find(|h| replacement_of(h).is_some()).or_else(|| {
+        helps().find(|h| {
+            h["message"]
+                .as_str()
+                .is_some_and(|m| !m.starts_with("for further information"))
+        })
+    })?;
     let mut out = string(&help["message"])?;
-    if let Some(replacement) = replacement_of(help).filter(|r| r.len() <= 200 && !r.contains('\n')) {
+    if let Some(replacement) = replacement_of(help).filter(|r| r.len() <= 200 && !r.contains('\n'))
+    {
         if replacement.is_empty() {
             out.push_str(" (remove it)");
         } else {
@@ -141,10 +150,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> String {
-        let path = format!(
-            "{}/fixtures/tools/rust/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let path = format!("{}/fixtures/tools/rust/{name}", env!("CARGO_MANIFEST_DIR"));
         std::fs::read_to_string(&path).unwrap()
     }
 

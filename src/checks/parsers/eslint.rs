@@ -32,12 +32,17 @@ pub fn parse(text: &str) -> Result<Parsed, Unreadable> {
                 Some(0) => Level::Note,
                 _ => Level::Error,
             };
-            let rule = string(&m["ruleId"]).or_else(|| (m["fatal"] == true).then(|| "parse-error".to_string()));
+            let rule = string(&m["ruleId"])
+                .or_else(|| (m["fatal"] == true).then(|| "parse-error".to_string()));
             let suggestion = m["suggestions"]
                 .as_array()
                 .and_then(|s| s.first())
                 .and_then(|s| string(&s["desc"]))
-                .or_else(|| m["fix"].is_object().then(|| "eslint --fix can fix it".to_string()));
+                .or_else(|| {
+                    m["fix"]
+                        .is_object()
+                        .then(|| "eslint --fix can fix it".to_string())
+                });
             collect.push(Message {
                 level,
                 places: super::place(path.clone(), number(&m["line"]), number(&m["column"]))

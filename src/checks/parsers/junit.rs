@@ -55,7 +55,9 @@ pub fn parse(text: &str) -> Result<Parsed, Unreadable> {
         )));
     }
     // pytest numbers `line` from 0; everyone else who writes it, from 1.
-    let pytest = root.attribute("name").is_some_and(|n| n.starts_with("pytest"))
+    let pytest = root
+        .attribute("name")
+        .is_some_and(|n| n.starts_with("pytest"))
         || root
             .children()
             .any(|c| c.has_tag_name("testsuite") && c.attribute("name") == Some("pytest"));
@@ -163,7 +165,11 @@ fn message(case: roxmltree::Node, outcome: roxmltree::Node, pytest: bool) -> Mes
         text.push_str(&detail.join("\n"));
     }
     let mut places = Vec::new();
-    if let Some(file) = case.attribute("file").map(str::trim).filter(|f| !f.is_empty()) {
+    if let Some(file) = case
+        .attribute("file")
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+    {
         let line = case
             .attribute("line")
             .and_then(|l| l.trim().parse::<u64>().ok())
@@ -227,9 +233,9 @@ mod tests {
             ]
         );
         assert!(
-            parsed.messages[0]
-                .text
-                .starts_with("tests.test_calc::test_the_cap_is_the_price failed: assert 250 == 300"),
+            parsed.messages[0].text.starts_with(
+                "tests.test_calc::test_the_cap_is_the_price failed: assert 250 == 300"
+            ),
             "{}",
             parsed.messages[0].text
         );
@@ -240,7 +246,10 @@ mod tests {
         let parsed = parse(&fixture("python/pytest-junit-xunit1.xml")).unwrap();
         let first = &parsed.messages[0].places[0];
         // `def test_the_cap_is_the_price():` is line 8 of the file.
-        assert_eq!((first.file.as_str(), first.line), ("tests/test_calc.py", Some(8)));
+        assert_eq!(
+            (first.file.as_str(), first.line),
+            ("tests/test_calc.py", Some(8))
+        );
     }
 
     #[test]
@@ -248,13 +257,20 @@ mod tests {
         let parsed = parse(&fixture("rust/nextest-junit.xml")).unwrap();
         assert_eq!(parsed.messages.len(), 1);
         let m = &parsed.messages[0];
-        assert_eq!(m.rule.as_deref(), Some("fines::tests::the_cap_is_the_price"));
+        assert_eq!(
+            m.rule.as_deref(),
+            Some("fines::tests::the_cap_is_the_price")
+        );
         let p = &m.places[0];
         assert_eq!(
             (p.file.as_str(), p.line, p.column),
             ("src/lib.rs", Some(34), Some(9))
         );
-        assert!(m.text.contains("assertion `left == right` failed"), "{}", m.text);
+        assert!(
+            m.text.contains("assertion `left == right` failed"),
+            "{}",
+            m.text
+        );
     }
 
     #[test]
@@ -263,16 +279,24 @@ mod tests {
 <!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">]>
 <testsuites><testsuite><testcase name="x"><failure message="&lol2;"/></testcase></testsuite></testsuites>"#;
         assert!(parse(bomb).unwrap_err().0.contains("DTD"));
-        let external = r#"<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><testsuite>&e;</testsuite>"#;
+        let external =
+            r#"<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><testsuite>&e;</testsuite>"#;
         assert!(parse(external).unwrap_err().0.contains("DTD"));
-        assert!(parse("<testsuite><testcase>").unwrap_err().0.contains("XML"));
+        assert!(
+            parse("<testsuite><testcase>")
+                .unwrap_err()
+                .0
+                .contains("XML")
+        );
         assert!(parse("<html/>").unwrap_err().0.contains("<html>"));
         assert!(parse("   ").is_err());
         // A valid report of passing tests has no messages.
         assert_eq!(
-            parse("<testsuites><testsuite name=\"s\"><testcase name=\"ok\"/></testsuite></testsuites>")
-                .unwrap()
-                .messages,
+            parse(
+                "<testsuites><testsuite name=\"s\"><testcase name=\"ok\"/></testsuite></testsuites>"
+            )
+            .unwrap()
+            .messages,
             []
         );
     }

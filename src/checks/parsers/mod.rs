@@ -151,8 +151,8 @@ impl Level {
     pub fn of_word(word: &str) -> Level {
         match word.trim().to_ascii_lowercase().as_str() {
             "warning" | "warn" | "w" | "medium" | "moderate" => Level::Warning,
-            "note" | "info" | "information" | "notice" | "hint" | "help" | "i" | "low"
-            | "none" | "suggestion" | "convention" | "refactor" => Level::Note,
+            "note" | "info" | "information" | "notice" | "hint" | "help" | "i" | "low" | "none"
+            | "suggestion" | "convention" | "refactor" => Level::Note,
             _ => Level::Error,
         }
     }
@@ -320,8 +320,10 @@ fn places_in(text: &str) -> Vec<Place> {
     use std::sync::OnceLock;
     static PLACE: OnceLock<::regex::Regex> = OnceLock::new();
     let re = PLACE.get_or_init(|| {
-        ::regex::Regex::new(r"([A-Za-z0-9_.][A-Za-z0-9_./\\-]*\.[A-Za-z0-9]{1,10}):([0-9]{1,9})(?::([0-9]{1,6}))?")
-            .expect("a valid pattern")
+        ::regex::Regex::new(
+            r"([A-Za-z0-9_.][A-Za-z0-9_./\\-]*\.[A-Za-z0-9]{1,10}):([0-9]{1,9})(?::([0-9]{1,6}))?",
+        )
+        .expect("a valid pattern")
     });
     let mut out: Vec<Place> = Vec::new();
     for caps in re.captures_iter(text).take(64) {

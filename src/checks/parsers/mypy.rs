@@ -154,8 +154,16 @@ mod tests {
         let json = "{\"file\": \"a.py\", \"line\": 2, \"column\": 4, \"message\": \"Bad\", \"hint\": null, \"code\": \"misc\", \"severity\": \"error\"}\n";
         let parsed = parse(json).unwrap();
         assert_eq!(parsed.messages[0].places[0].column, Some(5));
-        assert_eq!(parse("Success: no issues found in 3 source files\n").unwrap().messages, []);
+        assert_eq!(
+            parse("Success: no issues found in 3 source files\n")
+                .unwrap()
+                .messages,
+            []
+        );
         // A line too long for a number is no message.
-        assert_eq!(parse("a.py:99999999999999: error: x\n").unwrap().messages, []);
+        assert_eq!(
+            parse("a.py:99999999999999: error: x\n").unwrap().messages,
+            []
+        );
     }
 }

@@ -40,7 +40,14 @@ impl Pattern {
         let regex = regex::RegexBuilder::new(source)
             .size_limit(SIZE_LIMIT)
             .build()
-            .map_err(|e| e.to_string().lines().last().unwrap_or("").trim().to_string())?;
+            .map_err(|e| {
+                e.to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+                    .trim()
+                    .to_string()
+            })?;
         let names: Vec<&str> = regex.capture_names().flatten().collect();
         if let Some(unknown) = names.iter().find(|n| !GROUPS.contains(n)) {
             return Err(format!(
@@ -80,7 +87,9 @@ impl Pattern {
                 .into_iter()
                 .collect();
             collect.push(Message {
-                level: group("severity").map(Level::of_word).unwrap_or(Level::Error),
+                level: group("severity")
+                    .map(Level::of_word)
+                    .unwrap_or(Level::Error),
                 places,
                 rule: group("rule").map(str::to_string),
                 text: group("message").unwrap_or(line.trim()).to_string(),
@@ -108,7 +117,11 @@ mod tests {
         assert_eq!(m.level, Level::Warning);
         assert_eq!(m.rule.as_deref(), Some("SC2086"));
         assert_eq!(
-            (m.places[0].file.as_str(), m.places[0].line, m.places[0].column),
+            (
+                m.places[0].file.as_str(),
+                m.places[0].line,
+                m.places[0].column
+            ),
             ("run.sh", Some(3), Some(5))
         );
         assert_eq!(parsed.messages[1].level, Level::Error);
@@ -117,7 +130,11 @@ mod tests {
     #[test]
     fn bad_patterns_say_why() {
         assert!(Pattern::new("(?P<file>[").unwrap_err().contains("unclosed"));
-        assert!(Pattern::new("(?P<lnie>\\d+)").unwrap_err().contains("`lnie`"));
+        assert!(
+            Pattern::new("(?P<lnie>\\d+)")
+                .unwrap_err()
+                .contains("`lnie`")
+        );
         assert!(Pattern::new("\\d+").unwrap_err().contains("neither"));
         assert!(Pattern::new("(?P<message>a{1000}{1000})").is_err());
         // Without a message group, the line is the message.

@@ -45,7 +45,8 @@ pub fn parse(text: &str) -> Result<Parsed, Unreadable> {
             .unwrap_or(Level::Error);
         let rule = string(&item["code"]).or_else(|| {
             // ruff reports syntax errors with a null code.
-            (item["code"].is_null() && text.starts_with("SyntaxError")).then(|| "syntax-error".to_string())
+            (item["code"].is_null() && text.starts_with("SyntaxError"))
+                .then(|| "syntax-error".to_string())
         });
         collect.push(Message {
             level,

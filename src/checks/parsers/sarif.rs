@@ -20,9 +20,7 @@ pub fn parse(text: &str) -> Result<Parsed, Unreadable> {
     let log: Value = serde_json::from_str(text.trim())
         .map_err(|e| Unreadable(format!("not a SARIF log (JSON): {e}")))?;
     let Some(runs) = log["runs"].as_array() else {
-        return Err(Unreadable(
-            "not a SARIF log: no `runs` array".to_string(),
-        ));
+        return Err(Unreadable("not a SARIF log: no `runs` array".to_string()));
     };
     if let Some(version) = log["version"].as_str() {
         if !version.starts_with("2.") {
@@ -38,7 +36,10 @@ pub fn parse(text: &str) -> Result<Parsed, Unreadable> {
             .as_array()
             .map(Vec::as_slice)
             .unwrap_or(&[]);
-        let artifacts = run["artifacts"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+        let artifacts = run["artifacts"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let Some(results) = run["results"].as_array() else {
             continue;
         };
@@ -55,7 +56,9 @@ fn message(result: &Value, rules: &[Value], artifacts: &[Value]) -> Option<Messa
     if result["kind"].as_str().is_some_and(|k| k != "fail") {
         return None;
     }
-    if result["suppressions"].as_array().is_some_and(|s| !s.is_empty())
+    if result["suppressions"]
+        .as_array()
+        .is_some_and(|s| !s.is_empty())
         || result["baselineState"] == "absent"
     {
         return None;
@@ -187,7 +190,10 @@ mod tests {
         assert_eq!(first.places[0].file, "/src/my file.py");
         let second = &parsed.messages[1];
         assert_eq!(second.level, Level::Warning);
-        assert_eq!((second.places[0].file.as_str(), second.places[0].line), ("a%2", None));
+        assert_eq!(
+            (second.places[0].file.as_str(), second.places[0].line),
+            ("a%2", None)
+        );
     }
 
     #[test]

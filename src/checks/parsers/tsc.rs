@@ -41,7 +41,9 @@ pub fn parse(text: &str) -> Result<Parsed, Unreadable> {
             // diagnostic; pretty output's quoted code starts with a number
             // or a `~` marker and is left out.
             let elaborates = line.starts_with("  ")
-                && !line.trim_start().starts_with(|c: char| c.is_ascii_digit() || c == '~');
+                && !line
+                    .trim_start()
+                    .starts_with(|c: char| c.is_ascii_digit() || c == '~');
             match (&mut more, elaborates) {
                 (Some(n), true) if *n < MAX_MORE => {
                     *n += 1;
@@ -123,7 +125,11 @@ mod tests {
         let text = "src/a.ts(3,1): error TS2322: Type '{ a: string; }' is not assignable to type 'B'.\n  Property 'b' is missing in type '{ a: string; }'.\nerror TS5023: Unknown compiler option 'strct'.\n";
         let parsed = parse(text).unwrap();
         assert_eq!(parsed.messages.len(), 2);
-        assert!(parsed.messages[0].text.ends_with("Property 'b' is missing in type '{ a: string; }'."));
+        assert!(
+            parsed.messages[0]
+                .text
+                .ends_with("Property 'b' is missing in type '{ a: string; }'.")
+        );
         assert!(parsed.messages[1].places.is_empty());
         assert_eq!(parsed.messages[1].rule.as_deref(), Some("TS5023"));
     }

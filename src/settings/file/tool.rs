@@ -24,20 +24,20 @@ const FIX_PRIORITY: std::ops::RangeInclusive<i64> = 0..=1000;
 impl Reader<'_> {
     /// How `entry`'s output is read; problems are recorded.
     pub(super) fn command_tool(&mut self, entry: &Table) -> Tool {
-        let pattern = self.string(entry, "pattern").and_then(|source| {
-            match Pattern::new(&source) {
-                Ok(pattern) => Some(pattern),
-                Err(why) => {
-                    let span = entry.get("pattern").map_or(0..0, |v| v.span());
-                    self.problem(
-                        span,
-                        entry.path("pattern"),
-                        format!("not a usable pattern: {why}"),
-                    );
-                    None
-                }
-            }
-        });
+        let pattern =
+            self.string(entry, "pattern")
+                .and_then(|source| match Pattern::new(&source) {
+                    Ok(pattern) => Some(pattern),
+                    Err(why) => {
+                        let span = entry.get("pattern").map_or(0..0, |v| v.span());
+                        self.problem(
+                            span,
+                            entry.path("pattern"),
+                            format!("not a usable pattern: {why}"),
+                        );
+                        None
+                    }
+                });
         let had_pattern = entry.get("pattern").is_some();
         let name = self.word(entry, "parser", &Parser::NAMES);
         let parser = match name.as_deref() {
@@ -100,5 +100,76 @@ impl Reader<'_> {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Error, parse};
+    use crate::checks::parsers::Parser;
+    use crate::checks::{Blocking, Category};
+
+    fn problems(text: &str) -> Vec<String> {
+        match parse(text, "cfg.toml") {
+            Err(Error::Invalid { problems, .. }) => {
+                problems.0.iter().map(|p| p.to_string()).collect()
+            }
+            other => panic!("expected problems, got {other:?}"),
+        }
+    }
+
+    fn entry(keys: &str) -> String {
+        format!("[[checks.command]]\nname = \"c\"\nrun = [\"c\"]\n{keys}")
+    }
+
+    #[test]
+    fn the_tool_keys_parse() {
+        let text = entry(
+            "parser = \"junit\"\nreport = \"target/nextest/ci/junit.xml\"\ncategory = \"test\"\nblocking = \"all\"\nfix_priority = 2\n",
+        );
+        let file = parse(&text, "cfg.toml").unwrap();
+        let tool = &file.checks.commands.unwrap()[0].tool;
+        assert_eq!(tool.parser, Some(Parser::Junit));
+        assert_eq!(tool.report.as_deref(), Some("target/nextest/ci/junit.xml"));
+        assert_eq!(tool.category, Some(Category::Test));
+        assert_eq!(tool.blocking, Blocking::All);
+        assert_eq!(tool.fix_priority, Some(2));
+        let text = entry(
+            "parser = \"regex\"\npattern = '^(?P<file>[^:]+):(?P<line>\\d+): (?P<message>.*)$'\nblocking = false\n",
+        );
+        let file = parse(&text, "cfg.toml").unwrap();
+        let tool = &file.checks.commands.unwrap()[0].tool;
+        assert!(matches!(tool.parser, Some(Parser::Regex(_))));
+        assert_eq!(tool.blocking, Blocking::Never);
+    }
+
+    #[test]
+    fn wrong_tool_keys_are_named() {
+        let p = problems(&entry("parser = \"clipy\"\n"));
+        assert!(
+            p[0].contains("checks.command[0].parser") && p[0].contains("did you mean \"ruff\"")
+                || p[0].contains("one of"),
+            "{p:?}"
+        );
+        let p = problems(&entry("parser = \"regex\"\n"));
+        assert!(p[0].contains("needs a pattern"), "{p:?}");
+        let p = problems(&entry(
+            "parser = \"regex\"\npattern = \"(?P<lnie>\\\\d+)\"\n",
+        ));
+        assert!(p[0].contains("`lnie`"), "{p:?}");
+        let p = problems(&entry("pattern = \"(?P<message>.*)\"\n"));
+        assert!(p[0].contains("only with parser = \"regex\""), "{p:?}");
+        let p = problems(&entry("parser = \"sarif\"\nreport = \"../out.sarif\"\n"));
+        assert!(p[0].contains("relative to the repository root"), "{p:?}");
+        let p = problems(&entry("report = \"out.xml\"\n"));
+        assert!(p[0].contains("only with a parser"), "{p:?}");
+        let p = problems(&entry("category = \"style\"\n"));
+        assert!(p[0].contains("\"typecheck\""), "{p:?}");
+        let p = problems(&entry("blocking = \"some\"\n"));
+        assert!(p[0].contains("true, false or \"all\""), "{p:?}");
+        let p = problems(&entry("fix_priority = -1\n"));
+        assert!(p[0].contains("from 0 to 1000"), "{p:?}");
+        let p = problems(&entry("parsr = \"cargo\"\n"));
+        assert!(p[0].contains("did you mean `parser`"), "{p:?}");
     }
 }
