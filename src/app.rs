@@ -46,6 +46,7 @@ macro_rules! eprintln {
 }
 
 // After the macros, so the merge gate's commands print through them too.
+mod fix;
 mod gate;
 
 /// Run speed with these arguments (the first is the program name) and return
@@ -106,6 +107,7 @@ enum Shape {
     Review(Format),
     Nits,
     Config,
+    Fix,
 }
 
 impl Shape {
@@ -114,6 +116,7 @@ impl Shape {
         Some(match cli.command {
             Command::Nits(_) => Shape::Nits,
             Command::Config(_) => Shape::Config,
+            Command::Fix(_) => Shape::Fix,
             _ => Shape::Review(format.into()),
         })
     }
@@ -126,6 +129,7 @@ impl Shape {
             Shape::Review(_) => render::json::failure(error),
             Shape::Nits => render::json::nits_failure(error),
             Shape::Config => config::json_failure(error),
+            Shape::Fix => render::fixes::json_failure(error),
         }
     }
 }
@@ -220,6 +224,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Man => man_command(),
         CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
         CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
+        CommandSettings::Fix(fix) => fix::fix_command(&settings.dir, fix, colors),
     }
 }
 

@@ -12,6 +12,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::render;
 
+pub mod fix;
+pub use fix::{FixAction, FixArgs, FixFormat};
+
 /// The ranges numbers must lie in, shared by config keys and flags.
 pub mod limits {
     use std::ops::RangeInclusive;
@@ -93,6 +96,9 @@ pub enum Command {
     /// task file and logs the decision; it covers the task's current head
     /// commit and no other.
     Override(OverrideArgs),
+    /// The fix queue: list, show, do, skip, prompt or run (an agent) the
+    /// fixes reviews found.
+    Fix(FixArgs),
     /// Print a shell completion script (bash, zsh or fish) on stdout.
     ///
     /// bash: `speed completions bash > ~/.local/share/bash-completion/completions/speed`;
@@ -369,6 +375,7 @@ impl Cli {
             Command::Review(args) => args.output_format(),
             Command::Nits(args) if args.json => Format::Json,
             Command::Config(args) if args.json => Format::Json,
+            Command::Fix(args) if args.json() => Format::Json,
             _ => Format::Human,
         };
         (format != Format::Human).then_some(format)

@@ -10,6 +10,7 @@
 //! which is what `speed config` prints: one code path decides both.
 
 mod file;
+mod fix;
 mod locate;
 mod merge;
 
@@ -29,6 +30,7 @@ use crate::review::{self, Target};
 
 use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
+pub use fix::FixSettings;
 pub use locate::{MainFound, Origin, Repo};
 pub use merge::MergeView;
 
@@ -165,6 +167,7 @@ pub enum CommandSettings {
     Man,
     Hook(HookCommand),
     Override(Box<OverrideSettings>),
+    Fix(Box<FixSettings>),
 }
 
 /// `speed hook …`. Install and uninstall need no configuration; a hook run
@@ -321,6 +324,11 @@ impl Settings {
                     file::parse(&text, &Origin::Flag(path.clone()).describe(CONFIG_PATH))?;
                 }
                 (CommandSettings::Nits { json: args.json }, Vec::new())
+            }
+            Command::Fix(args) => {
+                let (fix, notices) =
+                    fix::resolve(args, repo, config_flag.as_deref(), &dir, env, &mut warnings)?;
+                (CommandSettings::Fix(Box::new(fix)), notices)
             }
             Command::Completions(args) => {
                 (CommandSettings::Completions(args.shell.into()), Vec::new())
