@@ -25,3 +25,4 @@ mod orchestrator;
 mod review;
 mod safety_net;
 mod terminal;
+mod tool_checks;
