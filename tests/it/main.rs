@@ -11,6 +11,7 @@ mod config;
 mod daemons;
 mod defects;
 mod dry_run;
+mod fixes;
 mod example_repo;
 mod formats;
 mod gate;
