@@ -11,8 +11,9 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::command::{Ran, run_in};
+use super::checkout::run_in;
 use super::messages::{Changed, normalize};
+use super::reading::Ran;
 use super::{Blocking, CommandCheck, Error, Finding};
 
 /// What makes two findings of one command the same across commits.

@@ -298,16 +298,14 @@ impl Files {
 pub fn clean(text: &str, max_lines: usize, max_bytes: usize) -> String {
     let text = super::parsers::strip_ansi(text);
     let mut out = String::new();
-    let mut lines = 0;
-    for line in text.lines() {
-        if lines == max_lines {
+    for (n, line) in text.lines().enumerate() {
+        if n == max_lines {
             out.push_str("\n…");
             break;
         }
-        if lines > 0 {
+        if n > 0 {
             out.push('\n');
         }
-        lines += 1;
         for c in line.chars() {
             if out.len() >= max_bytes {
                 out.push('…');

@@ -13,6 +13,7 @@
 
 mod baseline;
 pub mod builtin;
+mod checkout;
 pub mod command;
 pub mod config;
 pub mod measure;
@@ -20,6 +21,7 @@ pub mod messages;
 pub mod outline;
 pub mod parsers;
 mod reading;
+mod running;
 pub mod signature;
 pub mod tool;
 

@@ -11,9 +11,9 @@
 use std::io::Read as _;
 use std::path::{Component, Path, PathBuf};
 
-use super::command::{Ended, Outcome, PARSED_BYTES, Ran, failure};
 use super::messages::{self, Changed};
 use super::parsers::{Input, Level};
+use super::running::{Ended, Outcome, PARSED_BYTES, failure};
 use super::{CommandCheck, Finding};
 
 /// Where a command's report is, checked before the command runs.
@@ -78,6 +78,16 @@ fn read_report(path: &Path, relative: &str) -> Result<Vec<u8>, String> {
         .and_then(|f| f.take(PARSED_BYTES as u64).read_to_end(&mut bytes))
         .map_err(|e| format!("{relative} cannot be read: {e}"))?;
     Ok(bytes)
+}
+
+/// What the commands found, and what speed could not read of them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ran {
+    pub findings: Vec<Finding>,
+    pub notices: Vec<String>,
+    /// The commands whose output gave nothing to rely on (not run to the
+    /// end, unreadable, a failure it does not explain).
+    pub unread: Vec<String>,
 }
 
 /// One finished command and what reading it needs.

@@ -49,66 +49,78 @@ impl Judged {
 pub fn of(report: &Report, config: &checks::Config) -> (Vec<Candidate>, Judged) {
     let changes = report.verdict == Some(Kind::RequestChanges);
     let approved = report.verdict == Some(Kind::Approve);
-    let mut out = Vec::new();
-    for f in &report.checks {
-        out.push(check(f, config, changes && f.blocking()));
-    }
+    let mut out: Vec<Candidate> = report
+        .checks
+        .iter()
+        .map(|f| check(f, config, changes && f.blocking()))
+        .collect();
     if let Some(review) = &report.review {
-        for issue in &review.issues {
-            let blocking = issue.severity.is_blocking();
-            let found = Found {
-                kind: format!("review/{}", issue.severity.as_str()),
-                check: None,
-                category: None,
-                severity: issue.severity,
-                file: issue.file.clone(),
-                line: issue.line,
-                column: None,
-                rule: None,
-                message: issue.message.clone(),
-                suggestion: Some(issue.suggestion.clone()).filter(|s| !s.trim().is_empty()),
-                command: None,
-            };
-            let file = found.file.clone().unwrap_or_default();
-            if blocking {
-                let priority = if issue.severity == Severity::Critical {
-                    1
-                } else {
-                    2
-                };
-                let description = format!(
-                    "Fix the reviewer's {} issue{}: {}",
-                    issue.severity.as_str(),
-                    at(&found),
-                    found.headline()
-                );
-                out.push(Candidate {
-                    source: Source::Model,
-                    fingerprint: format!("model\0{file}\0{}", words(&issue.message)),
-                    found,
-                    priority,
-                    description,
-                    create: changes,
-                });
-            } else {
-                let description = format!("Nit{}: {}", at(&found), found.headline());
-                out.push(Candidate {
-                    source: Source::Nit,
-                    fingerprint: format!("nit\0{file}\0{}", words(&issue.message)),
-                    priority: model::priority(5, issue.severity),
-                    found: Found {
-                        kind: "nit/review".to_string(),
-                        ..found
-                    },
-                    description,
-                    create: approved,
-                });
-            }
-        }
-        for c in &review.criteria {
-            if c.status != CriterionStatus::Unmet {
-                continue;
-            }
+        out.extend(review.issues.iter().map(|i| issue(i, changes, approved)));
+        out.extend(criteria(review, changes));
+        out.extend(requirements(review, changes));
+    }
+    out.extend(report.guardian.flags.iter().map(|f| flag(f, approved)));
+    (out, judged(report, config))
+}
+
+/// A model's issue: a fix when it blocks, a nit when it does not.
+fn issue(issue: &crate::verdict::Issue, changes: bool, approved: bool) -> Candidate {
+    let found = Found {
+        kind: format!("review/{}", issue.severity.as_str()),
+        check: None,
+        category: None,
+        severity: issue.severity,
+        file: issue.file.clone(),
+        line: issue.line,
+        column: None,
+        rule: None,
+        message: issue.message.clone(),
+        suggestion: Some(issue.suggestion.clone()).filter(|s| !s.trim().is_empty()),
+        command: None,
+    };
+    let file = found.file.clone().unwrap_or_default();
+    if issue.severity.is_blocking() {
+        let priority = if issue.severity == Severity::Critical {
+            1
+        } else {
+            2
+        };
+        let description = format!(
+            "Fix the reviewer's {} issue{}: {}",
+            issue.severity.as_str(),
+            at(&found),
+            found.headline()
+        );
+        return Candidate {
+            source: Source::Model,
+            fingerprint: format!("model\0{file}\0{}", words(&issue.message)),
+            found,
+            priority,
+            description,
+            create: changes,
+        };
+    }
+    let description = format!("Nit{}: {}", at(&found), found.headline());
+    Candidate {
+        source: Source::Nit,
+        fingerprint: format!("nit\0{file}\0{}", words(&issue.message)),
+        priority: model::priority(5, issue.severity),
+        found: Found {
+            kind: "nit/review".to_string(),
+            ..found
+        },
+        description,
+        create: approved,
+    }
+}
+
+/// The criteria the review found unmet.
+fn criteria(review: &crate::verdict::Verdict, changes: bool) -> Vec<Candidate> {
+    review
+        .criteria
+        .iter()
+        .filter(|c| c.status == CriterionStatus::Unmet)
+        .map(|c| {
             let found = Found {
                 kind: format!("criterion/{}", c.id),
                 check: None,
@@ -126,86 +138,60 @@ pub fn of(report: &Report, config: &checks::Config) -> (Vec<Candidate>, Judged) 
                 suggestion: None,
                 command: None,
             };
-            out.push(Candidate {
+            Candidate {
                 source: Source::Criterion,
                 fingerprint: format!("criterion\0{}", c.id),
                 priority: 3,
                 description: format!("Meet acceptance criterion {}: {}", c.id, found.headline()),
                 found,
                 create: changes,
-            });
-        }
-        let unsatisfied = review
-            .spec_verification
-            .iter()
-            .filter(|s| !s.satisfied)
-            .map(|s| {
-                (
-                    "review/unsatisfied-requirement",
-                    &s.spec_quote,
-                    [&s.notes, &s.evidence],
-                )
-            });
-        let missing = review.missing_from_spec.iter().map(|m| {
+            }
+        })
+        .collect()
+}
+
+/// The spec requirements the review found unsatisfied or missing, matched
+/// by their quote (the spec's own words, stable across reviews).
+fn requirements(review: &crate::verdict::Verdict, changes: bool) -> Vec<Candidate> {
+    let unsatisfied = review
+        .spec_verification
+        .iter()
+        .filter(|s| !s.satisfied)
+        .map(|s| {
             (
-                "review/missing-from-spec",
-                &m.spec_quote,
-                [&m.description, &m.description],
+                "review/unsatisfied-requirement",
+                &s.spec_quote,
+                [&s.notes, &s.evidence],
             )
         });
-        for (kind, quote, [why, more]) in unsatisfied.chain(missing) {
-            let quote = quote.trim();
-            let why = [why.trim(), more.trim()]
-                .into_iter()
-                .find(|w| !w.is_empty())
-                .unwrap_or("");
-            let message = match (quote.is_empty(), why.is_empty()) {
-                (false, false) => format!("\"{quote}\": {why}"),
-                (false, true) => format!("\"{quote}\" is not implemented"),
-                (true, _) => why.to_string(),
-            };
-            if message.is_empty() {
-                continue;
-            }
-            let key = if quote.is_empty() { why } else { quote };
-            let found = Found {
-                kind: kind.to_string(),
-                check: None,
-                category: None,
-                severity: Severity::Major,
-                file: None,
-                line: None,
-                column: None,
-                rule: None,
-                message,
-                suggestion: None,
-                command: None,
-            };
-            out.push(Candidate {
-                source: Source::Model,
-                fingerprint: format!("spec\0{}", words(key)),
-                priority: 3,
-                description: format!("Implement the spec: {}", found.headline()),
-                found,
-                create: changes,
-            });
-        }
-    }
-    for flag in &report.guardian.flags {
-        let message = if flag.spec_reference.trim().is_empty() {
-            flag.description.trim().to_string()
-        } else {
-            format!(
-                "{} ({})",
-                flag.description.trim(),
-                flag.spec_reference.trim()
-            )
+    let missing = review.missing_from_spec.iter().map(|m| {
+        (
+            "review/missing-from-spec",
+            &m.spec_quote,
+            [&m.description, &m.description],
+        )
+    });
+    let mut out = Vec::new();
+    for (kind, quote, [why, more]) in unsatisfied.chain(missing) {
+        let quote = quote.trim();
+        let why = [why.trim(), more.trim()]
+            .into_iter()
+            .find(|w| !w.is_empty())
+            .unwrap_or("");
+        let message = match (quote.is_empty(), why.is_empty()) {
+            (false, false) => format!("\"{quote}\": {why}"),
+            (false, true) => format!("\"{quote}\" is not implemented"),
+            (true, _) => why.to_string(),
         };
+        if message.is_empty() {
+            continue;
+        }
+        let key = if quote.is_empty() { why } else { quote };
         let found = Found {
-            kind: "nit/guardian".to_string(),
+            kind: kind.to_string(),
             check: None,
             category: None,
-            severity: flag.severity,
+            severity: Severity::Major,
             file: None,
             line: None,
             column: None,
@@ -215,15 +201,49 @@ pub fn of(report: &Report, config: &checks::Config) -> (Vec<Candidate>, Judged) 
             command: None,
         };
         out.push(Candidate {
-            source: Source::Nit,
-            fingerprint: format!("nit\0\0{}", words(&flag.description)),
-            priority: model::priority(5, flag.severity),
-            description: format!("Guardian's concern: {}", found.headline()),
+            source: Source::Model,
+            fingerprint: format!("spec\0{}", words(key)),
+            priority: 3,
+            description: format!("Implement the spec: {}", found.headline()),
             found,
-            create: approved,
+            create: changes,
         });
     }
-    (out, judged(report, config))
+    out
+}
+
+/// A guardian's flag of an approval: a nit.
+fn flag(flag: &crate::verdict::Flag, approved: bool) -> Candidate {
+    let message = if flag.spec_reference.trim().is_empty() {
+        flag.description.trim().to_string()
+    } else {
+        format!(
+            "{} ({})",
+            flag.description.trim(),
+            flag.spec_reference.trim()
+        )
+    };
+    let found = Found {
+        kind: "nit/guardian".to_string(),
+        check: None,
+        category: None,
+        severity: flag.severity,
+        file: None,
+        line: None,
+        column: None,
+        rule: None,
+        message,
+        suggestion: None,
+        command: None,
+    };
+    Candidate {
+        source: Source::Nit,
+        fingerprint: format!("nit\0\0{}", words(&flag.description)),
+        priority: model::priority(5, flag.severity),
+        description: format!("Guardian's concern: {}", found.headline()),
+        found,
+        create: approved,
+    }
 }
 
 /// A check finding as a candidate.

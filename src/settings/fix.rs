@@ -2,7 +2,7 @@
 //! configuration (the checks that look for a finding again at the agent's
 //! commit are the review's, read at the main branch's commit).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::cli::{FixAction, FixArgs, FixFormat, ReviewArgs, fix::DEFAULT_AGENT_SECS};
@@ -49,7 +49,7 @@ pub(super) fn resolve(
     args: FixArgs,
     repo: Result<&dyn Repo, &str>,
     config_flag: Option<&Path>,
-    dir: &PathBuf,
+    dir: &Path,
     env: &dyn Fn(&str) -> Option<String>,
     warnings: &mut Vec<String>,
 ) -> Result<(FixSettings, Vec<String>), Error> {

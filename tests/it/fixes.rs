@@ -45,8 +45,14 @@ fn marked_repo() -> TempRepo {
         "main",
     )
     .unwrap();
-    b.commit("speed/task-1", Some("main"), &[("fines/calc.py", MARKED)], &[], "work")
-        .unwrap();
+    b.commit(
+        "speed/task-1",
+        Some("main"),
+        &[("fines/calc.py", MARKED)],
+        &[],
+        "work",
+    )
+    .unwrap();
     b.checkout("main").unwrap();
     let repo = repo::adopt(tmp, root);
     repo.write(
@@ -69,7 +75,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
@@ -137,7 +147,13 @@ fn the_queue_follows_a_task_through_two_reviews() {
     let debug = id_of(&first, "debug flag left on");
     let run = speed(
         repo.path(),
-        &["fix", "skip", &debug[..6], "--reason", "the flag is read by the test harness"],
+        &[
+            "fix",
+            "skip",
+            &debug[..6],
+            "--reason",
+            "the flag is read by the test harness",
+        ],
         &[],
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
@@ -158,7 +174,10 @@ fn the_queue_follows_a_task_through_two_reviews() {
     review(&repo);
     let all = fixes(&repo, true);
     assert_eq!(all.len(), 3, "{all:?}");
-    assert_eq!(fix_saying(&all, "grace is never used")["status"], "resolved");
+    assert_eq!(
+        fix_saying(&all, "grace is never used")["status"],
+        "resolved"
+    );
     assert!(fix_saying(&all, "grace is never used")["completed_at"].is_string());
     let skipped = fix_saying(&all, "debug flag left on");
     assert_eq!(skipped["status"], "skipped");
@@ -184,17 +203,36 @@ fn the_queue_follows_a_task_through_two_reviews() {
         assert!(show.stdout.contains(part), "{part:?} in\n{}", show.stdout);
     }
     let list = speed(repo.path(), &["fix", "list", "--task-id", "1"], &[]);
-    assert!(list.stdout.contains(id) && list.stdout.contains("fines/calc.py:3"), "{}", list.transcript());
-    assert!(list.stderr.contains("2 more completed, skipped or resolved"), "{}", list.stderr);
+    assert!(
+        list.stdout.contains(id) && list.stdout.contains("fines/calc.py:3"),
+        "{}",
+        list.transcript()
+    );
+    assert!(
+        list.stderr
+            .contains("2 more completed, skipped or resolved"),
+        "{}",
+        list.stderr
+    );
     let done = speed(repo.path(), &["fix", "done", id], &[]);
     assert_eq!(done.code, 0, "{}", done.transcript());
     assert!(fixes(&repo, false).is_empty());
     let again = speed(repo.path(), &["fix", "done", id], &[]);
     assert_eq!(again.code, 1);
-    assert!(again.stderr.contains("is completed: nothing to mark it done"), "{}", again.stderr);
+    assert!(
+        again
+            .stderr
+            .contains("is completed: nothing to mark it done"),
+        "{}",
+        again.stderr
+    );
     let unknown = speed(repo.path(), &["fix", "show", "0123456789"], &[]);
     assert_eq!(unknown.code, 1);
-    assert!(unknown.stderr.contains("no fix 0123456789"), "{}", unknown.stderr);
+    assert!(
+        unknown.stderr.contains("no fix 0123456789"),
+        "{}",
+        unknown.stderr
+    );
     let blank = speed(repo.path(), &["fix", "skip", id, "--reason", "  "], &[]);
     assert_eq!(blank.code, 1, "{}", blank.transcript());
 }
@@ -231,10 +269,7 @@ fn fix_run(repo: &TempRepo, id: &str, update: bool, script: &str, extra: &[&str]
 }
 
 fn status(repo: &TempRepo, id: &str) -> String {
-    fixes(repo, true)
-        .iter()
-        .find(|f| f["id"] == id)
-        .unwrap()["status"]
+    fixes(repo, true).iter().find(|f| f["id"] == id).unwrap()["status"]
         .as_str()
         .unwrap()
         .to_string()
@@ -245,8 +280,14 @@ fn status(repo: &TempRepo, id: &str) -> String {
 fn untouched_checkout(repo: &TempRepo) {
     let list = git(repo.path(), &["worktree", "list", "--porcelain"]);
     assert_eq!(list.matches("worktree ").count(), 1, "{list}");
-    assert_eq!(git(repo.path(), &["symbolic-ref", "HEAD"]), "refs/heads/main");
-    let changed = git(repo.path(), &["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(
+        git(repo.path(), &["symbolic-ref", "HEAD"]),
+        "refs/heads/main"
+    );
+    let changed = git(
+        repo.path(),
+        &["status", "--porcelain", "--untracked-files=all"],
+    );
     assert!(changed.lines().all(|l| l.contains(".speed/")), "{changed}");
 }
 
@@ -271,20 +312,44 @@ fn fix_run_with_a_scripted_agent() {
     );
     let run = fix_run(&repo, &grace, false, &script, &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
-    assert!(run.stderr.contains("is completed: its check no longer finds it"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("is completed: its check no longer finds it"),
+        "{}",
+        run.stderr
+    );
     let commit = run.stdout.trim().to_string();
     assert_eq!(commit.len(), 40, "{}", run.transcript());
-    assert!(std::fs::read_to_string(&prompt_file).unwrap().contains(&format!("# Fix task {grace}")));
+    assert!(
+        std::fs::read_to_string(&prompt_file)
+            .unwrap()
+            .contains(&format!("# Fix task {grace}"))
+    );
     assert_eq!(git(repo.path(), &["rev-parse", "speed/task-1"]), start);
-    assert_eq!(git(repo.path(), &["rev-parse", &format!("refs/speed/fixes/{grace}")]), commit);
-    assert!(run.stderr.contains("was not moved (--update-branch moves it)"), "{}", run.stderr);
+    assert_eq!(
+        git(
+            repo.path(),
+            &["rev-parse", &format!("refs/speed/fixes/{grace}")]
+        ),
+        commit
+    );
+    assert!(
+        run.stderr
+            .contains("was not moved (--update-branch moves it)"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(status(&repo, &grace), "completed");
     untouched_checkout(&repo);
 
     // No commit: still pending, and said so (exit 50).
     let run = fix_run(&repo, &debug, false, "cat > /dev/null; echo thinking", &[]);
     assert_eq!(run.code, 50, "{}", run.transcript());
-    assert!(run.stderr.contains("the agent made no commit"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the agent made no commit"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(status(&repo, &debug), "pending");
 
     // A commit that does not fix it: the check still finds it.
@@ -322,17 +387,29 @@ fn fix_run_with_a_scripted_agent() {
                   sed -i '/debug flag left on/d' fines/calc.py && git commit -qam 'fix(lint): debug'";
     let run = fix_run(&repo, &debug, true, script, &[]);
     assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(run.stderr.contains("while the agent worked; it was not moved"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("while the agent worked; it was not moved"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(status(&repo, &debug), "completed");
     let now = git(repo.path(), &["rev-parse", "speed/task-1"]);
     assert_ne!(now, run.stdout.trim());
-    assert_eq!(git(repo.path(), &["log", "-1", "--format=%s", &now]), "other");
+    assert_eq!(
+        git(repo.path(), &["log", "-1", "--format=%s", &now]),
+        "other"
+    );
     untouched_checkout(&repo);
 
     // A done fix is not run again.
     let run = fix_run(&repo, &grace, false, "true", &[]);
     assert_eq!(run.code, 1, "{}", run.transcript());
-    assert!(run.stderr.contains("is completed: nothing to run it"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is completed: nothing to run it"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -342,7 +419,17 @@ fn an_agent_past_its_time_limit_is_stopped_and_leaves_nothing() {
     let id = id_of(&fixes(&repo, false), "print left in");
     let tmp = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
-    let mut args = vec!["fix", "run", &id, "--timeout", "1", "--agent", "sh", "-c", "sleep 30"];
+    let mut args = vec![
+        "fix",
+        "run",
+        &id,
+        "--timeout",
+        "1",
+        "--agent",
+        "sh",
+        "-c",
+        "sleep 30",
+    ];
     let run = speed(
         repo.path(),
         &std::mem::take(&mut args),
@@ -350,7 +437,11 @@ fn an_agent_past_its_time_limit_is_stopped_and_leaves_nothing() {
     );
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     assert_eq!(run.code, 50, "{}", run.transcript());
-    assert!(run.stderr.contains("did not finish within 1s"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("did not finish within 1s"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(status(&repo, &id), "pending");
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     untouched_checkout(&repo);

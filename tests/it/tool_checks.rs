@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use crate::support::repo::{self, RepoBuilder, TempRepo};
 use crate::support::speed::{Run, speed};
 
-const SPEC: &str = "# Fines\n\n## Fines\n\nA late book costs 10 cents a day, capped at the book's price.\n";
+const SPEC: &str =
+    "# Fines\n\n## Fines\n\nA late book costs 10 cents a day, capped at the book's price.\n";
 
 fn fixtures() -> String {
     format!("{}/fixtures/tools", env!("CARGO_MANIFEST_DIR"))
@@ -31,7 +32,12 @@ fn files_of(project: &str) -> Vec<(String, String)> {
             if path.is_dir() {
                 stack.push(path);
             } else {
-                let rel = path.strip_prefix(&base).unwrap().to_str().unwrap().to_string();
+                let rel = path
+                    .strip_prefix(&base)
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .to_string();
                 out.push((rel, std::fs::read_to_string(&path).unwrap()));
             }
         }
@@ -45,12 +51,16 @@ fn files_of(project: &str) -> Vec<(String, String)> {
 pub fn real_change() -> TempRepo {
     let (tmp, root) = repo::empty();
     let mut b = RepoBuilder::init(&root).unwrap();
-    let before: Vec<(String, String)> = [files_of("rust/before"), files_of("python/before")].concat();
+    let before: Vec<(String, String)> =
+        [files_of("rust/before"), files_of("python/before")].concat();
     let after: Vec<(String, String)> = [files_of("rust/after"), files_of("python/after")].concat();
     let mut main: Vec<(&str, &str)> = vec![("specs/product/fines.md", SPEC)];
     main.extend(before.iter().map(|(p, c)| (p.as_str(), c.as_str())));
     b.commit("main", None, &main, &[], "main").unwrap();
-    let change: Vec<(&str, &str)> = after.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let change: Vec<(&str, &str)> = after
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_str()))
+        .collect();
     b.commit("speed/task-1", Some("main"), &change, &[], "capped fines")
         .unwrap();
     b.checkout("main").unwrap();
@@ -176,10 +186,9 @@ fn a_real_rust_and_python_change_gives_located_findings_in_every_format() {
         "{clippy}"
     );
     assert!(
-        report["feedback"]
-            .as_str()
-            .unwrap()
-            .contains("clippy (major) src/lib.rs:15:9: [unused_variables] unused variable: `grace`"),
+        report["feedback"].as_str().unwrap().contains(
+            "clippy (major) src/lib.rs:15:9: [unused_variables] unused variable: `grace`"
+        ),
         "{}",
         report["feedback"]
     );
@@ -210,7 +219,10 @@ fn a_real_rust_and_python_change_gives_located_findings_in_every_format() {
         github.contains("::warning file=fines/calc.py,line=2,col=8,"),
         "{github}"
     );
-    assert!(github.contains("file=tests/test_calc.py,line=9,"), "{github}");
+    assert!(
+        github.contains("file=tests/test_calc.py,line=9,"),
+        "{github}"
+    );
 
     let junit = review(&repo, "junit").stdout;
     let doc = roxmltree::Document::parse(&junit).unwrap();
@@ -219,7 +231,11 @@ fn a_real_rust_and_python_change_gives_located_findings_in_every_format() {
         .find(|n| n.has_tag_name("failure"))
         .expect("a failed test case");
     let body = failure.text().unwrap();
-    for place in ["src/lib.rs:15:9", "fines/calc.py:19:16", "tests/test_calc.py:9"] {
+    for place in [
+        "src/lib.rs:15:9",
+        "fines/calc.py:19:16",
+        "tests/test_calc.py:9",
+    ] {
         assert!(body.contains(place), "{place} in {body}");
     }
 
@@ -228,7 +244,10 @@ fn a_real_rust_and_python_change_gives_located_findings_in_every_format() {
         human.contains("clippy src/lib.rs:15:9: [unused_variables] unused variable: `grace`"),
         "{human}"
     );
-    assert!(human.contains("(preexisting: on a line this change does not touch"), "{human}");
+    assert!(
+        human.contains("(preexisting: on a line this change does not touch"),
+        "{human}"
+    );
 }
 
 /// A repository whose branch adds a parameter to `fine` and whose "type
@@ -243,7 +262,10 @@ fn caller_broken() -> TempRepo {
         &[
             ("specs/product/fines.md", SPEC),
             ("fines/calc.py", "def fine(days):\n    return days * 10\n"),
-            ("fines/desk.py", "from fines.calc import fine\n\nprint(fine(3))\n"),
+            (
+                "fines/desk.py",
+                "from fines.calc import fine\n\nprint(fine(3))\n",
+            ),
         ],
         &[],
         "main",
@@ -252,7 +274,10 @@ fn caller_broken() -> TempRepo {
     b.commit(
         "speed/task-1",
         Some("main"),
-        &[("fines/calc.py", "def fine(days, rate):\n    return days * rate\n")],
+        &[(
+            "fines/calc.py",
+            "def fine(days, rate):\n    return days * rate\n",
+        )],
         &[],
         "a rate",
     )
@@ -334,11 +359,20 @@ parser = "eslint"
     assert_eq!(checks.len(), 1, "{checks:?}");
     let message = checks[0]["message"].as_str().unwrap();
     assert!(message.contains("exited with status 2"), "{message}");
-    assert!(message.contains("ruff crashed: stack overflow"), "{message}");
+    assert!(
+        message.contains("ruff crashed: stack overflow"),
+        "{message}"
+    );
     let notices = report["notices"].to_string();
-    assert!(notices.contains("`lint`: the ruff parser could not read its output"), "{notices}");
+    assert!(
+        notices.contains("`lint`: the ruff parser could not read its output"),
+        "{notices}"
+    );
     // A passing command whose output is unreadable is only a notice.
-    assert!(notices.contains("`quiet`: the eslint parser could not read its output"), "{notices}");
+    assert!(
+        notices.contains("`quiet`: the eslint parser could not read its output"),
+        "{notices}"
+    );
     assert!(notices.contains("the command passed"), "{notices}");
 }
 
@@ -387,7 +421,9 @@ report = "r.xml"
             .unwrap_or_else(|| panic!("no finding says {text:?}"))
     };
     // 10,000 read, 100 listed: 9,900 counted, and 10,002 never read.
-    let rest = with("more findings of `flood` are not listed")["message"].as_str().unwrap();
+    let rest = with("more findings of `flood` are not listed")["message"]
+        .as_str()
+        .unwrap();
     assert!(rest.starts_with("19902 more findings"), "{rest}");
     assert!(rest.contains("were not even read"), "{rest}");
     // A path out of the checkout is no place; a line past the end of the
@@ -395,10 +431,17 @@ report = "r.xml"
     let outside = with("/etc/passwd, which is not a file of the checkout");
     assert_eq!(outside["file"], Value::Null, "{outside}");
     let far = flood.iter().find(|f| f["rule"] == "z").unwrap();
-    assert_eq!((far["file"].as_str(), far["line"].as_u64()), (Some("fines/calc.py"), None), "{far}");
+    assert_eq!(
+        (far["file"].as_str(), far["line"].as_u64()),
+        (Some("fines/calc.py"), None),
+        "{far}"
+    );
     for f in &flood {
         let message = f["message"].as_str().unwrap();
-        assert!(!message.contains('\u{1b}') && !message.contains('\u{7}'), "{message}");
+        assert!(
+            !message.contains('\u{1b}') && !message.contains('\u{7}'),
+            "{message}"
+        );
     }
     let bomb = report["checks"]
         .as_array()
@@ -406,7 +449,12 @@ report = "r.xml"
         .iter()
         .find(|c| c["check"] == "bomb")
         .unwrap();
-    assert!(bomb["message"].as_str().unwrap().contains("exited with status 1"));
+    assert!(
+        bomb["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 1")
+    );
     assert!(
         report["notices"].to_string().contains("declares a DTD"),
         "{}",

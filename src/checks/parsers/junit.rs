@@ -160,7 +160,9 @@ fn message(case: roxmltree::Node, outcome: roxmltree::Node, pytest: bool) -> Mes
         .filter(|l| !l.trim().is_empty())
         .take(BODY_LINES)
         .collect();
-    if !detail.is_empty() && !(detail.len() == 1 && Some(detail[0].trim()) == first) {
+    // The body, unless it is only the line already said.
+    let said_already = detail.len() == 1 && Some(detail[0].trim()) == first;
+    if !detail.is_empty() && !said_already {
         text.push('\n');
         text.push_str(&detail.join("\n"));
     }
