@@ -3,7 +3,9 @@
 //! scope, a changed signature whose callers were not updated, a secret, a
 //! `todo!()` left in, a test newly skipped, …), and the commands a project
 //! configures (`[[checks.command]]`) run in a temporary checkout of the
-//! head commit.
+//! head commit, their output read by `parsers` into findings placed at a
+//! file, line and column (`messages`), preexisting ones confirmed against
+//! the base commit (`baseline`).
 //!
 //! Input is plain data: the diff (secrets already redacted), the task's
 //! scope and criteria, the impact analysis, and a blob reader. Output is a

@@ -175,7 +175,7 @@ impl Fix {
     pub fn short_owner(&self) -> String {
         match (&self.task, &self.feature, &self.defect) {
             (Some(task), Some(feature), _) => format!("{feature}/{task}"),
-            (Some(task), None, _) => task.clone(),
+            (Some(task), None, _) => format!("task {task}"),
             (None, _, Some(defect)) => format!("defect {defect}"),
             _ => self.branch.clone(),
         }

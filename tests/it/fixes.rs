@@ -498,3 +498,82 @@ fn ctrl_c_during_a_fix_run_removes_its_worktree() {
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     untouched_checkout(&repo);
 }
+
+/// The model's issue as a fix: no check can look for it again, so a fix
+/// run leaves it in progress (and may move the branch); the next review,
+/// which no longer finds it, resolves it, and its approval's nit is a
+/// low-priority fix.
+#[test]
+fn a_model_finding_is_resolved_by_the_next_review() {
+    use crate::support::model_server::{ModelServer, Reply};
+    use crate::support::verdicts::text;
+    let repo = marked_repo();
+    let request_changes = json!({
+        "verdict": "request_changes",
+        "expectations": "A late book costs 10 cents a day.",
+        "criteria": [],
+        "spec_verification": [{"spec_quote": "A late book costs 10 cents a day.", "spec_section": "Fines",
+                                "satisfied": true, "evidence": "fines/calc.py:5", "notes": ""}],
+        "missing_from_spec": [],
+        "out_of_scope": [],
+        "issues": [{"severity": "major", "file": "fines/calc.py", "line": 2,
+                    "message": "The grace variable is assigned and never used", "suggestion": "Remove it"}],
+        "strengths": []
+    });
+    let approve = json!({
+        "verdict": "approve",
+        "expectations": "A late book costs 10 cents a day.",
+        "criteria": [],
+        "spec_verification": [{"spec_quote": "A late book costs 10 cents a day.", "spec_section": "Fines",
+                                "satisfied": true, "evidence": "fines/calc.py:1", "notes": ""}],
+        "missing_from_spec": [],
+        "out_of_scope": [],
+        "issues": [{"severity": "nit", "file": "fines/calc.py", "line": 4,
+                    "message": "10 could be a named constant", "suggestion": ""}],
+        "strengths": ["Small change"]
+    });
+    let server = ModelServer::scripted(vec![
+        Reply::openai(&text(&request_changes)),
+        Reply::openai(&text(&approve)),
+    ]);
+    repo.config(&format!(
+        "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\nmax_retries = 0\n[guardian]\nenabled = false\n",
+        server.url()
+    ));
+    let run = speed(repo.path(), &["review", "--task-id", "1"], &[]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let open = fixes(&repo, false);
+    assert_eq!(open.len(), 1, "{open:?}");
+    let fix = &open[0];
+    assert_eq!(fix["source"], "model");
+    assert_eq!(fix["priority"], 2);
+    assert_eq!(fix["finding"]["suggestion"], "Remove it");
+    let id = fix["id"].as_str().unwrap().to_string();
+    let start = git(repo.path(), &["rev-parse", "speed/task-1"]);
+    let run = fix_run(
+        &repo,
+        &id,
+        true,
+        "sed -i -e '/grace/d' -e 's/  # XXX.*//' fines/calc.py && git commit -qam 'fix(model): grace'",
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("the next review decides"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(status(&repo, &id), "in_progress");
+    assert_eq!(git(repo.path(), &["rev-parse", "speed/task-1~1"]), start);
+
+    let run = speed(repo.path(), &["review", "--task-id", "1"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let all = fixes(&repo, true);
+    assert_eq!(fix_saying(&all, "grace variable")["status"], "resolved");
+    let nit = fix_saying(&all, "named constant");
+    assert_eq!(
+        (nit["source"].as_str(), nit["priority"].as_u64()),
+        (Some("nit"), Some(25))
+    );
+    assert_eq!(nit["status"], "pending");
+}

@@ -128,6 +128,28 @@ mod tests {
     }
 
     #[test]
+    fn a_pattern_reads_a_real_tools_lines() {
+        // mypy's real output, read by a pattern instead of its own parser.
+        let text = std::fs::read_to_string(format!(
+            "{}/fixtures/tools/python/mypy-columns.txt",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let p = Pattern::new(
+            r"^(?P<file>[^:]+):(?P<line>\d+):(?P<col>\d+): (?P<severity>\w+): (?P<message>.*?)  \[(?P<rule>[a-z-]+)\]$",
+        )
+        .unwrap();
+        let parsed = p.parse(&text).unwrap();
+        let rules: Vec<&str> = parsed
+            .messages
+            .iter()
+            .map(|m| m.rule.as_deref().unwrap())
+            .collect();
+        assert_eq!(rules, ["assignment", "operator", "return-value"]);
+        assert_eq!(parsed.messages[2].places[0].column, Some(12));
+    }
+
+    #[test]
     fn bad_patterns_say_why() {
         assert!(Pattern::new("(?P<file>[").unwrap_err().contains("unclosed"));
         assert!(
