@@ -88,6 +88,19 @@ pub(super) fn resolve(
             timeout,
             agent,
         } => {
+            // Everything after --agent is the agent's: a flag of speed's
+            // written there goes to the agent, and that deserves a word.
+            for flag in ["--update-branch", "--timeout"] {
+                if agent
+                    .iter()
+                    .skip(1)
+                    .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+                {
+                    warnings.push(format!(
+                        "{flag} comes after --agent, so it is passed to the agent; put speed's own options before --agent"
+                    ));
+                }
+            }
             let located = locate::locate(repo, config_flag, None, env)?;
             let notices = all_notices(&located);
             let repo = repo.map_err(|why| Error::NoRepository(why.to_string()))?;
