@@ -48,6 +48,7 @@ macro_rules! eprintln {
 // After the macros, so the merge gate's commands print through them too.
 mod fix;
 mod gate;
+mod spec;
 
 /// Run speed with these arguments (the first is the program name) and return
 /// the exit code the process should end with.
@@ -108,6 +109,7 @@ enum Shape {
     Nits,
     Config,
     Fix,
+    SpecReview,
 }
 
 impl Shape {
@@ -117,6 +119,7 @@ impl Shape {
             Command::Nits(_) => Shape::Nits,
             Command::Config(_) => Shape::Config,
             Command::Fix(_) => Shape::Fix,
+            Command::Spec(_) => Shape::SpecReview,
             _ => Shape::Review(format.into()),
         })
     }
@@ -130,6 +133,7 @@ impl Shape {
             Shape::Nits => render::json::nits_failure(error),
             Shape::Config => config::json_failure(error),
             Shape::Fix => render::fixes::json_failure(error),
+            Shape::SpecReview => render::spec_review::failure(error),
         }
     }
 }
@@ -146,7 +150,7 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
         .collect();
     let command = words
         .iter()
-        .find(|w| matches!(**w, "review" | "nits" | "config"));
+        .find(|w| matches!(**w, "review" | "nits" | "config" | "spec" | "fix"));
     let json = words.contains(&"--json");
     let format = words
         .iter()
@@ -161,6 +165,8 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
     match command {
         Some(&"nits") => json.then_some(Shape::Nits),
         Some(&"config") => json.then_some(Shape::Config),
+        Some(&"spec") => (format == Some(Format::Json)).then_some(Shape::SpecReview),
+        Some(&"fix") => (format == Some(Format::Json)).then_some(Shape::Fix),
         _ if json => Some(Shape::Review(Format::Json)),
         _ => format.filter(|f| *f != Format::Human).map(Shape::Review),
     }
@@ -225,6 +231,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
         CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
         CommandSettings::Fix(fix) => fix::fix_command(&settings.dir, fix, colors),
+        CommandSettings::SpecReview(how) => spec::spec_review_command(&settings.dir, how, colors),
     }
 }
 

@@ -13,6 +13,7 @@ mod file;
 mod fix;
 mod locate;
 mod merge;
+mod spec;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -33,6 +34,7 @@ pub use file::{Error as FileError, Problem, Problems};
 pub use fix::FixSettings;
 pub use locate::{MainFound, Origin, Repo};
 pub use merge::MergeView;
+pub use spec::SpecReviewSettings;
 
 pub const CONFIG_PATH: &str = ".speed/config.toml";
 pub const PROMPTS_DIR: &str = ".speed/prompts";
@@ -168,6 +170,7 @@ pub enum CommandSettings {
     Hook(HookCommand),
     Override(Box<OverrideSettings>),
     Fix(Box<FixSettings>),
+    SpecReview(Box<SpecReviewSettings>),
 }
 
 /// `speed hook …`. Install and uninstall need no configuration; a hook run
@@ -329,6 +332,14 @@ impl Settings {
                 let (fix, notices) =
                     fix::resolve(args, repo, config_flag.as_deref(), &dir, env, &mut warnings)?;
                 (CommandSettings::Fix(Box::new(fix)), notices)
+            }
+            Command::Spec(args) => {
+                let cli::SpecAction::Review(args) = args.action;
+                let located = locate::locate(repo, config_flag.as_deref(), None, env)?;
+                let notices = all_notices(&located);
+                let repo = repo.map_err(|why| Error::NoRepository(why.to_string()))?;
+                let spec = spec::settings(*args, located, repo, &dir, env, &mut warnings)?;
+                (CommandSettings::SpecReview(Box::new(spec)), notices)
             }
             Command::Completions(args) => {
                 (CommandSettings::Completions(args.shell.into()), Vec::new())
@@ -511,6 +522,7 @@ struct Values {
     checks: checks::Config,
     defect: defects::Limits,
     hook: hook::Policy,
+    spec_review: crate::spec_review::Config,
 }
 
 /// Picks each value by precedence and records where it came from.
@@ -633,7 +645,10 @@ impl Values {
             )),
         };
 
+        let spec_review = spec::values(&mut r, &file.spec_review);
+
         Values {
+            spec_review,
             concurrency,
             budget,
             tokenizer,

@@ -577,3 +577,19 @@ fn a_model_finding_is_resolved_by_the_next_review() {
     );
     assert_eq!(nit["status"], "pending");
 }
+
+#[test]
+fn a_failed_fix_command_still_prints_the_json_it_promised() {
+    let repo = marked_repo();
+    for args in [
+        &["fix", "list", "--format", "json", "--bogus"][..],
+        &["fix", "show", "0000000000", "--format", "json"],
+    ] {
+        let run = speed(repo.path(), args, &[]);
+        assert_ne!(run.code, 0, "{}", run.transcript());
+        let out: Value = serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", run.transcript()));
+        assert_eq!(out["fixes"], json!([]), "{args:?}");
+        assert!(out["error"].is_string(), "{args:?}");
+    }
+}

@@ -25,5 +25,6 @@ mod llm_providers;
 mod orchestrator;
 mod review;
 mod safety_net;
+mod spec_review;
 mod terminal;
 mod tool_checks;
