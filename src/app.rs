@@ -46,6 +46,7 @@ macro_rules! eprintln {
 }
 
 // After the macros, so the merge gate's commands print through them too.
+mod fix;
 mod gate;
 mod spec;
 
@@ -107,6 +108,7 @@ enum Shape {
     Review(Format),
     Nits,
     Config,
+    Fix,
     SpecReview,
 }
 
@@ -116,6 +118,7 @@ impl Shape {
         Some(match cli.command {
             Command::Nits(_) => Shape::Nits,
             Command::Config(_) => Shape::Config,
+            Command::Fix(_) => Shape::Fix,
             Command::Spec(_) => Shape::SpecReview,
             _ => Shape::Review(format.into()),
         })
@@ -129,6 +132,7 @@ impl Shape {
             Shape::Review(_) => render::json::failure(error),
             Shape::Nits => render::json::nits_failure(error),
             Shape::Config => config::json_failure(error),
+            Shape::Fix => render::fixes::json_failure(error),
             Shape::SpecReview => render::spec_review::failure(error),
         }
     }
@@ -146,7 +150,7 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
         .collect();
     let command = words
         .iter()
-        .find(|w| matches!(**w, "review" | "nits" | "config" | "spec"));
+        .find(|w| matches!(**w, "review" | "nits" | "config" | "spec" | "fix"));
     let json = words.contains(&"--json");
     let format = words
         .iter()
@@ -162,6 +166,7 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
         Some(&"nits") => json.then_some(Shape::Nits),
         Some(&"config") => json.then_some(Shape::Config),
         Some(&"spec") => (format == Some(Format::Json)).then_some(Shape::SpecReview),
+        Some(&"fix") => (format == Some(Format::Json)).then_some(Shape::Fix),
         _ if json => Some(Shape::Review(Format::Json)),
         _ => format.filter(|f| *f != Format::Human).map(Shape::Review),
     }
@@ -225,6 +230,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Man => man_command(),
         CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
         CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
+        CommandSettings::Fix(fix) => fix::fix_command(&settings.dir, fix, colors),
         CommandSettings::SpecReview(how) => spec::spec_review_command(&settings.dir, how, colors),
     }
 }

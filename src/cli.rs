@@ -12,6 +12,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::render;
 
+pub mod fix;
+pub use fix::{FixAction, FixArgs, FixFormat};
 mod spec;
 pub use spec::{SpecAction, SpecArgs, SpecFormat, SpecReviewArgs};
 
@@ -100,6 +102,9 @@ pub enum Command {
     /// task file and logs the decision; it covers the task's current head
     /// commit and no other.
     Override(OverrideArgs),
+    /// The fix queue: list, show, do, skip, prompt or run (an agent) the
+    /// fixes reviews found.
+    Fix(FixArgs),
     /// Review a draft spec before anyone implements it: `speed spec review`.
     Spec(SpecArgs),
     /// Print a shell completion script (bash, zsh or fish) on stdout.
@@ -378,6 +383,7 @@ impl Cli {
             Command::Review(args) => args.output_format(),
             Command::Nits(args) if args.json => Format::Json,
             Command::Config(args) if args.json => Format::Json,
+            Command::Fix(args) if args.json() => Format::Json,
             Command::Spec(SpecArgs {
                 action: SpecAction::Review(args),
             }) if args.format == SpecFormat::Json => Format::Json,

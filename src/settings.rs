@@ -10,6 +10,7 @@
 //! which is what `speed config` prints: one code path decides both.
 
 mod file;
+mod fix;
 mod locate;
 mod merge;
 mod spec;
@@ -30,6 +31,7 @@ use crate::review::{self, Target};
 
 use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
+pub use fix::FixSettings;
 pub use locate::{MainFound, Origin, Repo};
 pub use merge::MergeView;
 pub use spec::SpecReviewSettings;
@@ -167,6 +169,7 @@ pub enum CommandSettings {
     Man,
     Hook(HookCommand),
     Override(Box<OverrideSettings>),
+    Fix(Box<FixSettings>),
     SpecReview(Box<SpecReviewSettings>),
 }
 
@@ -324,6 +327,11 @@ impl Settings {
                     file::parse(&text, &Origin::Flag(path.clone()).describe(CONFIG_PATH))?;
                 }
                 (CommandSettings::Nits { json: args.json }, Vec::new())
+            }
+            Command::Fix(args) => {
+                let (fix, notices) =
+                    fix::resolve(args, repo, config_flag.as_deref(), &dir, env, &mut warnings)?;
+                (CommandSettings::Fix(Box::new(fix)), notices)
             }
             Command::Spec(args) => {
                 let cli::SpecAction::Review(args) = args.action;
@@ -822,6 +830,7 @@ fn checks_values(r: &mut Recorder, f: &file::Checks) -> checks::Config {
                     Duration::from_secs(checks::DEFAULT_COMMAND_TIMEOUT_SECS),
                     Duration::from_secs_f64,
                 ),
+                tool: c.tool.clone(),
             })
             .collect()
     });

@@ -146,6 +146,7 @@ impl Run<'_> {
                 file: file.map(str::to_string),
                 line,
                 message,
+                ..Finding::default()
             });
         }
     }
@@ -614,6 +615,7 @@ impl Run<'_> {
                 file: Some(f.file),
                 line: f.line,
                 message: f.message,
+                ..Finding::default()
             });
         }
     }

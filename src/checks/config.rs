@@ -116,6 +116,9 @@ pub struct CommandCheck {
     pub severity: Severity,
     #[serde(rename = "timeout_secs", serialize_with = "seconds")]
     pub timeout: Duration,
+    /// How its output is read (parser, report, category, blocking).
+    #[serde(flatten)]
+    pub tool: super::Tool,
 }
 
 fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -53,6 +53,8 @@ pub struct Finding {
     pub file: Option<String>,
     pub line: Option<u64>,
     pub end_line: Option<u64>,
+    /// The column a tool gave, kept only beside a line.
+    pub column: Option<u64>,
     pub message: String,
     /// What to do about it, when the finding says.
     pub suggestion: Option<String>,
@@ -66,6 +68,7 @@ impl Finding {
             file: None,
             line: None,
             end_line: None,
+            column: None,
             message,
             suggestion: None,
         }
@@ -77,6 +80,12 @@ impl Finding {
             .filter(|f| !f.is_empty())
             .map(str::to_string);
         self.line = line.filter(|l| *l > 0 && self.file.is_some());
+        self
+    }
+
+    /// The column, kept only beside a line.
+    fn column(mut self, column: Option<u64>) -> Finding {
+        self.column = column.filter(|c| *c > 0 && self.line.is_some());
         self
     }
 
@@ -92,11 +101,12 @@ impl Finding {
         self
     }
 
-    /// `path:line`, `path`, or None.
+    /// `path:line:column`, `path:line`, `path`, or None.
     pub fn place(&self) -> Option<String> {
-        match (&self.file, self.line) {
-            (Some(file), Some(line)) => Some(format!("{file}:{line}")),
-            (Some(file), None) => Some(file.clone()),
+        match (&self.file, self.line, self.column) {
+            (Some(file), Some(line), Some(column)) => Some(format!("{file}:{line}:{column}")),
+            (Some(file), Some(line), None) => Some(format!("{file}:{line}")),
+            (Some(file), None, _) => Some(file.clone()),
             _ => None,
         }
     }
@@ -116,13 +126,16 @@ pub fn of(report: &Report) -> Vec<Finding> {
         ));
     }
     for check in &report.checks {
+        // What does not block (preexisting, or a check that never blocks)
+        // is at most a warning.
+        let level = match Level::of(check.severity) {
+            Level::Error if !check.blocking() => Level::Warning,
+            level => level,
+        };
         out.push(
-            Finding::new(
-                format!("check/{}", check.check),
-                Level::of(check.severity),
-                check.message.clone(),
-            )
-            .at(check.file.as_deref(), check.line.map(u64::from)),
+            Finding::new(format!("check/{}", check.check), level, check.text())
+                .at(check.file.as_deref(), check.line.map(u64::from))
+                .column(check.column.map(u64::from)),
         );
     }
     if let Some(defect) = &report.defect {
@@ -466,6 +479,7 @@ mod tests {
             file: Some("src/a.rs".into()),
             line: Some(3),
             message: "dbg! added".into(),
+            ..Default::default()
         });
         let found = of(&r);
         let rules: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
@@ -477,6 +491,47 @@ mod tests {
         assert!(describe("check/debug_leftover").contains("dbg!"));
         assert!(describe("check/clippy").contains("`clippy`"));
         assert!(describe("overrule/some_new_rule").contains("some new rule"));
+    }
+
+    #[test]
+    fn a_tools_finding_keeps_its_column_rule_and_weight() {
+        let mut r = report();
+        r.checks.push(crate::checks::Finding {
+            check: "clippy".into(),
+            category: Some(crate::checks::Category::Lint),
+            severity: Severity::Major,
+            file: Some("src/lib.rs".into()),
+            line: Some(20),
+            column: Some(5),
+            rule: Some("clippy::needless_return".into()),
+            message: "unneeded `return` statement".into(),
+            ..Default::default()
+        });
+        r.checks.push(crate::checks::Finding {
+            check: "clippy".into(),
+            severity: Severity::Major,
+            file: Some("src/lib.rs".into()),
+            line: Some(10),
+            column: Some(5),
+            rule: Some("clippy::len_zero".into()),
+            message: "length comparison to zero".into(),
+            preexisting: true,
+            advisory: true,
+            ..Default::default()
+        });
+        let found = of(&r);
+        assert_eq!(found[0].place().as_deref(), Some("src/lib.rs:20:5"));
+        assert_eq!(found[0].level, Level::Error);
+        assert_eq!(
+            found[0].message,
+            "[clippy::needless_return] unneeded `return` statement"
+        );
+        assert_eq!(found[1].level, Level::Warning);
+        assert!(
+            found[1].message.contains("preexisting"),
+            "{}",
+            found[1].message
+        );
     }
 
     #[test]
@@ -500,6 +555,7 @@ mod tests {
             file: Some("src/b.rs".into()),
             line: None,
             message: "outside the scope".into(),
+            ..Default::default()
         });
         assert_eq!(of(&r).len(), 1);
     }

@@ -80,6 +80,9 @@ fn annotation(subject: &str, finding: &Finding) -> String {
             if let Some(end) = finding.end_line.filter(|e| *e > line) {
                 props.push(format!("endLine={end}"));
             }
+            if let Some(column) = finding.column {
+                props.push(format!("col={column}"));
+            }
         }
     }
     props.push(format!(
@@ -285,6 +288,7 @@ mod tests {
                 file: Some("src/a,b:c.rs".into()),
                 line: Some(4),
                 end_line: Some(6),
+                column: None,
                 message: "bad\n::add-mask::x".into(),
                 suggestion: None,
             },

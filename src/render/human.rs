@@ -458,7 +458,8 @@ fn checks(findings: &[crate::checks::Finding], style: &Style) -> String {
             style.yellow(&format!("! {}", f.severity.as_str()))
         };
         let at = f.location().map(|l| format!(" {l}")).unwrap_or_default();
-        let mut lines = f.message.lines();
+        let text = f.text();
+        let mut lines = text.lines();
         let _ = writeln!(
             out,
             "    {mark} {}{at}: {}",

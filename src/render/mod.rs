@@ -5,6 +5,7 @@
 //! the terminal and `NO_COLOR`), and the text reads the same without it.
 
 pub mod findings;
+pub mod fixes;
 pub mod github;
 pub mod human;
 pub mod json;

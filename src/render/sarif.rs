@@ -185,6 +185,9 @@ fn result(
         if let Some(end) = finding.end_line.filter(|e| *e > start) {
             region["endLine"] = json!(end);
         }
+        if let Some(column) = finding.column.filter(|_| finding.line.is_some()) {
+            region["startColumn"] = json!(column);
+        }
         out.insert(
             "locations".into(),
             json!([{"physicalLocation": {
@@ -298,6 +301,7 @@ mod tests {
             file: Some("src/a.rs".into()),
             line: Some(line),
             end_line: None,
+            column: None,
             message: message.into(),
             suggestion: None,
         };

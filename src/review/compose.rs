@@ -381,8 +381,8 @@ fn gate_checks(findings: &[Finding]) -> Vec<prompt::GateCheck> {
             name: format!("speed check: {}", f.check),
             status: f.severity.as_str().to_string(),
             note: match f.location() {
-                Some(at) => format!("{at}: {}", f.message),
-                None => f.message.clone(),
+                Some(at) => format!("{at}: {}", f.text()),
+                None => f.text(),
             },
         })
         .collect()

@@ -195,6 +195,7 @@ pub fn nothing_implemented(
             line: None,
             message: "Nothing was implemented: the branch does not differ from its base."
                 .to_string(),
+            ..Finding::default()
         });
     let what = match subject {
         Subject::Defect(_) => "Commit the fix of the defect on this branch.",
@@ -245,7 +246,8 @@ fn defect_feedback(found: &defects::Findings) -> String {
 
 /// `check (severity) file:line: message`, one finding on one line.
 fn describe(f: &Finding) -> String {
-    let first = f.message.lines().next().unwrap_or("");
+    let text = f.text();
+    let first = text.lines().next().unwrap_or("");
     match f.location() {
         Some(at) => format!("{} ({}) {at}: {first}", f.check, f.severity.as_str()),
         None => format!("{} ({}): {first}", f.check, f.severity.as_str()),

@@ -15,7 +15,8 @@
 //!   7. `decide`: the one place an approval is overruled;
 //!   8. `record`: the report, the log, the task file, the verdict cache.
 //! - `batch`: many reviews at once; `net`: the secrets safety net at the
-//!   stages' edges; `head`: the files at the head commit for citations.
+//!   stages' edges; `head`: the files at the head commit for citations;
+//!   `recheck`: the checks alone at another commit (`speed fix run`).
 //!
 //! Nothing here prints: progress goes through `Events`, results come back
 //! as `ledger::Report`s for `render`.
@@ -31,6 +32,7 @@ pub mod head;
 pub mod net;
 pub mod plan;
 pub mod prepare;
+pub mod recheck;
 pub mod record;
 pub mod redact;
 pub mod run;

@@ -157,7 +157,10 @@ pub fn decided(
     });
     match recorded {
         // The merge gate's record of this head: tasks and defects alike.
-        Ok(()) => verdicts::keep_review(&ctx.root, subject.work(), &report, specs),
+        Ok(()) => {
+            verdicts::keep_review(&ctx.root, subject.work(), &report, specs);
+            crate::fixes::record(&ctx.root, &ctx.config.checks, &ctx.actor.name, &mut report);
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;

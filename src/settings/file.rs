@@ -7,6 +7,8 @@
 //! This module only turns text into plain optional values (`File`); it does
 //! not know defaults, flags or the environment (see `settings`).
 
+mod tool;
+
 use std::ops::{Range, RangeInclusive};
 
 use toml::de::{DeTable, DeValue};
@@ -138,6 +140,8 @@ pub struct CommandCheck {
     pub run: Vec<String>,
     pub severity: Option<Severity>,
     pub timeout_secs: Option<f64>,
+    /// parser, pattern, report, category, blocking, fix_priority.
+    pub tool: crate::checks::Tool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -747,7 +751,7 @@ impl Reader<'_> {
 
     fn command_checks(&mut self, t: &Table) -> Option<Vec<CommandCheck>> {
         let value = t.get("command")?;
-        let what = "an array of tables ([[checks.command]] with name, run, severity, timeout_secs)";
+        let what = "an array of tables ([[checks.command]] with name, run, severity, timeout_secs, parser, …)";
         let Some(items) = value.get_ref().as_array() else {
             self.expected(t, "command", value, what);
             return None;
@@ -767,7 +771,9 @@ impl Reader<'_> {
                 name: format!("checks.command[{i}]"),
                 entries,
             };
-            self.check_keys(&entry, COMMAND_KEYS);
+            let known: Vec<&str> = COMMAND_KEYS.iter().chain(tool::KEYS).copied().collect();
+            self.check_keys(&entry, &known);
+            let tool = self.command_tool(&entry);
             let name = self.string(&entry, "name");
             let run = self.strings(&entry, "run", false);
             let severity = self.severity(&entry, "severity");
@@ -803,6 +809,7 @@ impl Reader<'_> {
                 // severity for a check that runs only when configured.
                 severity: severity.flatten(),
                 timeout_secs,
+                tool,
             });
             if let Some(None) = severity {
                 let span = entry.get("severity").map_or(item.span(), |v| v.span());
