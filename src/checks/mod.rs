@@ -14,6 +14,7 @@
 pub mod builtin;
 pub mod command;
 pub mod config;
+pub mod coordination;
 pub mod measure;
 pub mod outline;
 pub mod signature;

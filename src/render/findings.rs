@@ -528,6 +528,7 @@ mod tests {
             end_line: None,
             message: "zero is no line".into(),
             suggestion: String::new(),
+            dimension: None,
         };
         let mut r = report();
         r.review = Some(crate::verdict::Verdict {
@@ -541,6 +542,8 @@ mod tests {
             strengths: Vec::new(),
             defect_scope_check: None,
             scope_violations: Vec::new(),
+            dimensions: Default::default(),
+            rejection: None,
         });
         let found = of(&r);
         assert_eq!(found[0].place().as_deref(), Some("src/c.rs"));

@@ -203,6 +203,7 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "test_weakened",
             "untested_criterion",
             "large_diff",
+            "coordination",
             "command",
         ],
     ),

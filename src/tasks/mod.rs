@@ -8,6 +8,7 @@
 //! back, write a review only to the file it read, and touch nothing under
 //! `.speed/` but task files and event files.
 
+pub mod coordination;
 mod criteria;
 pub mod events;
 mod model;
@@ -16,6 +17,7 @@ mod store;
 
 use std::path::PathBuf;
 
+pub use coordination::Coordination;
 pub use criteria::Criterion;
 pub use events::Actor;
 pub use model::{GateCheck, Layout, Scope, SpecReference, Status, Task};
