@@ -29,6 +29,10 @@ pub mod limits {
     pub const MAX_ANSWER_BYTES: RangeInclusive<i64> = 1024..=(1 << 30);
     pub const DIFF_LINES: RangeInclusive<i64> = 1..=100_000_000;
     pub const DIFF_FILES: RangeInclusive<i64> = 1..=10_000_000;
+    /// A quality score, a dimension's minimum, `review.pass_score`.
+    pub const SCORE: RangeInclusive<i64> = 0..=100;
+    /// A quality dimension's weight in the overall score.
+    pub const WEIGHT: RangeInclusive<i64> = 1..=100;
     /// A day: a model call or a check command that takes longer is stuck.
     pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
     pub const MAX_CONNECT_TIMEOUT_SECS: f64 = 600.0;

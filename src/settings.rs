@@ -11,6 +11,7 @@
 
 mod file;
 mod locate;
+mod scoring;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -432,6 +433,8 @@ fn review_settings(
             guardian: values.guardian,
             checks: values.checks,
             defect: values.defect,
+            scoring: values.scoring,
+            human: values.human,
         },
         format,
         hook: values.hook,
@@ -501,6 +504,8 @@ struct Values {
     checks: checks::Config,
     defect: defects::Limits,
     hook: hook::Policy,
+    scoring: crate::verdict::Scoring,
+    human: review::Human,
 }
 
 /// Picks each value by precedence and records where it came from.
@@ -581,6 +586,8 @@ impl Values {
             f.concurrency,
             DEFAULT_CONCURRENCY,
         );
+        let human = r.file("review.human", f.human, review::Human::default());
+        let scoring = scoring::scoring(&mut r, file);
 
         let guardian = guardian_values(&mut r, &file.guardian, flags, budget, env, warnings);
         let checks = checks_values(&mut r, &file.checks);
@@ -635,6 +642,8 @@ impl Values {
             checks,
             defect,
             hook,
+            scoring,
+            human,
         }
     }
 }

@@ -588,6 +588,10 @@ fn covered_text(arrival: &Arrival, cover: &Cover) -> String {
             arrival.work.label(),
             short(head)
         ),
+        Cover::HumanApproved { by, .. } => format!(
+            "{} approved at {at}, confirmed by {by}",
+            arrival.work.label()
+        ),
     }
 }
 
@@ -604,6 +608,12 @@ fn miss_text(arrival: &Arrival) -> String {
             "the same diff was approved at {}, but {path} has changed on the main branch since",
             short(head)
         ),
+        Some(Miss::AwaitingHuman { at }) => format!(
+            "the model approved it ({at}), and the approval waits for a person (review.human): speed approve or speed reject"
+        ),
+        Some(Miss::HumanRejected { by, at }) => {
+            format!("a person ({by}) rejected the model's approval ({at})")
+        }
     };
     let mut text = format!(
         "\n  {}, branch {}, commit {}: {why}\n",

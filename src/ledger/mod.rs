@@ -1,4 +1,5 @@
-//! The ledger of what was decided: review reports and their log, the
+//! The ledger of what was decided: review reports (each with a Markdown
+//! summary beside it) and their log, a person's review of an approval, the
 //! verdict cache per head commit, the nits of approvals, and a person's
 //! overrides, all under `.speed/` and written through `fsx` (atomic,
 //! confined, through the secrets safety net). Below both `review` (which
@@ -11,6 +12,7 @@ pub mod nits;
 pub mod overrides;
 pub mod report;
 pub mod reports;
+pub mod summary;
 pub mod verdicts;
 
 use std::path::{Path, PathBuf};

@@ -215,5 +215,6 @@ fn record(
         by: Some(decider.by.clone()),
         reason: Some(decider.reason.clone()),
         via: Some(decider.via.clone()),
+        awaiting_human: false,
     })
 }

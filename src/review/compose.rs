@@ -150,7 +150,8 @@ pub fn compose(
             _ => None,
         },
     };
-    let schema = serde_json::to_string(&verdict_schema(parts.kind)).unwrap_or_default();
+    let schema = serde_json::to_string(&verdict_schema(parts.kind, &dimensions(ctx, sources)))
+        .unwrap_or_default();
     let input = parts.input(
         parts.kind,
         diff,
@@ -181,7 +182,7 @@ pub fn compose(
     let split::Split {
         mut prompts,
         coverage,
-    } = split::split(ctx, &parts, diff, &sources.spec_sections, whole)?;
+    } = split::split(ctx, &parts, diff, &sources.spec_sections, whole, &schema)?;
     let sent = if prompts.len() == 1 {
         sent_whole
     } else {
@@ -389,12 +390,23 @@ fn gate_checks(findings: &[Finding]) -> Vec<prompt::GateCheck> {
 }
 
 /// The schema the review's answer must match: a defect fix's verdict must
-/// also carry its scope check.
-pub fn verdict_schema(kind: prompt::Kind) -> serde_json::Value {
-    match kind {
+/// also carry its scope check; every verdict rates the dimensions asked.
+pub fn verdict_schema(kind: prompt::Kind, dimensions: &[&verdict::Dimension]) -> serde_json::Value {
+    let schema = match kind {
         prompt::Kind::Defect => verdict::defect::json_schema(),
         _ => verdict::json_schema(),
-    }
+    };
+    let asked: Vec<(&str, &str)> = dimensions
+        .iter()
+        .map(|d| (d.name.as_str(), d.description.as_str()))
+        .collect();
+    verdict::with_dimensions(schema, &asked)
+}
+
+/// The quality dimensions the review asks the model to rate: coordination
+/// compliance only when coordination requirements exist.
+pub fn dimensions<'c>(ctx: &'c Context, sources: &Sources) -> Vec<&'c verdict::Dimension> {
+    ctx.config.scoring.asked(!sources.coordination.is_empty())
 }
 
 /// The spec sections `prompt` holds, as parsed sections: the only text its

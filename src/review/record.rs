@@ -17,10 +17,10 @@ use serde_json::json;
 use crate::defects;
 use crate::exit::Outcome;
 use crate::interrupt;
-use crate::ledger::report::{Coverage, Evidence, Hashes, ModelInfo, TaskUpdate};
+use crate::ledger::report::{Coverage, Evidence, Hashes, HumanReview, ModelInfo, TaskUpdate};
 use crate::ledger::{self, Report, verdicts};
-use crate::tasks::{self, Task, state::ReviewOutcome};
-use crate::verdict::{self, CriterionStatus};
+use crate::tasks::{self, Revision, Task, state::ReviewOutcome};
+use crate::verdict::{self, CriterionStatus, RejectionKind, Rule};
 use crate::work::{DefectReview, Subject};
 
 use super::Error;
@@ -79,6 +79,44 @@ pub fn report_for(ctx: &Context, models: &Models, prepared: &Prepared) -> Report
     report
 }
 
+/// The files a diff touches, for the review's summary.
+pub fn changes(diff: &crate::git::Diff) -> Vec<ledger::summary::Change> {
+    diff.files
+        .iter()
+        .map(|f| ledger::summary::Change {
+            path: match &f.old_path {
+                Some(old) if *old != f.path => format!("{old} → {}", f.path),
+                _ => f.path.clone(),
+            },
+            status: serde_json::to_value(f.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            additions: f.additions,
+            deletions: f.deletions,
+        })
+        .collect()
+}
+
+/// What the subject asks, one line each, for the review's summary: the
+/// task's description (or the defect's title) and its criteria.
+pub fn asked(subject: &Subject) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(task) = subject.task() {
+        let description = task.description.trim();
+        if !description.is_empty() {
+            out.push(description.to_string());
+        }
+    }
+    out.extend(
+        subject
+            .criteria()
+            .iter()
+            .map(|c| format!("{}: {}", c.id, c.text)),
+    );
+    out
+}
+
 /// What the model's answer and speed's ruling put in the report.
 pub fn checked(report: &mut Report, evidence: &mut Evidence, checked: super::decide::Checked) {
     let decision = checked.decision;
@@ -98,6 +136,7 @@ pub fn rule(report: &mut Report, ruling: Ruling) {
     report.verdict = Some(ruling.verdict);
     report.overrules = ruling.overrules;
     report.feedback = ruling.feedback;
+    report.scores = ruling.scores;
     report.outcome = match ruling.verdict {
         verdict::Kind::Approve | verdict::Kind::ChecksPassed => Outcome::Approved,
         verdict::Kind::RequestChanges => Outcome::ChangesRequested,
@@ -190,10 +229,16 @@ fn write(
     let _hold = interrupt::hold().ok_or(ledger::Error::Interrupted)?;
     let at = std::time::SystemTime::now();
     let now = humantime::format_rfc3339_millis(at).to_string();
-    ledger::reports::save(&ctx.root, report, evidence, &now)?;
     // An offline review whose checks passed approves nothing: the task
     // file keeps its state.
     let task = task.filter(|_| report.verdict != Some(verdict::Kind::ChecksPassed));
+    // `review.human`: a task's approval waits for a person, and its report
+    // (and summary) say so.
+    if task.is_some() && ctx.config.human.waits() && report.verdict == Some(verdict::Kind::Approve)
+    {
+        report.human_review = Some(HumanReview::pending(&now));
+    }
+    ledger::reports::save(&ctx.root, report, evidence, &now)?;
     if let Some(task) = task {
         // Re-read the very file the review read: an orchestrator may have
         // written it meanwhile, and only the review's own fields change.
@@ -247,7 +292,149 @@ fn task_outcome(ctx: &Context, report: &Report, evidence: &Evidence, now: &str) 
         },
         max_revisions: ctx.config.max_revisions,
         guardian,
+        overall_score: report.scores.as_ref().map(|s| s.overall),
+        revision: (!approved).then(|| {
+            let mut blocking_issues = serde_json::Value::Array(blocking_issues(report, evidence));
+            crate::secrets::net::json(&mut blocking_issues, "the task file");
+            Revision {
+                blocking_issues: match blocking_issues {
+                    serde_json::Value::Array(items) => items,
+                    _ => Vec::new(),
+                },
+                scores: serde_json::to_value(&report.scores).unwrap_or_default(),
+            }
+        }),
+        replan: replan(report).map(|reason| net(&reason)),
+        human_pending: report.human_review.as_ref().is_some_and(|h| h.is_pending()),
+        summary: report.summary_path.clone(),
     }
+}
+
+/// Why the plan must change, when the model rejected the plan rather than
+/// its implementation (and speed's verdict requests changes too).
+fn replan(report: &Report) -> Option<String> {
+    let requested = report.verdict == Some(verdict::Kind::RequestChanges)
+        && report.model_verdict == Some(verdict::Kind::RequestChanges);
+    let rejection = report.review.as_ref()?.rejection.as_ref()?;
+    (requested && rejection.kind == RejectionKind::Plan).then(|| {
+        let reason = rejection.reason.trim();
+        if reason.is_empty() {
+            "the review rejected the task's plan".to_string()
+        } else {
+            reason.to_string()
+        }
+    })
+}
+
+/// What stands in the way of an approval, one object each, for the
+/// builder's revision context: blocking issues (the model's and speed's,
+/// with their dimension, place and required action), unmet criteria, what
+/// is missing from the spec, speed's blocking findings, dimensions under
+/// their minimum, and speed's other reasons to overrule.
+fn blocking_issues(report: &Report, evidence: &Evidence) -> Vec<serde_json::Value> {
+    use serde_json::{Value, json};
+    let mut out: Vec<Value> = Vec::new();
+    let mut push = |message: String, extra: &[(&str, Option<String>)]| {
+        let mut item = json!({ "message": message });
+        for (key, value) in extra {
+            if let (Some(value), Value::Object(map)) = (value, &mut item) {
+                map.insert((*key).to_string(), Value::String(value.clone()));
+            }
+        }
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    };
+    let added = evidence.decision.iter().flat_map(|d| &d.added_issues);
+    let adherence = Some("requirement_adherence".to_string());
+    if let Some(review) = &report.review {
+        for issue in review.issues.iter().chain(added) {
+            if !issue.severity.is_blocking() {
+                continue;
+            }
+            let at = match (&issue.file, issue.line) {
+                (Some(file), Some(line)) => Some(format!("{file}:{line}")),
+                (Some(file), None) => Some(file.clone()),
+                _ => None,
+            };
+            let action = Some(issue.suggestion.clone()).filter(|s| !s.trim().is_empty());
+            push(
+                issue.message.clone(),
+                &[
+                    ("severity", Some(issue.severity.as_str().to_string())),
+                    ("dimension", issue.dimension.clone()),
+                    ("location", at),
+                    ("required_action", action),
+                ],
+            );
+        }
+        for c in review
+            .criteria
+            .iter()
+            .filter(|c| c.status == CriterionStatus::Unmet)
+        {
+            push(
+                format!("{} is unmet: {}", c.id, c.evidence),
+                &[("dimension", adherence.clone())],
+            );
+        }
+        for m in &review.missing_from_spec {
+            let what = if m.description.trim().is_empty() {
+                &m.spec_quote
+            } else {
+                &m.description
+            };
+            push(
+                format!("Missing from the spec: {what}"),
+                &[("dimension", adherence.clone())],
+            );
+        }
+    }
+    for f in report.checks.iter().filter(|f| f.blocking()) {
+        let first = f.message.lines().next().unwrap_or_default().to_string();
+        push(
+            first,
+            &[("check", Some(f.check.clone())), ("location", f.location())],
+        );
+    }
+    if let Some(scores) = &report.scores {
+        for r in scores.failing() {
+            push(
+                format!(
+                    "{} scored {}, under its minimum of {}",
+                    r.name,
+                    r.score,
+                    r.min_score.unwrap_or_default()
+                ),
+                &[("dimension", Some(r.name.clone()))],
+            );
+        }
+    }
+    let listed = [
+        Rule::BlockingIssue,
+        Rule::CheckFailed,
+        Rule::UnmetCriterion,
+        Rule::MissingRequirement,
+        Rule::DimensionBelowMinimum,
+    ];
+    for o in report
+        .overrules
+        .iter()
+        .filter(|o| !listed.contains(&o.rule))
+    {
+        push(
+            o.reason.clone(),
+            &[("rule", Some(o.rule.as_str().to_string()))],
+        );
+    }
+    if out.is_empty() {
+        let first = report
+            .feedback
+            .as_deref()
+            .and_then(|f| f.lines().map(str::trim).find(|l| !l.is_empty()));
+        out.extend(first.map(|line| json!({ "message": line })));
+    }
+    out
 }
 
 /// What stood in the way of an approval, one line each, for the task's

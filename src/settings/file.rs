@@ -7,6 +7,8 @@
 //! This module only turns text into plain optional values (`File`); it does
 //! not know defaults, flags or the environment (see `settings`).
 
+mod dimensions;
+
 use std::ops::{Range, RangeInclusive};
 
 use toml::de::{DeTable, DeValue};
@@ -73,6 +75,18 @@ pub struct File {
     pub checks: Checks,
     pub defect: Defect,
     pub hook: Hook,
+    /// `[dimensions.<name>]`, in the file's order.
+    pub dimensions: Vec<Dimension>,
+}
+
+/// One `[dimensions.<name>]` table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dimension {
+    pub name: String,
+    pub weight: Option<u32>,
+    pub min_score: Option<u32>,
+    pub description: Option<String>,
+    pub enabled: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -108,6 +122,8 @@ pub struct Review {
     pub actor: Option<String>,
     pub tokenizer: Option<String>,
     pub concurrency: Option<usize>,
+    pub pass_score: Option<u32>,
+    pub human: Option<crate::review::Human>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -185,6 +201,8 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "actor",
             "tokenizer",
             "concurrency",
+            "pass_score",
+            "human",
         ],
     ),
     (
@@ -208,6 +226,8 @@ pub const KEYS: &[(&str, &[&str])] = &[
         ],
     ),
     ("defect", &["max_lines", "max_files", "exempt"]),
+    // Its tables are named by the dimensions (see `dimensions`).
+    ("dimensions", &[]),
     (
         "hook",
         &[
@@ -344,6 +364,7 @@ impl Reader<'_> {
                 "checks" => file.checks = self.checks(&table),
                 "defect" => file.defect = self.defect(&table),
                 "hook" => file.hook = self.hook(&table),
+                "dimensions" => file.dimensions = self.dimensions(&table),
                 _ => self.unknown(key.span(), None, name),
             }
         }
@@ -654,6 +675,10 @@ impl Reader<'_> {
             actor: self.actor(t, "actor"),
             tokenizer: self.word(t, "tokenizer", &crate::prompt::Counter::KNOWN),
             concurrency: self.usize(t, "concurrency", limits::CONCURRENCY),
+            pass_score: self.u32(t, "pass_score", limits::SCORE),
+            human: self
+                .word(t, "human", crate::review::Human::WORDS)
+                .and_then(|w| crate::review::Human::parse(&w)),
         }
     }
 

@@ -21,7 +21,7 @@ pub use coordination::Coordination;
 pub use criteria::Criterion;
 pub use events::Actor;
 pub use model::{GateCheck, Layout, Scope, SpecReference, Status, Task};
-pub use state::{ReviewOutcome, record_review};
+pub use state::{ReviewOutcome, Revision, record_review};
 pub use store::{Feature, Store};
 
 /// Everything that can go wrong reading or writing task files; each variant
