@@ -47,6 +47,7 @@ macro_rules! eprintln {
 
 // After the macros, so the merge gate's commands print through them too.
 mod gate;
+mod human;
 
 /// Run speed with these arguments (the first is the program name) and return
 /// the exit code the process should end with.
@@ -220,6 +221,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Man => man_command(),
         CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
         CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
+        CommandSettings::Human(how) => human::command(&settings.dir, how),
     }
 }
 
@@ -382,9 +384,16 @@ fn nothing_to_review(
             looked.join(", ")
         );
     } else {
-        let approved = match plan.skipped.len() {
+        let waiting = plan.skipped.iter().filter(|s| s.awaiting_human).count();
+        let approved = match plan.skipped.len() - waiting {
             0 => String::new(),
             n => format!("; {n} approved and still covered by that approval"),
+        };
+        let approved = match waiting {
+            0 => approved,
+            n => format!(
+                "{approved}; {n} approved by the model and waiting for a person (speed approve or speed reject)"
+            ),
         };
         let defects = match plan.defects_read {
             0 => String::new(),
@@ -504,6 +513,7 @@ fn run_reviews(
     progress.stop();
     let mut reports = plan.unreadable;
     reports.extend(reviewed);
+    human::after_reviews(ctx, &mut reports);
 
     let found = nits::collect(&reports);
     if let Err(err) = nits::merge_save(&ctx.root, &reports, &found) {

@@ -97,6 +97,17 @@ pub enum Command {
     /// task file and logs the decision; it covers the task's current head
     /// commit and no other.
     Override(OverrideArgs),
+    /// Confirm a model's approval that waits for a person (review.human).
+    ///
+    /// Records who approved, at the commit the model reviewed; refused when
+    /// the branch moved since. Until then the task is not covered for the
+    /// merge hooks or batch mode.
+    Approve(ApproveArgs),
+    /// Turn down a model's approval that waits for a person (review.human).
+    ///
+    /// The task goes back to pending with the reason as its feedback, and
+    /// one more revision is counted.
+    Reject(RejectArgs),
     /// Print a shell completion script (bash, zsh or fish) on stdout.
     ///
     /// bash: `speed completions bash > ~/.local/share/bash-completion/completions/speed`;
@@ -301,6 +312,44 @@ pub struct OverrideArgs {
     pub feature: Option<String>,
 
     /// Why the task is accepted despite its review (required, logged).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The task whose approval to confirm.
+    #[arg(long = "task-id", value_name = "ID")]
+    pub task_id: String,
+
+    /// Its feature, when the id exists in several.
+    #[arg(long, value_name = "F")]
+    pub feature: Option<String>,
+
+    /// Who approves (required, logged).
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+
+    /// A note kept with the approval.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    /// The task whose approval to turn down.
+    #[arg(long = "task-id", value_name = "ID")]
+    pub task_id: String,
+
+    /// Its feature, when the id exists in several.
+    #[arg(long, value_name = "F")]
+    pub feature: Option<String>,
+
+    /// Who rejects (required, logged).
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+
+    /// What must change: written to the task as its review_feedback.
     #[arg(long, value_name = "TEXT")]
     pub reason: String,
 }

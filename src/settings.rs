@@ -164,6 +164,19 @@ pub enum CommandSettings {
     Man,
     Hook(HookCommand),
     Override(Box<OverrideSettings>),
+    /// `speed approve`, `speed reject`: a person's word on an approval.
+    Human(Box<HumanSettings>),
+}
+
+/// `speed approve` and `speed reject`.
+#[derive(Debug, Clone)]
+pub struct HumanSettings {
+    pub task_id: String,
+    pub feature: Option<String>,
+    /// Never blank.
+    pub by: String,
+    /// What they say; a rejection's reason is never blank.
+    pub say: crate::ledger::human::Say,
 }
 
 /// `speed hook …`. Install and uninstall need no configuration; a hook run
@@ -309,6 +322,36 @@ impl Settings {
                 };
                 (CommandSettings::Override(Box::new(settings)), notices)
             }
+            Command::Approve(args) => {
+                let note = args
+                    .note
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty());
+                let human = human_settings(
+                    args.task_id,
+                    args.feature,
+                    &args.by,
+                    crate::ledger::human::Say::Approve(note),
+                )?;
+                (CommandSettings::Human(Box::new(human)), Vec::new())
+            }
+            Command::Reject(args) => {
+                let reason = args.reason.trim().to_string();
+                if reason.is_empty() {
+                    return Err(Error::Flag {
+                        flag: "--reason",
+                        message: "a rejection needs a reason: it becomes the task's feedback"
+                            .to_string(),
+                    });
+                }
+                let human = human_settings(
+                    args.task_id,
+                    args.feature,
+                    &args.by,
+                    crate::ledger::human::Say::Reject(reason),
+                )?;
+                (CommandSettings::Human(Box::new(human)), Vec::new())
+            }
             Command::Nits(args) => {
                 // Nits use no configuration, but a file named on the command
                 // line is still checked rather than silently ignored.
@@ -351,6 +394,28 @@ impl ReviewSettings {
     pub fn json(&self) -> bool {
         self.format == Format::Json
     }
+}
+
+/// `speed approve` / `speed reject`: who must be named.
+fn human_settings(
+    task_id: String,
+    feature: Option<String>,
+    by: &str,
+    say: crate::ledger::human::Say,
+) -> Result<HumanSettings, Error> {
+    let by = by.trim();
+    if by.is_empty() {
+        return Err(Error::Flag {
+            flag: "--by",
+            message: "say who decides: it is recorded with the decision".to_string(),
+        });
+    }
+    Ok(HumanSettings {
+        task_id,
+        feature,
+        by: by.to_string(),
+        say,
+    })
 }
 
 fn all_notices(located: &locate::Located) -> Vec<String> {

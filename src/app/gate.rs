@@ -637,6 +637,12 @@ fn miss_text(arrival: &Arrival) -> String {
                 .as_deref()
                 .map(|f| format!(" --feature {}", quote(f)))
                 .unwrap_or_default();
+            if let Some(Miss::AwaitingHuman { .. }) = arrival.verdict.as_ref().err() {
+                text.push_str(&format!(
+                    "    confirm it:    speed approve --task-id {}{feature} --by \"…\"\n",
+                    quote(id)
+                ));
+            }
             text.push_str(&format!(
                 "    review it:     speed review --task-id {}{feature}\n    or accept it:  speed override --task-id {}{feature} --reason \"…\"\n",
                 quote(id),

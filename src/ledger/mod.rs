@@ -6,6 +6,7 @@
 //! records here) and `hook` (which reads here whether a head is covered);
 //! it decides nothing and calls no model.
 
+pub mod human;
 pub mod locks;
 pub mod log;
 pub mod nits;
@@ -47,6 +48,9 @@ pub enum Error {
     BeingReviewed { subject: String, holder: String },
     #[error("speed was interrupted before this review was recorded: nothing was changed")]
     Interrupted,
+    /// A person's decision that cannot be taken as asked, and why.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// The folder every write of speed's is confined to.

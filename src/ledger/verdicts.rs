@@ -571,6 +571,7 @@ mod tests {
             by: None,
             reason: None,
             via: None,
+            awaiting_human: false,
         }
     }
 

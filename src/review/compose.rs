@@ -4,6 +4,7 @@
 //! the templates, in parts when the diff does not fit one prompt (`split`),
 //! and the guardian's prompt built from exactly the same inputs.
 
+mod revision;
 mod split;
 
 use crate::checks::Finding;
@@ -338,6 +339,10 @@ fn previous_review(subject: &Subject) -> Vec<String> {
             "Feedback of the last review, which this attempt had to address:\n{feedback}"
         ));
     }
+    items.extend(revision::items(
+        task.raw.get("revision_context"),
+        task.review_feedback.as_deref(),
+    ));
     items.extend(task.review_history.iter().rev().map(|entry| {
         format!(
             "Earlier review: {}",

@@ -11,6 +11,7 @@
 pub mod coordination;
 mod criteria;
 pub mod events;
+pub mod human;
 mod model;
 pub mod state;
 mod store;
