@@ -391,6 +391,12 @@ pub fn describe(rule: &str) -> String {
         "overrule/spec_edited" => "The task's diff edits its own spec",
         "overrule/guardian_rejected" => "The guardian gate rejected the approval",
         "overrule/check_failed" => "An approval came with a blocking finding of speed's checks",
+        "overrule/dimension_below_minimum" => {
+            "An approval with a quality dimension scored under its minimum"
+        }
+        "overrule/overall_below_threshold" => {
+            "An approval whose overall quality score is under review.pass_score"
+        }
         _ => "",
     };
     if !known.is_empty() {
@@ -424,6 +430,9 @@ fn check_description(name: &str) -> String {
         "test_weakened" => "A test deleted, or newly skipped or ignored",
         "untested_criterion" => "Criteria to be verified by test while the diff changes no test",
         "large_diff" => "More changed lines or files than configured",
+        "coordination" => {
+            "A coordination requirement broken: a function profile, a shared interface or the directory structure"
+        }
         _ => return format!("The configured check `{name}` failed"),
     };
     known.to_string()

@@ -104,6 +104,19 @@ pub fn report(report: &Report, style: &Style) -> String {
         more(&mut out, report.overrules.len());
     }
 
+    if let Some(scores) = &report.scores {
+        let lines = super::score_lines(scores);
+        let _ = writeln!(out, "\n  {}", lines[0]);
+        for line in &lines[1..] {
+            let painted = if line.starts_with('✗') {
+                style.red(line)
+            } else {
+                line.clone()
+            };
+            let _ = writeln!(out, "    {painted}");
+        }
+    }
+
     if let Some(block) = blast_radius(&report.impact, style) {
         out.push_str(&block);
     }
@@ -126,11 +139,17 @@ pub fn report(report: &Report, style: &Style) -> String {
         };
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = super::human_review_line(report) {
+        let _ = writeln!(out, "  {}", style.yellow(&line));
+    }
     if let Some(line) = task_line(report) {
         let _ = writeln!(out, "  {line}");
     }
     if let Some(path) = &report.report_path {
         let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}")));
+    }
+    if let Some(path) = &report.summary_path {
+        let _ = writeln!(out, "  {}", style.dim(&format!("summary: {path}")));
     }
     out
 }
