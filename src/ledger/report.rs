@@ -293,7 +293,7 @@ pub struct Evidence {
     pub sections: Vec<crate::prompt::SectionAccount>,
     pub spec_sources: Vec<String>,
     /// The files the change touches, for the summary.
-    pub changes: Vec<super::summary::Change>,
+    pub changes: Vec<Change>,
     /// What the subject asks, one line each (its description, its
     /// criteria), for the summary; redacted like the subject.
     #[serde(skip)]
@@ -302,6 +302,16 @@ pub struct Evidence {
     /// becomes a `secret` finding of the report.
     #[serde(skip)]
     pub leaks: Vec<crate::secrets::net::Leak>,
+}
+
+/// A changed file, as a review's summary lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub path: String,
+    /// added | modified | deleted | renamed | copied | type_change
+    pub status: String,
+    pub additions: usize,
+    pub deletions: usize,
 }
 
 /// What a defect-fix report adds: the defect, speed's findings and the

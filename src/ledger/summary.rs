@@ -8,8 +8,6 @@
 
 use std::fmt::Write;
 
-use serde::Serialize;
-
 use crate::severity::Severity;
 use crate::verdict::Kind;
 
@@ -19,16 +17,6 @@ use super::report::{Evidence, Report};
 const LISTED: usize = 50;
 /// Characters kept of one text.
 const TEXT: usize = 500;
-
-/// A changed file, as the summary lists it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Change {
-    pub path: String,
-    /// added | modified | deleted | renamed | copied | type_change
-    pub status: String,
-    pub additions: usize,
-    pub deletions: usize,
-}
 
 /// The summary's Markdown text.
 pub fn markdown(report: &Report, evidence: &Evidence, reviewed_at: &str) -> String {

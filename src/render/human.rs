@@ -146,10 +146,12 @@ pub fn report(report: &Report, style: &Style) -> String {
         let _ = writeln!(out, "  {line}");
     }
     if let Some(path) = &report.report_path {
-        let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}")));
-    }
-    if let Some(path) = &report.summary_path {
-        let _ = writeln!(out, "  {}", style.dim(&format!("summary: {path}")));
+        let summary = report
+            .summary_path
+            .as_ref()
+            .map(|s| format!(" (summary: {s})"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}{summary}")));
     }
     out
 }

@@ -80,10 +80,10 @@ pub fn report_for(ctx: &Context, models: &Models, prepared: &Prepared) -> Report
 }
 
 /// The files a diff touches, for the review's summary.
-pub fn changes(diff: &crate::git::Diff) -> Vec<ledger::summary::Change> {
+pub fn changes(diff: &crate::git::Diff) -> Vec<ledger::report::Change> {
     diff.files
         .iter()
-        .map(|f| ledger::summary::Change {
+        .map(|f| ledger::report::Change {
             path: match &f.old_path {
                 Some(old) if *old != f.path => format!("{old} → {}", f.path),
                 _ => f.path.clone(),

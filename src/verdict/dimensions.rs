@@ -79,37 +79,37 @@ pub fn builtin() -> Vec<Dimension> {
             "requirement_adherence",
             CRITICAL,
             Some(90),
-            "Does the code implement what the task and its spec sections ask, every acceptance criterion genuinely met, the scope neither over- nor under-delivered?",
+            "The change does what the task and its spec sections ask: every criterion genuinely met, no more, no less.",
         ),
         Dimension::builtin(
             COORDINATION,
             CRITICAL,
             Some(90),
-            "Does the code follow the coordination requirements: function profiles (names, arity, intent), shared interfaces kept, new files only where the directory structure allows, and none of the prohibited changes?",
+            "The coordination requirements hold: function profiles, shared interfaces, directory structure, no prohibited change.",
         ),
         Dimension::builtin(
             "code_quality",
             IMPORTANT,
             Some(70),
-            "Is the code readable and maintainable: focused functions, clear names, appropriate error handling, edge cases handled?",
+            "Readable, maintainable code: focused functions, clear names, error handling, edge cases.",
         ),
         Dimension::builtin(
             "pattern_consistency",
             IMPORTANT,
             Some(70),
-            "Does the code follow the codebase's existing patterns and idioms, and reuse its utilities instead of reinventing them?",
+            "Follows the codebase's patterns and idioms, reuses its utilities.",
         ),
         Dimension::builtin(
             "test_quality",
             IMPORTANT,
             Some(70),
-            "Do the tests validate the behaviour, cover the changes and their edge cases, and follow the project's testing patterns?",
+            "Tests validate the behaviour and cover the changes and their edge cases.",
         ),
         Dimension::builtin(
             "security_performance",
             MODERATE,
             None,
-            "Are there security issues (injection, authentication, secrets) or performance red flags (unbounded loops, N+1 queries, leaked resources)?",
+            "No security issue (injection, secrets) or performance red flag (unbounded work, leaked resources).",
         ),
     ]
 }

@@ -335,34 +335,41 @@ pub fn json_schema() -> Value {
 
 /// `schema` with a `dimensions` object asking for a score and a reason for
 /// each of `asked` (name and description): the dimensions a review rates,
-/// listed with what each covers. Without any, the schema is unchanged.
+/// listed with what each covers. One rating shape is defined once and
+/// referred to, so each dimension costs the prompt a line, not a schema.
+/// Without any dimension, the schema is unchanged.
 pub fn with_dimensions(mut schema: Value, asked: &[(&str, &str)]) -> Value {
     if asked.is_empty() {
         return schema;
     }
     let mut properties = serde_json::Map::new();
+    let mut covers = String::from(
+        "Rate every dimension with an integer score from 0 to 100 and a one-line reason.",
+    );
     for (name, description) in asked {
-        let mut rating = object(json!({
-            "score": {"type": "integer", "description": "0 to 100"},
-            "reason": {"type": "string"},
-        }));
-        if let Value::Object(map) = &mut rating {
-            map.insert("description".to_string(), Value::from(*description));
+        properties.insert((*name).to_string(), json!({"$ref": "#/$defs/rating"}));
+        if !description.trim().is_empty() {
+            covers.push_str(&format!(" {name}: {}", description.trim()));
         }
-        properties.insert((*name).to_string(), rating);
     }
     let mut dimensions = object(Value::Object(properties));
     if let Value::Object(map) = &mut dimensions {
-        map.insert(
-            "description".to_string(),
-            Value::from("An integer score from 0 to 100 and a one-line reason for every dimension"),
-        );
+        map.insert("description".to_string(), Value::from(covers));
     }
     if let Some(Value::Object(props)) = schema.get_mut("properties") {
         props.insert("dimensions".to_string(), dimensions);
     }
     if let Some(Value::Array(required)) = schema.get_mut("required") {
         required.push(Value::from("dimensions"));
+    }
+    if let Value::Object(root) = &mut schema {
+        root.insert(
+            "$defs".to_string(),
+            json!({"rating": object(json!({
+                "score": {"type": "integer"},
+                "reason": {"type": "string"},
+            }))}),
+        );
     }
     schema
 }
@@ -414,6 +421,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn dimensions_are_required_each_rated_by_one_shared_shape() {
+        let s = with_dimensions(
+            json_schema(),
+            &[("code_quality", "Readable code."), ("custom_one", "")],
+        );
+        assert_strict(&s, "verdict");
+        assert_strict(&s["$defs"]["rating"], "rating");
+        let dims = &s["properties"]["dimensions"];
+        assert_eq!(dims["required"], json!(["code_quality", "custom_one"]));
+        assert_eq!(
+            dims["properties"]["custom_one"],
+            json!({"$ref": "#/$defs/rating"})
+        );
+        assert!(
+            dims["description"]
+                .as_str()
+                .unwrap()
+                .contains("code_quality: Readable code.")
+        );
+        assert!(
+            s["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("dimensions"))
+        );
+        assert_eq!(with_dimensions(json_schema(), &[]), json_schema());
     }
 
     #[test]

@@ -833,6 +833,7 @@ fn a_defect_approval_covers_its_branch() {
         |id| serde_json::json!({"id": id, "status": "met", "evidence": "catalog/src/fix.rs:1"}),
     );
     let answer = serde_json::json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "approve",
         "expectations": "Search stays within its limits.",
         "criteria": criteria,
