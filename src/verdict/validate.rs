@@ -880,6 +880,44 @@ mod tests {
     }
 
     #[test]
+    fn dimensions_rejection_and_an_issues_dimension_are_read_strictly() {
+        let mut v = realistic();
+        v["dimensions"] = json!({"code_quality": {"score": 82, "reason": "clear"},
+                                 "test_quality": {"score": 0, "reason": null}});
+        v["rejection"] = json!({"kind": "Plan", "reason": "AC-2 contradicts the spec"});
+        v["issues"][0]["dimension"] = json!("security_performance");
+        let ok = validate(&v).unwrap();
+        assert_eq!(ok.dimensions["code_quality"].score, 82);
+        assert_eq!(ok.dimensions["test_quality"].reason, "");
+        assert_eq!(ok.rejection.unwrap().kind, RejectionKind::Plan);
+        assert_eq!(
+            ok.issues[0].dimension.as_deref(),
+            Some("security_performance")
+        );
+        assert_eq!(ok.issues[1].dimension, None);
+
+        v["dimensions"] = json!({"a": {"score": "82"}, "b": {"score": 100.0}, "c": 7,
+                                 "d": {"score": true}, "e": {}});
+        v["rejection"] = json!("plan");
+        let shown: Vec<String> = validate(&v)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "dimensions.a.score: expected an integer from 0 to 100, got a string \"82\"",
+                "dimensions.b.score: expected an integer from 0 to 100, got 100.0",
+                "dimensions.c: expected an object {\"score\": 0-100, \"reason\": \"…\"}, got a number 7",
+                "dimensions.d.score: expected an integer from 0 to 100, got a boolean true",
+                "dimensions.e.score: is required (an integer from 0 to 100)",
+                "rejection: expected an object {\"kind\": \"implementation\" or \"plan\", \"reason\": \"…\"} or null, got a string \"plan\"",
+            ]
+        );
+    }
+
+    #[test]
     fn guardian_answers() {
         let g = validate_guardian(&json!({
             "status": "FLAGGED", "summary": "Serves the mission, but adds an admin surface.",
