@@ -23,7 +23,8 @@ pub fn markdown(report: &Report, evidence: &Evidence, reviewed_at: &str) -> Stri
     let mut out = String::new();
     let title = report.title.as_deref().unwrap_or(&report.branch);
     let _ = writeln!(out, "# Review of {}: {}\n", report.label(), cell(title));
-    let _ = writeln!(out, "- Decision: **{}**", decision(report));
+    let (verdict, more) = decision(report);
+    let _ = writeln!(out, "- Decision: **{verdict}**{more}");
     let _ = writeln!(out, "- Reviewed: {reviewed_at}");
     if !report.head_commit.is_empty() {
         let _ = writeln!(
@@ -56,24 +57,25 @@ pub fn markdown(report: &Report, evidence: &Evidence, reviewed_at: &str) -> Stri
     out
 }
 
-fn decision(report: &Report) -> String {
+/// speed's verdict, and what else there is to say of it: the model's word
+/// when it differs, a person's review.
+fn decision(report: &Report) -> (String, String) {
     let verdict = match (report.verdict, &report.error) {
         (Some(v), _) => v.as_str().to_string(),
         (None, Some(_)) => "review failed".to_string(),
         (None, None) => "none".to_string(),
     };
-    let model = report.model_verdict.map(Kind::as_str);
-    let mut text = match model {
-        Some(said) if said != verdict => format!("{verdict} (the model said {said})"),
-        _ => verdict,
+    let mut more = match report.model_verdict.map(Kind::as_str) {
+        Some(said) if said != verdict => format!(" (the model said {said})"),
+        _ => String::new(),
     };
     if let Some(human) = &report.human_review {
-        let _ = write!(text, "; a person's review: {}", human.status);
+        let _ = write!(more, "; a person's review: {}", human.status);
         if !human.by.is_empty() {
-            let _ = write!(text, " by {}", cell(&human.by));
+            let _ = write!(more, " by {}", cell(&human.by));
         }
     }
-    text
+    (verdict, more)
 }
 
 fn asked(out: &mut String, report: &Report, evidence: &Evidence) {
@@ -95,7 +97,7 @@ fn asked(out: &mut String, report: &Report, evidence: &Evidence) {
         for c in review.criteria.iter().take(LISTED) {
             let _ = writeln!(
                 out,
-                "- {}: {} ({})",
+                "- {} rated {} by the reviewer ({})",
                 cell(&c.id),
                 c.status.as_str(),
                 cell(&c.evidence)

@@ -22,6 +22,7 @@ mod impact_review;
 mod layers;
 mod llm_providers;
 mod orchestrator;
+mod quality;
 mod review;
 mod safety_net;
 mod terminal;

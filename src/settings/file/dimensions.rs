@@ -12,7 +12,10 @@ impl Reader<'_> {
     pub(super) fn dimensions(&mut self, t: &Table) -> Vec<Dimension> {
         let builtin = crate::verdict::dimensions::builtin();
         let mut out = Vec::new();
-        for (key, value) in t.entries {
+        // In the file's order: custom dimensions are listed as written.
+        let mut entries: Vec<_> = t.entries.iter().collect();
+        entries.sort_by_key(|(key, _)| key.span().start);
+        for (key, value) in entries {
             let name = key.get_ref().as_ref();
             let Some(entries) = value.get_ref().as_table() else {
                 let found = self.found(value);
