@@ -17,6 +17,7 @@ mod gate;
 mod guardian;
 mod hardening;
 mod hooks;
+mod human;
 mod impact_fixtures;
 mod impact_review;
 mod layers;
