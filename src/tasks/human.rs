@@ -5,9 +5,9 @@
 //! an earlier one; existing keys keep their place.
 //!
 //! A rejection sends the task back like a review's request for changes
-//! (`status: "pending"`, the reason as `review_feedback`, `revision_count`
-//! + 1, a `revision_context`); nothing here turns a request for changes
-//! into an approval: that stays `speed override`.
+//! (`status: "pending"`, the reason as `review_feedback`, one more
+//! `revision_count`, a `revision_context`); nothing here turns a request
+//! for changes into an approval: that stays `speed override`.
 
 use serde_json::{Value, json};
 

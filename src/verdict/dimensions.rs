@@ -346,16 +346,6 @@ impl Scores {
         }
         Some(out)
     }
-
-    /// `code_quality 82/70 ✓`-style lines are the printers' business; this
-    /// is the one-line form the task file's history and the log keep.
-    pub fn brief(&self) -> String {
-        self.dimensions
-            .iter()
-            .map(|r| format!("{} {}", r.name, r.score))
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
 }
 
 fn reason_suffix(reason: &str) -> String {
