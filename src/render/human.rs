@@ -598,6 +598,11 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
                     Outcome::Approved if r.verdict == Some(verdict::Kind::ChecksPassed) => {
                         "checks passed".to_string()
                     }
+                    Outcome::Approved
+                        if r.human_review.as_ref().is_some_and(|h| h.is_pending()) =>
+                    {
+                        "approved, waiting for a person".to_string()
+                    }
                     Outcome::Approved => "approved".to_string(),
                     Outcome::ChangesRequested => "changes requested".to_string(),
                     Outcome::ModelUnreachable => "model unreachable".to_string(),

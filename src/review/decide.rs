@@ -5,8 +5,8 @@
 //! then `rule` turns it into speed's verdict, overruling an approval for
 //! the model's rules, the quality scores (a dimension under its minimum,
 //! the overall under `review.pass_score`), speed's blocking checks and the
-//! guardian, each once and in that order. An offline review and an empty diff are decided here
-//! too, without a model.
+//! guardian, each once and in that order. An offline review and an empty
+//! diff are decided here too, without a model.
 
 use crate::checks::{self, Check, Finding};
 use crate::defects;
