@@ -20,7 +20,7 @@ use crate::work::{self, Subject, Work};
 
 use super::locks::lock_task;
 use super::log::append_log_line;
-use super::verdicts::{self, Decision, Record};
+use super::verdicts::{self, Decision, Record, Trust};
 use super::{Error, now_rfc3339};
 
 /// What the person says.
@@ -111,6 +111,20 @@ pub fn decide(
             task.id
         )));
     }
+    let work = Work::Task {
+        id: task.id.clone(),
+        feature: task.feature.clone(),
+    };
+    // The task file says what waits; the ledger must say so too: a person
+    // confirms an approval speed recorded, never one a hand-edited file
+    // claims.
+    if matches!(say, Say::Approve(_)) && !recorded_waiting(root, &pending.head_commit, &work) {
+        return Err(Error::Refused(format!(
+            "{label}: no model approval waiting for a person is recorded at {} (.speed/reviews/log.jsonl): review it again (speed review --task-id {})",
+            short(&pending.head_commit),
+            task.id
+        )));
+    }
     let at = now_rfc3339();
     let word = human::Word {
         by: by.to_string(),
@@ -147,10 +161,6 @@ pub fn decide(
         Say::Skip(_) => human::skip(&mut task, &pending, &word),
     }
     store.save(&task)?;
-    let work = Work::Task {
-        id: task.id.clone(),
-        feature: task.feature.clone(),
-    };
     let record = Record {
         task: Some(task.id.clone()),
         feature: task.feature.clone(),
@@ -183,4 +193,23 @@ pub fn decide(
         status: task.status.to_string(),
         revision_count: task.revision_count,
     })
+}
+
+/// Whether the latest judgement recorded about `work` at `head` is a
+/// model's approval waiting for a person.
+fn recorded_waiting(root: &Path, head: &str, work: &Work) -> bool {
+    let found = verdicts::Store::open(root).at_head(
+        head,
+        work,
+        Trust {
+            cache: true,
+            log: true,
+        },
+    );
+    found
+        .records
+        .iter()
+        .rev()
+        .find(|r| !matches!(r.decision, Decision::ChecksPassed | Decision::Skipped))
+        .is_some_and(|r| r.decision == Decision::Approve && r.awaiting_human)
 }

@@ -410,3 +410,30 @@ fn prompt_on_a_terminal_shows_the_summary_and_records_the_answer() {
         ["approve", "skipped", "approve", "human_approve"]
     );
 }
+
+#[test]
+fn a_hand_written_pending_review_is_not_an_approval_to_confirm() {
+    let repo = repo::example();
+    let server = approving_server();
+    configure(&repo, &server, "auto");
+    let run = speed(repo.path(), &["review", "--task-id", "1"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let head = repo.log()[0]["head_commit"].clone();
+    let mut task = repo.task("1");
+    task["human_review"] = json!({"status": "pending", "requested_at": "2025-01-01T00:00:00Z",
+                                  "head_commit": head});
+    repo.write(&repo.task_path("1"), &task.to_string());
+    let run = speed(
+        repo.path(),
+        &["approve", "--task-id", "1", "--by", "Mallory"],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("no model approval waiting for a person is recorded at"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(decisions(&repo), ["approve"], "nothing was recorded");
+}
