@@ -48,6 +48,7 @@ macro_rules! eprintln {
 // After the macros, so the merge gate's commands print through them too.
 mod fix;
 mod gate;
+mod human;
 mod spec;
 
 /// Run speed with these arguments (the first is the program name) and return
@@ -232,6 +233,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
         CommandSettings::Fix(fix) => fix::fix_command(&settings.dir, fix, colors),
         CommandSettings::SpecReview(how) => spec::spec_review_command(&settings.dir, how, colors),
+        CommandSettings::Human(how) => human::command(&settings.dir, how),
     }
 }
 
@@ -394,9 +396,16 @@ fn nothing_to_review(
             looked.join(", ")
         );
     } else {
-        let approved = match plan.skipped.len() {
+        let waiting = plan.skipped.iter().filter(|s| s.awaiting_human).count();
+        let approved = match plan.skipped.len() - waiting {
             0 => String::new(),
             n => format!("; {n} approved and still covered by that approval"),
+        };
+        let approved = match waiting {
+            0 => approved,
+            n => format!(
+                "{approved}; {n} approved by the model and waiting for a person (speed approve or speed reject)"
+            ),
         };
         let defects = match plan.defects_read {
             0 => String::new(),
@@ -516,6 +525,7 @@ fn run_reviews(
     progress.stop();
     let mut reports = plan.unreadable;
     reports.extend(reviewed);
+    human::after_reviews(ctx, &mut reports);
 
     let found = nits::collect(&reports);
     if let Err(err) = nits::merge_save(&ctx.root, &reports, &found) {

@@ -13,6 +13,7 @@ mod file;
 mod fix;
 mod locate;
 mod merge;
+mod scoring;
 mod spec;
 
 use std::path::{Component, Path, PathBuf};
@@ -171,6 +172,19 @@ pub enum CommandSettings {
     Override(Box<OverrideSettings>),
     Fix(Box<FixSettings>),
     SpecReview(Box<SpecReviewSettings>),
+    /// `speed approve`, `speed reject`: a person's word on an approval.
+    Human(Box<HumanSettings>),
+}
+
+/// `speed approve` and `speed reject`.
+#[derive(Debug, Clone)]
+pub struct HumanSettings {
+    pub task_id: String,
+    pub feature: Option<String>,
+    /// Never blank.
+    pub by: String,
+    /// What they say; a rejection's reason is never blank.
+    pub say: crate::ledger::human::Say,
 }
 
 /// `speed hook …`. Install and uninstall need no configuration; a hook run
@@ -316,6 +330,36 @@ impl Settings {
                 };
                 (CommandSettings::Override(Box::new(settings)), notices)
             }
+            Command::Approve(args) => {
+                let note = args
+                    .note
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty());
+                let human = human_settings(
+                    args.task_id,
+                    args.feature,
+                    &args.by,
+                    crate::ledger::human::Say::Approve(note),
+                )?;
+                (CommandSettings::Human(Box::new(human)), Vec::new())
+            }
+            Command::Reject(args) => {
+                let reason = args.reason.trim().to_string();
+                if reason.is_empty() {
+                    return Err(Error::Flag {
+                        flag: "--reason",
+                        message: "a rejection needs a reason: it becomes the task's feedback"
+                            .to_string(),
+                    });
+                }
+                let human = human_settings(
+                    args.task_id,
+                    args.feature,
+                    &args.by,
+                    crate::ledger::human::Say::Reject(reason),
+                )?;
+                (CommandSettings::Human(Box::new(human)), Vec::new())
+            }
             Command::Nits(args) => {
                 // Nits use no configuration, but a file named on the command
                 // line is still checked rather than silently ignored.
@@ -371,6 +415,28 @@ impl ReviewSettings {
     pub fn json(&self) -> bool {
         self.format == Format::Json
     }
+}
+
+/// `speed approve` / `speed reject`: who must be named.
+fn human_settings(
+    task_id: String,
+    feature: Option<String>,
+    by: &str,
+    say: crate::ledger::human::Say,
+) -> Result<HumanSettings, Error> {
+    let by = by.trim();
+    if by.is_empty() {
+        return Err(Error::Flag {
+            flag: "--by",
+            message: "say who decides: it is recorded with the decision".to_string(),
+        });
+    }
+    Ok(HumanSettings {
+        task_id,
+        feature,
+        by: by.to_string(),
+        say,
+    })
 }
 
 fn all_notices(located: &locate::Located) -> Vec<String> {
@@ -453,6 +519,8 @@ fn review_settings(
             guardian: values.guardian,
             checks: values.checks,
             defect: values.defect,
+            scoring: values.scoring,
+            human: values.human,
         },
         format,
         hook: values.hook,
@@ -523,6 +591,8 @@ struct Values {
     defect: defects::Limits,
     hook: hook::Policy,
     spec_review: crate::spec_review::Config,
+    scoring: crate::verdict::Scoring,
+    human: review::Human,
 }
 
 /// Picks each value by precedence and records where it came from.
@@ -603,6 +673,8 @@ impl Values {
             f.concurrency,
             DEFAULT_CONCURRENCY,
         );
+        let human = r.file("review.human", f.human, review::Human::default());
+        let scoring = scoring::scoring(&mut r, file);
 
         let guardian = guardian_values(&mut r, &file.guardian, flags, budget, env, warnings);
         let checks = checks_values(&mut r, &file.checks);
@@ -660,6 +732,8 @@ impl Values {
             checks,
             defect,
             hook,
+            scoring,
+            human,
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod builtin;
 mod checkout;
 pub mod command;
 pub mod config;
+pub mod coordination;
 pub mod macros;
 pub mod measure;
 pub mod messages;

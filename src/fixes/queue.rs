@@ -381,6 +381,7 @@ mod tests {
             end_line: None,
             message: message.to_string(),
             suggestion: String::new(),
+            dimension: None,
         }
     }
 
@@ -419,6 +420,8 @@ mod tests {
             strengths: Vec::new(),
             defect_scope_check: None,
             scope_violations: Vec::new(),
+            dimensions: Default::default(),
+            rejection: None,
         });
         r
     }

@@ -404,6 +404,12 @@ pub fn describe(rule: &str) -> String {
         "overrule/spec_edited" => "The task's diff edits its own spec",
         "overrule/guardian_rejected" => "The guardian gate rejected the approval",
         "overrule/check_failed" => "An approval came with a blocking finding of speed's checks",
+        "overrule/dimension_below_minimum" => {
+            "An approval with a quality dimension scored under its minimum"
+        }
+        "overrule/overall_below_threshold" => {
+            "An approval whose overall quality score is under review.pass_score"
+        }
         _ => "",
     };
     if !known.is_empty() {
@@ -439,6 +445,9 @@ fn check_description(name: &str) -> String {
         }
         "untested_criterion" => "Criteria to be verified by test while the diff changes no test",
         "large_diff" => "More changed lines or files than configured",
+        "coordination" => {
+            "A coordination requirement broken: a function profile, a shared interface or the directory structure"
+        }
         _ => return format!("The configured check `{name}` failed"),
     };
     known.to_string()
@@ -586,6 +595,7 @@ mod tests {
             end_line: None,
             message: "zero is no line".into(),
             suggestion: String::new(),
+            dimension: None,
         };
         let mut r = report();
         r.review = Some(crate::verdict::Verdict {
@@ -599,6 +609,8 @@ mod tests {
             strengths: Vec::new(),
             defect_scope_check: None,
             scope_violations: Vec::new(),
+            dimensions: Default::default(),
+            rejection: None,
         });
         let found = of(&r);
         assert_eq!(found[0].place().as_deref(), Some("src/c.rs"));

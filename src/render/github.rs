@@ -114,11 +114,31 @@ fn command(level: Level) -> &'static str {
 fn outcome_line(report: &Report, found: &[Finding]) -> (&'static str, String) {
     let (errors, warnings, notes) = findings::counts(found);
     let counts = format!("{errors} errors, {warnings} warnings, {notes} notes");
+    let scores = report
+        .scores
+        .as_ref()
+        .map(|s| {
+            format!(
+                "; overall score {} (pass score {})",
+                s.overall, s.pass_score
+            )
+        })
+        .unwrap_or_default();
+    let waiting = super::human_review_line(report)
+        .map(|line| format!("; {line}"))
+        .unwrap_or_default();
     match (report.outcome, &report.error) {
-        (Outcome::Approved, None) => ("notice", format!("{} ({counts})", verdict_words(report))),
+        (Outcome::Approved, None) => (
+            "notice",
+            format!("{} ({counts}{scores}){waiting}", verdict_words(report)),
+        ),
         (Outcome::ChangesRequested, None) => (
             "error",
-            format!("{} ({counts}){}", verdict_words(report), task_words(report)),
+            format!(
+                "{} ({counts}{scores}){}{waiting}",
+                verdict_words(report),
+                task_words(report)
+            ),
         ),
         (_, error) => (
             "error",
@@ -206,7 +226,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
     }
     for report in reports {
         let found = findings::of(report);
-        if found.is_empty() && report.error.is_none() {
+        if found.is_empty() && report.error.is_none() && report.scores.is_none() {
             continue;
         }
         let _ = write!(out, "\n### {}", inline(&super::report_subject(report)));
@@ -216,6 +236,14 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
         out.push_str("\n\n");
         if let Some(err) = &report.error {
             let _ = writeln!(out, "- **error**: {}", inline(err));
+        }
+        if let Some(scores) = &report.scores {
+            for line in super::score_lines(scores) {
+                let _ = writeln!(out, "- {}", inline(&line));
+            }
+        }
+        if let Some(line) = super::human_review_line(report) {
+            let _ = writeln!(out, "- {}", inline(&line));
         }
         for (i, f) in found.iter().enumerate() {
             if out.len() > SUMMARY_BYTES {

@@ -266,7 +266,10 @@ fn review_properties(report: &Report) -> Value {
         "model_verdict": report.model_verdict,
         "exit_code": report.outcome.code(),
         "task_update": report.task_update,
+        "scores": report.scores,
+        "human_review": report.human_review,
         "report": report.report_path,
+        "summary": report.summary_path,
         "error": report.error,
     })
 }

@@ -61,18 +61,20 @@ pub fn review(
 ) -> Result<Verdict, Failure> {
     let label = prepared.subject.label();
     let kind = prepared.composed.parts.kind;
-    let schema = ctx
-        .config
-        .llm
-        .structured_output
-        .then(|| ("verdict".to_string(), super::compose::verdict_schema(kind)));
-    let defect = prepared.subject.defect().is_some();
+    let asked = super::compose::dimensions(ctx, &prepared.sources);
+    let schema = ctx.config.llm.structured_output.then(|| {
+        (
+            "verdict".to_string(),
+            super::compose::verdict_schema(kind, &asked),
+        )
+    });
+    let names = verdict::dimensions::names(&asked);
+    let expect = verdict::Expect {
+        defect: prepared.subject.defect().is_some(),
+        dimensions: &names,
+    };
     let parse = |raw: &str| -> Result<Verdict, model::Rejection> {
-        let parsed = match defect {
-            true => verdict::parse_defect(raw),
-            false => verdict::parse(raw),
-        };
-        parsed.map_err(|e| model::rejection(&e))
+        verdict::parse_expecting(raw, &expect).map_err(|e| model::rejection(&e))
     };
     let prompts = &prepared.composed.prompts;
     let count = prompts.len();

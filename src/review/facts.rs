@@ -90,6 +90,7 @@ pub fn establish(
             diff_secrets,
             other_secrets: &other_secrets,
             blobs: &blobs,
+            coordination: &sources.coordination,
         },
     );
     notices.extend(check_notices);
@@ -234,6 +235,7 @@ struct CheckInput<'a> {
     /// Secrets found in spec text and task fields: each is a finding too.
     other_secrets: &'a [Redaction],
     blobs: &'a Blobs,
+    coordination: &'a crate::tasks::Coordination,
 }
 
 /// Run the built-in checks and the configured commands. What could not be
@@ -255,6 +257,19 @@ fn run_checks(ctx: &Context, input: &CheckInput) -> (Vec<Finding>, Vec<String>) 
     );
     let mut findings = outcome.findings;
     let mut notices = outcome.notices;
+    if let (false, Some(severity)) = (
+        input.coordination.is_empty(),
+        config.severity(Check::Coordination),
+    ) {
+        findings.extend(checks::coordination::run(
+            &checks::coordination::Input {
+                diff: input.diff,
+                coordination: input.coordination,
+                blobs: input.blobs,
+            },
+            severity,
+        ));
+    }
     if let Some(severity) = config.severity(Check::Secret) {
         for r in input.other_secrets {
             findings.push(Finding {

@@ -43,7 +43,7 @@ use std::path::PathBuf;
 use crate::exit::Outcome;
 
 pub use ask::{Models, Pacer};
-pub use context::{Config, Context, GuardianConfig, Target};
+pub use context::{Config, Context, GuardianConfig, Human, Target};
 pub use plan::{Plan, Skipped};
 
 /// Progress a long review reports to whoever is watching (the app draws a

@@ -7,6 +7,7 @@
 //! This module only turns text into plain optional values (`File`); it does
 //! not know defaults, flags or the environment (see `settings`).
 
+mod dimensions;
 mod tool;
 
 use std::ops::{Range, RangeInclusive};
@@ -79,6 +80,18 @@ pub struct File {
     pub defect: Defect,
     pub hook: Hook,
     pub spec_review: SpecReview,
+    /// `[dimensions.<name>]`, in the file's order.
+    pub dimensions: Vec<Dimension>,
+}
+
+/// One `[dimensions.<name>]` table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dimension {
+    pub name: String,
+    pub weight: Option<u32>,
+    pub min_score: Option<u32>,
+    pub description: Option<String>,
+    pub enabled: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -114,6 +127,8 @@ pub struct Review {
     pub actor: Option<String>,
     pub tokenizer: Option<String>,
     pub concurrency: Option<usize>,
+    pub pass_score: Option<u32>,
+    pub human: Option<crate::review::Human>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -193,6 +208,8 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "actor",
             "tokenizer",
             "concurrency",
+            "pass_score",
+            "human",
         ],
     ),
     (
@@ -211,10 +228,13 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "test_weakened",
             "untested_criterion",
             "large_diff",
+            "coordination",
             "command",
         ],
     ),
     ("defect", &["max_lines", "max_files", "exempt"]),
+    // Its tables are named by the dimensions (see `dimensions`).
+    ("dimensions", &[]),
     (
         "hook",
         &[
@@ -362,6 +382,7 @@ impl Reader<'_> {
                 "defect" => file.defect = self.defect(&table),
                 "hook" => file.hook = self.hook(&table),
                 "spec_review" => file.spec_review = self.spec_review(&table),
+                "dimensions" => file.dimensions = self.dimensions(&table),
                 _ => self.unknown(key.span(), None, name),
             }
         }
@@ -672,6 +693,10 @@ impl Reader<'_> {
             actor: self.actor(t, "actor"),
             tokenizer: self.word(t, "tokenizer", &crate::prompt::Counter::KNOWN),
             concurrency: self.usize(t, "concurrency", limits::CONCURRENCY),
+            pass_score: self.u32(t, "pass_score", limits::SCORE),
+            human: self
+                .word(t, "human", crate::review::Human::WORDS)
+                .and_then(|w| crate::review::Human::parse(&w)),
         }
     }
 

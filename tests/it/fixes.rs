@@ -506,7 +506,7 @@ fn ctrl_c_during_a_fix_run_removes_its_worktree() {
 #[test]
 fn a_model_finding_is_resolved_by_the_next_review() {
     use crate::support::model_server::{ModelServer, Reply};
-    use crate::support::verdicts::text;
+    use crate::support::verdicts::{dimensions, text};
     let repo = marked_repo();
     let request_changes = json!({
         "verdict": "request_changes",
@@ -518,7 +518,8 @@ fn a_model_finding_is_resolved_by_the_next_review() {
         "out_of_scope": [],
         "issues": [{"severity": "major", "file": "fines/calc.py", "line": 2,
                     "message": "The grace variable is assigned and never used", "suggestion": "Remove it"}],
-        "strengths": []
+        "strengths": [],
+        "dimensions": dimensions()
     });
     let approve = json!({
         "verdict": "approve",
@@ -530,7 +531,8 @@ fn a_model_finding_is_resolved_by_the_next_review() {
         "out_of_scope": [],
         "issues": [{"severity": "nit", "file": "fines/calc.py", "line": 4,
                     "message": "10 could be a named constant", "suggestion": ""}],
-        "strengths": ["Small change"]
+        "strengths": ["Small change"],
+        "dimensions": dimensions()
     });
     let server = ModelServer::scripted(vec![
         Reply::openai(&text(&request_changes)),
