@@ -227,6 +227,7 @@ fn build(root: &Path) -> Vec<String> {
                 by: None,
                 reason: None,
                 via: None,
+                awaiting_human: false,
             })
             .expect("cache");
     }

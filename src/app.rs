@@ -47,7 +47,9 @@ macro_rules! eprintln {
 
 // After the macros, so the merge gate's commands print through them too.
 mod batches;
+mod fix;
 mod gate;
+mod human;
 mod spec;
 
 /// Run speed with these arguments (the first is the program name) and return
@@ -108,6 +110,7 @@ enum Shape {
     Review(Format),
     Nits,
     Config,
+    Fix,
     SpecReview,
 }
 
@@ -117,6 +120,7 @@ impl Shape {
         Some(match cli.command {
             Command::Nits(_) => Shape::Nits,
             Command::Config(_) => Shape::Config,
+            Command::Fix(_) => Shape::Fix,
             Command::Spec(_) => Shape::SpecReview,
             _ => Shape::Review(format.into()),
         })
@@ -130,6 +134,7 @@ impl Shape {
             Shape::Review(_) => render::json::failure(error),
             Shape::Nits => render::json::nits_failure(error),
             Shape::Config => config::json_failure(error),
+            Shape::Fix => render::fixes::json_failure(error),
             Shape::SpecReview => render::spec_review::failure(error),
         }
     }
@@ -147,7 +152,7 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
         .collect();
     let command = words
         .iter()
-        .find(|w| matches!(**w, "review" | "nits" | "config" | "spec"));
+        .find(|w| matches!(**w, "review" | "nits" | "config" | "spec" | "fix"));
     let json = words.contains(&"--json");
     let format = words
         .iter()
@@ -163,6 +168,7 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
         Some(&"nits") => json.then_some(Shape::Nits),
         Some(&"config") => json.then_some(Shape::Config),
         Some(&"spec") => (format == Some(Format::Json)).then_some(Shape::SpecReview),
+        Some(&"fix") => (format == Some(Format::Json)).then_some(Shape::Fix),
         _ if json => Some(Shape::Review(Format::Json)),
         _ => format.filter(|f| *f != Format::Human).map(Shape::Review),
     }
@@ -226,7 +232,9 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Man => man_command(),
         CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
         CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
+        CommandSettings::Fix(fix) => fix::fix_command(&settings.dir, fix, colors),
         CommandSettings::SpecReview(how) => spec::spec_review_command(&settings.dir, how, colors),
+        CommandSettings::Human(how) => human::command(&settings.dir, how),
     }
 }
 
@@ -395,9 +403,16 @@ fn nothing_to_review(
             looked.join(", ")
         );
     } else {
-        let mut approved = match plan.skipped.len() - plan.waiting {
+        let human = plan.skipped.iter().filter(|s| s.awaiting_human).count();
+        let approved = match plan.skipped.len() - human - plan.waiting {
             0 => String::new(),
             n => format!("; {n} approved and still covered by that approval"),
+        };
+        let mut approved = match human {
+            0 => approved,
+            n => format!(
+                "{approved}; {n} approved by the model and waiting for a person (speed approve or speed reject)"
+            ),
         };
         if plan.waiting > 0 {
             approved.push_str(&format!(
@@ -526,6 +541,7 @@ fn run_reviews(
     progress.stop();
     let mut reports = plan.unreadable;
     reports.extend(reviewed);
+    human::after_reviews(ctx, &mut reports);
 
     let found = nits::collect(&reports);
     if let Err(err) = nits::merge_save(&ctx.root, &reports, &found) {

@@ -12,6 +12,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::render;
 
+pub mod fix;
+pub use fix::{FixAction, FixArgs, FixFormat};
 mod spec;
 pub use spec::{SpecAction, SpecArgs, SpecFormat, SpecReviewArgs};
 
@@ -32,10 +34,13 @@ pub mod limits {
     pub const MAX_ANSWER_BYTES: RangeInclusive<i64> = 1024..=(1 << 30);
     pub const DIFF_LINES: RangeInclusive<i64> = 1..=100_000_000;
     pub const DIFF_FILES: RangeInclusive<i64> = 1..=10_000_000;
-    /// A spec review's scores and minimums.
+    /// A score and its minimums: a spec review's, a quality dimension's,
+    /// `review.pass_score`.
     pub const SCORE: RangeInclusive<i64> = 0..=100;
     /// Reviews of a spec review session before it is blocked.
     pub const MAX_ITERATIONS: RangeInclusive<i64> = 1..=20;
+    /// A quality dimension's weight in the overall score.
+    pub const WEIGHT: RangeInclusive<i64> = 1..=100;
     /// A day: a model call or a check command that takes longer is stuck.
     pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
     pub const MAX_CONNECT_TIMEOUT_SECS: f64 = 600.0;
@@ -107,8 +112,22 @@ pub enum Command {
     /// task file and logs the decision; it covers the task's current head
     /// commit and no other.
     Override(OverrideArgs),
+    /// The fix queue: list, show, do, skip, prompt or run (an agent) the
+    /// fixes reviews found.
+    Fix(FixArgs),
     /// Review a draft spec before anyone implements it: `speed spec review`.
     Spec(SpecArgs),
+    /// Confirm a model's approval that waits for a person (review.human).
+    ///
+    /// Records who approved, at the commit the model reviewed; refused when
+    /// the branch moved since. Until then the task is not covered for the
+    /// merge hooks or batch mode.
+    Approve(ApproveArgs),
+    /// Turn down a model's approval that waits for a person (review.human).
+    ///
+    /// The task goes back to pending with the reason as its feedback, and
+    /// one more revision is counted.
+    Reject(RejectArgs),
     /// Print a shell completion script (bash, zsh or fish) on stdout.
     ///
     /// bash: `speed completions bash > ~/.local/share/bash-completion/completions/speed`;
@@ -366,6 +385,44 @@ pub struct OverrideArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The task whose approval to confirm.
+    #[arg(long = "task-id", value_name = "ID")]
+    pub task_id: String,
+
+    /// Its feature, when the id exists in several.
+    #[arg(long, value_name = "F")]
+    pub feature: Option<String>,
+
+    /// Who approves (required, logged).
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+
+    /// A note kept with the approval.
+    #[arg(long, value_name = "TEXT")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    /// The task whose approval to turn down.
+    #[arg(long = "task-id", value_name = "ID")]
+    pub task_id: String,
+
+    /// Its feature, when the id exists in several.
+    #[arg(long, value_name = "F")]
+    pub feature: Option<String>,
+
+    /// Who rejects (required, logged).
+    #[arg(long, value_name = "NAME")]
+    pub by: String,
+
+    /// What must change: written to the task as its review_feedback.
+    #[arg(long, value_name = "TEXT")]
+    pub reason: String,
+}
+
+#[derive(Debug, Args)]
 pub struct NitsArgs {
     /// Print the nits as JSON on stdout.
     #[arg(long)]
@@ -433,6 +490,7 @@ impl Cli {
             Command::Review(args) => args.output_format(),
             Command::Nits(args) if args.json => Format::Json,
             Command::Config(args) if args.json => Format::Json,
+            Command::Fix(args) if args.json() => Format::Json,
             Command::Spec(SpecArgs {
                 action: SpecAction::Review(args),
             }) if args.format == SpecFormat::Json => Format::Json,

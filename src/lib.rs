@@ -16,6 +16,8 @@
 //!   scores, the reviser, the session), on `prompt`, `llm` and `verdict`;
 //! - `work` (the subject of a review and its diff) and `ledger` (reports,
 //!   the log, the verdict cache, overrides), below both `review` and `hook`;
+//! - `fixes` (the fix queue a review's findings become, and `speed fix
+//!   run`'s agent in a temporary worktree), above `ledger`, below `review`;
 //! - `review` (the pipeline as named stages, deciding in one place) and
 //!   `hook` (the merge gate);
 //! - `render` prints reports, `cli` holds the clap types, `settings`
@@ -29,6 +31,7 @@ pub mod cli;
 pub mod defects;
 pub mod digest;
 pub mod exit;
+pub mod fixes;
 pub mod fsx;
 pub mod git;
 pub mod hook;

@@ -10,8 +10,10 @@
 //! which is what `speed config` prints: one code path decides both.
 
 mod file;
+mod fix;
 mod locate;
 mod merge;
+mod scoring;
 mod spec;
 
 use std::path::{Component, Path, PathBuf};
@@ -30,6 +32,7 @@ use crate::review::{self, Target};
 
 use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
+pub use fix::FixSettings;
 pub use locate::{MainFound, Origin, Repo};
 pub use merge::MergeView;
 pub use spec::SpecReviewSettings;
@@ -169,7 +172,21 @@ pub enum CommandSettings {
     Man,
     Hook(HookCommand),
     Override(Box<OverrideSettings>),
+    Fix(Box<FixSettings>),
     SpecReview(Box<SpecReviewSettings>),
+    /// `speed approve`, `speed reject`: a person's word on an approval.
+    Human(Box<HumanSettings>),
+}
+
+/// `speed approve` and `speed reject`.
+#[derive(Debug, Clone)]
+pub struct HumanSettings {
+    pub task_id: String,
+    pub feature: Option<String>,
+    /// Never blank.
+    pub by: String,
+    /// What they say; a rejection's reason is never blank.
+    pub say: crate::ledger::human::Say,
 }
 
 /// `speed hook …`. Install and uninstall need no configuration; a hook run
@@ -315,6 +332,36 @@ impl Settings {
                 };
                 (CommandSettings::Override(Box::new(settings)), notices)
             }
+            Command::Approve(args) => {
+                let note = args
+                    .note
+                    .map(|n| n.trim().to_string())
+                    .filter(|n| !n.is_empty());
+                let human = human_settings(
+                    args.task_id,
+                    args.feature,
+                    &args.by,
+                    crate::ledger::human::Say::Approve(note),
+                )?;
+                (CommandSettings::Human(Box::new(human)), Vec::new())
+            }
+            Command::Reject(args) => {
+                let reason = args.reason.trim().to_string();
+                if reason.is_empty() {
+                    return Err(Error::Flag {
+                        flag: "--reason",
+                        message: "a rejection needs a reason: it becomes the task's feedback"
+                            .to_string(),
+                    });
+                }
+                let human = human_settings(
+                    args.task_id,
+                    args.feature,
+                    &args.by,
+                    crate::ledger::human::Say::Reject(reason),
+                )?;
+                (CommandSettings::Human(Box::new(human)), Vec::new())
+            }
             Command::Nits(args) => {
                 // Nits use no configuration, but a file named on the command
                 // line is still checked rather than silently ignored.
@@ -326,6 +373,11 @@ impl Settings {
                     file::parse(&text, &Origin::Flag(path.clone()).describe(CONFIG_PATH))?;
                 }
                 (CommandSettings::Nits { json: args.json }, Vec::new())
+            }
+            Command::Fix(args) => {
+                let (fix, notices) =
+                    fix::resolve(args, repo, config_flag.as_deref(), &dir, env, &mut warnings)?;
+                (CommandSettings::Fix(Box::new(fix)), notices)
             }
             Command::Spec(args) => {
                 let cli::SpecAction::Review(args) = args.action;
@@ -365,6 +417,28 @@ impl ReviewSettings {
     pub fn json(&self) -> bool {
         self.format == Format::Json
     }
+}
+
+/// `speed approve` / `speed reject`: who must be named.
+fn human_settings(
+    task_id: String,
+    feature: Option<String>,
+    by: &str,
+    say: crate::ledger::human::Say,
+) -> Result<HumanSettings, Error> {
+    let by = by.trim();
+    if by.is_empty() {
+        return Err(Error::Flag {
+            flag: "--by",
+            message: "say who decides: it is recorded with the decision".to_string(),
+        });
+    }
+    Ok(HumanSettings {
+        task_id,
+        feature,
+        by: by.to_string(),
+        say,
+    })
 }
 
 fn all_notices(located: &locate::Located) -> Vec<String> {
@@ -459,6 +533,8 @@ fn review_settings(
             guardian: values.guardian,
             checks: values.checks,
             defect: values.defect,
+            scoring: values.scoring,
+            human: values.human,
             shard,
             provider_batch,
         },
@@ -531,6 +607,8 @@ struct Values {
     defect: defects::Limits,
     hook: hook::Policy,
     spec_review: crate::spec_review::Config,
+    scoring: crate::verdict::Scoring,
+    human: review::Human,
 }
 
 /// Picks each value by precedence and records where it came from.
@@ -611,6 +689,8 @@ impl Values {
             f.concurrency,
             DEFAULT_CONCURRENCY,
         );
+        let human = r.file("review.human", f.human, review::Human::default());
+        let scoring = scoring::scoring(&mut r, file);
 
         let guardian = guardian_values(&mut r, &file.guardian, flags, budget, env, warnings);
         let checks = checks_values(&mut r, &file.checks);
@@ -668,6 +748,8 @@ impl Values {
             checks,
             defect,
             hook,
+            scoring,
+            human,
         }
     }
 }
@@ -854,6 +936,7 @@ fn checks_values(r: &mut Recorder, f: &file::Checks) -> checks::Config {
                     Duration::from_secs(checks::DEFAULT_COMMAND_TIMEOUT_SECS),
                     Duration::from_secs_f64,
                 ),
+                tool: c.tool.clone(),
             })
             .collect()
     });

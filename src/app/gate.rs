@@ -501,6 +501,10 @@ fn covered_text(arrival: &Arrival, cover: &Cover) -> String {
             arrival.work.label(),
             short(head)
         ),
+        Cover::HumanApproved { by, .. } => format!(
+            "{} approved at {at}, confirmed by {by}",
+            arrival.work.label()
+        ),
     }
 }
 
@@ -517,6 +521,12 @@ fn miss_text(arrival: &Arrival) -> String {
             "the same diff was approved at {}, but {path} has changed on the main branch since",
             short(head)
         ),
+        Some(Miss::AwaitingHuman { at }) => format!(
+            "the model approved it ({at}), and the approval waits for a person (review.human): speed approve or speed reject"
+        ),
+        Some(Miss::HumanRejected { by, at }) => {
+            format!("a person ({by}) rejected the model's approval ({at})")
+        }
     };
     let mut text = format!(
         "\n  {}, branch {}, commit {}: {why}\n",
@@ -540,6 +550,12 @@ fn miss_text(arrival: &Arrival) -> String {
                 .as_deref()
                 .map(|f| format!(" --feature {}", quote(f)))
                 .unwrap_or_default();
+            if let Some(Miss::AwaitingHuman { .. }) = arrival.verdict.as_ref().err() {
+                text.push_str(&format!(
+                    "    confirm it:    speed approve --task-id {}{feature} --by \"…\"\n",
+                    quote(id)
+                ));
+            }
             text.push_str(&format!(
                 "    review it:     speed review --task-id {}{feature}\n    or accept it:  speed override --task-id {}{feature} --reason \"…\"\n",
                 quote(id),

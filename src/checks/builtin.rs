@@ -3,7 +3,7 @@
 //! Python file (outlined with tree-sitter). Pure: blobs come through a
 //! reader, findings go back as data.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use crate::git::{Diff, FileDiff, LineKind};
 use crate::impact::{self, Change, Confidence, Impact};
@@ -11,10 +11,10 @@ use crate::paths;
 use crate::secrets::DiffSecret;
 use crate::tasks::{Criterion, Scope};
 
-use super::measure;
 use super::outline::{self, Lang, Marker, Outline};
 use super::signature::{Call, CallSites, Callable};
-use super::{Check, Config, Finding};
+use super::{Check, Config, Finding, Severity};
+use super::{measure, weakened};
 
 /// Files above this size are generated or vendored: not outlined.
 const MAX_OUTLINE_BYTES: usize = 1 << 20;
@@ -146,6 +146,7 @@ impl Run<'_> {
                 file: file.map(str::to_string),
                 line,
                 message,
+                ..Finding::default()
             });
         }
     }
@@ -570,94 +571,52 @@ impl Run<'_> {
     }
 
     fn test_weakened(&mut self) {
-        if !self.on(Check::TestWeakened) {
+        let Some(severity) = self.config.severity(Check::TestWeakened) else {
             return;
-        }
+        };
         let files = &self.input.diff.files;
-        // Every test on the head side of the changed files, by name and body.
-        let mut head_names: HashSet<&str> = HashSet::new();
-        let mut head_bodies: HashSet<u64> = HashSet::new();
-        for o in self.sides.head.values() {
-            for t in &o.tests {
-                head_names.insert(t.name.as_str());
-                head_bodies.insert(t.body);
+        let mut compared = Vec::new();
+        for (i, file) in files.iter().enumerate() {
+            let (base, head) = (self.sides.base.get(&i), self.sides.head.get(&i));
+            let head_unread = head.is_none()
+                && !file.binary
+                && file.new_blob.is_some()
+                && Lang::of_path(&file.path).is_some();
+            if base.is_none() && head.is_none() {
+                continue;
             }
+            compared.push(weakened::File {
+                path: &file.path,
+                old_path: file.old_path.as_deref().unwrap_or(&file.path),
+                base,
+                head,
+                head_unread,
+                added: file_added_lines(file).collect(),
+            });
         }
-        let mut base_tests: HashMap<&str, (usize, &outline::TestFn)> = HashMap::new();
-        let mut findings = Vec::new();
-        // A file that holds as many tests as before had its tests rewritten
-        // along with the code they test, not deleted; a file with fewer had
-        // some deleted (another file adding tests does not bring them
-        // back), and the ones gone, by name and by body, are named.
-        let mut base_order: Vec<usize> = self.sides.base.keys().copied().collect();
-        base_order.sort_unstable();
-        for i in base_order {
-            let o = &self.sides.base[&i];
-            let file = &files[i];
-            let old_path = file.old_path.as_deref().unwrap_or(&file.path);
-            let before = o.tests.len();
-            let after = self.sides.head.get(&i).map_or(0, |h| h.tests.len());
-            for t in &o.tests {
-                base_tests.entry(t.name.as_str()).or_insert((i, t));
-                // Gone by name and by body: deleted, not renamed or moved.
-                if after < before
-                    && !head_names.contains(t.name.as_str())
-                    && !head_bodies.contains(&t.body)
-                {
-                    let path = if file.new_blob.is_some() {
-                        &file.path
-                    } else {
-                        old_path
-                    };
-                    findings.push((
-                        path.to_string(),
-                        None,
-                        format!(
-                            "Test {} ({old_path}:{} before this change) is deleted; the file holds {after} tests, {before} before.",
-                            t.name, t.line
-                        ),
-                    ));
-                }
-            }
-        }
-        // Newly skipped: skipped on the head side, run on the base side.
-        let mut skips: BTreeMap<(String, u32), Vec<&str>> = BTreeMap::new();
-        let mut head_order: Vec<usize> = self.sides.head.keys().copied().collect();
-        head_order.sort_unstable();
-        for i in head_order {
-            let file = &files[i];
-            let added: HashSet<u32> = file_added_lines(file).collect();
-            for t in &self.sides.head[&i].tests {
-                let Some(at) = t.skipped_at else { continue };
-                let was_run = base_tests
-                    .get(t.name.as_str())
-                    .is_some_and(|(_, b)| b.skipped_at.is_none());
-                if was_run && added.contains(&at) {
-                    skips
-                        .entry((file.path.clone(), at))
-                        .or_default()
-                        .push(t.name.as_str());
-                }
-            }
-        }
-        for ((path, line), names) in skips {
-            let what = if names.len() == 1 {
-                format!("Test {} is newly skipped", names[0])
+        let base_file = |path: &str| base_file(self.input, path);
+        let mut kinds = weakened::kinds(&side_outlines(files, &self.sides.base, false), &base_file);
+        kinds.extend(weakened::kinds(
+            &side_outlines(files, &self.sides.head, true),
+            self.input.head_file,
+        ));
+        let outcome = weakened::check(&compared, &kinds);
+        self.outcome.notices.extend(outcome.notices);
+        for f in outcome.found {
+            // A test added already skipped is minor at most.
+            let severity = if f.minor {
+                severity.max(Severity::Minor)
             } else {
-                format!(
-                    "{} tests are newly skipped ({})",
-                    names.len(),
-                    listed(names.iter().map(|n| n.to_string()))
-                )
+                severity
             };
-            findings.push((
-                path,
-                Some(line),
-                format!("{what}: it ran before this change."),
-            ));
-        }
-        for (file, line, message) in findings {
-            self.push(Check::TestWeakened, Some(&file), line, message);
+            self.outcome.findings.push(Finding {
+                check: Check::TestWeakened.name().to_string(),
+                severity,
+                file: Some(f.file),
+                line: f.line,
+                message: f.message,
+                ..Finding::default()
+            });
         }
     }
 
@@ -732,6 +691,43 @@ impl Run<'_> {
             );
         }
     }
+}
+
+/// The outlines of one side, in the diff's order, by that side's path.
+fn side_outlines<'a>(
+    files: &'a [FileDiff],
+    side: &'a HashMap<usize, Outline>,
+    head: bool,
+) -> Vec<(&'a str, &'a Outline)> {
+    let mut v: Vec<(&usize, &Outline)> = side.iter().collect();
+    v.sort_unstable_by_key(|x| *x.0);
+    v.into_iter()
+        .map(|(i, o)| {
+            let f = &files[*i];
+            let path = match (&f.old_path, head) {
+                (Some(old), false) => old.as_str(),
+                _ => f.path.as_str(),
+            };
+            (path, o)
+        })
+        .collect()
+}
+
+/// A file at the base commit by its path: a changed file's old blob;
+/// none for a path the diff adds; otherwise the head's, which the diff
+/// did not change.
+fn base_file(input: &Input, path: &str) -> Option<Vec<u8>> {
+    let files = &input.diff.files;
+    if let Some(f) = files
+        .iter()
+        .find(|f| f.old_blob.is_some() && f.old_path.as_deref().unwrap_or(&f.path) == path)
+    {
+        return f.old_blob.as_deref().and_then(|b| input.blobs.read(b).ok());
+    }
+    if files.iter().any(|f| f.path == path) {
+        return None;
+    }
+    (input.head_file)(path)
 }
 
 /// The last name of `Type::name` or `Class.name`.

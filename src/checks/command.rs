@@ -1,357 +1,45 @@
 //! Command checks (`[[checks.command]]`): a typecheck, a linter or the tests,
 //! run in a temporary checkout of the head commit, exported from git
-//! objects into a folder outside the repository and removed afterwards.
+//! objects into a folder outside the repository and removed afterwards
+//! (`checkout`, `running`).
 //!
 //! A command is an argument list run without a shell (write `sh -c` to
 //! have one), in its own process group, with no input, bounded by its
-//! timeout, after which the whole group is killed. A non-zero exit, a
-//! timeout, or a command that cannot start is a finding carrying the tail
-//! of its output, with secrets redacted.
+//! timeout, after which the whole group is killed. Without a `parser`, a
+//! non-zero exit, a timeout, or a command that cannot start is a finding
+//! carrying the tail of its output, with secrets redacted. With one, its
+//! output (or its `report` file) is read into located findings
+//! (`reading`), and those a line rule would waive are checked against the
+//! base commit (`baseline`).
 
-use std::collections::VecDeque;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::{Duration, Instant};
 
+use super::checkout::run_in;
+use super::messages::{Changed, MAX_FINDINGS};
 use super::{CommandCheck, Error, Finding};
-use crate::git::Repository;
-use crate::{interrupt, process};
+use crate::git::Diff;
 
-/// Output kept per command: the tail is what explains a failure.
-const KEPT_BYTES: usize = 64 * 1024;
-
-/// What a finding shows of the output.
-const SHOWN_LINES: usize = 40;
-const SHOWN_BYTES: usize = 4000;
-
-/// How often a running command's deadline is checked.
-const POLL: Duration = Duration::from_millis(20);
-
-/// How long to wait for output after the command exited (a grandchild
-/// holding the pipes open is killed with the group first).
-const DRAIN: Duration = Duration::from_secs(2);
+pub use super::reading::Ran;
 
 /// Export `head` into a temporary folder and run every command there, in
-/// order. The folder is removed when this returns.
+/// order. The folder is removed when this returns. (No diff: every
+/// located finding counts as the change's.)
 pub fn run_commands(
     root: &Path,
     head: &str,
     commands: &[CommandCheck],
 ) -> Result<Vec<Finding>, Error> {
-    if commands.is_empty() {
-        return Ok(Vec::new());
-    }
-    let checkout_err = |source| Error::Checkout {
-        commit: head.to_string(),
-        source,
-    };
-    let dir = tempfile::Builder::new()
-        .prefix("speed-check-")
-        .tempdir()
-        .map_err(checkout_err)?;
-    // Removed on Ctrl-C or SIGTERM too, after the command running in it is
-    // stopped (cleanups run newest first).
-    let checkout = dir.path().to_path_buf();
-    let _removed_on_interrupt = interrupt::on_interrupt(move || {
-        std::fs::remove_dir_all(&checkout).ok();
-    });
-    let repo = Repository::open(root)?;
-    let exported = repo.export(head, dir.path()).map_err(|e| match e {
-        crate::git::ExportError::Git(e) => Error::Git(e),
-        crate::git::ExportError::Write { path, source } => Error::Checkout {
-            commit: head.to_string(),
-            source: std::io::Error::new(source.kind(), format!("{path}: {source}")),
-        },
-    })?;
-    let short = &head[..head.len().min(10)];
-    let mut findings = Vec::new();
-    for command in commands {
-        let outcome = run_one(command, dir.path());
-        if let Some(problem) = outcome.problem() {
-            let mut message = format!(
-                "`{}` {problem} (in a checkout of {short}).",
-                command.run.join(" ")
-            );
-            if !exported.skipped.is_empty() {
-                message.push_str(&format!(
-                    " Not in the checkout: {}.",
-                    exported.skipped.join(", ")
-                ));
-            }
-            let tail = tail(&outcome.output);
-            if !tail.is_empty() {
-                message.push_str("\nLast lines of its output:\n");
-                message.push_str(&tail);
-            }
-            findings.push(Finding {
-                check: command.name.clone(),
-                severity: command.severity,
-                file: None,
-                line: None,
-                message,
-            });
-        }
-    }
-    // Removing it is part of the run: a folder left behind is reported.
-    dir.close().map_err(checkout_err)?;
-    Ok(findings)
+    let changed = Changed::everything();
+    Ok(run_in(root, head, commands, &changed, MAX_FINDINGS)?.findings)
 }
 
-/// How a command ended.
-#[derive(Debug)]
-struct Outcome {
-    ended: Ended,
-    output: Vec<u8>,
-}
-
-#[derive(Debug)]
-enum Ended {
-    Exited(ExitStatus),
-    TimedOut(Duration),
-    NotStarted(String),
-    Failed(String),
-}
-
-impl Outcome {
-    fn problem(&self) -> Option<String> {
-        match &self.ended {
-            Ended::Exited(status) if status.success() => None,
-            Ended::Exited(status) => Some(match status.code() {
-                Some(code) => format!("exited with status {code}"),
-                None => format!("was stopped ({status})"),
-            }),
-            Ended::TimedOut(after) => Some(format!(
-                "did not finish within {} and was killed",
-                humantime::format_duration(*after)
-            )),
-            Ended::NotStarted(why) => Some(format!("could not be started: {why}")),
-            Ended::Failed(why) => Some(format!("could not be run to the end: {why}")),
-        }
-    }
-}
-
-/// The last bytes written to stdout and stderr, interleaved as they came.
-#[derive(Default)]
-struct Tail {
-    bytes: VecDeque<u8>,
-}
-
-impl Tail {
-    fn push(&mut self, chunk: &[u8]) {
-        self.bytes.extend(chunk);
-        let over = self.bytes.len().saturating_sub(KEPT_BYTES);
-        self.bytes.drain(..over);
-    }
-}
-
-fn run_one(check: &CommandCheck, dir: &Path) -> Outcome {
-    let Some((program, args)) = check.run.split_first() else {
-        return Outcome {
-            ended: Ended::NotStarted("its `run` is empty".to_string()),
-            output: Vec::new(),
-        };
-    };
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // Its own process group, killed on Ctrl-C and when speed dies too.
-    let mut group = match process::Group::spawn(command) {
-        Ok(group) => group,
-        Err(e) => {
-            return Outcome {
-                ended: Ended::NotStarted(e.to_string()),
-                output: Vec::new(),
-            };
-        }
-    };
-    let child = group.child();
-    let tail = Arc::new(Mutex::new(Tail::default()));
-    let mut readers = Vec::new();
-    let streams: [Option<Box<dyn Read + Send>>; 2] = [
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    ];
-    for mut stream in streams.into_iter().flatten() {
-        let tail = Arc::clone(&tail);
-        readers.push(thread::spawn(move || {
-            let mut buf = [0u8; 8192];
-            loop {
-                match stream.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        if let Ok(mut t) = tail.lock() {
-                            t.push(&buf[..n]);
-                        }
-                    }
-                }
-            }
-        }));
-    }
-    let ended = wait(&mut group, check.timeout);
-    // Whatever the command left running in its group goes too: a stray
-    // server would keep the checkout busy and the pipes open.
-    let ended = match (ended, group.finish()) {
-        (Some(ended), _) => ended,
-        (None, Ok(status)) => Ended::Exited(status),
-        (None, Err(e)) => Ended::Failed(e.to_string()),
-    };
-    let deadline = Instant::now() + DRAIN;
-    for reader in readers {
-        while !reader.is_finished() && Instant::now() < deadline {
-            thread::sleep(POLL);
-        }
-        if reader.is_finished() {
-            reader.join().ok();
-        }
-    }
-    let output = tail
-        .lock()
-        .map(|t| t.bytes.iter().copied().collect())
-        .unwrap_or_default();
-    Outcome { ended, output }
-}
-
-/// Waits for the leader to exit (`None`; its status comes with reaping)
-/// or for the timeout.
-fn wait(group: &mut process::Group, timeout: Duration) -> Option<Ended> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match group.exited() {
-            Ok(true) => return None,
-            Ok(false) => {}
-            Err(e) => return Some(Ended::Failed(e.to_string())),
-        }
-        let now = Instant::now();
-        if now >= deadline {
-            return Some(Ended::TimedOut(timeout));
-        }
-        thread::sleep(POLL.min(deadline - now));
-    }
-}
-
-/// The last lines of the output, at most `SHOWN_LINES` and `SHOWN_BYTES`,
-/// with secrets redacted (a test run may print its environment).
-fn tail(output: &[u8]) -> String {
-    let text = String::from_utf8_lossy(output);
-    let text = text.trim_end();
-    let lines: Vec<&str> = text.lines().collect();
-    let from = lines.len().saturating_sub(SHOWN_LINES);
-    let mut shown = lines[from..].join("\n");
-    if shown.len() > SHOWN_BYTES {
-        let mut cut = shown.len() - SHOWN_BYTES;
-        while !shown.is_char_boundary(cut) {
-            cut += 1;
-        }
-        shown = format!("…{}", &shown[cut..]);
-    }
-    let context = crate::secrets::Context {
-        kind: crate::secrets::Kind::Config,
-        test: false,
-    };
-    crate::secrets::redact(&shown, context).text
-}
-
-#[cfg(all(test, unix))]
-mod tests {
-    use super::*;
-    use crate::severity::Severity;
-
-    fn check(run: &[&str], timeout_ms: u64) -> CommandCheck {
-        CommandCheck {
-            name: "probe".to_string(),
-            run: run.iter().map(|s| s.to_string()).collect(),
-            severity: Severity::Major,
-            timeout: Duration::from_millis(timeout_ms),
-        }
-    }
-
-    #[test]
-    fn success_is_no_problem() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = run_one(&check(&["true"], 5000), dir.path());
-        assert!(out.problem().is_none(), "{out:?}");
-    }
-
-    #[test]
-    fn a_failure_keeps_the_tail_of_both_streams() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = run_one(
-            &check(&["sh", "-c", "echo out; echo err >&2; pwd; exit 3"], 5000),
-            dir.path(),
-        );
-        assert_eq!(out.problem().as_deref(), Some("exited with status 3"));
-        let text = String::from_utf8_lossy(&out.output);
-        assert!(text.contains("out") && text.contains("err"), "{text}");
-        // It ran in the folder it was given.
-        let canonical = dir.path().canonicalize().unwrap();
-        assert!(text.contains(canonical.to_str().unwrap()), "{text}");
-    }
-
-    #[test]
-    fn no_shell_unless_asked() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = run_one(&check(&["echo", "$HOME", ";", "false"], 5000), dir.path());
-        assert!(out.problem().is_none());
-        assert_eq!(String::from_utf8_lossy(&out.output), "$HOME ; false\n");
-    }
-
-    #[test]
-    fn a_timeout_kills_the_whole_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("survivor");
-        let script = format!("(sleep 2; touch {}) & sleep 30", marker.display());
-        let started = Instant::now();
-        let out = run_one(&check(&["sh", "-c", &script], 300), dir.path());
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            started.elapsed()
-        );
-        assert_eq!(
-            out.problem().as_deref(),
-            Some("did not finish within 300ms and was killed")
-        );
-        thread::sleep(Duration::from_millis(2500));
-        assert!(
-            !marker.exists(),
-            "the background child survived the timeout"
-        );
-    }
-
-    #[test]
-    fn a_missing_program_is_a_problem_not_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let out = run_one(&check(&["speed-no-such-program"], 5000), dir.path());
-        assert!(
-            out.problem().unwrap().starts_with("could not be started"),
-            "{out:?}"
-        );
-    }
-
-    #[test]
-    fn the_tail_is_short_and_redacted() {
-        let mut output = String::new();
-        for i in 0..100 {
-            output.push_str(&format!("line {i}\n"));
-        }
-        output.push_str("AWS_SECRET_ACCESS_KEY=sW7pLq2vXk9RmT4nB8cYd1ZfHj3Ga6Ue5Io0Kp/+\n");
-        let shown = tail(output.as_bytes());
-        assert_eq!(shown.lines().count(), SHOWN_LINES);
-        assert!(shown.starts_with("line 61"), "{shown}");
-        assert!(!shown.contains("sW7pLq2v"), "{shown}");
-        assert!(shown.contains("[REDACTED:"), "{shown}");
-    }
+/// Run every command on the head commit of `diff`: findings on lines the
+/// diff did not touch are preexisting, and those that would block without
+/// that are looked for at the base commit (found there, they stay
+/// preexisting; not found, this change caused them).
+pub fn run(root: &Path, diff: &Diff, commands: &[CommandCheck]) -> Result<Ran, Error> {
+    let changed = Changed::of(diff);
+    let mut ran = run_in(root, &diff.head_commit, commands, &changed, MAX_FINDINGS)?;
+    super::baseline::confirm(root, &diff.base_commit, commands, &mut ran)?;
+    Ok(ran)
 }

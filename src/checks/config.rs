@@ -22,10 +22,11 @@ pub enum Check {
     TestWeakened,
     UntestedCriterion,
     LargeDiff,
+    Coordination,
 }
 
 impl Check {
-    pub const ALL: [Check; 9] = [
+    pub const ALL: [Check; 10] = [
         Check::EmptyDiff,
         Check::Scope,
         Check::BreakingChange,
@@ -35,6 +36,7 @@ impl Check {
         Check::TestWeakened,
         Check::UntestedCriterion,
         Check::LargeDiff,
+        Check::Coordination,
     ];
 
     /// The key in `[checks]` and the `check` of a finding.
@@ -49,6 +51,7 @@ impl Check {
             Check::TestWeakened => "test_weakened",
             Check::UntestedCriterion => "untested_criterion",
             Check::LargeDiff => "large_diff",
+            Check::Coordination => "coordination",
         }
     }
 
@@ -56,9 +59,11 @@ impl Check {
     pub fn default_severity(self) -> Severity {
         match self {
             Check::EmptyDiff | Check::Secret => Severity::Critical,
-            Check::Scope | Check::BreakingChange | Check::Placeholder | Check::TestWeakened => {
-                Severity::Major
-            }
+            Check::Scope
+            | Check::BreakingChange
+            | Check::Placeholder
+            | Check::TestWeakened
+            | Check::Coordination => Severity::Major,
             Check::DebugLeftover | Check::UntestedCriterion | Check::LargeDiff => Severity::Minor,
         }
     }
@@ -116,6 +121,9 @@ pub struct CommandCheck {
     pub severity: Severity,
     #[serde(rename = "timeout_secs", serialize_with = "seconds")]
     pub timeout: Duration,
+    /// How its output is read (parser, report, category, blocking).
+    #[serde(flatten)]
+    pub tool: super::Tool,
 }
 
 fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -129,7 +137,8 @@ mod tests {
     #[test]
     fn defaults_follow_the_contract() {
         let checks = Config::default();
-        assert_eq!(checks.levels.len(), 9);
+        assert_eq!(checks.levels.len(), 10);
+        assert_eq!(checks.severity(Check::Coordination), Some(Severity::Major));
         assert_eq!(checks.severity(Check::EmptyDiff), Some(Severity::Critical));
         assert_eq!(checks.severity(Check::Scope), Some(Severity::Major));
         assert_eq!(checks.severity(Check::DebugLeftover), Some(Severity::Minor));

@@ -3,7 +3,9 @@
 //! scope, a changed signature whose callers were not updated, a secret, a
 //! `todo!()` left in, a test newly skipped, …), and the commands a project
 //! configures (`[[checks.command]]`) run in a temporary checkout of the
-//! head commit.
+//! head commit, their output read by `parsers` into findings placed at a
+//! file, line and column (`messages`), preexisting ones confirmed against
+//! the base commit (`baseline`).
 //!
 //! Input is plain data: the diff (secrets already redacted), the task's
 //! scope and criteria, the impact analysis, and a blob reader. Output is a
@@ -11,12 +13,24 @@
 //! message. A check that cries wolf teaches people to ignore it: each one
 //! stands down wherever its fact is uncertain. Nothing here prints.
 
+pub mod assertions;
+mod baseline;
 pub mod builtin;
+mod checkout;
 pub mod command;
 pub mod config;
+pub mod coordination;
+pub mod macros;
 pub mod measure;
+pub mod messages;
 pub mod outline;
+pub mod parsers;
+mod reading;
+mod running;
 pub mod signature;
+pub mod skips;
+pub mod tool;
+pub mod weakened;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,30 +40,99 @@ pub use config::{
     Check, CommandCheck, Config, DEFAULT_COMMAND_SEVERITY, DEFAULT_COMMAND_TIMEOUT_SECS,
     DEFAULT_LARGE_DIFF_FILES, DEFAULT_LARGE_DIFF_LINES,
 };
+pub use tool::{Blocking, Category, Tool};
 
-/// One finding of a check.
+/// One finding of a check. The fields after `message` come from a tool's
+/// parsed output (`[[checks.command]]` with a `parser`) and are written
+/// only when set, so a built-in check's finding reads as it always did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     /// A built-in check's name, or a command check's configured name.
     pub check: String,
+    /// The command's `category` (typecheck, lint, test, …), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<Category>,
     pub severity: Severity,
     pub file: Option<String>,
     pub line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// The tool's own rule or code (`clippy::needless_return`, `F401`,
+    /// `TS2322`, a test's name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     pub message: String,
+    /// On a line the diff did not touch (and, when speed could check, also
+    /// found at the base commit): it does not block unless the command
+    /// says `blocking = "all"`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub preexisting: bool,
+    /// Shown, never blocking: the command says `blocking = false`, or the
+    /// finding is preexisting.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub advisory: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// The optional fields unset; `check`, `severity` and `message` are always
+/// given (`Finding { check, severity, file, line, message, ..Default::default() }`).
+impl Default for Finding {
+    fn default() -> Finding {
+        Finding {
+            check: String::new(),
+            category: None,
+            severity: Severity::Nit,
+            file: None,
+            line: None,
+            column: None,
+            rule: None,
+            message: String::new(),
+            preexisting: false,
+            advisory: false,
+        }
+    }
 }
 
 impl Finding {
     pub fn blocking(&self) -> bool {
-        self.severity.is_blocking()
+        self.severity.is_blocking() && !self.advisory
     }
 
-    /// `file:line`, `file`, or nothing, for messages.
+    /// `file:line:column`, `file:line`, `file`, or nothing, for messages.
     pub fn location(&self) -> Option<String> {
-        match (&self.file, self.line) {
-            (Some(f), Some(l)) => Some(format!("{f}:{l}")),
-            (Some(f), None) => Some(f.clone()),
+        match (&self.file, self.line, self.column) {
+            (Some(f), Some(l), Some(c)) => Some(format!("{f}:{l}:{c}")),
+            (Some(f), Some(l), None) => Some(format!("{f}:{l}")),
+            (Some(f), None, _) => Some(f.clone()),
             _ => None,
         }
+    }
+
+    /// The message as people and the model read it: the tool's rule first,
+    /// and why it does not block, when it does not.
+    pub fn text(&self) -> String {
+        let mut out = match &self.rule {
+            Some(rule) => format!("[{rule}] "),
+            None => String::new(),
+        };
+        let (first, rest) = match self.message.split_once('\n') {
+            Some((first, rest)) => (first, Some(rest)),
+            None => (self.message.as_str(), None),
+        };
+        out.push_str(first);
+        if self.preexisting {
+            out.push_str(" (preexisting: on a line this change does not touch; it does not block)");
+        } else if self.advisory {
+            out.push_str(" (advisory: this check does not block)");
+        }
+        if let Some(rest) = rest {
+            out.push('\n');
+            out.push_str(rest);
+        }
+        out
     }
 }
 

@@ -2,12 +2,17 @@
 //! test functions (and whether each is skipped), the regions that are test
 //! code, and the markers a change can leave behind (`todo!()`, `dbg!`,
 //! `breakpoint()`, a body that is only `pass`). Parsed with tree-sitter,
-//! so a marker in a comment or a string is not a marker.
+//! so a marker in a comment or a string is not a marker. Each test's
+//! assertions are counted by `assertions`; tests a Rust project declares
+//! through its own macros are only candidates here (`macro_calls`), known
+//! once `macros` has read the definitions.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{Hash, Hasher};
 
 use tree_sitter::{Node, Parser};
+
+use super::assertions::{self, Assertion};
+use super::{macros, skips};
 
 /// A test function.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,9 +23,19 @@ pub struct TestFn {
     /// Where the test is skipped or ignored (`#[ignore]`, `@pytest.mark.skip`,
     /// a skipped class), if it is.
     pub skipped_at: Option<u32>,
+    /// The skip holds only under a condition (`skipif(sys.platform ==
+    /// "win32")`): the test runs elsewhere.
+    pub skip_conditional: bool,
     /// A hash of its body's text without blanks: the same body under
     /// another name is a rename, not a deletion.
     pub body: u64,
+    /// Its assertions, and in Rust every macro it calls (see
+    /// `assertions`).
+    pub assertions: Vec<Assertion>,
+    /// The functions it calls, by last name (`assertions::calls`).
+    pub calls: Vec<String>,
+    /// Its body's lines, hashed (`assertions::line_hashes`).
+    pub lines: Vec<u64>,
 }
 
 /// What a marker is.
@@ -84,6 +99,17 @@ pub struct Outline {
     /// Flask(App)` gives `App`): a base class's `raise NotImplementedError`
     /// method is abstract when another file derives from it.
     pub bases: HashSet<String>,
+    /// Rust: item-level macro calls whose first argument is a name, each a
+    /// test if its macro declares one.
+    pub macro_calls: Vec<macros::Call>,
+    /// Rust: the macros this file defines that declare tests or assert.
+    pub macros: macros::Kinds,
+    /// The parse met a syntax error: a test may be hidden in it.
+    pub syntax_error: bool,
+    /// The functions of this file that are not tests but assert, by
+    /// name, with their assertions: a test calling one asserts through it.
+    /// A name defined twice is left out (which one is called is unknown).
+    pub helpers: HashMap<String, Vec<Assertion>>,
 }
 
 impl Outline {
@@ -123,8 +149,14 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
     let tree = parser.parse(text, None)?;
     let mut out = Outline::default();
     let src = text.as_bytes();
+    out.syntax_error = tree.root_node().has_error();
     match lang {
-        Lang::Rust => rust::walk(tree.root_node(), src, &mut out),
+        Lang::Rust => {
+            rust::walk(tree.root_node(), src, &mut out);
+            if text.contains("macro_rules!") {
+                out.macros = macros::definitions(tree.root_node(), src, is_test_attribute);
+            }
+        }
         Lang::Python => {
             let mut walker = python::Walker {
                 src,
@@ -140,6 +172,11 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
     }
     out.callables = super::signature::callables(lang, tree.root_node(), src);
     out.defined = super::signature::defined(lang, tree.root_node(), src);
+    // Helpers matter to a file's tests only: most changed files have none.
+    if !out.tests.is_empty() {
+        let tests: HashSet<u32> = out.tests.iter().map(|t| t.line).collect();
+        out.helpers = assertions::helpers(tree.root_node(), src, lang == Lang::Python, &tests);
+    }
     out.imported = super::signature::imports(lang, tree.root_node(), src);
     Some(out)
 }
@@ -178,16 +215,14 @@ fn deliberate(message: &str) -> bool {
         .any(|w| m.contains(w))
 }
 
+/// Whether a Rust attribute (without `#[…]`) makes its function a test.
+pub fn is_test_attribute(attr: &str) -> bool {
+    rust::is_test_attr(attr)
+}
+
 /// A hash of a node's text with all whitespace removed.
-fn body_hash(node: Node, src: &[u8]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    for b in src[node.byte_range()]
-        .iter()
-        .filter(|b| !b.is_ascii_whitespace())
-    {
-        b.hash(&mut h);
-    }
-    h.finish()
+pub fn body_hash(node: Node, src: &[u8]) -> u64 {
+    assertions::hash_text(&src[node.byte_range()])
 }
 
 mod rust {
@@ -221,7 +256,7 @@ mod rust {
     /// any of them behind a condition (`#[cfg_attr(not(wasm),
     /// tokio::test(flavor = "multi_thread"))]`): the function is a test on
     /// some target, and rewriting its attribute that way deletes nothing.
-    fn is_test_attr(attr: &str) -> bool {
+    pub fn is_test_attr(attr: &str) -> bool {
         if let Some(inner) = cfg_attr_inner(attr) {
             return inner.into_iter().any(is_test_attr);
         }
@@ -329,6 +364,27 @@ mod rust {
                         }
                     }
                 }
+                "macro_invocation" | "expression_statement" => {
+                    let call = if child.kind() == "expression_statement" {
+                        child
+                            .named_child(0)
+                            .filter(|c| c.kind() == "macro_invocation")
+                    } else {
+                        Some(child)
+                    };
+                    // A candidate test of a project macro; the tests
+                    // written inside (`proptest! { #[test] fn … }`).
+                    if let Some(call) = call {
+                        out.macro_calls.extend(macros::call(call, src, path));
+                        for (t, end) in macros::inner_tests(call, src, path, is_test_attr) {
+                            if !in_test {
+                                out.test_regions.push((t.line, end));
+                            }
+                            out.tests.push(t);
+                        }
+                    }
+                    markers(child, src, out, None)
+                }
                 _ => markers(child, src, out, None),
             }
         }
@@ -360,19 +416,27 @@ mod rust {
         };
         let attrs = attributes(node, src);
         if attrs.iter().any(|(a, _)| is_test_attr(a)) {
-            let skipped_at = attrs
-                .iter()
-                .find(|(a, _)| {
-                    a == "ignore" || a.starts_with("ignore ") || a.starts_with("ignore=")
-                })
-                .map(|a| a.1);
+            let skipped_at = attrs.iter().find(|(a, _)| skips::rust(a)).map(|a| a.1);
+            let body = node.child_by_field_name("body");
+            let mut found = body.map(|b| assertions::rust(b, src)).unwrap_or_default();
+            found.extend(
+                attrs
+                    .iter()
+                    .filter_map(|(a, _)| assertions::should_panic(a)),
+            );
             out.tests.push(TestFn {
                 name: qualified.clone(),
                 line: line(node),
                 skipped_at,
-                body: node
-                    .child_by_field_name("body")
-                    .map_or(0, |b| body_hash(b, src)),
+                skip_conditional: false,
+                body: body.map_or(0, |b| body_hash(b, src)),
+                assertions: found,
+                calls: body
+                    .map(|b| assertions::calls(b, src, false))
+                    .unwrap_or_default(),
+                lines: body
+                    .map(|b| assertions::line_hashes(b, src))
+                    .unwrap_or_default(),
             });
             if !in_test {
                 let start = attrs.iter().map(|a| a.1).min().unwrap_or(line(node));
@@ -527,13 +591,16 @@ mod python {
     pub struct Scope {
         /// Enclosing class name, if directly in a class body.
         pub class: Option<String>,
+        /// The same with the classes it is nested in (`TestA.TestB`).
+        pub class_path: Option<String>,
         /// The class is a test case: its `test*` methods are tests.
         pub test_class: bool,
         /// The class is an interface (a Protocol or ABC): bodies of `...`
         /// and `pass` there are declarations.
         pub interface: bool,
-        /// A skip decorator on the class, applying to its tests.
-        pub class_skip: Option<u32>,
+        /// A skip decorator on the class, applying to its tests: its line,
+        /// and whether it holds only under a condition.
+        pub class_skip: Option<(u32, bool)>,
         /// Inside a function (nested definitions are not tests).
         pub function: Option<String>,
         /// Under `if TYPE_CHECKING:`, where bodies are declarations.
@@ -570,29 +637,6 @@ mod python {
         ]
         .iter()
         .any(|w| n.contains(w))
-    }
-
-    /// Decorators that make a test skipped.
-    fn is_skip(decorator: &str) -> bool {
-        let d = decorator.trim_start_matches('@').trim();
-        let path = d.split('(').next().unwrap_or(d).trim();
-        matches!(
-            path,
-            "pytest.mark.skip"
-                | "pytest.mark.skipif"
-                | "pytest.mark.xfail"
-                | "mark.skip"
-                | "mark.skipif"
-                | "mark.xfail"
-                | "unittest.skip"
-                | "unittest.skipIf"
-                | "unittest.skipUnless"
-                | "unittest.expectedFailure"
-                | "skip"
-                | "skipIf"
-                | "skipUnless"
-                | "expectedFailure"
-        )
     }
 
     /// Decorators that make a body a declaration, not a placeholder.
@@ -732,18 +776,24 @@ mod python {
                             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
                             .any(|w| w == *b)
                     });
+                // In a test file, Django's `FooTests(BarTests)` too.
+                let named = |n: &str| n.ends_with("Test") || n.ends_with("Tests");
                 let test_class = scope.function.is_none()
                     && (name.starts_with("Test")
                         || bases.contains("TestCase")
-                        || (self.test_file && name.ends_with("Test")));
+                        || (self.test_file
+                            && (named(&name) || bases.split([',', '(', ')', ' ']).any(named))));
                 let inner = Scope {
                     class: Some(name.clone()),
+                    class_path: Some(match &scope.class_path {
+                        Some(outer) => format!("{outer}.{name}"),
+                        None => name.clone(),
+                    }),
                     test_class,
                     interface,
                     class_skip: decorators
                         .iter()
-                        .find(|(d, _)| is_skip(d))
-                        .map(|d| d.1)
+                        .find_map(|(d, l)| skips::python(d).map(|c| (*l, c)))
                         .or(scope.class_skip),
                     function: scope.function.clone(),
                     type_checking: scope.type_checking,
@@ -751,7 +801,7 @@ mod python {
                 self.block(body, &inner);
                 return;
             }
-            let qualified = match &scope.class {
+            let qualified = match &scope.class_path {
                 Some(class) => format!("{class}.{name}"),
                 None => name.clone(),
             };
@@ -759,16 +809,19 @@ mod python {
                 && name.starts_with("test")
                 && ((self.test_file && scope.class.is_none()) || scope.test_class);
             if is_test {
-                let skipped_at = decorators
+                let skip = decorators
                     .iter()
-                    .find(|(d, _)| is_skip(d))
-                    .map(|d| d.1)
+                    .find_map(|(d, l)| skips::python(d).map(|c| (*l, c)))
                     .or(scope.class_skip);
                 self.out.tests.push(TestFn {
                     name: qualified.clone(),
                     line: line(def),
-                    skipped_at,
+                    skipped_at: skip.map(|s| s.0),
+                    skip_conditional: skip.is_some_and(|s| s.1),
                     body: body_hash(body, self.src),
+                    assertions: assertions::python(body, self.src),
+                    calls: assertions::calls(body, self.src, true),
+                    lines: assertions::line_hashes(body, self.src),
                 });
                 if !self.test_file {
                     self.out.test_regions.push((start, end_line(def)));
@@ -783,6 +836,7 @@ mod python {
             }
             let inner = Scope {
                 class: None,
+                class_path: None,
                 test_class: false,
                 interface: false,
                 class_skip: None,
@@ -1082,6 +1136,23 @@ class Other:
                 ("test_a", None),
                 ("test_b", Some(7)),
                 ("TestThing.test_c", Some(14)),
+            ]
+        );
+    }
+
+    #[test]
+    fn python_test_classes_by_django_names_and_nesting() {
+        let o = python(
+            "class DateFunctionTests(TestCase):\n    def test_a(self):\n        pass\n\n\nclass WithTimeZoneTests(DateFunctionTests):\n    def test_b(self):\n        pass\n\n    class TestInner:\n        def test_c(self):\n            pass\n\n\nclass Helpers:\n    def test_no(self):\n        pass\n",
+            true,
+        );
+        let names: Vec<&str> = o.tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "DateFunctionTests.test_a",
+                "WithTimeZoneTests.test_b",
+                "WithTimeZoneTests.TestInner.test_c"
             ]
         );
     }

@@ -10,7 +10,9 @@
 //!
 //! Covered means: a review approved this commit (or a person overrode its
 //! review), or a review approved the same diff against spec documents that
-//! are unchanged on the main branch. It reads git objects, task and defect
+//! are unchanged on the main branch. An approval that waits for a person
+//! (`review.human`) covers nothing until `speed approve` confirms it at
+//! that commit. It reads git objects, task and defect
 //! files, the verdict cache and the review log; never an index, a tokenizer
 //! or a model.
 
@@ -58,6 +60,8 @@ pub enum Cover {
     /// A review of `head` approved the same diff, and its spec documents
     /// are unchanged.
     SameDiff { head: String, at: String },
+    /// A person confirmed the model's approval (`speed approve`).
+    HumanApproved { by: String, at: String },
 }
 
 /// Why a commit is not covered.
@@ -76,6 +80,16 @@ pub enum Miss {
     SpecChanged {
         path: String,
         head: String,
+    },
+    /// The model approved, and the approval waits for a person
+    /// (`review.human`): `speed approve` or `speed reject`.
+    AwaitingHuman {
+        at: String,
+    },
+    /// A person turned the model's approval down (`speed reject`).
+    HumanRejected {
+        by: String,
+        at: String,
     },
 }
 
@@ -325,6 +339,9 @@ impl Gate<'_> {
             return Err(Miss::NeverReviewed);
         };
         match last.decision {
+            Decision::Approve if last.awaiting_human => Err(Miss::AwaitingHuman {
+                at: last.at.clone(),
+            }),
             Decision::Approve => match self.changed_spec(last) {
                 None => Ok(Cover::SameDiff {
                     head: last.head_commit.clone(),
@@ -338,7 +355,12 @@ impl Gate<'_> {
             Decision::RequestChanges => Err(Miss::ChangesRequested {
                 at: last.at.clone(),
             }),
-            Decision::ChecksPassed | Decision::Override => Err(Miss::NeverReviewed),
+            // Not kept by diff: a person's word covers the head it was given at.
+            Decision::ChecksPassed
+            | Decision::Override
+            | Decision::HumanApprove
+            | Decision::HumanReject
+            | Decision::Skipped => Err(Miss::NeverReviewed),
         }
     }
 
@@ -365,9 +387,11 @@ impl Gate<'_> {
 }
 
 /// What the records at a head say: an override covers whatever was
-/// reviewed; otherwise the latest review that judged the spec decides (an
-/// offline review's `checks_passed` neither covers nor revokes, and only
-/// says why nothing covers a head no model judged).
+/// reviewed; otherwise the latest review that judged the spec, or a
+/// person's word on its approval, decides (an offline review's
+/// `checks_passed` and a person's skip neither cover nor revoke; the
+/// former says why nothing covers a head no model judged). An approval
+/// that waits for a person covers nothing.
 fn decide_at_head(found: &verdicts::Found) -> Result<Cover, Miss> {
     if let Some(r) = found
         .records
@@ -385,15 +409,34 @@ fn decide_at_head(found: &verdicts::Found) -> Result<Cover, Miss> {
         .records
         .iter()
         .rev()
-        .find(|r| r.decision != Decision::ChecksPassed);
-    match (judged, found.records.last()) {
-        (Some(r), _) if r.decision == Decision::Approve => Ok(Cover::Approved {
-            at: r.at.clone(),
+        .find(|r| !matches!(r.decision, Decision::ChecksPassed | Decision::Skipped));
+    let checked = found
+        .records
+        .iter()
+        .rev()
+        .find(|r| r.decision == Decision::ChecksPassed);
+    let at = |r: &Record| r.at.clone();
+    match judged {
+        Some(r) if r.decision == Decision::Approve && r.awaiting_human => {
+            Err(Miss::AwaitingHuman { at: at(r) })
+        }
+        Some(r) if r.decision == Decision::Approve => Ok(Cover::Approved {
+            at: at(r),
             source: found.source,
         }),
-        (Some(r), _) => Err(Miss::ChangesRequested { at: r.at.clone() }),
-        (None, Some(r)) => Err(Miss::OnlyChecks { at: r.at.clone() }),
-        (None, None) => Err(Miss::NeverReviewed),
+        Some(r) if r.decision == Decision::HumanApprove => Ok(Cover::HumanApproved {
+            by: r.by.clone().unwrap_or_default(),
+            at: at(r),
+        }),
+        Some(r) if r.decision == Decision::HumanReject => Err(Miss::HumanRejected {
+            by: r.by.clone().unwrap_or_default(),
+            at: at(r),
+        }),
+        Some(r) => Err(Miss::ChangesRequested { at: at(r) }),
+        None => match checked {
+            Some(r) => Err(Miss::OnlyChecks { at: at(r) }),
+            None => Err(Miss::NeverReviewed),
+        },
     }
 }
 
@@ -434,6 +477,7 @@ mod tests {
                     by: Some("Ann".into()),
                     reason: Some("why".into()),
                     via: None,
+                    awaiting_human: false,
                 })
                 .collect(),
             source: Source::Cache,
@@ -470,6 +514,46 @@ mod tests {
             Err(Miss::ChangesRequested { at: "t0".into() })
         );
         assert_eq!(decide_at_head(&found(&[])), Err(Miss::NeverReviewed));
+    }
+
+    #[test]
+    fn an_approval_waiting_for_a_person_covers_only_once_a_person_approves() {
+        use Decision::*;
+        let mut waiting = found(&[Approve]);
+        waiting.records[0].awaiting_human = true;
+        assert_eq!(
+            decide_at_head(&waiting),
+            Err(Miss::AwaitingHuman { at: "t0".into() })
+        );
+        let mut more = found(&[Approve, Skipped, HumanApprove]);
+        more.records[0].awaiting_human = true;
+        assert_eq!(
+            decide_at_head(&more),
+            Ok(Cover::HumanApproved {
+                by: "Ann".into(),
+                at: "t2".into()
+            })
+        );
+        // A skip changes nothing; a rejection revokes.
+        let mut skipped = found(&[Approve, Skipped]);
+        skipped.records[0].awaiting_human = true;
+        assert!(matches!(
+            decide_at_head(&skipped),
+            Err(Miss::AwaitingHuman { .. })
+        ));
+        let mut rejected = found(&[Approve, HumanReject]);
+        rejected.records[0].awaiting_human = true;
+        assert!(matches!(
+            decide_at_head(&rejected),
+            Err(Miss::HumanRejected { .. })
+        ));
+        // A new review awaiting a person after a person's approval: waits again.
+        let mut again = found(&[Approve, HumanApprove, Approve]);
+        again.records[2].awaiting_human = true;
+        assert!(matches!(
+            decide_at_head(&again),
+            Err(Miss::AwaitingHuman { .. })
+        ));
     }
 
     #[test]

@@ -29,10 +29,14 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
         "hashes": report.hashes,
         "guardian": report.guardian.status,
         "overrules": report.overrules.iter().map(|o| o.rule).collect::<Vec<_>>(),
+        "overall_score": report.scores.as_ref().map(|s| s.overall),
         "duration_ms": report.duration_ms,
         "report": report.report_path,
         "error": report.error,
     });
+    if let (Some(human), Value::Object(map)) = (&report.human_review, &mut line) {
+        map.insert("human_review".to_string(), json!(human.status));
+    }
     if let (Some(defect), Value::Object(map)) = (&report.defect, &mut line) {
         map.insert("defect".to_string(), json!(defect.name));
         if let Some(found) = &defect.speed {

@@ -1,4 +1,5 @@
-//! The ledger of what was decided: review reports and their log, the
+//! The ledger of what was decided: review reports (each with a Markdown
+//! summary beside it) and their log, a person's review of an approval, the
 //! verdict cache per head commit, the nits of approvals, and a person's
 //! overrides, all under `.speed/` and written through `fsx` (atomic,
 //! confined, through the secrets safety net). Below both `review` (which
@@ -6,12 +7,14 @@
 //! it decides nothing and calls no model.
 
 pub mod batches;
+pub mod human;
 pub mod locks;
 pub mod log;
 pub mod nits;
 pub mod overrides;
 pub mod report;
 pub mod reports;
+pub mod summary;
 pub mod verdicts;
 
 use std::path::{Path, PathBuf};
@@ -46,6 +49,9 @@ pub enum Error {
     BeingReviewed { subject: String, holder: String },
     #[error("speed was interrupted before this review was recorded: nothing was changed")]
     Interrupted,
+    /// A person's decision that cannot be taken as asked, and why.
+    #[error("{0}")]
+    Refused(String),
 }
 
 /// The folder every write of speed's is confined to.

@@ -81,6 +81,7 @@ pub fn override_task(
         "reviewed_at",
         "review_feedback",
         "override",
+        "human_review",
     ]
     .iter()
     .filter_map(|key| task.raw.get(*key).map(|v| (key.to_string(), v.clone())))
@@ -100,6 +101,10 @@ pub fn override_task(
         task.raw
             .insert("reviewed_diff".to_string(), Value::String(diff.clone()));
         task.reviewed_diff = Some(diff.clone());
+    }
+    // A person's review the approval waited for is answered by this one.
+    if task.raw.get("human_review").is_some_and(|h| !h.is_null()) {
+        task.raw.insert("human_review".to_string(), Value::Null);
     }
     task.raw.insert(
         "override".to_string(),
@@ -215,5 +220,6 @@ fn record(
         by: Some(decider.by.clone()),
         reason: Some(decider.reason.clone()),
         via: Some(decider.via.clone()),
+        awaiting_human: false,
     })
 }

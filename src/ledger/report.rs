@@ -24,6 +24,9 @@ pub struct Report {
     pub verdict: Option<verdict::Kind>,
     pub model_verdict: Option<verdict::Kind>,
     pub overrules: Vec<verdict::Overrule>,
+    /// The quality scores against speed's thresholds; None when no
+    /// dimension was rated (none configured, no model, no answer).
+    pub scores: Option<verdict::Scores>,
     pub review: Option<Verdict>,
     pub quotes: Vec<verdict::QuoteCheck>,
     /// Every location the verdict cites, checked against the diff and the
@@ -48,6 +51,12 @@ pub struct Report {
     pub feedback: Option<String>,
     /// Where the full report was saved, relative to the repository root.
     pub report_path: Option<String>,
+    /// Its Markdown summary beside it.
+    pub summary_path: Option<String>,
+    /// A person's part once the model approved (`review.human`): pending
+    /// until `speed approve` or `speed reject`, or what they decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub human_review: Option<HumanReview>,
     pub notices: Vec<String>,
     /// A defect-fix review: the defect, speed's findings beside the model's.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -106,6 +115,7 @@ impl Report {
             verdict: None,
             model_verdict: None,
             overrules: Vec::new(),
+            scores: None,
             review: None,
             quotes: Vec::new(),
             evidence: Vec::new(),
@@ -122,6 +132,8 @@ impl Report {
             error: None,
             feedback: None,
             report_path: None,
+            summary_path: None,
+            human_review: None,
             notices: Vec::new(),
             defect: subject
                 .defect()
@@ -145,6 +157,36 @@ impl Report {
             (None, Some(defect)) => format!("defect {}", defect.name),
             (None, None) => format!("branch {}", self.branch),
         }
+    }
+}
+
+/// A person's review of a model's approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HumanReview {
+    /// pending | approved | rejected | skipped
+    pub status: String,
+    /// Who decided (empty while pending).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub by: String,
+    /// When it was asked for, or decided.
+    pub at: String,
+    /// The note of an approval, the reason of a rejection or a skip.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
+impl HumanReview {
+    pub fn pending(at: &str) -> HumanReview {
+        HumanReview {
+            status: "pending".to_string(),
+            by: String::new(),
+            at: at.to_string(),
+            reason: String::new(),
+        }
+    }
+
+    pub fn is_pending(&self) -> bool {
+        self.status == "pending"
     }
 }
 
@@ -265,10 +307,26 @@ pub struct Evidence {
     pub decision: Option<Decision>,
     pub sections: Vec<crate::prompt::SectionAccount>,
     pub spec_sources: Vec<String>,
+    /// The files the change touches, for the summary.
+    pub changes: Vec<Change>,
+    /// What the subject asks, one line each (its description, its
+    /// criteria), for the summary; redacted like the subject.
+    #[serde(skip)]
+    pub asked: Vec<String>,
     /// What the secrets safety net replaced so far (prompts, answers): each
     /// becomes a `secret` finding of the report.
     #[serde(skip)]
     pub leaks: Vec<crate::secrets::net::Leak>,
+}
+
+/// A changed file, as a review's summary lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Change {
+    pub path: String,
+    /// added | modified | deleted | renamed | copied | type_change
+    pub status: String,
+    pub additions: usize,
+    pub deletions: usize,
 }
 
 /// What a defect-fix report adds: the defect, speed's findings and the

@@ -55,6 +55,13 @@ pub enum Decision {
     /// A person accepted the work despite its review (`speed override`, or a
     /// hook bypassed with a reason).
     Override,
+    /// A person confirmed a model's approval that waited for one
+    /// (`review.human`, `speed approve`).
+    HumanApprove,
+    /// A person turned a model's approval down (`speed reject`).
+    HumanReject,
+    /// A person was asked and decided nothing: the approval still waits.
+    Skipped,
 }
 
 impl Decision {
@@ -64,6 +71,9 @@ impl Decision {
             "request_changes" => Some(Decision::RequestChanges),
             "checks_passed" => Some(Decision::ChecksPassed),
             "override" => Some(Decision::Override),
+            "human_approve" => Some(Decision::HumanApprove),
+            "human_reject" => Some(Decision::HumanReject),
+            "skipped" => Some(Decision::Skipped),
             _ => None,
         }
     }
@@ -74,7 +84,18 @@ impl Decision {
             Decision::RequestChanges => "request_changes",
             Decision::ChecksPassed => "checks_passed",
             Decision::Override => "override",
+            Decision::HumanApprove => "human_approve",
+            Decision::HumanReject => "human_reject",
+            Decision::Skipped => "skipped",
         }
+    }
+
+    /// A person's word on a model's approval, rather than a review's.
+    pub fn is_human(self) -> bool {
+        matches!(
+            self,
+            Decision::HumanApprove | Decision::HumanReject | Decision::Skipped
+        )
     }
 }
 
@@ -113,6 +134,10 @@ pub struct Record {
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
+    /// An approval that waits for a person (`review.human`): it covers
+    /// nothing until a `HumanApprove` record of the same head.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub awaiting_human: bool,
 }
 
 impl Record {
@@ -162,6 +187,7 @@ impl Record {
             by: text("by"),
             reason: text("reason"),
             via: text("via"),
+            awaiting_human: line.get("human_review").and_then(Value::as_str) == Some("pending"),
         })
     }
 }
@@ -297,6 +323,7 @@ impl Store {
             });
         };
         self.append(&head, std::slice::from_ref(record))?;
+        // A person's word is on one head, like an override: not on a diff.
         let reviewed = matches!(
             record.decision,
             Decision::Approve | Decision::RequestChanges
@@ -417,6 +444,7 @@ pub fn keep_review(root: &Path, work: Option<Work>, report: &Report, specs: &[Do
         by: None,
         reason: None,
         via: None,
+        awaiting_human: report.human_review.as_ref().is_some_and(|h| h.is_pending()),
     };
     if let Err(err) = Store::open(root).add(&record) {
         tracing::warn!("the verdict cache was not updated: {err}");
@@ -543,6 +571,7 @@ mod tests {
             by: None,
             reason: None,
             via: None,
+            awaiting_human: false,
         }
     }
 

@@ -53,6 +53,8 @@ pub struct Finding {
     pub file: Option<String>,
     pub line: Option<u64>,
     pub end_line: Option<u64>,
+    /// The column a tool gave, kept only beside a line.
+    pub column: Option<u64>,
     pub message: String,
     /// What to do about it, when the finding says.
     pub suggestion: Option<String>,
@@ -66,6 +68,7 @@ impl Finding {
             file: None,
             line: None,
             end_line: None,
+            column: None,
             message,
             suggestion: None,
         }
@@ -77,6 +80,12 @@ impl Finding {
             .filter(|f| !f.is_empty())
             .map(str::to_string);
         self.line = line.filter(|l| *l > 0 && self.file.is_some());
+        self
+    }
+
+    /// The column, kept only beside a line.
+    fn column(mut self, column: Option<u64>) -> Finding {
+        self.column = column.filter(|c| *c > 0 && self.line.is_some());
         self
     }
 
@@ -92,11 +101,12 @@ impl Finding {
         self
     }
 
-    /// `path:line`, `path`, or None.
+    /// `path:line:column`, `path:line`, `path`, or None.
     pub fn place(&self) -> Option<String> {
-        match (&self.file, self.line) {
-            (Some(file), Some(line)) => Some(format!("{file}:{line}")),
-            (Some(file), None) => Some(file.clone()),
+        match (&self.file, self.line, self.column) {
+            (Some(file), Some(line), Some(column)) => Some(format!("{file}:{line}:{column}")),
+            (Some(file), Some(line), None) => Some(format!("{file}:{line}")),
+            (Some(file), None, _) => Some(file.clone()),
             _ => None,
         }
     }
@@ -116,13 +126,16 @@ pub fn of(report: &Report) -> Vec<Finding> {
         ));
     }
     for check in &report.checks {
+        // What does not block (preexisting, or a check that never blocks)
+        // is at most a warning.
+        let level = match Level::of(check.severity) {
+            Level::Error if !check.blocking() => Level::Warning,
+            level => level,
+        };
         out.push(
-            Finding::new(
-                format!("check/{}", check.check),
-                Level::of(check.severity),
-                check.message.clone(),
-            )
-            .at(check.file.as_deref(), check.line.map(u64::from)),
+            Finding::new(format!("check/{}", check.check), level, check.text())
+                .at(check.file.as_deref(), check.line.map(u64::from))
+                .column(check.column.map(u64::from)),
         );
     }
     if let Some(defect) = &report.defect {
@@ -391,6 +404,12 @@ pub fn describe(rule: &str) -> String {
         "overrule/spec_edited" => "The task's diff edits its own spec",
         "overrule/guardian_rejected" => "The guardian gate rejected the approval",
         "overrule/check_failed" => "An approval came with a blocking finding of speed's checks",
+        "overrule/dimension_below_minimum" => {
+            "An approval with a quality dimension scored under its minimum"
+        }
+        "overrule/overall_below_threshold" => {
+            "An approval whose overall quality score is under review.pass_score"
+        }
         _ => "",
     };
     if !known.is_empty() {
@@ -421,9 +440,14 @@ fn check_description(name: &str) -> String {
             "A placeholder body (todo!(), unimplemented!(), NotImplementedError, pass) in non-test code"
         }
         "debug_leftover" => "A debugging leftover (dbg!, breakpoint(), pdb.set_trace())",
-        "test_weakened" => "A test deleted, or newly skipped or ignored",
+        "test_weakened" => {
+            "A test deleted, newly skipped or ignored, left asserting less, or added skipped"
+        }
         "untested_criterion" => "Criteria to be verified by test while the diff changes no test",
         "large_diff" => "More changed lines or files than configured",
+        "coordination" => {
+            "A coordination requirement broken: a function profile, a shared interface or the directory structure"
+        }
         _ => return format!("The configured check `{name}` failed"),
     };
     known.to_string()
@@ -464,6 +488,7 @@ mod tests {
             file: Some("src/a.rs".into()),
             line: Some(3),
             message: "dbg! added".into(),
+            ..Default::default()
         });
         let found = of(&r);
         let rules: Vec<&str> = found.iter().map(|f| f.rule.as_str()).collect();
@@ -475,6 +500,47 @@ mod tests {
         assert!(describe("check/debug_leftover").contains("dbg!"));
         assert!(describe("check/clippy").contains("`clippy`"));
         assert!(describe("overrule/some_new_rule").contains("some new rule"));
+    }
+
+    #[test]
+    fn a_tools_finding_keeps_its_column_rule_and_weight() {
+        let mut r = report();
+        r.checks.push(crate::checks::Finding {
+            check: "clippy".into(),
+            category: Some(crate::checks::Category::Lint),
+            severity: Severity::Major,
+            file: Some("src/lib.rs".into()),
+            line: Some(20),
+            column: Some(5),
+            rule: Some("clippy::needless_return".into()),
+            message: "unneeded `return` statement".into(),
+            ..Default::default()
+        });
+        r.checks.push(crate::checks::Finding {
+            check: "clippy".into(),
+            severity: Severity::Major,
+            file: Some("src/lib.rs".into()),
+            line: Some(10),
+            column: Some(5),
+            rule: Some("clippy::len_zero".into()),
+            message: "length comparison to zero".into(),
+            preexisting: true,
+            advisory: true,
+            ..Default::default()
+        });
+        let found = of(&r);
+        assert_eq!(found[0].place().as_deref(), Some("src/lib.rs:20:5"));
+        assert_eq!(found[0].level, Level::Error);
+        assert_eq!(
+            found[0].message,
+            "[clippy::needless_return] unneeded `return` statement"
+        );
+        assert_eq!(found[1].level, Level::Warning);
+        assert!(
+            found[1].message.contains("preexisting"),
+            "{}",
+            found[1].message
+        );
     }
 
     #[test]
@@ -498,6 +564,7 @@ mod tests {
             file: Some("src/b.rs".into()),
             line: None,
             message: "outside the scope".into(),
+            ..Default::default()
         });
         assert_eq!(of(&r).len(), 1);
     }
@@ -528,6 +595,7 @@ mod tests {
             end_line: None,
             message: "zero is no line".into(),
             suggestion: String::new(),
+            dimension: None,
         };
         let mut r = report();
         r.review = Some(crate::verdict::Verdict {
@@ -541,6 +609,8 @@ mod tests {
             strengths: Vec::new(),
             defect_scope_check: None,
             scope_violations: Vec::new(),
+            dimensions: Default::default(),
+            rejection: None,
         });
         let found = of(&r);
         assert_eq!(found[0].place().as_deref(), Some("src/c.rs"));

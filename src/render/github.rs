@@ -80,6 +80,9 @@ fn annotation(subject: &str, finding: &Finding) -> String {
             if let Some(end) = finding.end_line.filter(|e| *e > line) {
                 props.push(format!("endLine={end}"));
             }
+            if let Some(column) = finding.column {
+                props.push(format!("col={column}"));
+            }
         }
     }
     props.push(format!(
@@ -111,11 +114,31 @@ fn command(level: Level) -> &'static str {
 fn outcome_line(report: &Report, found: &[Finding]) -> (&'static str, String) {
     let (errors, warnings, notes) = findings::counts(found);
     let counts = format!("{errors} errors, {warnings} warnings, {notes} notes");
+    let scores = report
+        .scores
+        .as_ref()
+        .map(|s| {
+            format!(
+                "; overall score {} (pass score {})",
+                s.overall, s.pass_score
+            )
+        })
+        .unwrap_or_default();
+    let waiting = super::human_review_line(report)
+        .map(|line| format!("; {line}"))
+        .unwrap_or_default();
     match (report.outcome, &report.error) {
-        (Outcome::Approved, None) => ("notice", format!("{} ({counts})", verdict_words(report))),
+        (Outcome::Approved, None) => (
+            "notice",
+            format!("{} ({counts}{scores}){waiting}", verdict_words(report)),
+        ),
         (Outcome::ChangesRequested, None) => (
             "error",
-            format!("{} ({counts}){}", verdict_words(report), task_words(report)),
+            format!(
+                "{} ({counts}{scores}){}{waiting}",
+                verdict_words(report),
+                task_words(report)
+            ),
         ),
         (_, error) => (
             "error",
@@ -203,7 +226,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
     }
     for report in reports {
         let found = findings::of(report);
-        if found.is_empty() && report.error.is_none() {
+        if found.is_empty() && report.error.is_none() && report.scores.is_none() {
             continue;
         }
         let _ = write!(out, "\n### {}", inline(&super::report_subject(report)));
@@ -213,6 +236,14 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
         out.push_str("\n\n");
         if let Some(err) = &report.error {
             let _ = writeln!(out, "- **error**: {}", inline(err));
+        }
+        if let Some(scores) = &report.scores {
+            for line in super::score_lines(scores) {
+                let _ = writeln!(out, "- {}", inline(&line));
+            }
+        }
+        if let Some(line) = super::human_review_line(report) {
+            let _ = writeln!(out, "- {}", inline(&line));
         }
         for (i, f) in found.iter().enumerate() {
             if out.len() > SUMMARY_BYTES {
@@ -285,6 +316,7 @@ mod tests {
                 file: Some("src/a,b:c.rs".into()),
                 line: Some(4),
                 end_line: Some(6),
+                column: None,
                 message: "bad\n::add-mask::x".into(),
                 suggestion: None,
             },

@@ -117,6 +117,19 @@ pub fn report(report: &Report, style: &Style) -> String {
         more(&mut out, report.overrules.len());
     }
 
+    if let Some(scores) = &report.scores {
+        let lines = super::score_lines(scores);
+        let _ = writeln!(out, "\n  {}", lines[0]);
+        for line in &lines[1..] {
+            let painted = if line.starts_with('✗') {
+                style.red(line)
+            } else {
+                line.clone()
+            };
+            let _ = writeln!(out, "    {painted}");
+        }
+    }
+
     if let Some(block) = blast_radius(&report.impact, style) {
         out.push_str(&block);
     }
@@ -139,11 +152,19 @@ pub fn report(report: &Report, style: &Style) -> String {
         };
         let _ = writeln!(out, "{line}");
     }
+    if let Some(line) = super::human_review_line(report) {
+        let _ = writeln!(out, "  {}", style.yellow(&line));
+    }
     if let Some(line) = task_line(report) {
         let _ = writeln!(out, "  {line}");
     }
     if let Some(path) = &report.report_path {
-        let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}")));
+        let summary = report
+            .summary_path
+            .as_ref()
+            .map(|s| format!(" (summary: {s})"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  {}", style.dim(&format!("report: {path}{summary}")));
     }
     out
 }
@@ -471,7 +492,8 @@ fn checks(findings: &[crate::checks::Finding], style: &Style) -> String {
             style.yellow(&format!("! {}", f.severity.as_str()))
         };
         let at = f.location().map(|l| format!(" {l}")).unwrap_or_default();
-        let mut lines = f.message.lines();
+        let text = f.text();
+        let mut lines = text.lines();
         let _ = writeln!(
             out,
             "    {mark} {}{at}: {}",
@@ -589,6 +611,11 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
                 match r.outcome {
                     Outcome::Approved if r.verdict == Some(verdict::Kind::ChecksPassed) => {
                         "checks passed".to_string()
+                    }
+                    Outcome::Approved
+                        if r.human_review.as_ref().is_some_and(|h| h.is_pending()) =>
+                    {
+                        "approved, waiting for a person".to_string()
                     }
                     Outcome::Approved => "approved".to_string(),
                     Outcome::ChangesRequested => "changes requested".to_string(),

@@ -37,6 +37,7 @@ pub fn report(reports: &[Report], skipped: &[Skipped]) -> String {
             attr(&name),
             seconds(report.duration_ms)
         );
+        cases.push_str(&properties(report));
         match (report.outcome, &report.error) {
             (Outcome::Approved, None) => {
                 let out = details(report, &found);
@@ -96,6 +97,30 @@ pub fn report(reports: &[Report], skipped: &[Skipped]) -> String {
         time_ms,
         &cases,
     )
+}
+
+/// A test case's scores as properties (`overall_score`, `pass_score`,
+/// `score.<dimension>`), which report tools show beside the case.
+fn properties(report: &Report) -> String {
+    let Some(scores) = &report.scores else {
+        return String::new();
+    };
+    let mut out = String::from("      <properties>\n");
+    let mut property = |name: &str, value: String| {
+        let _ = writeln!(
+            out,
+            "        <property name=\"{}\" value=\"{}\"/>",
+            attr(name),
+            attr(&value)
+        );
+    };
+    property("overall_score", scores.overall.to_string());
+    property("pass_score", scores.pass_score.to_string());
+    for r in &scores.dimensions {
+        property(&format!("score.{}", r.name), r.score.to_string());
+    }
+    out.push_str("      </properties>\n");
+    out
 }
 
 /// The test report printed when no review could start: one errored case.
@@ -161,6 +186,14 @@ fn details(report: &Report, found: &[Finding]) -> String {
         if let Some(s) = &f.suggestion {
             let _ = writeln!(out, "    fix: {s}");
         }
+    }
+    if let Some(scores) = &report.scores {
+        for line in super::score_lines(scores) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    if let Some(line) = super::human_review_line(report) {
+        let _ = writeln!(out, "{line}");
     }
     if let Some(update) = &report.task_update {
         let _ = writeln!(

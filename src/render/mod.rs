@@ -5,6 +5,7 @@
 //! the terminal and `NO_COLOR`), and the text reads the same without it.
 
 pub mod findings;
+pub mod fixes;
 pub mod github;
 pub mod human;
 pub mod json;
@@ -79,6 +80,53 @@ pub fn skipped_subject(skipped: &crate::review::Skipped) -> String {
         Some(name) => format!("defect {name}"),
         None => subject(skipped.task_id.as_deref(), skipped.feature.as_deref(), ""),
     }
+}
+
+/// The scores of a review for people, one line each: the overall against
+/// the pass score, then every dimension (`✓`/`✗` against its minimum) with
+/// its reason, bounded. Every printer shows them so.
+pub fn score_lines(scores: &crate::verdict::Scores) -> Vec<String> {
+    let overall = if scores.pass_criteria_met.overall_score_above_threshold {
+        "at or above it"
+    } else {
+        "under it"
+    };
+    let mut lines = vec![format!(
+        "Scores: overall {} (pass score {}, {overall})",
+        scores.overall, scores.pass_score
+    )];
+    for r in &scores.dimensions {
+        let mark = if r.passed { "✓" } else { "✗" };
+        let min = r
+            .min_score
+            .map(|m| format!("minimum {m}, "))
+            .unwrap_or_default();
+        let reason = r.reason.split_whitespace().collect::<Vec<_>>().join(" ");
+        let reason: String = reason.chars().take(200).collect();
+        let reason = if reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {reason}")
+        };
+        lines.push(format!(
+            "{mark} {} {} ({min}weight {}){reason}",
+            r.name, r.score, r.weight
+        ));
+    }
+    lines
+}
+
+/// What a person's review of the approval is, in one line; None when the
+/// approval was not put to one.
+pub fn human_review_line(report: &crate::ledger::Report) -> Option<String> {
+    let h = report.human_review.as_ref()?;
+    let id = report.task_id.as_deref().unwrap_or_default();
+    Some(match h.status.as_str() {
+        "pending" => format!(
+            "Waiting for a person (review.human): speed approve --task-id {id} --by NAME, or speed reject --task-id {id} --by NAME --reason TEXT"
+        ),
+        status => format!("A person's review: {status} by {}", h.by),
+    })
 }
 
 /// ANSI styling, or none.

@@ -185,6 +185,9 @@ fn result(
         if let Some(end) = finding.end_line.filter(|e| *e > start) {
             region["endLine"] = json!(end);
         }
+        if let Some(column) = finding.column.filter(|_| finding.line.is_some()) {
+            region["startColumn"] = json!(column);
+        }
         out.insert(
             "locations".into(),
             json!([{"physicalLocation": {
@@ -263,7 +266,10 @@ fn review_properties(report: &Report) -> Value {
         "model_verdict": report.model_verdict,
         "exit_code": report.outcome.code(),
         "task_update": report.task_update,
+        "scores": report.scores,
+        "human_review": report.human_review,
         "report": report.report_path,
+        "summary": report.summary_path,
         "error": report.error,
     })
 }
@@ -298,6 +304,7 @@ mod tests {
             file: Some("src/a.rs".into()),
             line: Some(line),
             end_line: None,
+            column: None,
             message: message.into(),
             suggestion: None,
         };

@@ -60,19 +60,15 @@ pub fn review(
     evidence: &mut Evidence,
 ) -> Result<Verdict, Failure> {
     let label = prepared.subject.label();
-    let kind = prepared.composed.parts.kind;
-    let schema = ctx
-        .config
-        .llm
-        .structured_output
-        .then(|| ("verdict".to_string(), super::compose::verdict_schema(kind)));
-    let defect = prepared.subject.defect().is_some();
+    let asked = super::compose::dimensions(ctx, &prepared.sources);
+    let schema = review_schema(ctx, prepared);
+    let names = verdict::dimensions::names(&asked);
+    let expect = verdict::Expect {
+        defect: prepared.subject.defect().is_some(),
+        dimensions: &names,
+    };
     let parse = |raw: &str| -> Result<Verdict, model::Rejection> {
-        let parsed = match defect {
-            true => verdict::parse_defect(raw),
-            false => verdict::parse(raw),
-        };
-        parsed.map_err(|e| model::rejection(&e))
+        verdict::parse_expecting(raw, &expect).map_err(|e| model::rejection(&e))
     };
     let prompts = &prepared.composed.prompts;
     let count = prompts.len();
@@ -98,6 +94,19 @@ pub fn review(
         verdicts.push(asked.result?);
     }
     Ok(verdict::merge(verdicts))
+}
+
+/// The JSON schema a review's questions carry when structured output is
+/// on; `submit` sends a batch the same.
+pub fn review_schema(ctx: &Context, prepared: &Prepared) -> Option<(String, serde_json::Value)> {
+    let asked = super::compose::dimensions(ctx, &prepared.sources);
+    let kind = prepared.composed.parts.kind;
+    ctx.config.llm.structured_output.then(|| {
+        (
+            "verdict".to_string(),
+            super::compose::verdict_schema(kind, &asked),
+        )
+    })
 }
 
 /// What the guardian said of an approval.

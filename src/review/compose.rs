@@ -4,6 +4,7 @@
 //! the templates, in parts when the diff does not fit one prompt (`split`),
 //! and the guardian's prompt built from exactly the same inputs.
 
+mod revision;
 mod split;
 
 use crate::checks::Finding;
@@ -150,7 +151,8 @@ pub fn compose(
             _ => None,
         },
     };
-    let schema = serde_json::to_string(&verdict_schema(parts.kind)).unwrap_or_default();
+    let schema = serde_json::to_string(&verdict_schema(parts.kind, &dimensions(ctx, sources)))
+        .unwrap_or_default();
     let input = parts.input(
         parts.kind,
         diff,
@@ -181,7 +183,7 @@ pub fn compose(
     let split::Split {
         mut prompts,
         coverage,
-    } = split::split(ctx, &parts, diff, &sources.spec_sections, whole)?;
+    } = split::split(ctx, &parts, diff, &sources.spec_sections, whole, &schema)?;
     let sent = if prompts.len() == 1 {
         sent_whole
     } else {
@@ -337,6 +339,10 @@ fn previous_review(subject: &Subject) -> Vec<String> {
             "Feedback of the last review, which this attempt had to address:\n{feedback}"
         ));
     }
+    items.extend(revision::items(
+        task.raw.get("revision_context"),
+        task.review_feedback.as_deref(),
+    ));
     items.extend(task.review_history.iter().rev().map(|entry| {
         format!(
             "Earlier review: {}",
@@ -381,20 +387,31 @@ fn gate_checks(findings: &[Finding]) -> Vec<prompt::GateCheck> {
             name: format!("speed check: {}", f.check),
             status: f.severity.as_str().to_string(),
             note: match f.location() {
-                Some(at) => format!("{at}: {}", f.message),
-                None => f.message.clone(),
+                Some(at) => format!("{at}: {}", f.text()),
+                None => f.text(),
             },
         })
         .collect()
 }
 
 /// The schema the review's answer must match: a defect fix's verdict must
-/// also carry its scope check.
-pub fn verdict_schema(kind: prompt::Kind) -> serde_json::Value {
-    match kind {
+/// also carry its scope check; every verdict rates the dimensions asked.
+pub fn verdict_schema(kind: prompt::Kind, dimensions: &[&verdict::Dimension]) -> serde_json::Value {
+    let schema = match kind {
         prompt::Kind::Defect => verdict::defect::json_schema(),
         _ => verdict::json_schema(),
-    }
+    };
+    let asked: Vec<(&str, &str)> = dimensions
+        .iter()
+        .map(|d| (d.name.as_str(), d.description.as_str()))
+        .collect();
+    verdict::with_dimensions(schema, &asked)
+}
+
+/// The quality dimensions the review asks the model to rate: coordination
+/// compliance only when coordination requirements exist.
+pub fn dimensions<'c>(ctx: &'c Context, sources: &Sources) -> Vec<&'c verdict::Dimension> {
+    ctx.config.scoring.asked(!sources.coordination.is_empty())
 }
 
 /// The spec sections `prompt` holds, as parsed sections: the only text its

@@ -13,6 +13,7 @@ use crate::git::{MainBranch, Repository};
 use crate::llm;
 use crate::prompt::{self, PendingCounter, Templates};
 use crate::tasks::Actor;
+use crate::verdict;
 
 use super::Error;
 
@@ -48,10 +49,47 @@ pub struct Config {
     pub guardian: GuardianConfig,
     pub checks: checks::Config,
     pub defect: defects::Limits,
+    /// `[dimensions.*]` and `review.pass_score`: what the model rates and
+    /// the thresholds speed holds the ratings to.
+    pub scoring: verdict::Scoring,
+    /// `review.human`: whether a model's approval waits for a person.
+    pub human: Human,
     /// `--shard K/N`: only this part of the selected subjects.
     pub shard: Option<super::shard::Shard>,
     /// `--batch-api`, `--collect`: the provider's batch API.
     pub provider_batch: ProviderBatch,
+}
+
+/// `review.human`: who has the last word on an approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Human {
+    /// The checked model verdict is final.
+    #[default]
+    Auto,
+    /// On a terminal, a person is asked after a model's approval; off a
+    /// terminal, as `Require`.
+    Prompt,
+    /// A model's approval waits for `speed approve` or `speed reject`.
+    Require,
+}
+
+impl Human {
+    pub const WORDS: &'static [&'static str] = &["auto", "prompt", "require"];
+
+    pub fn parse(word: &str) -> Option<Human> {
+        match word {
+            "auto" => Some(Human::Auto),
+            "prompt" => Some(Human::Prompt),
+            "require" => Some(Human::Require),
+            _ => None,
+        }
+    }
+
+    /// Whether a model's approval waits for a person.
+    pub fn waits(self) -> bool {
+        self != Human::Auto
+    }
 }
 
 /// How the model is asked: now, or through the provider's batch API.

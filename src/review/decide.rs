@@ -3,15 +3,16 @@
 //! spec sections, every cited location against the diff and the head
 //! commit, the criteria, unseen code, and for a defect fix its own rules);
 //! then `rule` turns it into speed's verdict, overruling an approval for
-//! the model's rules, speed's blocking checks and the guardian, each once
-//! and in that order. An offline review and an empty diff are decided here
-//! too, without a model.
+//! the model's rules, the quality scores (a dimension under its minimum,
+//! the overall under `review.pass_score`), speed's blocking checks and the
+//! guardian, each once and in that order. An offline review and an empty
+//! diff are decided here too, without a model.
 
 use crate::checks::{self, Check, Finding};
 use crate::defects;
 use crate::git::short;
 use crate::specs::QuoteIndex;
-use crate::verdict::{self, Kind, Overrule, Rule, Verdict};
+use crate::verdict::{self, Kind, Overrule, Rule, Scores, Verdict};
 use crate::work::{Resolved, Subject};
 
 use super::Error;
@@ -25,6 +26,9 @@ pub struct Checked {
     /// The model rules' (and the defect rules') decision: quotes,
     /// citations, and the overrules of those rules.
     pub decision: verdict::Decision,
+    /// The answer's quality scores against the configured thresholds; None
+    /// when no dimension is asked.
+    pub scores: Option<Scores>,
 }
 
 /// Check the model's answer against what the review sent and what the head
@@ -64,7 +68,13 @@ pub fn check_answer(ctx: &Context, prepared: &Prepared, answer: Verdict) -> Resu
     if let Some(found) = &prepared.facts.defect {
         verdict::defect::apply(&mut decision, &answer, &defect_facts(found));
     }
-    Ok(Checked { answer, decision })
+    let asked = super::compose::dimensions(ctx, &prepared.sources);
+    let scores = verdict::dimensions::score(&answer, &asked, ctx.config.scoring.pass_score);
+    Ok(Checked {
+        answer,
+        decision,
+        scores,
+    })
 }
 
 /// What the guardian said, as far as the decision is concerned.
@@ -89,6 +99,9 @@ pub struct Ruling {
     pub overrules: Vec<Overrule>,
     /// Written to the task file with a request for changes.
     pub feedback: Option<String>,
+    /// The quality scores and which pass criteria hold; None without
+    /// dimensions (or a model).
+    pub scores: Option<Scores>,
 }
 
 impl Ruling {
@@ -98,14 +111,36 @@ impl Ruling {
 }
 
 /// The one place where an approval is overruled: the model's rules and the
-/// defect rules (already in `checked.decision`), then a blocking finding
-/// of speed's checks, then a guardian that rejected it.
+/// defect rules (already in `checked.decision`), then the quality scores,
+/// then a blocking finding of speed's checks, then a guardian that
+/// rejected it.
 pub fn rule(checked: &Checked, checks: &[Finding], guardian: Guardian) -> Ruling {
     let decision = &checked.decision;
     let mut verdict = decision.final_verdict;
     let mut overrules = decision.overrules.clone();
     let mut feedback = verdict::feedback(&checked.answer, decision);
     let blocking: Vec<&Finding> = checks.iter().filter(|f| f.blocking()).collect();
+    let mut scores = checked.scores.clone();
+    if let Some(scores) = &mut scores {
+        let added = decision
+            .added_issues
+            .iter()
+            .any(|i| i.severity.is_blocking());
+        let met = &mut scores.pass_criteria_met;
+        met.no_blocking_issues &= blocking.is_empty() && !added;
+        // The model's ratings are held to speed's thresholds, not the
+        // model's: an approval with a critical dimension at 40 falls.
+        let below = scores.overrules();
+        if decision.model == Kind::Approve && !below.is_empty() {
+            overrules.extend(below);
+            verdict = Kind::RequestChanges;
+        }
+        if let Some(low) = scores.feedback() {
+            feedback = format!("{}\n\n{low}", feedback.trim_end())
+                .trim_start()
+                .to_string();
+        }
+    }
     if verdict == Kind::Approve && !blocking.is_empty() {
         overrules.push(Overrule {
             rule: Rule::CheckFailed,
@@ -141,13 +176,36 @@ pub fn rule(checked: &Checked, checks: &[Finding], guardian: Guardian) -> Ruling
         if !blocking.is_empty() {
             feedback.push_str(&check_feedback(&blocking));
         }
-        feedback
+        match replan(&checked.answer) {
+            Some(why) => format!("{why}\n\n{}", feedback.trim_start()),
+            None => feedback,
+        }
     });
     Ruling {
         verdict,
         overrules,
         feedback,
+        scores,
     }
+}
+
+/// A rejection of the plan is addressed to whoever plans the task: its
+/// feedback opens saying so (the task file's `replan` says it too).
+fn replan(answer: &Verdict) -> Option<String> {
+    let rejection = answer.rejection.as_ref()?;
+    let asked =
+        answer.verdict == Kind::RequestChanges && rejection.kind == verdict::RejectionKind::Plan;
+    asked.then(|| {
+        let reason = rejection.reason.trim();
+        format!(
+            "Re-plan: the review rejects the task's plan, not only its implementation, so whoever plans the task must revise it before the work is tried again.{}",
+            if reason.is_empty() {
+                String::new()
+            } else {
+                format!("\nWhy: {reason}")
+            }
+        )
+    })
 }
 
 /// An offline review: speed's checks alone decide. A blocking finding (or
@@ -162,6 +220,7 @@ pub fn offline(checks: &[Finding], defect: Option<&defects::Findings>) -> Ruling
             verdict: Kind::ChecksPassed,
             overrules: Vec::new(),
             feedback: None,
+            scores: None,
         };
     }
     let checks = if blocking.is_empty() {
@@ -173,6 +232,7 @@ pub fn offline(checks: &[Finding], defect: Option<&defects::Findings>) -> Ruling
         verdict: Kind::RequestChanges,
         overrules: Vec::new(),
         feedback: Some(format!("{defect}{checks}").trim_start().to_string()),
+        scores: None,
     }
 }
 
@@ -195,6 +255,7 @@ pub fn nothing_implemented(
             line: None,
             message: "Nothing was implemented: the branch does not differ from its base."
                 .to_string(),
+            ..Finding::default()
         });
     let what = match subject {
         Subject::Defect(_) => "Commit the fix of the defect on this branch.",
@@ -209,6 +270,7 @@ pub fn nothing_implemented(
             short(&resolved.base.commit),
             resolved.base.how
         )),
+        scores: None,
     };
     (finding, ruling)
 }
@@ -245,7 +307,8 @@ fn defect_feedback(found: &defects::Findings) -> String {
 
 /// `check (severity) file:line: message`, one finding on one line.
 fn describe(f: &Finding) -> String {
-    let first = f.message.lines().next().unwrap_or("");
+    let text = f.text();
+    let first = text.lines().next().unwrap_or("");
     match f.location() {
         Some(at) => format!("{} ({}) {at}: {first}", f.check, f.severity.as_str()),
         None => format!("{} ({}): {first}", f.check, f.severity.as_str()),

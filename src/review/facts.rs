@@ -90,6 +90,7 @@ pub fn establish(
             diff_secrets,
             other_secrets: &other_secrets,
             blobs: &blobs,
+            coordination: &sources.coordination,
         },
     );
     notices.extend(check_notices);
@@ -234,6 +235,7 @@ struct CheckInput<'a> {
     /// Secrets found in spec text and task fields: each is a finding too.
     other_secrets: &'a [Redaction],
     blobs: &'a Blobs,
+    coordination: &'a crate::tasks::Coordination,
 }
 
 /// Run the built-in checks and the configured commands. What could not be
@@ -254,7 +256,20 @@ fn run_checks(ctx: &Context, input: &CheckInput) -> (Vec<Finding>, Vec<String>) 
         config,
     );
     let mut findings = outcome.findings;
-    let notices = outcome.notices;
+    let mut notices = outcome.notices;
+    if let (false, Some(severity)) = (
+        input.coordination.is_empty(),
+        config.severity(Check::Coordination),
+    ) {
+        findings.extend(checks::coordination::run(
+            &checks::coordination::Input {
+                diff: input.diff,
+                coordination: input.coordination,
+                blobs: input.blobs,
+            },
+            severity,
+        ));
+    }
     if let Some(severity) = config.severity(Check::Secret) {
         for r in input.other_secrets {
             findings.push(Finding {
@@ -267,12 +282,16 @@ fn run_checks(ctx: &Context, input: &CheckInput) -> (Vec<Finding>, Vec<String>) 
                     r.rule,
                     secrets::placeholder(&r.rule)
                 ),
+                ..Finding::default()
             });
         }
     }
     if !config.commands.is_empty() {
-        match checks::run_commands(&ctx.root, &input.diff.head_commit, &config.commands) {
-            Ok(found) => findings.extend(found),
+        match checks::command::run(&ctx.root, input.diff, &config.commands) {
+            Ok(ran) => {
+                findings.extend(ran.findings);
+                notices.extend(ran.notices);
+            }
             // A configured gate that could not run does not pass.
             Err(e) => findings.extend(config.commands.iter().map(|c| Finding {
                 check: c.name.clone(),
@@ -280,6 +299,7 @@ fn run_checks(ctx: &Context, input: &CheckInput) -> (Vec<Finding>, Vec<String>) 
                 file: None,
                 line: None,
                 message: format!("`{}` could not be run: {e}", c.run.join(" ")),
+                ..Finding::default()
             })),
         }
     }

@@ -19,7 +19,8 @@
 //!   through `run` once it has answered; `waiting`: what batch mode leaves
 //!   to a batch; `shard`: `--shard K/N`.
 //! - `batch`: many reviews at once; `net`: the secrets safety net at the
-//!   stages' edges; `head`: the files at the head commit for citations.
+//!   stages' edges; `head`: the files at the head commit for citations;
+//!   `recheck`: the checks alone at another commit (`speed fix run`).
 //!
 //! Nothing here prints: progress goes through `Events`, results come back
 //! as `ledger::Report`s for `render`.
@@ -36,6 +37,7 @@ pub mod head;
 pub mod net;
 pub mod plan;
 pub mod prepare;
+pub mod recheck;
 pub mod record;
 pub mod redact;
 pub mod run;
@@ -49,7 +51,7 @@ use std::path::PathBuf;
 use crate::exit::Outcome;
 
 pub use ask::{Models, Pacer};
-pub use context::{Config, Context, GuardianConfig, ProviderBatch, Target};
+pub use context::{Config, Context, GuardianConfig, Human, ProviderBatch, Target};
 pub use plan::{Plan, Skipped};
 
 /// Progress a long review reports to whoever is watching (the app draws a

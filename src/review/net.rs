@@ -28,6 +28,7 @@ pub fn leak_findings(config: &checks::Config, leaks: &[Leak]) -> Vec<Finding> {
                 leak.place,
                 secrets::placeholder(leak.rule)
             ),
+            ..Finding::default()
         })
         .collect()
 }

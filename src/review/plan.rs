@@ -1,7 +1,10 @@
 //! Which subjects a review command reviews: the tasks named, or in batch
 //! mode every `done` task whose last approval does not cover its current
 //! diff and every defect whose state says `fixed` (each skipped one with
-//! why), a branch with its specs and criteria, or one defect. A task that
+//! why), a branch with its specs and criteria, or one defect. A model's
+//! approval that waits for a person (`review.human`) covers nothing: batch
+//! mode lists it as waiting, and does not ask the model again about the
+//! same diff. A task that
 //! cannot be read is reported, never skipped in silence.
 
 use std::collections::HashMap;
@@ -180,6 +183,7 @@ fn skip_waiting(ctx: &Context, subjects: &mut Vec<Subject>, skipped: &mut Vec<Sk
                 defect: subject.defect().map(|d| d.defect.name.clone()),
                 feature: task.and_then(|t| t.feature.clone()),
                 reason,
+                awaiting_human: false,
             });
             false
         }
@@ -210,6 +214,10 @@ pub struct Skipped {
     pub defect: Option<String>,
     pub feature: Option<String>,
     pub reason: String,
+    /// Not covered: the model approved this diff and a person has yet to
+    /// confirm it (`speed approve`, `speed reject`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub awaiting_human: bool,
 }
 
 impl Skipped {
@@ -250,14 +258,26 @@ fn select(
                 let head_time = repo.commit_time(&resolved.diff.head_commit).ok();
                 covered(&task, &resolved.diff.sha256, head_time)
             });
-        match reason {
-            Some(reason) => skipped.push(Skipped {
+        let waiting = tasks::human::pending(&task);
+        match (reason, waiting) {
+            (Some(_), Some(pending)) => skipped.push(Skipped {
+                task_id: Some(task.id.clone()),
+                defect: None,
+                feature: task.feature.clone(),
+                reason: format!(
+                    "approved by the model at its current diff, waiting for a person's review since {} (speed approve or speed reject): not covered until then",
+                    pending.requested_at
+                ),
+                awaiting_human: true,
+            }),
+            (Some(reason), None) => skipped.push(Skipped {
                 task_id: Some(task.id.clone()),
                 defect: None,
                 feature: task.feature.clone(),
                 reason,
+                awaiting_human: false,
             }),
-            None => selected.push(task),
+            (None, _) => selected.push(task),
         }
     }
     Ok((selected, skipped))
@@ -293,6 +313,7 @@ fn select_defects(
                 defect: Some(defect.name.clone()),
                 feature: None,
                 reason: "approved at its current diff".to_string(),
+                awaiting_human: false,
             });
         } else {
             selected.push(defect);

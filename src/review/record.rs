@@ -17,10 +17,10 @@ use serde_json::json;
 use crate::defects;
 use crate::exit::Outcome;
 use crate::interrupt;
-use crate::ledger::report::{Coverage, Evidence, Hashes, ModelInfo, TaskUpdate};
+use crate::ledger::report::{Coverage, Evidence, Hashes, HumanReview, ModelInfo, TaskUpdate};
 use crate::ledger::{self, Report, verdicts};
 use crate::llm::cost::{self, Cost};
-use crate::tasks::{self, Task, state::ReviewOutcome};
+use crate::tasks::{self, Revision, Task, state::ReviewOutcome};
 use crate::verdict::{self, CriterionStatus};
 use crate::work::{DefectReview, Subject};
 
@@ -30,6 +30,8 @@ use super::context::Context;
 use super::decide::Ruling;
 use super::net;
 use super::prepare::Prepared;
+
+mod revision;
 
 /// The report of a prepared review before the model is asked: the commits,
 /// the impact, the coverage and hashes of what is sent, speed's findings.
@@ -80,6 +82,44 @@ pub fn report_for(ctx: &Context, models: &Models, prepared: &Prepared) -> Report
     report
 }
 
+/// The files a diff touches, for the review's summary.
+pub fn changes(diff: &crate::git::Diff) -> Vec<ledger::report::Change> {
+    diff.files
+        .iter()
+        .map(|f| ledger::report::Change {
+            path: match &f.old_path {
+                Some(old) if *old != f.path => format!("{old} → {}", f.path),
+                _ => f.path.clone(),
+            },
+            status: serde_json::to_value(f.status)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            additions: f.additions,
+            deletions: f.deletions,
+        })
+        .collect()
+}
+
+/// What the subject asks, one line each, for the review's summary: the
+/// task's description (or the defect's title) and its criteria.
+pub fn asked(subject: &Subject) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(task) = subject.task() {
+        let description = task.description.trim();
+        if !description.is_empty() {
+            out.push(description.to_string());
+        }
+    }
+    out.extend(
+        subject
+            .criteria()
+            .iter()
+            .map(|c| format!("{}: {}", c.id, c.text)),
+    );
+    out
+}
+
 /// What the model's answer and speed's ruling put in the report.
 pub fn checked(report: &mut Report, evidence: &mut Evidence, checked: super::decide::Checked) {
     let decision = checked.decision;
@@ -99,6 +139,7 @@ pub fn rule(report: &mut Report, ruling: Ruling) {
     report.verdict = Some(ruling.verdict);
     report.overrules = ruling.overrules;
     report.feedback = ruling.feedback;
+    report.scores = ruling.scores;
     report.outcome = match ruling.verdict {
         verdict::Kind::Approve | verdict::Kind::ChecksPassed => Outcome::Approved,
         verdict::Kind::RequestChanges => Outcome::ChangesRequested,
@@ -188,7 +229,10 @@ pub fn decided(
     });
     match recorded {
         // The merge gate's record of this head: tasks and defects alike.
-        Ok(()) => verdicts::keep_review(&ctx.root, subject.work(), &report, specs),
+        Ok(()) => {
+            verdicts::keep_review(&ctx.root, subject.work(), &report, specs);
+            crate::fixes::record(&ctx.root, &ctx.config.checks, &ctx.actor.name, &mut report);
+        }
         Err(err) => {
             report.error = Some(err.to_string());
             report.outcome = Outcome::Error;
@@ -222,10 +266,16 @@ fn write(
     let _hold = interrupt::hold().ok_or(ledger::Error::Interrupted)?;
     let at = std::time::SystemTime::now();
     let now = humantime::format_rfc3339_millis(at).to_string();
-    ledger::reports::save(&ctx.root, report, evidence, &now)?;
     // An offline review whose checks passed approves nothing: the task
     // file keeps its state.
     let task = task.filter(|_| report.verdict != Some(verdict::Kind::ChecksPassed));
+    // `review.human`: a task's approval waits for a person, and its report
+    // (and summary) say so.
+    if task.is_some() && ctx.config.human.waits() && report.verdict == Some(verdict::Kind::Approve)
+    {
+        report.human_review = Some(HumanReview::pending(&now));
+    }
+    ledger::reports::save(&ctx.root, report, evidence, &now)?;
     if let Some(task) = task {
         // Re-read the very file the review read: an orchestrator may have
         // written it meanwhile, and only the review's own fields change.
@@ -279,6 +329,22 @@ fn task_outcome(ctx: &Context, report: &Report, evidence: &Evidence, now: &str) 
         },
         max_revisions: ctx.config.max_revisions,
         guardian,
+        overall_score: report.scores.as_ref().map(|s| s.overall),
+        revision: (!approved).then(|| {
+            let mut blocking_issues =
+                serde_json::Value::Array(revision::blocking_issues(report, evidence));
+            crate::secrets::net::json(&mut blocking_issues, "the task file");
+            Revision {
+                blocking_issues: match blocking_issues {
+                    serde_json::Value::Array(items) => items,
+                    _ => Vec::new(),
+                },
+                scores: serde_json::to_value(&report.scores).unwrap_or_default(),
+            }
+        }),
+        replan: revision::replan(report).map(|reason| net(&reason)),
+        human_pending: report.human_review.as_ref().is_some_and(|h| h.is_pending()),
+        summary: report.summary_path.clone(),
     }
 }
 

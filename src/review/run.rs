@@ -69,6 +69,8 @@ pub fn review(
             .map(|s| format!("{} ({})", s.document.path, s.origin))
             .collect(),
         leaks: prepared.composed.leaks.clone(),
+        changes: record::changes(&prepared.resolved.diff),
+        asked: record::asked(&prepared.subject),
         ..Evidence::default()
     };
     if ctx.offline() {
@@ -266,7 +268,10 @@ fn nothing_implemented(
         .push("The diff is empty: changes were requested without calling a model.".to_string());
     report.base_resolved_by = resolved.base.how.clone();
     record::rule(&mut report, ruling);
-    let mut evidence = Evidence::default();
+    let mut evidence = Evidence {
+        asked: record::asked(&subject),
+        ..Evidence::default()
+    };
     report.duration_ms = started.elapsed().as_millis() as u64;
     record::seal(ctx, &mut report, &mut evidence);
     record::decided(ctx, &subject, &[], report, &evidence)

@@ -1,8 +1,10 @@
 //! The sources a review is judged against, read before any fact is
 //! established: the spec documents at the main branch's commit (or a
 //! `--spec` from the working tree), their sections ranked by relevance to
-//! the task and the diff, the feature's cross-cutting concerns and the
-//! product vision, each redacted where it is read. Also what the reviewer
+//! the task and the diff, the feature's cross-cutting concerns, the
+//! coordination requirements of the task and its feature (shown with the
+//! concerns, checked by the `coordination` check) and the product vision,
+//! each redacted where it is read. Also what the reviewer
 //! must be told about them (a spec the branch edits, a reference that does
 //! not resolve).
 
@@ -29,8 +31,12 @@ pub struct Sources {
     pub spec_sections: Vec<prompt::SpecSection>,
     /// Spec files the diff edits that the task did not declare in its scope.
     pub spec_edits: Vec<String>,
-    /// The feature's cross-cutting concerns, redacted.
+    /// The feature's cross-cutting concerns, then the coordination
+    /// requirements as lines, redacted.
     pub cross_cutting: Vec<String>,
+    /// The coordination requirements of the task and its feature (empty
+    /// for a branch or a defect).
+    pub coordination: tasks::Coordination,
     /// The product vision, redacted; None when the guardian will not run or
     /// the file does not exist.
     pub vision: Option<prompt::Vision>,
@@ -168,6 +174,19 @@ pub fn load(
             &ctx.root,
         ));
     }
+    let coordination = match subject.task() {
+        Some(task) => store.coordination(task)?,
+        None => tasks::Coordination::default(),
+    };
+    if let Some(task) = subject.task().filter(|_| !coordination.is_empty()) {
+        let mut lines = coordination.lines();
+        let source = match &feature {
+            Some(f) if task.coordination.is_none() => f.dir.join("coordination.json"),
+            _ => task.path.clone(),
+        };
+        redactions.extend(redact::lines(&mut lines, &source, &ctx.root));
+        cross_cutting.extend(lines);
+    }
     let vision = load_vision(repo, ctx)?;
     if let Some((_, found)) = &vision {
         redactions.extend(found.iter().cloned());
@@ -178,6 +197,7 @@ pub fn load(
         spec_sections,
         spec_edits,
         cross_cutting,
+        coordination,
         vision: vision.map(|(v, _)| v),
         notices,
         redactions,

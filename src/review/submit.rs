@@ -139,12 +139,7 @@ fn requests_of(
     prepared: &Prepared,
     taken: &mut HashSet<String>,
 ) -> (Pending, Vec<Item>) {
-    let kind = prepared.composed.parts.kind;
-    let schema = ctx
-        .config
-        .llm
-        .structured_output
-        .then(|| ("verdict".to_string(), super::compose::verdict_schema(kind)));
+    let schema = super::ask::review_schema(ctx, prepared);
     let head = &prepared.resolved.diff.head_commit;
     let identity = Identity::of(&prepared.subject);
     let parts = prepared.composed.prompts.len();

@@ -7,6 +7,9 @@
 //! This module only turns text into plain optional values (`File`); it does
 //! not know defaults, flags or the environment (see `settings`).
 
+mod dimensions;
+mod tool;
+
 use std::ops::{Range, RangeInclusive};
 
 use toml::de::{DeTable, DeValue};
@@ -77,6 +80,18 @@ pub struct File {
     pub defect: Defect,
     pub hook: Hook,
     pub spec_review: SpecReview,
+    /// `[dimensions.<name>]`, in the file's order.
+    pub dimensions: Vec<Dimension>,
+}
+
+/// One `[dimensions.<name>]` table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Dimension {
+    pub name: String,
+    pub weight: Option<u32>,
+    pub min_score: Option<u32>,
+    pub description: Option<String>,
+    pub enabled: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -116,6 +131,8 @@ pub struct Review {
     pub actor: Option<String>,
     pub tokenizer: Option<String>,
     pub concurrency: Option<usize>,
+    pub pass_score: Option<u32>,
+    pub human: Option<crate::review::Human>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -142,6 +159,8 @@ pub struct CommandCheck {
     pub run: Vec<String>,
     pub severity: Option<Severity>,
     pub timeout_secs: Option<f64>,
+    /// parser, pattern, report, category, blocking, fix_priority.
+    pub tool: crate::checks::Tool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -197,6 +216,8 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "actor",
             "tokenizer",
             "concurrency",
+            "pass_score",
+            "human",
         ],
     ),
     (
@@ -215,10 +236,13 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "test_weakened",
             "untested_criterion",
             "large_diff",
+            "coordination",
             "command",
         ],
     ),
     ("defect", &["max_lines", "max_files", "exempt"]),
+    // Its tables are named by the dimensions (see `dimensions`).
+    ("dimensions", &[]),
     (
         "hook",
         &[
@@ -366,6 +390,7 @@ impl Reader<'_> {
                 "defect" => file.defect = self.defect(&table),
                 "hook" => file.hook = self.hook(&table),
                 "spec_review" => file.spec_review = self.spec_review(&table),
+                "dimensions" => file.dimensions = self.dimensions(&table),
                 _ => self.unknown(key.span(), None, name),
             }
         }
@@ -688,6 +713,10 @@ impl Reader<'_> {
             actor: self.actor(t, "actor"),
             tokenizer: self.word(t, "tokenizer", &crate::prompt::Counter::KNOWN),
             concurrency: self.usize(t, "concurrency", limits::CONCURRENCY),
+            pass_score: self.u32(t, "pass_score", limits::SCORE),
+            human: self
+                .word(t, "human", crate::review::Human::WORDS)
+                .and_then(|w| crate::review::Human::parse(&w)),
         }
     }
 
@@ -767,7 +796,7 @@ impl Reader<'_> {
 
     fn command_checks(&mut self, t: &Table) -> Option<Vec<CommandCheck>> {
         let value = t.get("command")?;
-        let what = "an array of tables ([[checks.command]] with name, run, severity, timeout_secs)";
+        let what = "an array of tables ([[checks.command]] with name, run, severity, timeout_secs, parser, …)";
         let Some(items) = value.get_ref().as_array() else {
             self.expected(t, "command", value, what);
             return None;
@@ -787,7 +816,9 @@ impl Reader<'_> {
                 name: format!("checks.command[{i}]"),
                 entries,
             };
-            self.check_keys(&entry, COMMAND_KEYS);
+            let known: Vec<&str> = COMMAND_KEYS.iter().chain(tool::KEYS).copied().collect();
+            self.check_keys(&entry, &known);
+            let tool = self.command_tool(&entry);
             let name = self.string(&entry, "name");
             let run = self.strings(&entry, "run", false);
             let severity = self.severity(&entry, "severity");
@@ -823,6 +854,7 @@ impl Reader<'_> {
                 // severity for a check that runs only when configured.
                 severity: severity.flatten(),
                 timeout_secs,
+                tool,
             });
             if let Some(None) = severity {
                 let span = entry.get("severity").map_or(item.span(), |v| v.span());

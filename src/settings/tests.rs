@@ -513,6 +513,7 @@ local_timeout_secs = 30
             run: vec!["cargo".to_string(), "test".to_string()],
             severity: Severity::Major,
             timeout: Duration::from_secs(600),
+            tool: crate::checks::Tool::default(),
         }]
     );
     assert_eq!(

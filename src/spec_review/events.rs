@@ -26,6 +26,10 @@ pub struct Events {
     dir: PathBuf,
     actor: Actor,
     feature: String,
+    /// The time of the last event written: file names carry the time to
+    /// the millisecond and readers order events by name, so each event is
+    /// written at least a millisecond after the one before.
+    last: std::cell::Cell<Option<SystemTime>>,
 }
 
 impl Events {
@@ -39,6 +43,7 @@ impl Events {
             dir,
             actor,
             feature: feature.to_string(),
+            last: std::cell::Cell::new(None),
         }
     }
 
@@ -53,7 +58,14 @@ impl Events {
 
     /// Writes `spec.review.<kind>` with `data`; returns the file written.
     pub fn emit(&self, kind: &'static str, data: Value) -> Result<PathBuf, Error> {
-        let at = SystemTime::now();
+        let now = SystemTime::now();
+        let at = match self.last.get() {
+            Some(last) if now <= last + std::time::Duration::from_millis(1) => {
+                last + std::time::Duration::from_millis(1)
+            }
+            _ => now,
+        };
+        self.last.set(Some(at));
         let line = json!({
             "timestamp": humantime::format_rfc3339_seconds(at).to_string(),
             "type": kind,

@@ -1,25 +1,30 @@
 //! Task files: the typed model of a task, read from the working tree (task
 //! files are state, not code, so they are not read from git), the store that
 //! finds, lists and atomically saves them in the orchestrator's layouts, the
-//! acceptance-criteria dialects, the state changes a review makes, and the
-//! event a review leaves in the multi-player layout.
+//! acceptance-criteria dialects, the coordination requirements of a task and
+//! its feature, the state changes a review makes and those a person's answer
+//! to an approval makes (`human`), and the event a review leaves in the
+//! multi-player layout.
 //!
 //! It must keep every field it does not know, in order, when it writes a file
 //! back, write a review only to the file it read, and touch nothing under
 //! `.speed/` but task files and event files.
 
+pub mod coordination;
 mod criteria;
 pub mod events;
+pub mod human;
 mod model;
 pub mod state;
 mod store;
 
 use std::path::PathBuf;
 
+pub use coordination::Coordination;
 pub use criteria::Criterion;
 pub use events::Actor;
 pub use model::{GateCheck, Layout, Scope, SpecReference, Status, Task};
-pub use state::{ReviewOutcome, record_review};
+pub use state::{ReviewOutcome, Revision, record_review};
 pub use store::{Feature, Store};
 
 /// Everything that can go wrong reading or writing task files; each variant

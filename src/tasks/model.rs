@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::Error;
+use super::coordination::Coordination;
 use super::criteria::{self, Criterion};
 
 /// A task's lifecycle state; unknown values are kept verbatim.
@@ -199,6 +200,8 @@ pub struct Task {
     pub revision_count: u32,
     /// Earlier reviews as speed recorded them, oldest first.
     pub review_history: Vec<Value>,
+    /// The task's own `coordination` requirements; None when it has none.
+    pub coordination: Option<Coordination>,
     /// The file began with a UTF-8 byte order mark, kept when it is saved.
     pub bom: bool,
     /// The whole file, field order kept, written back by `Store::save`.
@@ -280,6 +283,10 @@ impl Task {
             retry_count: fields.count("retry_count")?,
             revision_count: fields.count("revision_count")?,
             review_history: fields.history()?,
+            coordination: match fields.get("coordination") {
+                Some(value) => Some(Coordination::parse(value, path, "coordination")?),
+                None => None,
+            },
             bom,
             id,
             raw,

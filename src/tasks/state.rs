@@ -5,6 +5,13 @@
 //! it. Existing keys keep their position in the file; new keys are appended;
 //! earlier history entries are never touched.
 //!
+//! Beyond the contract's first fields, a review records its overall
+//! quality score in the history entry, the path of its Markdown summary
+//! (`review_summary`), a `revision_context` with every request for changes
+//! (the builder's next attempt reads it; an approval clears it), `replan`
+//! when the rejection is of the plan, and `human_review` when a person must
+//! confirm the model's approval.
+//!
 //! Nothing someone else wrote is lost: a `review_feedback` that speed did
 //! not write (the orchestrator's "--- Attempt 2 --- … Human guidance: …", a
 //! person's edit of speed's text) is kept in the new history entry as
@@ -34,6 +41,26 @@ pub struct ReviewOutcome {
     pub max_revisions: u32,
     /// The guardian's status and summary, when it ran.
     pub guardian: Option<(String, String)>,
+    /// The weighted overall quality score, when dimensions were rated.
+    pub overall_score: Option<u32>,
+    /// A request for changes: what the builder's next attempt reads.
+    pub revision: Option<Revision>,
+    /// A rejection of the plan: why, for whoever plans the task.
+    pub replan: Option<String>,
+    /// The model approved, and a person must confirm (`review.human`).
+    pub human_pending: bool,
+    /// The review's Markdown summary, relative to the repository root.
+    pub summary: Option<String>,
+}
+
+/// What a request for changes hands the builder besides its feedback.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Revision {
+    /// What blocks the approval, one object each (`message`, and where
+    /// known `dimension`, `location`, `required_action`).
+    pub blocking_issues: Vec<Value>,
+    /// The review's scores as the report carries them (null without).
+    pub scores: Value,
 }
 
 /// Applies a review's outcome to the task's file fields and typed fields.
@@ -93,6 +120,9 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         set(task, "guardian_verdict", Value::String(status.clone()));
         set(task, "guardian_summary", Value::String(summary.clone()));
     }
+    if let Some(summary) = &outcome.summary {
+        set(task, "review_summary", Value::String(summary.clone()));
+    }
     let mut entry = json!({
         "attempt": attempt,
         "verdict": verdict,
@@ -101,14 +131,91 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         "blocking": outcome.blocking,
         "feedback": outcome.feedback,
     });
-    if let (Some(previous), Value::Object(fields)) = (previous_feedback, &mut entry) {
-        fields.insert("previous_feedback".to_string(), previous);
+    if let Value::Object(fields) = &mut entry {
+        if let Some(score) = outcome.overall_score {
+            fields.insert("overall_score".to_string(), Value::from(score));
+        }
+        if let Some(previous) = previous_feedback {
+            fields.insert("previous_feedback".to_string(), previous);
+        }
     }
     append_history(task, entry);
+    record_follow_up(task, outcome);
     task.review_verdict = Some(verdict.to_string());
     task.reviewed_diff = Some(outcome.diff_hash.clone());
     task.reviewed_at = Some(outcome.reviewed_at.clone());
     task.review_feedback = (!outcome.approved && !feedback.trim().is_empty()).then_some(feedback);
+}
+
+/// What comes after the verdict: the revision context and a re-plan with
+/// a request for changes (an approval clears both), and the person's part
+/// (`human_review`): pending after an approval that waits for one, else a
+/// request that no longer stands is withdrawn.
+fn record_follow_up(task: &mut Task, outcome: &ReviewOutcome) {
+    let present = |task: &Task, key: &str| task.raw.get(key).is_some_and(|v| !v.is_null());
+    match (&outcome.revision, outcome.approved) {
+        (Some(revision), false) => {
+            let context = revision_context(
+                task,
+                revision,
+                outcome.feedback.as_deref().unwrap_or_default(),
+            );
+            set(task, "revision_context", context);
+        }
+        _ if present(task, "revision_context") => set(task, "revision_context", Value::Null),
+        _ => {}
+    }
+    match (&outcome.replan, outcome.approved) {
+        (Some(reason), false) => set(
+            task,
+            "replan",
+            json!({"reason": reason, "at": outcome.reviewed_at, "head_commit": outcome.head_commit}),
+        ),
+        (_, true) if present(task, "replan") => set(task, "replan", Value::Null),
+        _ => {}
+    }
+    if outcome.approved && outcome.human_pending {
+        set(
+            task,
+            "human_review",
+            json!({"status": "pending", "requested_at": outcome.reviewed_at,
+                   "head_commit": outcome.head_commit}),
+        );
+    } else if present(task, "human_review") {
+        set(task, "human_review", Value::Null);
+    }
+}
+
+/// seed 001's RevisionContext, in the shape a builder's next run reads:
+/// what blocks, what to do, the scores, and every attempt so far.
+pub fn revision_context(task: &Task, revision: &Revision, notes: &str) -> Value {
+    json!({
+        "blocking_issues": revision.blocking_issues,
+        "revision_notes": notes,
+        "scores": revision.scores,
+        "attempts": attempts(task),
+    })
+}
+
+/// The history's reviews (and a person's decisions), one line each.
+fn attempts(task: &Task) -> Vec<Value> {
+    task.review_history
+        .iter()
+        .filter_map(|entry| {
+            let verdict = entry.get("verdict")?.as_str()?;
+            let at = entry
+                .get("reviewed_at")
+                .or_else(|| entry.get("at"))
+                .cloned()
+                .unwrap_or(Value::Null);
+            Some(json!({
+                "attempt": entry.get("attempt").cloned().unwrap_or(Value::Null),
+                "verdict": verdict,
+                "overall_score": entry.get("overall_score").cloned().unwrap_or(Value::Null),
+                "reviewed_at": at,
+            }))
+        })
+        .collect()
 }
 
 /// The task's `review_feedback` as it stands, when the history does not
@@ -251,6 +358,11 @@ mod tests {
             },
             max_revisions: 2,
             guardian: None,
+            overall_score: None,
+            revision: None,
+            replan: None,
+            human_pending: false,
+            summary: None,
         }
     }
 

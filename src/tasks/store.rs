@@ -269,6 +269,31 @@ impl Store {
         }))
     }
 
+    /// Every coordination requirement `task` is held to: its own
+    /// `coordination` field and its feature's `coordination.json`, in the
+    /// single-player and the multi-player layout alike (both, when both
+    /// exist). A file that is not valid is an error naming it.
+    pub fn coordination(&self, task: &Task) -> Result<super::Coordination, Error> {
+        let mut all = task.coordination.clone().unwrap_or_default();
+        let Some(feature) = task.feature.as_deref() else {
+            return Ok(all);
+        };
+        let plausible = !feature.is_empty() && !feature.contains(['/', '\\']) && feature != "..";
+        if !plausible {
+            return Ok(all);
+        }
+        for (_, root) in self.feature_roots() {
+            let path = root.join(feature).join("coordination.json");
+            let Some(text) = read_optional(&path)? else {
+                continue;
+            };
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            let value: Value = serde_json::from_str(text).map_err(|e| malformed(&path, &e))?;
+            all.extend(super::Coordination::parse(&value, &path, "")?);
+        }
+        Ok(all)
+    }
+
     /// Writes `task.raw` back to `task.path` atomically: a temporary file in
     /// the same folder, fsynced, then renamed over the original, so a reader
     /// never sees half a file. Pretty JSON, 2 spaces, trailing newline, and

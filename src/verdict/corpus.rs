@@ -6,6 +6,10 @@
 //! ```text
 //! about: what the answer tries
 //! answer: review | guardian          (optional; review by default)
+//! dimensions: default | name, name    (optional: the quality dimensions asked;
+//!                                      none by default; `default` is the
+//!                                      contract's five, held to their minimums
+//!                                      and the pass score as speed holds them)
 //! expect: approve | request_changes | overruled: rule, rule | invalid: text | <guardian status>
 //! nowhere: ref, ref                  (optional: citations that must be marked not found)
 //! ---
@@ -19,7 +23,10 @@ use serde_json::Value;
 use crate::git::diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 use crate::specs::{self, QuoteIndex, Section};
 
-use super::{DecisionInput, Kind, QuoteHit, Sources, decide, parse, parse_guardian};
+use super::dimensions::{self, Scoring};
+use super::{
+    DecisionInput, Expect, Kind, QuoteHit, Sources, decide, parse_expecting, parse_guardian,
+};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/answers")
@@ -28,6 +35,8 @@ fn dir() -> PathBuf {
 struct Case {
     name: String,
     guardian: bool,
+    /// The dimensions asked, by name.
+    dimensions: Vec<String>,
     expect: String,
     nowhere: Vec<String>,
     answer: String,
@@ -41,6 +50,7 @@ fn read_case(path: &Path) -> Case {
     let mut case = Case {
         name: path.file_stem().unwrap().to_string_lossy().into_owned(),
         guardian: false,
+        dimensions: Vec::new(),
         expect: String::new(),
         nowhere: Vec::new(),
         answer: answer.to_string(),
@@ -50,6 +60,13 @@ fn read_case(path: &Path) -> Case {
         match key {
             "about" => {}
             "answer" => case.guardian = value == "guardian",
+            "dimensions" if value == "default" => {
+                case.dimensions = dimensions::names(&Scoring::default().asked(false))
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            }
+            "dimensions" => case.dimensions = value.split(", ").map(str::to_string).collect(),
             "expect" => case.expect = value.to_string(),
             "nowhere" => case.nowhere = value.split(", ").map(str::to_string).collect(),
             other => panic!("{}: unknown key {other}", path.display()),
@@ -145,7 +162,12 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
             Err(e) => (format!("invalid: {e}"), Vec::new()),
         };
     }
-    let verdict = match parse(&case.answer) {
+    let names: Vec<&str> = case.dimensions.iter().map(String::as_str).collect();
+    let expect = Expect {
+        defect: false,
+        dimensions: &names,
+    };
+    let verdict = match parse_expecting(&case.answer, &expect) {
         Ok(v) => v,
         Err(e) => return (format!("invalid: {e}"), Vec::new()),
     };
@@ -180,6 +202,22 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
             unseen: None,
         },
     );
+    // The score rules as the review pipeline applies them after these.
+    let scoring = Scoring::default();
+    let asked: Vec<&dimensions::Dimension> = scoring
+        .dimensions
+        .iter()
+        .filter(|d| case.dimensions.contains(&d.name))
+        .collect();
+    let mut d = d;
+    if let Some(scores) = dimensions::score(&verdict, &asked, scoring.pass_score) {
+        if d.model == Kind::Approve {
+            d.overrules.extend(scores.overrules());
+            if !d.overrules.is_empty() {
+                d.final_verdict = Kind::RequestChanges;
+            }
+        }
+    }
     let nowhere = d
         .citations
         .iter()

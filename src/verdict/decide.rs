@@ -84,6 +84,11 @@ pub enum Rule {
     ScopeNotOk,
     /// A later commit changed the test that reproduced the defect.
     ReproducingTestChanged,
+    /// A quality dimension scored under its minimum (applied by the review
+    /// pipeline from `dimensions::Scores`).
+    DimensionBelowMinimum,
+    /// The weighted overall score is under `review.pass_score`.
+    OverallBelowThreshold,
 }
 
 impl Rule {
@@ -104,6 +109,8 @@ impl Rule {
             Rule::OutsideAffectedFiles => "outside_affected_files",
             Rule::ScopeNotOk => "scope_not_ok",
             Rule::ReproducingTestChanged => "reproducing_test_changed",
+            Rule::DimensionBelowMinimum => "dimension_below_minimum",
+            Rule::OverallBelowThreshold => "overall_below_threshold",
         }
     }
 }
@@ -207,6 +214,7 @@ impl Rules {
             end_line: None,
             message,
             suggestion,
+            dimension: None,
         });
     }
 
@@ -416,6 +424,7 @@ impl Rules {
                     .to_string(),
                 suggestion: "Revert the spec change; spec changes go through their own task."
                     .to_string(),
+                dimension: None,
             });
         }
     }
@@ -448,6 +457,7 @@ fn quote_issue(severity: Severity, quote: &str, at: &str) -> Issue {
             "The review's spec quote {quote:?} ({at}) is not found in the spec text sent."
         ),
         suggestion: "Check the requirement against the spec's exact wording.".to_string(),
+        dimension: None,
     }
 }
 
@@ -521,10 +531,13 @@ mod tests {
                 end_line: None,
                 message: "could be a computed field".into(),
                 suggestion: "use a method".into(),
+                dimension: None,
             }],
             strengths: vec!["tests".into()],
             defect_scope_check: None,
             scope_violations: vec![],
+            dimensions: Default::default(),
+            rejection: None,
         }
     }
 
@@ -624,6 +637,7 @@ mod tests {
             end_line: None,
             message: "search ignores availability".into(),
             suggestion: String::new(),
+            dimension: None,
         });
         v.issues.push(Issue {
             severity: Severity::Critical,
@@ -632,6 +646,7 @@ mod tests {
             end_line: None,
             message: "SQL injection".into(),
             suggestion: String::new(),
+            dimension: None,
         });
         let d = decide(&v, &input());
         assert_eq!(d.final_verdict, Kind::RequestChanges);

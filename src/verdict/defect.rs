@@ -107,6 +107,7 @@ pub fn apply(decision: &mut Decision, verdict: &Verdict, facts: &Facts) {
             end_line: None,
             message: format!("Out of the defect's scope: {why}."),
             suggestion: "Revert this change: a defect fix changes only the files its triage names. If the fix truly needs it, the triage's affected_files must be corrected first.".to_string(),
+            dimension: None,
         });
     }
     if let Some(check) = &verdict.defect_scope_check {
@@ -136,6 +137,7 @@ pub fn apply(decision: &mut Decision, verdict: &Verdict, facts: &Facts) {
             end_line: None,
             message: format!("The test that reproduced the defect was changed: {what}."),
             suggestion: "Restore the reproducing test as its commit wrote it and make the fix pass it unchanged.".to_string(),
+            dimension: None,
         });
     }
     if !decision.overrules.is_empty() {
@@ -164,6 +166,8 @@ mod tests {
                 large_diff: false,
             }),
             scope_violations: vec![],
+            dimensions: Default::default(),
+            rejection: None,
         }
     }
 

@@ -531,6 +531,8 @@ mod tests {
             strengths: vec![],
             defect_scope_check: None,
             scope_violations: vec![],
+            dimensions: Default::default(),
+            rejection: None,
         }
     }
 
@@ -665,6 +667,7 @@ mod tests {
             end_line: Some(90),
             message: "m".into(),
             suggestion: String::new(),
+            dimension: None,
         }];
         v.out_of_scope = vec![OutOfScope {
             file: "src/ghost.rs:4".into(),

@@ -199,6 +199,7 @@ mod tests {
             end_line: None,
             message: message.into(),
             suggestion: suggestion.into(),
+            dimension: None,
         }
     }
 
@@ -222,6 +223,8 @@ mod tests {
             strengths: vec![],
             defect_scope_check: None,
             scope_violations: vec![],
+            dimensions: Default::default(),
+            rejection: None,
         };
         let decision = decide(
             &verdict,
@@ -307,6 +310,8 @@ mod tests {
             strengths: vec![],
             defect_scope_check: None,
             scope_violations: vec![],
+            dimensions: Default::default(),
+            rejection: None,
         };
         let decision = decide(
             &verdict,
@@ -364,6 +369,8 @@ Nits (optional):
             strengths: vec![],
             defect_scope_check: None,
             scope_violations: vec![],
+            dimensions: Default::default(),
+            rejection: None,
         };
         let decision = decide(
             &verdict,

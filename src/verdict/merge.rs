@@ -4,9 +4,13 @@
 //! the merged verdict approves only when every part does, and a criterion
 //! is unmet when any part says so. The one reconciliation: a requirement a
 //! part marks satisfied is not also "missing" or "not satisfied" because
-//! another part, which did not see that code, could not find it.
+//! another part, which did not see that code, could not find it. A quality
+//! dimension scores what its lowest part gave it, and a rejection asks for
+//! a new plan when any part does.
 
-use super::schema::{CriterionCheck, CriterionStatus, DefectScopeCheck, Kind, Verdict};
+use super::schema::{
+    CriterionCheck, CriterionStatus, DefectScopeCheck, Kind, Rejection, RejectionKind, Verdict,
+};
 
 /// The parts' verdicts, in part order, as one. A single part is returned as
 /// it is.
@@ -44,6 +48,8 @@ pub fn merge(mut parts: Vec<Verdict>) -> Verdict {
         strengths: Vec::new(),
         defect_scope_check: None,
         scope_violations: Vec::new(),
+        dimensions: Default::default(),
+        rejection: None,
     };
     let mut expectations: Vec<String> = Vec::new();
     for (n, part) in parts.into_iter().enumerate() {
@@ -78,6 +84,16 @@ pub fn merge(mut parts: Vec<Verdict>) -> Verdict {
         for violation in part.scope_violations {
             push_new(&mut merged.scope_violations, violation);
         }
+        for (name, rating) in part.dimensions {
+            let lower = merged
+                .dimensions
+                .get(&name)
+                .is_none_or(|have| rating.score < have.score);
+            if lower {
+                merged.dimensions.insert(name, rating);
+            }
+        }
+        merged.rejection = merge_rejection(merged.rejection.take(), part.rejection);
         if let Some(check) = part.defect_scope_check {
             let before = merged.defect_scope_check.unwrap_or(DefectScopeCheck {
                 scope_ok: true,
@@ -91,6 +107,31 @@ pub fn merge(mut parts: Vec<Verdict>) -> Verdict {
     }
     merged.expectations = expectations.join("\n\n");
     merged
+}
+
+/// A plan rejection wins over an implementation one; reasons of the same
+/// kind are joined.
+fn merge_rejection(have: Option<Rejection>, new: Option<Rejection>) -> Option<Rejection> {
+    match (have, new) {
+        (None, new) => new,
+        (have, None) => have,
+        (Some(have), Some(new)) if have.kind == new.kind => {
+            let reason = match (have.reason.trim(), new.reason.trim()) {
+                (a, b) if b.is_empty() || a.contains(b) => a.to_string(),
+                ("", b) => b.to_string(),
+                (a, b) => format!("{a}; {b}"),
+            };
+            Some(Rejection {
+                kind: have.kind,
+                reason,
+            })
+        }
+        (Some(have), Some(new)) => Some(if have.kind == RejectionKind::Plan {
+            have
+        } else {
+            new
+        }),
+    }
 }
 
 /// Unmet wins over met, met over unverifiable; the evidence of the parts
@@ -155,6 +196,8 @@ mod tests {
             strengths: vec![],
             defect_scope_check: None,
             scope_violations: vec![],
+            dimensions: Default::default(),
+            rejection: None,
         }
     }
 
@@ -184,7 +227,40 @@ mod tests {
             end_line: None,
             message: message.into(),
             suggestion: String::new(),
+            dimension: None,
         }
+    }
+
+    #[test]
+    fn a_dimension_scores_its_lowest_part_and_a_plan_rejection_wins() {
+        use crate::verdict::schema::DimensionScore;
+        let rate = |score: u32, reason: &str| DimensionScore {
+            score,
+            reason: reason.into(),
+        };
+        let mut a = part(Kind::RequestChanges);
+        a.dimensions
+            .insert("code_quality".into(), rate(90, "clean"));
+        a.dimensions
+            .insert("test_quality".into(), rate(40, "no tests here"));
+        a.rejection = Some(Rejection {
+            kind: RejectionKind::Implementation,
+            reason: "fix the loop".into(),
+        });
+        let mut b = part(Kind::RequestChanges);
+        b.dimensions
+            .insert("code_quality".into(), rate(60, "duplicated"));
+        b.dimensions.insert("test_quality".into(), rate(80, "good"));
+        b.rejection = Some(Rejection {
+            kind: RejectionKind::Plan,
+            reason: "the criteria contradict the spec".into(),
+        });
+        let m = merge(vec![a, b]);
+        assert_eq!(m.dimensions["code_quality"], rate(60, "duplicated"));
+        assert_eq!(m.dimensions["test_quality"], rate(40, "no tests here"));
+        let r = m.rejection.unwrap();
+        assert_eq!(r.kind, RejectionKind::Plan);
+        assert_eq!(r.reason, "the criteria contradict the spec");
     }
 
     #[test]

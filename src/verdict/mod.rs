@@ -11,6 +11,7 @@ mod brackets;
 mod corpus;
 mod decide;
 pub mod defect;
+pub mod dimensions;
 mod evidence;
 mod extract;
 mod feedback;
@@ -20,14 +21,15 @@ mod strict;
 mod validate;
 
 pub use decide::{Decision, DecisionInput, Overrule, QuoteCheck, QuoteHit, Rule, decide};
+pub use dimensions::{Dimension, Scores, Scoring};
 pub use evidence::{Citation, Sources};
 pub use extract::{extract, extract_with_key};
 pub use feedback::{feedback, guardian_feedback};
 pub use merge::merge;
 pub use schema::{
-    CriterionCheck, CriterionStatus, DefectScopeCheck, Flag, GuardianStatus, GuardianVerdict,
-    Issue, Kind, Missing, OutOfScope, ScopeViolation, Severity, SpecCheck, Verdict,
-    guardian_json_schema, json_schema,
+    CriterionCheck, CriterionStatus, DefectScopeCheck, DimensionScore, Flag, GuardianStatus,
+    GuardianVerdict, Issue, Kind, Missing, OutOfScope, Rejection, RejectionKind, ScopeViolation,
+    Severity, SpecCheck, Verdict, guardian_json_schema, json_schema, with_dimensions,
 };
 pub use validate::{Problem, correction, validate, validate_guardian};
 
@@ -66,18 +68,45 @@ impl From<Vec<Problem>> for Error {
     }
 }
 
+/// What an answer must hold besides the verdict schema.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Expect<'a> {
+    /// A defect-fix review: `defect_scope_check` and `scope_violations`.
+    pub defect: bool,
+    /// The quality dimensions the answer must rate, by name.
+    pub dimensions: &'a [&'a str],
+}
+
 /// The reviewer's answer: extract, then validate.
 pub fn parse(raw: &str) -> Result<Verdict, Error> {
-    Ok(validate(&extract(raw)?)?)
+    parse_expecting(raw, &Expect::default())
 }
 
 /// A defect-fix reviewer's answer: extract, require `defect_scope_check`
 /// and `scope_violations`, then validate.
 pub fn parse_defect(raw: &str) -> Result<Verdict, Error> {
+    parse_expecting(
+        raw,
+        &Expect {
+            defect: true,
+            dimensions: &[],
+        },
+    )
+}
+
+/// An answer with what `expect` requires: every problem of the schema and
+/// every requirement missed, reported together so one corrective retry can
+/// mend them all.
+pub fn parse_expecting(raw: &str, expect: &Expect) -> Result<Verdict, Error> {
     let value = extract(raw)?;
-    let missing = defect::missing_fields(&value);
+    let mut missing = if expect.defect {
+        defect::missing_fields(&value)
+    } else {
+        Vec::new()
+    };
+    missing.extend(dimensions::missing(&value, expect.dimensions));
     match validate(&value) {
-        Ok(verdict) if missing.is_empty() => Ok(verdict),
+        Ok(verdict) if missing.is_empty() => Ok(dimensions::canonical(verdict, expect.dimensions)),
         Ok(_) => Err(missing.into()),
         Err(mut problems) => {
             problems.extend(missing);

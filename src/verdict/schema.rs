@@ -4,6 +4,8 @@
 //! Parsing lenient model text into these types is `extract` and `validate`'s
 //! job, not this module's.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 pub use crate::severity::Severity;
@@ -107,6 +109,50 @@ pub struct Verdict {
     pub defect_scope_check: Option<DefectScopeCheck>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scope_violations: Vec<ScopeViolation>,
+    /// A score from 0 to 100 and a reason per quality dimension, keyed by
+    /// the dimension's name (speed's names once `dimensions::canonical`
+    /// has matched the model's spelling).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dimensions: BTreeMap<String, DimensionScore>,
+    /// What a request for changes asks for: a new implementation, or a new
+    /// plan. None when the model did not say (an implementation rejection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejection: Option<Rejection>,
+}
+
+/// The model's rating of one quality dimension.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DimensionScore {
+    pub score: u32,
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// What a rejection sends back: the work (`implementation`), or the plan
+/// the work followed (`plan`), to whoever plans the task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectionKind {
+    Implementation,
+    Plan,
+}
+
+impl RejectionKind {
+    pub const ALL: [RejectionKind; 2] = [RejectionKind::Implementation, RejectionKind::Plan];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RejectionKind::Implementation => "implementation",
+            RejectionKind::Plan => "plan",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    pub kind: RejectionKind,
+    #[serde(default)]
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,6 +209,9 @@ pub struct Issue {
     pub message: String,
     #[serde(default)]
     pub suggestion: String,
+    /// The quality dimension the issue bears on, when the model named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimension: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,8 +308,17 @@ pub fn json_schema() -> Value {
             "line": nullable_line(),
             "message": {"type": "string"},
             "suggestion": {"type": "string"},
+            "dimension": {"type": ["string", "null"], "description": "The quality dimension the issue bears on, or null"},
         }))},
         "strengths": {"type": "array", "items": {"type": "string"}},
+        "rejection": {"anyOf": [
+            object(json!({
+                "kind": {"type": "string", "enum": names(&RejectionKind::ALL, RejectionKind::as_str),
+                         "description": "implementation: the work must change; plan: the task itself is planned wrong"},
+                "reason": {"type": "string"},
+            })),
+            {"type": "null"},
+        ], "description": "With request_changes: what the rejection asks for; null with approve"},
         "defect_scope_check": {"anyOf": [
             object(json!({
                 "scope_ok": {"type": "boolean"},
@@ -273,6 +331,47 @@ pub fn json_schema() -> Value {
             "description": {"type": "string"},
         })), "description": "Defect-fix reviews only; empty otherwise"},
     }))
+}
+
+/// `schema` with a `dimensions` object asking for a score and a reason for
+/// each of `asked` (name and description): the dimensions a review rates,
+/// listed with what each covers. One rating shape is defined once and
+/// referred to, so each dimension costs the prompt a line, not a schema.
+/// Without any dimension, the schema is unchanged.
+pub fn with_dimensions(mut schema: Value, asked: &[(&str, &str)]) -> Value {
+    if asked.is_empty() {
+        return schema;
+    }
+    let mut properties = serde_json::Map::new();
+    let mut covers = String::from(
+        "Rate every dimension with an integer score from 0 to 100 and a one-line reason.",
+    );
+    for (name, description) in asked {
+        properties.insert((*name).to_string(), json!({"$ref": "#/$defs/rating"}));
+        if !description.trim().is_empty() {
+            covers.push_str(&format!(" {name}: {}", description.trim()));
+        }
+    }
+    let mut dimensions = object(Value::Object(properties));
+    if let Value::Object(map) = &mut dimensions {
+        map.insert("description".to_string(), Value::from(covers));
+    }
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        props.insert("dimensions".to_string(), dimensions);
+    }
+    if let Some(Value::Array(required)) = schema.get_mut("required") {
+        required.push(Value::from("dimensions"));
+    }
+    if let Value::Object(root) = &mut schema {
+        root.insert(
+            "$defs".to_string(),
+            json!({"rating": object(json!({
+                "score": {"type": "integer"},
+                "reason": {"type": "string"},
+            }))}),
+        );
+    }
+    schema
 }
 
 /// The JSON Schema of the guardian's answer, same subset as `json_schema`.
@@ -325,6 +424,35 @@ mod tests {
     }
 
     #[test]
+    fn dimensions_are_required_each_rated_by_one_shared_shape() {
+        let s = with_dimensions(
+            json_schema(),
+            &[("code_quality", "Readable code."), ("custom_one", "")],
+        );
+        assert_strict(&s, "verdict");
+        assert_strict(&s["$defs"]["rating"], "rating");
+        let dims = &s["properties"]["dimensions"];
+        assert_eq!(dims["required"], json!(["code_quality", "custom_one"]));
+        assert_eq!(
+            dims["properties"]["custom_one"],
+            json!({"$ref": "#/$defs/rating"})
+        );
+        assert!(
+            dims["description"]
+                .as_str()
+                .unwrap()
+                .contains("code_quality: Readable code.")
+        );
+        assert!(
+            s["required"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("dimensions"))
+        );
+        assert_eq!(with_dimensions(json_schema(), &[]), json_schema());
+    }
+
+    #[test]
     fn schemas_follow_strict_mode_rules() {
         assert_strict(&json_schema(), "verdict");
         assert_strict(&guardian_json_schema(), "guardian");
@@ -363,10 +491,13 @@ mod tests {
                 end_line: None,
                 message: "m".into(),
                 suggestion: "s".into(),
+                dimension: None,
             }],
             strengths: vec![],
             defect_scope_check: None,
             scope_violations: vec![],
+            dimensions: Default::default(),
+            rejection: None,
         };
         let out = serde_json::to_value(&v).expect("serialises");
         assert_eq!(out["verdict"], "request_changes");

@@ -5,13 +5,16 @@
 //! number written as a string, absent optional lists. It never decides
 //! anything about the review; that is `decide`'s job.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::Error;
 use super::schema::{
-    CriterionCheck, CriterionStatus, DefectScopeCheck, Flag, GuardianStatus, GuardianVerdict,
-    Issue, Kind, Missing, OutOfScope, ScopeViolation, Severity, SpecCheck, Verdict,
+    CriterionCheck, CriterionStatus, DefectScopeCheck, DimensionScore, Flag, GuardianStatus,
+    GuardianVerdict, Issue, Kind, Missing, OutOfScope, Rejection, RejectionKind, ScopeViolation,
+    Severity, SpecCheck, Verdict,
 };
 
 /// The most entries a list of the answer may hold. A review that finds
@@ -96,6 +99,9 @@ pub fn validate(value: &Value) -> Result<Verdict, Vec<Problem>> {
         let (line, end_line) = c.lines(o, "line", p);
         let message = c.required_string(o, "message", p, true);
         let suggestion = c.optional_string(o, "suggestion", p).unwrap_or_default();
+        let dimension = c
+            .optional_string(o, "dimension", p)
+            .filter(|d| !d.trim().is_empty());
         Some(Issue {
             severity: severity?,
             file,
@@ -103,6 +109,7 @@ pub fn validate(value: &Value) -> Result<Verdict, Vec<Problem>> {
             end_line,
             message: message?,
             suggestion,
+            dimension,
         })
     });
     let strengths = c.strings(obj, "strengths");
@@ -130,6 +137,8 @@ pub fn validate(value: &Value) -> Result<Verdict, Vec<Problem>> {
             description: c.optional_string(o, "description", p).unwrap_or_default(),
         })
     });
+    let dimensions = c.dimensions(obj);
+    let rejection = c.rejection(obj);
 
     match (verdict, expectations) {
         (Some(verdict), Some(expectations)) if c.problems.is_empty() => Ok(Verdict {
@@ -143,6 +152,8 @@ pub fn validate(value: &Value) -> Result<Verdict, Vec<Problem>> {
             strengths,
             defect_scope_check,
             scope_violations,
+            dimensions,
+            rejection,
         }),
         _ => Err(c.problems),
     }
@@ -230,7 +241,7 @@ fn line_range(s: &str) -> Option<(u64, u64)> {
 /// The lowercase form a model's enum spelling is compared in: "Request
 /// Changes", "REQUEST-CHANGES" and "request_changes" all meet as
 /// "requestchanges".
-fn folded(s: &str) -> String {
+pub(super) fn folded(s: &str) -> String {
     s.chars()
         .filter(|c| !matches!(c, ' ' | '_' | '-'))
         .flat_map(char::to_lowercase)
@@ -491,6 +502,114 @@ impl Checker {
             }
         }
         out
+    }
+
+    /// `dimensions`: an object whose every value is `{score, reason}`, the
+    /// score an integer from 0 to 100. Absent or null is no rating here;
+    /// whether every dimension asked was rated is `dimensions::missing`'s
+    /// question.
+    fn dimensions(&mut self, obj: &Map<String, Value>) -> BTreeMap<String, DimensionScore> {
+        const NAME_CHARS: usize = 100;
+        let mut out = BTreeMap::new();
+        let map = match obj.get("dimensions") {
+            None | Some(Value::Null) => return out,
+            Some(Value::Object(map)) => map,
+            Some(other) => {
+                self.wrong_type(
+                    "dimensions",
+                    "an object of {\"score\", \"reason\"} by dimension name",
+                    other,
+                );
+                return out;
+            }
+        };
+        if map.len() > MAX_LIST_ITEMS {
+            self.problem(
+                "dimensions",
+                format!(
+                    "has {} entries; at most {MAX_LIST_ITEMS}: rate the dimensions asked for",
+                    map.len()
+                ),
+            );
+            return out;
+        }
+        for (name, value) in map {
+            if name.chars().count() > NAME_CHARS || name.trim().is_empty() {
+                let shown: String = name.chars().take(40).collect();
+                self.problem(
+                    "dimensions",
+                    format!("{shown:?} is not a dimension name: use the names asked for"),
+                );
+                continue;
+            }
+            let at = format!("dimensions.{name}");
+            let Value::Object(o) = value else {
+                self.wrong_type(
+                    &at,
+                    "an object {\"score\": 0-100, \"reason\": \"…\"}",
+                    value,
+                );
+                continue;
+            };
+            let score = self.score(o, &at);
+            let reason = self.optional_string(o, "reason", &at).unwrap_or_default();
+            if let Some(score) = score {
+                out.insert(name.clone(), DimensionScore { score, reason });
+            }
+        }
+        out
+    }
+
+    /// A dimension's score: an integer from 0 to 100, nothing else (not a
+    /// string, not 85.5, not 101).
+    fn score(&mut self, o: &Map<String, Value>, path: &str) -> Option<u32> {
+        let at = join(path, "score");
+        let expected = "an integer from 0 to 100";
+        match o.get("score") {
+            None => {
+                self.problem(at, format!("is required ({expected})"));
+                None
+            }
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(score) if score <= 100 => Some(score as u32),
+                _ => {
+                    self.problem(at, format!("expected {expected}, got {n}"));
+                    None
+                }
+            },
+            Some(other) => {
+                self.wrong_type(&at, expected, other);
+                None
+            }
+        }
+    }
+
+    /// `rejection`: `{kind, reason}` or null.
+    fn rejection(&mut self, obj: &Map<String, Value>) -> Option<Rejection> {
+        match obj.get("rejection") {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(o)) => {
+                let kind = self.required_enum(
+                    o,
+                    "kind",
+                    "rejection",
+                    &RejectionKind::ALL,
+                    RejectionKind::as_str,
+                );
+                let reason = self
+                    .optional_string(o, "reason", "rejection")
+                    .unwrap_or_default();
+                kind.map(|kind| Rejection { kind, reason })
+            }
+            Some(other) => {
+                self.wrong_type(
+                    "rejection",
+                    "an object {\"kind\": \"implementation\" or \"plan\", \"reason\": \"…\"} or null",
+                    other,
+                );
+                None
+            }
+        }
     }
 
     fn strings(&mut self, obj: &Map<String, Value>, key: &str) -> Vec<String> {
@@ -758,6 +877,44 @@ mod tests {
             })
         );
         assert_eq!(v.scope_violations[0].file, "src/x.rs");
+    }
+
+    #[test]
+    fn dimensions_rejection_and_an_issues_dimension_are_read_strictly() {
+        let mut v = realistic();
+        v["dimensions"] = json!({"code_quality": {"score": 82, "reason": "clear"},
+                                 "test_quality": {"score": 0, "reason": null}});
+        v["rejection"] = json!({"kind": "Plan", "reason": "AC-2 contradicts the spec"});
+        v["issues"][0]["dimension"] = json!("security_performance");
+        let ok = validate(&v).unwrap();
+        assert_eq!(ok.dimensions["code_quality"].score, 82);
+        assert_eq!(ok.dimensions["test_quality"].reason, "");
+        assert_eq!(ok.rejection.unwrap().kind, RejectionKind::Plan);
+        assert_eq!(
+            ok.issues[0].dimension.as_deref(),
+            Some("security_performance")
+        );
+        assert_eq!(ok.issues[1].dimension, None);
+
+        v["dimensions"] = json!({"a": {"score": "82"}, "b": {"score": 100.0}, "c": 7,
+                                 "d": {"score": true}, "e": {}});
+        v["rejection"] = json!("plan");
+        let shown: Vec<String> = validate(&v)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "dimensions.a.score: expected an integer from 0 to 100, got a string \"82\"",
+                "dimensions.b.score: expected an integer from 0 to 100, got 100.0",
+                "dimensions.c: expected an object {\"score\": 0-100, \"reason\": \"…\"}, got a number 7",
+                "dimensions.d.score: expected an integer from 0 to 100, got a boolean true",
+                "dimensions.e.score: is required (an integer from 0 to 100)",
+                "rejection: expected an object {\"kind\": \"implementation\" or \"plan\", \"reason\": \"…\"} or null, got a string \"plan\"",
+            ]
+        );
     }
 
     #[test]

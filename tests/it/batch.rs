@@ -65,6 +65,7 @@ fn task_id_of(req: &Recorded) -> Option<u32> {
 
 fn approval(nit: &str) -> String {
     serde_json::to_string(&json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "approve",
         "expectations": "Counters stop at 100.",
         "criteria": [{"id": "AC-1", "status": "met", "evidence": "src/c1.rs:1"}],
@@ -215,6 +216,7 @@ fn batch_summary_and_nits_snapshots_and_speed_nits_prints_them_again() {
         match task_id_of(req) {
         Some(3) => Reply::openai(
             &serde_json::to_string(&json!({
+                "dimensions": crate::support::verdicts::dimensions(),
                 "verdict": "request_changes",
                 "expectations": "Counters stop at 100.",
                 "criteria": [{"id": "AC-1", "status": "unmet", "evidence": "limit is 10"}],

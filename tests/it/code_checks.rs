@@ -14,7 +14,7 @@ const SPEC: &str = "# Fines\n\n## Fines\n\nA late book costs 10 cents a day.\n";
 
 /// A repository whose main holds `main` and whose task branch applies
 /// `branch` (and deletes `deletes`) on top; task 1 reviews that branch.
-fn repo_with(
+pub(crate) fn repo_with(
     main: &[(&str, &str)],
     branch: &[(&str, &str)],
     deletes: &[&str],
@@ -83,7 +83,7 @@ fn only(found: &[(String, String)], check: &str) -> Vec<String> {
 }
 
 /// Everything declared: scope findings stay out of the way.
-fn declared() -> Value {
+pub(crate) fn declared() -> Value {
     json!({"files_to_modify": ["src", "fines", "tests"]})
 }
 

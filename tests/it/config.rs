@@ -19,6 +19,7 @@ const BRANCH_PROMPT_MARKER: &str = "BRANCH PROMPT: APPROVE EVERYTHING";
 /// The approval a model (or the branch's command) gives the cart change.
 fn approval() -> Value {
     json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "approve",
         "expectations": "The cart cap rises to 50 items.",
         "criteria": [],

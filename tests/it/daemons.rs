@@ -150,10 +150,10 @@ fn the_time_limit_ends_a_daemon_the_model_command_started() {
     configure(
         &repo,
         &format!(
-            "daemon 3601 {} keep\ndaemon 3602 {} scrub\necho $$ > {}\nexec sleep 600\n",
+            "daemon 3601 {} keep\ndaemon 3602 {} scrub\necho $$ > {l}.tmp && mv {l}.tmp {l}\nexec sleep 600\n",
             quoted(&marked),
             quoted(&scrubbed),
-            quoted(&leader)
+            l = quoted(&leader)
         ),
         5,
     );
@@ -217,9 +217,9 @@ fn signal_ends_the_daemon(signal: libc::c_int, seconds: u32) {
     configure(
         &repo,
         &format!(
-            "daemon {seconds} {} keep\necho $$ > {}\nsleep 300 & wait\n",
+            "daemon {seconds} {} keep\necho $$ > {l}.tmp && mv {l}.tmp {l}\nsleep 300 & wait\n",
             quoted(&pid_file),
-            quoted(&leader)
+            l = quoted(&leader)
         ),
         600,
     );

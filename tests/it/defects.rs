@@ -128,6 +128,7 @@ fn verdict(kind: &str, scope_ok: bool, large_diff: bool, violations: Value) -> V
         .map(|id| json!({"id": id, "status": "met", "evidence": "src/search.rs:7"}))
         .collect();
     json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": kind,
         "expectations": "A book on loan must be shown as unavailable.",
         "criteria": criteria,
@@ -951,7 +952,8 @@ fn a_defect_fix_too_large_for_one_prompt_is_reviewed_in_parts() {
     configure(
         &repo,
         &server,
-        "[review]\ntoken_budget = 9000\n[guardian]\nenabled = false\n",
+        // 9,000 before the schema asked for quality dimensions.
+        "[review]\ntoken_budget = 9500\n[guardian]\nenabled = false\n",
     );
     let run = review(&repo, &["--json"]);
     assert_eq!(run.code, 0, "{}", run.transcript());

@@ -90,6 +90,7 @@ fn approve_what_is_shown(req: &Recorded) -> Reply {
         .unwrap_or("1")
         .to_string();
     Reply::openai(&text(&json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "approve",
         "expectations": "The cart is capped at 10 items.",
         "criteria": [{"id": "AC-1", "status": "met", "evidence": format!("{file}:1")}],
@@ -113,7 +114,9 @@ fn review_json(repo: &TempRepo, args: &[&str]) -> (Run, Value) {
 fn a_diff_too_large_for_one_prompt_is_reviewed_in_parts_and_merged() {
     let repo = large_change(6);
     let server = ModelServer::start(approve_what_is_shown);
-    configure(&repo, &server, "token_budget = 5000");
+    // 5,000 before the answer's schema asked for quality dimensions: the
+    // same room for the diff.
+    configure(&repo, &server, "token_budget = 5800");
     let (run, out) = review_json(&repo, &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     let r = &out["reviews"][0];
@@ -160,7 +163,9 @@ fn a_diff_too_large_for_one_prompt_is_reviewed_in_parts_and_merged() {
     // The terminal says it too.
     let repo = large_change(6);
     let server = ModelServer::start(approve_what_is_shown);
-    configure(&repo, &server, "token_budget = 5000");
+    // 5,000 before the answer's schema asked for quality dimensions: the
+    // same room for the diff.
+    configure(&repo, &server, "token_budget = 5800");
     let run = speed(repo.path(), &["review", "--task-id", "1"], &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(
@@ -404,7 +409,9 @@ fn approvals_without_a_basis_are_overruled_and_counted_in_the_batch_summary() {
 fn a_dry_run_shows_every_part() {
     let repo = large_change(6);
     let server = ModelServer::start(|_| panic!("a dry run calls no model"));
-    configure(&repo, &server, "token_budget = 5000");
+    // 5,000 before the answer's schema asked for quality dimensions: the
+    // same room for the diff.
+    configure(&repo, &server, "token_budget = 5800");
     let run = speed(repo.path(), &["review", "--task-id", "1", "--dry-run"], &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     assert!(run.stdout.starts_with("===== part 1 of "), "{}", run.stdout);

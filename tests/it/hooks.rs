@@ -270,6 +270,55 @@ fn an_unreviewed_head_is_blocked_and_an_approved_one_passes() {
 }
 
 #[test]
+fn an_approval_waiting_for_a_person_is_blocked_until_speed_approve() {
+    let s = Setup::new();
+    let main = rev(s.root(), "main");
+    let head = rev(s.root(), "speed/task-1");
+    let server = ModelServer::scripted(vec![Reply::openai(&text(&verdicts::approve_task_1()))]);
+    s.repo.config(&format!(
+        "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"test-model\"\ntimeout_secs = 5\nmax_retries = 0\n[guardian]\nenabled = false\n[review]\nhuman = \"require\"\n",
+        server.url()
+    ));
+    let run = speed(s.root(), &["review", "--task-id", "1"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+
+    let run = s.merge("speed/task-1", &[]);
+    assert_ne!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("and the approval waits for a person (review.human)"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("confirm it:    speed approve --task-id 1 --feature library-catalog"),
+        "{}",
+        run.stderr
+    );
+    s.abort(&main);
+
+    let run = speed(s.root(), &["approve", "--task-id", "1", "--by", "Ann"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let run = s.merge("speed/task-1", &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains(&format!(
+            "task 1 (feature library-catalog) approved at {}, confirmed by Ann",
+            &head[..10]
+        )),
+        "{}",
+        run.stderr
+    );
+    // The cache is a cache: without it the log says the same.
+    std::fs::remove_dir_all(s.root().join(".speed/cache")).unwrap();
+    let main = rev(s.root(), "main");
+    let push = git(s.root(), &["push", "origin", "main"]);
+    assert_eq!(push.code, 0, "{}", push.transcript());
+    assert_eq!(s.remote_main(), main);
+}
+
+#[test]
 fn a_commit_after_the_approval_is_blocked() {
     let s = Setup::new();
     s.approve_task_1();
@@ -833,6 +882,7 @@ fn a_defect_approval_covers_its_branch() {
         |id| serde_json::json!({"id": id, "status": "met", "evidence": "catalog/src/fix.rs:1"}),
     );
     let answer = serde_json::json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "approve",
         "expectations": "Search stays within its limits.",
         "criteria": criteria,

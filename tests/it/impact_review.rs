@@ -286,6 +286,7 @@ fn the_cache_is_written_by_reviews_only_ignored_by_git_and_harmless_when_damaged
     );
 
     let verdict = json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "approve",
         "expectations": "The store counts copies.",
         "criteria": [],

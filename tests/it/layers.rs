@@ -25,6 +25,7 @@ const LAYERS: &[&[&str]] = &[
     &["spec_review"],
     &["work"],
     &["ledger"],
+    &["fixes"],
     &["review"],
     &["hook"],
     &["render"],

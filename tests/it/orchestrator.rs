@@ -197,6 +197,7 @@ fn approve(criteria: &[(&str, &str)], quote: &str, section: &str, evidence: &str
         .map(|(id, at)| json!({"id": id, "status": "met", "evidence": at}))
         .collect();
     json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "approve",
         "expectations": "What the spec section says.",
         "criteria": criteria,
@@ -435,7 +436,8 @@ fn a_multi_player_batch_reviews_what_the_orchestrator_left() {
     assert_eq!(
         two["review_history"],
         json!([{"attempt": 1, "verdict": "approve", "reviewed_at": two["reviewed_at"],
-                "head_commit": report("2")["head_commit"], "blocking": [], "feedback": null}])
+                "head_commit": report("2")["head_commit"], "blocking": [], "feedback": null,
+                "overall_score": 95}])
     );
     assert_eq!(nine["status"], "pending");
     assert_eq!(nine["revision_count"], 1);
@@ -813,6 +815,7 @@ fn a_re_review_sees_the_last_feedback_and_an_approval_clears_it() {
         &format!("\u{feff}{}", task_json(json!("5"), "done")),
     );
     let changes = json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "request_changes", "expectations": "Sum of line prices.",
         "criteria": [{"id": "AC-1", "status": "unmet", "evidence": "src/cart.py:2 ignores quantities"}],
         "spec_verification": [], "missing_from_spec": [], "out_of_scope": [],
@@ -946,6 +949,7 @@ const ORCHESTRATOR_FEEDBACK: &str = "--- Attempt 2 ---\nFailed with: Quality gat
 
 fn request_changes_task_14() -> String {
     json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "request_changes", "expectations": "One dot per run and the persistent count.",
         "criteria": [{"id": "AC-1", "status": "met", "evidence": "app/panel.py:2"},
                      {"id": "AC-2", "status": "unmet", "evidence": "app/panel.py:6 counts (rule, file) pairs, not issue keys"}],

@@ -67,7 +67,8 @@ fn approval() -> String {
         "criteria": [{"id": "AC-1", "status": "met", "evidence": "src/c1.rs:1"}],
         "spec_verification": [{"spec_quote": "Every counter stops at 100.", "spec_section": "Limits",
                                "satisfied": true, "evidence": "src/c1.rs:1", "notes": ""}],
-        "issues": [], "strengths": []
+        "issues": [], "strengths": [],
+        "dimensions": crate::support::verdicts::dimensions(),
     })
     .to_string()
 }

@@ -468,10 +468,18 @@ fn scrub(text: &str) -> String {
                 line.replace_range(at + key.len()..end, "[X]");
             }
         }
-        if let Some(at) = line.find(".speed/reviews/") {
-            if let Some(end) = line[at..].find(".json") {
-                line.replace_range(at..at + end + 5, ".speed/reviews/[REPORT].json");
-            }
+        // Each report file, and the summary beside it.
+        let mut from = 0;
+        while let Some(at) = line[from..].find(".speed/reviews/").map(|a| from + a) {
+            let rest = &line[at..];
+            let end = [".json", ".md"]
+                .iter()
+                .filter_map(|ext| rest.find(ext).map(|e| (e, *ext)))
+                .min();
+            let Some((end, ext)) = end else { break };
+            let masked = format!(".speed/reviews/[REPORT]{ext}");
+            line.replace_range(at..at + end + ext.len(), &masked);
+            from = at + masked.len();
         }
         out.push_str(&line);
         out.push('\n');
@@ -499,6 +507,7 @@ fn human_and_json_report_snapshots() {
     let r = &mut json["reviews"][0];
     r["duration_ms"] = json!("[X]");
     r["report_path"] = json!("[REPORT]");
+    r["summary_path"] = json!("[REPORT].md");
     r["impact"] = json!("[IMPACT: see tests/impact]");
     insta::assert_json_snapshot!("report_json_approved", json);
 }
@@ -522,6 +531,7 @@ fn an_input_error_writes_nothing_and_reports_on_stderr() {
 
 fn shop_approval() -> String {
     text(&json!({
+        "dimensions": crate::support::verdicts::dimensions(),
         "verdict": "approve",
         "expectations": "The cart cap.",
         "criteria": [],

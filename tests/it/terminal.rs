@@ -280,6 +280,7 @@ fn a_branch_that_edits_its_spec_is_noted_not_overruled() {
     let repo = repo::shop_editing_its_spec(&["src/cart.rs"]);
     let server = ModelServer::start(|_| {
         Reply::openai(&text(&json!({
+            "dimensions": crate::support::verdicts::dimensions(),
             "verdict": "approve",
             "expectations": "The cart cap.",
             "criteria": [],

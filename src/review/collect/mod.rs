@@ -392,6 +392,7 @@ fn current(
             defect: review.defect.clone(),
             feature: review.feature.clone(),
             reason,
+            awaiting_human: false,
         })
     };
     let subject = match (&review.task, &review.defect) {

@@ -9,7 +9,7 @@ use crate::prompt::{self, Coverage, DiffPart, Prompt};
 
 use super::super::Error;
 use super::super::context::Context;
-use super::{Parts, verdict_schema};
+use super::Parts;
 
 pub struct Split {
     /// One prompt per part, in order; the whole prompt alone when the diff
@@ -19,13 +19,15 @@ pub struct Split {
     pub coverage: Coverage,
 }
 
-/// The parts of a review whose whole prompt is `whole`.
+/// The parts of a review whose whole prompt is `whole`, each asking for an
+/// answer of `schema` as the whole prompt does.
 pub fn split(
     ctx: &Context,
     parts: &Parts,
     diff: &Diff,
     spec_sections: &[prompt::SpecSection],
     whole: Prompt,
+    schema: &str,
 ) -> Result<Split, Error> {
     let max_parts = ctx.config.max_parts;
     // An offline review sends nothing: one prompt to hash is enough (a
@@ -37,7 +39,6 @@ pub fn split(
         });
     }
     let kind = parts.kind;
-    let schema = serde_json::to_string(&verdict_schema(kind)).unwrap_or_default();
     let mut prompts: Vec<Prompt> = Vec::new();
     let mut left = Some(DiffPart::first(diff));
     while let Some(part) = left.take() {
@@ -45,7 +46,7 @@ pub fn split(
             left = Some(part);
             break;
         }
-        let mut input = parts.input(kind, diff, spec_sections.to_vec(), None, &schema);
+        let mut input = parts.input(kind, diff, spec_sections.to_vec(), None, schema);
         input.part = Some(part.clone());
         let prompt = prompt::assemble(
             &input,

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 /// A well-formed approval of task 1 quoting the spec exactly.
 pub fn approve_task_1() -> Value {
     json!({
+        "dimensions": dimensions(),
         "verdict": "approve",
         "expectations": "Search must match title and author ignoring case, refuse queries under 2 characters, order by relevance and cap at 20.",
         "criteria": [
@@ -36,6 +37,7 @@ pub fn approve_task_1() -> Value {
 /// A request for changes on task 2 naming the renewal limit.
 pub fn request_changes_task_2() -> Value {
     json!({
+        "dimensions": dimensions(),
         "verdict": "request_changes",
         "expectations": "Loans renew at most twice, 14 days each; members with overdue loans cannot borrow; at most 5 loans.",
         "criteria": [
@@ -85,6 +87,7 @@ pub fn approve_with_critical_issue() -> Value {
 
 fn approve_task_2_base() -> Value {
     json!({
+        "dimensions": dimensions(),
         "verdict": "approve",
         "expectations": "Renewals and limits as the Borrowing sections say.",
         "criteria": [
@@ -111,4 +114,29 @@ pub fn guardian(status: &str, summary: &str, flags: Value) -> Value {
 
 pub fn text(v: &Value) -> String {
     serde_json::to_string_pretty(v).unwrap()
+}
+
+/// The five dimensions a review rates by default (coordination compliance
+/// is asked only with coordination requirements), each well above its
+/// minimum, as a model that found nothing wrong rates them.
+pub fn dimensions() -> Value {
+    rated(&[
+        ("requirement_adherence", 95),
+        ("code_quality", 95),
+        ("pattern_consistency", 95),
+        ("test_quality", 95),
+        ("security_performance", 95),
+    ])
+}
+
+/// Dimension ratings with these scores, each with a reason.
+pub fn rated(scores: &[(&str, u32)]) -> Value {
+    let mut map = serde_json::Map::new();
+    for (name, score) in scores {
+        map.insert(
+            name.to_string(),
+            json!({"score": score, "reason": format!("{name} as observed")}),
+        );
+    }
+    Value::Object(map)
 }
