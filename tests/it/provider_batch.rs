@@ -258,7 +258,12 @@ fn an_openai_batch_that_never_ends_keeps_its_state_and_a_partial_file_is_asked_d
         torn: true,
         ..script
     });
-    configure(&repo, "openai", &api.server.url(), "");
+    configure(
+        &repo,
+        "openai",
+        &api.server.url(),
+        "structured_output = true\n",
+    );
 
     let run = review(&repo, &["--batch-api", "--json"]);
     assert_eq!(run.code, 54, "{}", run.transcript());
@@ -278,7 +283,13 @@ fn an_openai_batch_that_never_ends_keeps_its_state_and_a_partial_file_is_asked_d
             .unwrap()
             .starts_with("multipart/form-data; boundary=")
     );
-    assert_eq!(api.submitted(0).len(), 2);
+    let sent = api.submitted(0);
+    assert_eq!(sent.len(), 2);
+    // Each line's body is the synchronous request, schema included.
+    for (_, body) in &sent {
+        assert_eq!(body["model"], "loopback-model");
+        assert_eq!(body["response_format"]["json_schema"]["name"], "verdict");
+    }
 
     let started = std::time::Instant::now();
     let run = review(&repo, &["--collect", "batch_1", "--wait", "1"]);
