@@ -63,7 +63,11 @@ impl Anthropic {
         let messages: Vec<Value> = request
             .messages
             .iter()
-            .map(|message| json!({"role": message.role.as_str(), "content": message.content}))
+            .enumerate()
+            .map(|(n, message)| {
+                let cached = (n == 0).then_some(request.cache_prefix).flatten();
+                json!({"role": message.role.as_str(), "content": content(&message.content, cached)})
+            })
             .collect();
         let mut body = json!({
             "model": self.model,
@@ -110,6 +114,20 @@ impl Provider for Anthropic {
         )?;
         completion.duration = started.elapsed();
         Ok(completion)
+    }
+}
+
+/// A message's content: its text, or with a cached prefix two text blocks,
+/// the first marked `cache_control` (Anthropic caches everything up to the
+/// mark). A prefix that is empty, the whole text, or not on a character
+/// boundary marks nothing.
+fn content(text: &str, cache_prefix: Option<usize>) -> Value {
+    match cache_prefix {
+        Some(n) if n > 0 && n < text.len() && text.is_char_boundary(n) => json!([
+            {"type": "text", "text": &text[..n], "cache_control": {"type": "ephemeral"}},
+            {"type": "text", "text": &text[n..]},
+        ]),
+        _ => json!(text),
     }
 }
 
@@ -209,6 +227,7 @@ mod tests {
             system: Some("be strict".into()),
             messages: vec![Message::user("review this")],
             json_schema: Some(("verdict".into(), json!({"type": "object"}))),
+            cache_prefix: None,
         }
     }
 
@@ -240,6 +259,30 @@ mod tests {
         );
         assert_eq!(body["max_tokens"], 4096);
         assert!(body.get("tools").is_none());
+    }
+
+    #[test]
+    fn a_cached_prefix_is_marked_with_cache_control() {
+        let mut request = request();
+        request.messages = vec![
+            Message::user("stable part|changing part"),
+            Message::assistant("{}"),
+        ];
+        request.cache_prefix = Some("stable part|".len());
+        let body = provider("http://h", false).body(&request);
+        assert_eq!(
+            body["messages"][0]["content"],
+            json!([{"type": "text", "text": "stable part|", "cache_control": {"type": "ephemeral"}},
+                   {"type": "text", "text": "changing part"}])
+        );
+        assert_eq!(body["messages"][1]["content"], "{}");
+        // A prefix off a character boundary, or the whole text, marks nothing.
+        for n in [0, 1000, 1] {
+            request.messages[0] = Message::user("é and more");
+            request.cache_prefix = Some(n);
+            let body = provider("http://h", false).body(&request);
+            assert_eq!(body["messages"][0]["content"], "é and more", "{n}");
+        }
     }
 
     #[test]

@@ -178,6 +178,7 @@ mod tests {
                 Message::user("fix it"),
             ],
             json_schema: Some(("verdict".into(), json!({"type": "object"}))),
+            cache_prefix: None,
         };
         assert_eq!(
             flatten(&request, false),

@@ -71,6 +71,12 @@ pub struct Request {
     /// server only when `Config::structured_output` is on; otherwise the prompt
     /// alone has to ask for the shape.
     pub json_schema: Option<(String, serde_json::Value)>,
+    /// The first message's first this many bytes are the prompt's stable
+    /// part, the same across the reviews of a feature: a provider that
+    /// caches a marked prefix (Anthropic's `cache_control`) is told to cache
+    /// it; servers that cache every prefix (OpenAI, llama.cpp, vLLM) need
+    /// no mark.
+    pub cache_prefix: Option<usize>,
 }
 
 /// The model's answer and what it cost.

@@ -179,6 +179,7 @@ mod tests {
                 Message::user("again"),
             ],
             json_schema: Some(("verdict".into(), json!({"type": "object"}))),
+            cache_prefix: None,
         }
     }
 

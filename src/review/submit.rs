@@ -164,6 +164,7 @@ fn requests_of(
                 system: None,
                 messages: vec![Message::user(text)],
                 json_schema: schema.clone(),
+                cache_prefix: None,
             },
         });
     }

@@ -86,6 +86,7 @@ pub fn ask<T>(
             system: None,
             messages: messages.clone(),
             json_schema: schema.clone(),
+            cache_prefix: None,
         };
         let stage = match attempt {
             1 => "review",

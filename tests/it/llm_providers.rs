@@ -45,6 +45,7 @@ fn request() -> Request {
             "verdict".into(),
             json!({"type": "object", "required": ["verdict"]}),
         )),
+        cache_prefix: None,
     }
 }
 

@@ -191,6 +191,7 @@ impl Exchange<'_> {
             system: None,
             messages: self.messages.to_vec(),
             json_schema: question.schema.clone(),
+            cache_prefix: None,
         };
         let _permit = pacer.as_ref().map(|p| {
             p.acquire(question.reserve_tokens, &|wait| {
