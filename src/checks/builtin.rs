@@ -13,7 +13,7 @@ use crate::tasks::{Criterion, Scope};
 
 use super::measure;
 use super::outline::{self, Lang, Marker, Outline};
-use super::signature::{Call, CallSites, Callable};
+use super::signature::{Call, CallSites, Callable, DefaultChange, Signature};
 use super::{Check, Config, Finding};
 
 /// Files above this size are generated or vendored: not outlined.
@@ -205,8 +205,10 @@ impl Run<'_> {
     }
 
     /// What really breaks: a removed symbol still named where it no
-    /// longer exists, or a function whose callers can tell its new
-    /// signature from the old, called where the call no longer fits. A
+    /// longer exists, a function whose callers can tell its new
+    /// signature from the old, called where the call no longer fits, a
+    /// changed default that calls leave to it, or a type that gained
+    /// members where a place lists every member. A
     /// change the index cannot be sure of (a name still defined, a method
     /// call by name alone, a call it cannot read) is left to the model,
     /// which sees the impact table.
@@ -273,19 +275,43 @@ impl Run<'_> {
                         })
                         .collect()
                 }
+                Change::MembersAdded => {
+                    if let Some(found) = self.members_finding(symbol, &mut sites_read) {
+                        findings.push(found);
+                    }
+                    continue;
+                }
                 Change::SignatureChanged if callable(symbol.kind) => {
                     let Some(new) = self.head_callable(&symbol.file, symbol.line, name) else {
                         continue;
                     };
-                    if new.trait_impl {
+                    // Calls bind to the implementation, not to a trait's
+                    // item's impl or an `@overload` stub.
+                    if new.trait_impl || new.overload {
                         continue;
                     }
                     let old = self.base_callables(&symbol.file, name, new.owner.as_deref());
-                    if old.is_empty()
-                        || old
-                            .iter()
-                            .any(|o| new.signature.compatible_with(&o.signature))
+                    if old.is_empty() {
+                        continue;
+                    }
+                    if let Some(o) = old
+                        .iter()
+                        .find(|o| new.signature.compatible_with(&o.signature))
                     {
+                        let changed = new.signature.changed_defaults(&o.signature);
+                        let signature = new.signature.clone();
+                        for change in changed {
+                            let relying = self.relying_on_default(
+                                symbol,
+                                &signature,
+                                &change.name,
+                                &added,
+                                &mut sites_read,
+                            );
+                            if let Some(message) = default_message(symbol, &change, &relying) {
+                                findings.push((symbol.file.clone(), symbol.line, message));
+                            }
+                        }
                         continue;
                     }
                     let signature = new.signature.clone();
@@ -340,6 +366,131 @@ impl Run<'_> {
         for (file, line, message) in findings {
             self.push(Check::BreakingChange, Some(&file), Some(line), message);
         }
+    }
+
+    /// The calls of a changed function that the diff does not update and
+    /// that leave `param` to its default. A Python method called by its
+    /// name alone counts when that name is the project's only definition
+    /// of it (the index already turns away names of built-in types'
+    /// methods): the call must still bind to the new signature.
+    fn relying_on_default<'s>(
+        &self,
+        symbol: &'s impact::ChangedSymbol,
+        signature: &Signature,
+        param: &str,
+        added: &HashMap<&str, HashSet<u32>>,
+        sites_read: &mut CallFiles,
+    ) -> Vec<&'s impact::Site> {
+        let name = bare(&symbol.symbol);
+        let mut out: Vec<&impact::Site> = symbol
+            .sites
+            .iter()
+            .filter(|s| !s.inside && s.confidence != Confidence::Ambiguous)
+            .filter(|s| {
+                !added
+                    .get(s.file.as_str())
+                    .is_some_and(|l| l.contains(&s.line))
+            })
+            .filter(|s| {
+                sites_read
+                    .calls(self.input, &s.file, s.line, name)
+                    .iter()
+                    .any(|c| signature.relies_on_default(c, param))
+            })
+            .collect();
+        out.dedup_by(|a, b| a.file == b.file && a.line == b.line);
+        out
+    }
+
+    /// A struct that gained fields or an enum that gained variants breaks
+    /// the places that list every member: struct literals and patterns
+    /// without `..`, matches without a catch-all arm. The finding is at
+    /// the first of them.
+    fn members_finding(
+        &self,
+        symbol: &impact::ChangedSymbol,
+        sites_read: &mut CallFiles,
+    ) -> Option<(String, u32, String)> {
+        let name = bare(&symbol.symbol);
+        let head = self
+            .head_outline(&symbol.file)?
+            .shapes
+            .iter()
+            .find(|s| s.name == name && s.line == symbol.line)?;
+        let base = self
+            .base_outline(&symbol.file)?
+            .shapes
+            .iter()
+            .find(|s| s.name == name && s.variants == head.variants)?;
+        let new: Vec<String> = head
+            .members
+            .iter()
+            .filter(|m| !base.members.contains(m))
+            .cloned()
+            .collect();
+        if new.is_empty() {
+            return None;
+        }
+        let mut places: Vec<(String, u32)> = Vec::new();
+        let mut left_out: Vec<String> = Vec::new();
+        for site in symbol.sites.iter().filter(|s| certain(s)) {
+            for l in sites_read.listers(self.input, &site.file, site.line, name, &new) {
+                if !places
+                    .iter()
+                    .any(|(f, line)| *f == site.file && *line == l.line)
+                {
+                    places.push((site.file.clone(), l.line));
+                }
+                for m in l.missing {
+                    if !left_out.contains(&m) {
+                        left_out.push(m);
+                    }
+                }
+            }
+        }
+        let (file, line) = places.first().cloned()?;
+        let n = places.len();
+        let s = if n == 1 { "" } else { "s" };
+        let members = left_out
+            .iter()
+            .map(|m| format!("`{m}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (what, listing) = if head.variants {
+            (
+                if left_out.len() == 1 {
+                    "variant"
+                } else {
+                    "variants"
+                },
+                format!(
+                    "{n} match{} list{} its variants one by one, with no catch-all arm",
+                    if n == 1 { "" } else { "es" },
+                    if n == 1 { "s" } else { "" },
+                ),
+            )
+        } else {
+            (
+                if left_out.len() == 1 {
+                    "field"
+                } else {
+                    "fields"
+                },
+                format!(
+                    "{n} struct literal{s} or pattern{s} name{} every other field, with no `..`",
+                    if n == 1 { "s" } else { "" },
+                ),
+            )
+        };
+        let places = listed(places.iter().map(|(f, l)| format!("{f}:{l}")));
+        let message = format!(
+            "{} ({}:{}) gained the {what} {members}, but {listing}, so {} not compile: {places}.",
+            symbol.symbol,
+            symbol.file,
+            symbol.line,
+            if n == 1 { "it does" } else { "they do" },
+        );
+        Some((file, line, message))
     }
 
     /// The head side's outline of a file named by its base or head path.
@@ -405,13 +556,14 @@ impl Run<'_> {
     }
 
     /// The base side's definitions of `owner`'s `name` (a conditional
-    /// definition may have several).
+    /// definition may have several), `@overload` stubs left out: calls
+    /// bind to the implementation.
     fn base_callables(&self, path: &str, name: &str, owner: Option<&str>) -> Vec<&Callable> {
         self.base_outline(path)
             .map(|o| {
                 o.callables
                     .iter()
-                    .filter(|c| c.name == name && c.owner.as_deref() == owner)
+                    .filter(|c| c.name == name && c.owner.as_deref() == owner && !c.overload)
                     .collect()
             })
             .unwrap_or_default()
@@ -770,6 +922,40 @@ fn certain(site: &impact::Site) -> bool {
         }
 }
 
+/// The finding for a changed default that calls rely on, at the
+/// definition, naming them; None when no call does.
+fn default_message(
+    symbol: &impact::ChangedSymbol,
+    change: &DefaultChange,
+    relying: &[&impact::Site],
+) -> Option<String> {
+    if relying.is_empty() {
+        return None;
+    }
+    let n = relying.len();
+    let places = listed(relying.iter().map(|s| format!("{}:{}", s.file, s.line)));
+    Some(format!(
+        "{} ({}:{}) changes the default of `{}` from `{}` to `{}`, but {n} call{} the diff does not update leave{} it out and now get{} the new value: {places}.",
+        symbol.symbol,
+        symbol.file,
+        symbol.line,
+        change.name,
+        clipped(&change.old),
+        clipped(&change.new),
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "s" } else { "" },
+        if n == 1 { "s" } else { "" },
+    ))
+}
+
+/// A default value as a message shows it: at most 40 characters.
+fn clipped(value: &str) -> String {
+    match value.char_indices().nth(40) {
+        Some((i, _)) => format!("{}…", &value[..i]),
+        None => value.to_string(),
+    }
+}
+
 /// Files of call sites, each read and parsed once.
 #[derive(Default)]
 struct CallFiles {
@@ -786,6 +972,19 @@ impl CallFiles {
     fn line(&mut self, input: &Input, path: &str, line: u32) -> String {
         self.file(input, path)
             .map(|s| s.line(line).to_string())
+            .unwrap_or_default()
+    }
+
+    fn listers(
+        &mut self,
+        input: &Input,
+        path: &str,
+        line: u32,
+        name: &str,
+        new: &[String],
+    ) -> Vec<super::members::Lister> {
+        self.file(input, path)
+            .map(|s| s.listers(line, name, new))
             .unwrap_or_default()
     }
 

@@ -84,6 +84,8 @@ pub struct Outline {
     /// Flask(App)` gives `App`): a base class's `raise NotImplementedError`
     /// method is abstract when another file derives from it.
     pub bases: HashSet<String>,
+    /// Rust structs with named fields and enums, with their members.
+    pub shapes: Vec<super::members::Shape>,
 }
 
 impl Outline {
@@ -141,6 +143,9 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
     out.callables = super::signature::callables(lang, tree.root_node(), src);
     out.defined = super::signature::defined(lang, tree.root_node(), src);
     out.imported = super::signature::imports(lang, tree.root_node(), src);
+    if lang == Lang::Rust {
+        out.shapes = super::members::shapes(tree.root_node(), src);
+    }
     Some(out)
 }
 

@@ -34,8 +34,9 @@ use super::symbols::Kind;
 /// 24: `#[path = "unix/mod.rs"] mod imp;` imports the module of that file.
 /// 25: Rust receivers that are fields of fields (`guard.lock.s`), tuple
 /// struct fields, `Pin::new(&mut x)`, `Self` and path-typed locals. 26:
-/// Python module variables carry their declared or constructed type.
-const EXTRACTOR_VERSION: u32 = 26;
+/// Python module variables carry their declared or constructed type. 27:
+/// a struct's named fields and an enum's variants hashed one by one.
+const EXTRACTOR_VERSION: u32 = 27;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -546,9 +546,10 @@ fn assess(
             || !index.opened_module(d).is_some_and(|m| gone.contains(&m))
     });
     let mut symbols = blast::symbols(index, &targets, &modules);
+    unbreak_updated(&mut symbols, changed);
     symbols.sort_by(|a, b| {
-        b.breaking
-            .cmp(&a.breaking)
+        review_order(a)
+            .cmp(&review_order(b))
             .then(b.stability.cmp(&a.stability))
             .then(b.dependents.files.len().cmp(&a.dependents.files.len()))
             .then(b.references.cmp(&a.references))
@@ -557,6 +558,49 @@ fn assess(
             .then(a.line.cmp(&b.line))
     });
     (symbols, skipped)
+}
+
+/// A changed signature breaks only callers the diff left as they were: a
+/// reference on a line the diff wrote was written for the new signature.
+fn unbreak_updated(symbols: &mut [ChangedSymbol], changed: &[&crate::git::FileDiff]) {
+    let added: HashMap<&str, HashSet<u32>> = changed
+        .iter()
+        .map(|fd| {
+            let lines = fd
+                .hunks
+                .iter()
+                .flat_map(|h| &h.lines)
+                .filter(|l| l.kind == crate::git::LineKind::Added)
+                .filter_map(|l| l.new_lineno)
+                .collect();
+            (fd.path.as_str(), lines)
+        })
+        .collect();
+    for s in symbols {
+        if s.breaking && s.change == Change::SignatureChanged {
+            s.breaking = s.sites.iter().any(|site| {
+                !site.inside
+                    && !added
+                        .get(site.file.as_str())
+                        .is_some_and(|l| l.contains(&site.line))
+            });
+        }
+    }
+}
+
+/// What a reviewer must look at first: what breaks (a removed or
+/// re-signatured symbol still used where the diff does not update it),
+/// then every other change by its dependents, and last a type that only
+/// gained fields or variants, however many use it: an additive change to
+/// a type changes no caller's behaviour.
+fn review_order(s: &ChangedSymbol) -> u8 {
+    if s.breaking {
+        0
+    } else if s.change == Change::MembersAdded {
+        2
+    } else {
+        1
+    }
 }
 
 /// The final answer of `analyze_with`, with what was left out and why.
@@ -2312,6 +2356,60 @@ mod tests {
         );
         let whole = analyze(&files, &diff, &blobs, CacheUse::Off).expect("analysis");
         assert!(whole.limits.is_empty(), "{:?}", whole.limits);
+    }
+
+    #[test]
+    fn what_breaks_ranks_first_and_a_type_that_only_gained_fields_last() {
+        const BASE: &str = "pub mod u1;\npub mod u2;\npub mod u3;\npub mod caller;\n\npub struct Args {\n    pub a: u8,\n}\n\npub fn size(s: &str) -> u64 {\n    s.len() as u64\n}\n\npub fn scale(x: u32) -> u32 {\n    x\n}\n\npub fn gone() {}\n";
+        let head = BASE
+            .replace("    pub a: u8,\n", "    pub a: u8,\n    pub b: u8,\n")
+            .replace("s.len() as u64\n", "s.len() as u64 * 2\n")
+            .replace("scale(x: u32)", "scale(x: u32, by: u32)")
+            .replace("x\n}\n\npub fn gone() {}\n", "x * by\n}\n");
+        let user =
+            |n: u8| format!("use crate::Args;\n\npub fn f{n}(a: &Args) -> u8 {{\n    a.a\n}}\n");
+        let caller_base = "pub fn run() -> u64 {\n    crate::gone();\n    crate::scale(1) as u64 + crate::size(\"x\")\n}\n";
+        let caller_head = caller_base.replace("crate::scale(1)", "crate::scale(1, 2)");
+        let (u1, u2, u3) = (user(1), user(2), user(3));
+        let (files, blobs) = tree(
+            &[
+                ("Cargo.toml", CARGO),
+                ("src/lib.rs", &head),
+                ("src/u1.rs", &u1),
+                ("src/u2.rs", &u2),
+                ("src/u3.rs", &u3),
+                ("src/caller.rs", &caller_head),
+            ],
+            &[BASE, caller_base],
+        );
+        let diff = diff_of(vec![
+            modified("src/lib.rs", BASE, &head),
+            modified("src/caller.rs", caller_base, &caller_head),
+        ]);
+        let impact = analyze_checked(&files, &diff, &blobs);
+        let order: Vec<(&str, Change, bool, usize)> = impact
+            .symbols
+            .iter()
+            .filter(|s| s.symbol != "(module)" && s.symbol != "run")
+            .map(|s| {
+                (
+                    s.symbol.as_str(),
+                    s.change,
+                    s.breaking,
+                    s.dependents.files.len(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            order,
+            vec![
+                ("gone", Change::Removed, true, 1),
+                // Its one caller is on a line the diff wrote: updated.
+                ("scale", Change::SignatureChanged, false, 1),
+                ("size", Change::BodyChanged, false, 1),
+                ("Args", Change::MembersAdded, false, 3),
+            ]
+        );
     }
 
     #[test]

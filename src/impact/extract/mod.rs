@@ -234,6 +234,8 @@ struct Sig {
     start: usize,
     end: usize,
     bodies: Vec<(usize, usize)>,
+    /// Members hashed one by one (`Def::members`), inside `bodies`.
+    members: Vec<(usize, usize)>,
 }
 
 impl Sig {
@@ -242,6 +244,7 @@ impl Sig {
             start,
             end,
             bodies: Vec::new(),
+            members: Vec::new(),
         }
     }
 }
@@ -468,6 +471,11 @@ fn finish(
 ) -> FileSymbols {
     for (d, sig) in defs.defs.iter_mut().zip(&defs.sigs) {
         d.signature = signature_hash(src, sig, &defs.comments);
+        d.members = sig
+            .members
+            .iter()
+            .map(|&(s, e)| signature_hash(src, &Sig::new(s, e), &defs.comments))
+            .collect();
     }
     refs.sort_by_key(|r| r.line);
     FileSymbols::new(defs.defs, refs, imports)

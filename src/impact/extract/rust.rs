@@ -324,6 +324,7 @@ fn def(
                 ..Sig::new(s, e)
             }
         }
+        Kind::Struct | Kind::Enum => member_sig(node, s, e),
         _ => Sig::new(s, e),
     };
 
@@ -364,6 +365,7 @@ fn def(
             column: column(name, src),
             end_line: end_line as u32,
             signature: 0,
+            members: Vec::new(),
             visibility,
             parent: None,
             test,
@@ -371,6 +373,28 @@ fn def(
         (s, e),
         sig,
     )
+}
+
+/// A struct with named fields or an enum: its list of members reads as
+/// `{}`, each member hashed on its own. Other structs (tuple, unit) are
+/// their whole text: a field added to `W(A)` changes every `W(a)` call.
+fn member_sig(node: Node, s: usize, e: usize) -> Sig {
+    let Some(body) = child(node, "body")
+        .filter(|b| matches!(kind_of(*b), "field_declaration_list" | "enum_variant_list"))
+    else {
+        return Sig::new(s, e);
+    };
+    let mut cursor = body.walk();
+    let members = body
+        .named_children(&mut cursor)
+        .filter(|m| matches!(kind_of(*m), "field_declaration" | "enum_variant"))
+        .map(|m| (m.start_byte(), m.end_byte()))
+        .collect();
+    Sig {
+        bodies: vec![(body.start_byte(), body.end_byte())],
+        members,
+        ..Sig::new(s, e)
+    }
 }
 
 /// The attributes and doc comments right before an item: siblings of it
@@ -1624,6 +1648,7 @@ impl<'a> Cx<'a> {
             column: column_at(self.src, name.start),
             end_line: line_at(self.src, to.saturating_sub(1)),
             signature: 0,
+            members: Vec::new(),
             visibility,
             parent: None,
             test: false,
