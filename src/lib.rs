@@ -27,5 +27,6 @@ pub mod review;
 pub mod secrets;
 pub mod settings;
 pub mod specs;
+pub mod syntax;
 pub mod tasks;
 pub mod verdict;

@@ -268,12 +268,8 @@ fn variant_names<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tree_sitter::Parser;
-
     fn parse(text: &str) -> tree_sitter::Tree {
-        let mut p = Parser::new();
-        p.set_language(&tree_sitter_rust::LANGUAGE.into()).unwrap();
-        p.parse(text, None).unwrap()
+        crate::syntax::parse(crate::syntax::Lang::Rust, text.as_bytes()).unwrap()
     }
 
     fn found(text: &str, line: u32, name: &str, new: &[&str]) -> Vec<(Listing, u32, Vec<String>)> {

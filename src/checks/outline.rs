@@ -7,7 +7,9 @@
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
+
+pub use crate::syntax::Lang;
 
 /// A test function.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,33 +98,11 @@ impl Outline {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
-    Rust,
-    Python,
-}
-
-impl Lang {
-    pub fn of_path(path: &str) -> Option<Lang> {
-        match path.rsplit_once('.').map(|(_, e)| e) {
-            Some("rs") => Some(Lang::Rust),
-            Some("py" | "pyi") => Some(Lang::Python),
-            _ => None,
-        }
-    }
-}
-
 /// The outline of `text`, or None when the grammar cannot parse at all.
 /// `test_file` says the whole file is test code (its functions named
 /// `test*` are tests).
 pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Option<Outline> {
-    let mut parser = Parser::new();
-    let language: tree_sitter::Language = match lang {
-        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-        Lang::Python => tree_sitter_python::LANGUAGE.into(),
-    };
-    parser.set_language(&language).ok()?;
-    let tree = parser.parse(text, None)?;
+    let tree = crate::syntax::parse(lang, text.as_bytes()).ok()?;
     let mut out = Outline::default();
     let src = text.as_bytes();
     match lang {

@@ -15,9 +15,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
-use super::outline::Lang;
+use crate::syntax::Lang;
 
 /// How a Rust method takes `self`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -849,13 +849,7 @@ pub struct CallSites {
 
 impl CallSites {
     pub fn parse(lang: Lang, src: Vec<u8>) -> Option<CallSites> {
-        let mut parser = Parser::new();
-        let language: tree_sitter::Language = match lang {
-            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-            Lang::Python => tree_sitter_python::LANGUAGE.into(),
-        };
-        parser.set_language(&language).ok()?;
-        let tree = parser.parse(&src, None)?;
+        let tree = crate::syntax::parse(lang, &src).ok()?;
         Some(CallSites { lang, src, tree })
     }
 

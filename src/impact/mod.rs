@@ -71,10 +71,8 @@ pub trait Blobs: Sync {
 /// not an error: it is listed in `Impact::skipped`.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("the {lang} grammar cannot be loaded: {message}")]
-    Grammar { lang: &'static str, message: String },
-    #[error("the {lang} parser gave no tree")]
-    Parse { lang: &'static str },
+    #[error(transparent)]
+    Syntax(#[from] crate::syntax::Error),
     #[error("an indexing thread panicked")]
     Thread,
 }
@@ -846,13 +844,13 @@ fn first_pass(
     impact: &mut Impact,
 ) -> Result<Vec<Slot>, Error> {
     for lang in Lang::ALL {
-        lang.grammar()?;
+        lang::grammar(lang)?;
     }
     let hits = AtomicUsize::new(0);
     let word_hits = AtomicUsize::new(0);
     let slots = parallel(jobs.len(), 16, |i, _| {
         let job = &jobs[i];
-        let grammar = job.lang.grammar()?;
+        let grammar = lang::grammar(job.lang)?;
         if let Some(c) = cache {
             match c.get(grammar, &job.blob) {
                 Ok(syms) => {
@@ -959,7 +957,11 @@ fn keep_words(jobs: &[Job], slots: &[Slot], cache: &Cache) -> Result<(), Error> 
     parallel(texts.len(), 64, |i, _| {
         let job = &jobs[texts[i]];
         if let Slot::Unparsed(Unparsed::Text(bytes)) = &slots[texts[i]] {
-            cache.put_words(job.lang.grammar()?, &job.blob, &Words::of(job.lang, bytes));
+            cache.put_words(
+                lang::grammar(job.lang)?,
+                &job.blob,
+                &Words::of(job.lang, bytes),
+            );
         }
         Ok(())
     })?;
@@ -974,7 +976,7 @@ fn extract_one(
     cache: Option<&Cache>,
     extractor: &mut Extractor,
 ) -> Result<Slot, Error> {
-    let grammar = job.lang.grammar()?;
+    let grammar = lang::grammar(job.lang)?;
     let syms = match extractor.extract(job.lang, bytes) {
         Ok(s) => s,
         Err(e) => return Ok(Slot::Failed(e.to_string())),

@@ -107,13 +107,11 @@ pub(super) struct Unwrapped {
 pub(super) fn unwrap_item_macros(
     root: Node,
     src: &str,
-    grammar: &Grammar,
+    parser: &mut crate::syntax::Parser,
 ) -> Option<(String, Vec<Unwrapped>)> {
-    let mut parser = tree_sitter::Parser::new();
-    parser.set_language(grammar.language).ok()?;
     let mut found = Vec::new();
     let mut blanks = Vec::new();
-    item_macros(root, src, 0, &mut parser, &mut found, &mut blanks);
+    item_macros(root, src, 0, parser, &mut found, &mut blanks);
     if found.is_empty() {
         return None;
     }
@@ -137,7 +135,7 @@ fn item_macros(
     node: Node,
     src: &str,
     base: usize,
-    parser: &mut tree_sitter::Parser,
+    parser: &mut crate::syntax::Parser,
     found: &mut Vec<Unwrapped>,
     blanks: &mut Vec<(usize, usize)>,
 ) {
@@ -162,7 +160,7 @@ fn item_macros(
                 let Some(body) = src.get(open + 1..close - 1) else {
                     continue;
                 };
-                let Some(tree) = parser.parse(body, None) else {
+                let Ok(tree) = parser.parse(Lang::Rust, body.as_bytes()) else {
                     continue;
                 };
                 let inner = tree.root_node();
@@ -1600,11 +1598,7 @@ impl<'a> Cx<'a> {
         let Some(text) = self.src.get(from..to) else {
             return;
         };
-        let mut parser = tree_sitter::Parser::new();
-        if parser.set_language(self.grammar.language).is_err() {
-            return;
-        }
-        let Some(tree) = parser.parse(text, None) else {
+        let Ok(tree) = crate::syntax::parse(Lang::Rust, text.as_bytes()) else {
             return;
         };
         let root = tree.root_node();
