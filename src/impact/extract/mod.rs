@@ -499,7 +499,7 @@ mod tests {
     fn walk_visits_every_node_a_plain_cursor_walk_does() {
         let sources = [
             (Lang::Rust, include_str!("rust.rs")),
-            (Lang::Rust, include_str!("../index.rs")),
+            (Lang::Rust, include_str!("../index/resolve.rs")),
             // Syntax errors: ERROR and MISSING nodes.
             (
                 Lang::Rust,

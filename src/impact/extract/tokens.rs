@@ -670,7 +670,7 @@ line", /* block /* nested */ */ a, // line
         for src in [
             include_str!("rust.rs"),
             include_str!("mod.rs"),
-            include_str!("../index.rs"),
+            include_str!("../index/tests.rs"),
             include_str!("../mod.rs"),
             include_str!("../../../tests/it/impact_review.rs"),
         ] {
