@@ -498,7 +498,7 @@ mod tests {
     #[test]
     fn walk_visits_every_node_a_plain_cursor_walk_does() {
         let sources = [
-            (Lang::Rust, include_str!("rust.rs")),
+            (Lang::Rust, include_str!("rust/mod.rs")),
             (Lang::Rust, include_str!("../index/resolve.rs")),
             // Syntax errors: ERROR and MISSING nodes.
             (

@@ -668,7 +668,7 @@ line", /* block /* nested */ */ a, // line
     fn macro_arguments_lex_into_the_tokens_tree_sitter_makes() {
         assert!(assert_lexed_as_parsed(TRICKY) >= 3);
         for src in [
-            include_str!("rust.rs"),
+            include_str!("rust/mod.rs"),
             include_str!("mod.rs"),
             include_str!("../index/tests.rs"),
             include_str!("../mod.rs"),
