@@ -1,8 +1,11 @@
 //! The outline of one Rust or Python file that the code checks read: its
 //! test functions (and whether each is skipped), the regions that are test
 //! code, and the markers a change can leave behind (`todo!()`, `dbg!`,
-//! `breakpoint()`, a body that is only `pass`). Parsed with tree-sitter,
-//! so a marker in a comment or a string is not a marker.
+//! `breakpoint()`, a body that is only `pass`), and what `breaking_change`
+//! compares across the diff: callables with their signatures, the names
+//! defined and imported (`signature`), structs' fields and enums' variants
+//! (`members`). Parsed with tree-sitter (`syntax`), so a marker in a
+//! comment or a string is not a marker.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
