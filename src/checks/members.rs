@@ -90,6 +90,59 @@ pub fn shapes(root: Node, src: &[u8]) -> Vec<Shape> {
     out
 }
 
+/// Whether a line naming the type `name` may be where a place listing its
+/// members starts, read from its text alone so that most files holding a
+/// reference need not be parsed: a variant path (`Mode::Fast`, `Self::Fast`)
+/// for an enum, the type's name (or `Self`) followed by `{` for a struct.
+pub fn may_list(line: &str, name: &str, variants: bool) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    [name, "Self"].iter().any(|n| {
+        line.match_indices(n).any(|(i, _)| {
+            let before = &line[..i];
+            if before.chars().next_back().is_some_and(word) {
+                return false;
+            }
+            // `impl Args {`, `impl Display for Args {`: a header, not a literal.
+            let keyword = before
+                .trim_end()
+                .rsplit(|c: char| !word(c))
+                .next()
+                .unwrap_or("");
+            if matches!(
+                keyword,
+                "impl" | "for" | "struct" | "enum" | "union" | "trait"
+            ) {
+                return false;
+            }
+            let rest = &line[i + n.len()..];
+            if variants {
+                return rest.starts_with("::");
+            }
+            let rest = rest.trim_start();
+            let rest = match rest.strip_prefix('<') {
+                // `S<T> {`: past the generic arguments.
+                Some(generic) => {
+                    let mut depth = 1;
+                    let end = generic.char_indices().find_map(|(j, c)| {
+                        match c {
+                            '<' => depth += 1,
+                            '>' => depth -= 1,
+                            _ => {}
+                        }
+                        (depth == 0).then_some(j + 1)
+                    });
+                    match end {
+                        Some(j) => generic[j..].trim_start(),
+                        None => return false,
+                    }
+                }
+                None => rest,
+            };
+            rest.starts_with('{')
+        })
+    })
+}
+
 /// The places around `row` (0-based) that list `name`'s members one by
 /// one and leave out some of `new`: struct literals and patterns naming
 /// the type on that row, and the `match` expressions enclosing it whose
@@ -329,6 +382,32 @@ mod tests {
         assert!(found(text, 6, "S", &new).is_empty(), "already names it");
         assert_eq!(found(text, 7, "S", &new).len(), 1);
         assert!(found(text, 4, "Other", &new).is_empty());
+    }
+
+    #[test]
+    fn lines_that_may_start_a_listing() {
+        for (line, variants) in [
+            ("    let s = Args { a: 1 };", false),
+            ("    let Args<'a> { a, .. } = x;", false),
+            ("        Self { a }", false),
+            ("        Mode::Fast => 1,", true),
+            ("        &Self::Fast | Self::Slow => 2,", true),
+        ] {
+            let name = if variants { "Mode" } else { "Args" };
+            assert!(may_list(line, name, variants), "{line}");
+        }
+        for (line, variants) in [
+            ("fn f(a: &Args) -> u8 {", false),
+            ("impl Args {", false),
+            ("impl<'a> fmt::Display for Args<'a> {", false),
+            ("    let x = MyArgs { a: 1 };", false),
+            ("    a.args.len()", false),
+            ("fn f(m: Mode) {", true),
+            ("use crate::Mode;", true),
+        ] {
+            let name = if variants { "Mode" } else { "Args" };
+            assert!(!may_list(line, name, variants), "{line}");
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! left to the model, which sees the impact table.
 
 use super::*;
-use crate::checks::members::Lister;
+use crate::checks::members::{self, Lister};
 use crate::checks::signature::{Call, CallSites, Callable, DefaultChange, Signature};
 
 impl Run<'_> {
@@ -226,6 +226,10 @@ impl Run<'_> {
         let mut places: Vec<(String, u32)> = Vec::new();
         let mut left_out: Vec<String> = Vec::new();
         for site in symbol.sites.iter().filter(|s| certain(s)) {
+            let text = sites_read.raw_line(self.input, &site.file, site.line);
+            if !members::may_list(&text, name, head.variants) {
+                continue;
+            }
             for l in sites_read.listers(self.input, &site.file, site.line, name, &new) {
                 if !places
                     .iter()
@@ -458,6 +462,9 @@ fn clipped(value: &str) -> String {
 /// Files of call sites, each read and parsed once.
 #[derive(Default)]
 struct CallFiles {
+    /// Each file's text at the head commit, read once, with where each of
+    /// its lines starts.
+    texts: HashMap<String, Option<(Vec<u8>, Vec<usize>)>>,
     parsed: HashMap<String, Option<CallSites>>,
 }
 
@@ -492,17 +499,42 @@ impl CallFiles {
             .is_some_and(|s| s.declares_module(line, name))
     }
 
-    fn file(&mut self, input: &Input, path: &str) -> Option<&CallSites> {
-        self.parsed
+    /// The text of 1-based `line`, read without parsing the file.
+    fn raw_line(&mut self, input: &Input, path: &str, line: u32) -> String {
+        let Some((bytes, starts)) = self.text(input, path) else {
+            return String::new();
+        };
+        let Some(&start) = starts.get((line as usize).saturating_sub(1)) else {
+            return String::new();
+        };
+        let end = memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |n| start + n);
+        String::from_utf8_lossy(&bytes[start..end]).into_owned()
+    }
+
+    fn text(&mut self, input: &Input, path: &str) -> Option<&(Vec<u8>, Vec<usize>)> {
+        self.texts
             .entry(path.to_string())
             .or_insert_with(|| {
-                let lang = Lang::of_path(path)?;
                 let bytes = (input.head_file)(path)?;
                 if bytes.len() > MAX_OUTLINE_BYTES {
                     return None;
                 }
-                CallSites::parse(lang, bytes)
+                let starts = std::iter::once(0)
+                    .chain(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1))
+                    .collect();
+                Some((bytes, starts))
             })
             .as_ref()
+    }
+
+    fn file(&mut self, input: &Input, path: &str) -> Option<&CallSites> {
+        if !self.parsed.contains_key(path) {
+            let sites = match (Lang::of_path(path), self.text(input, path)) {
+                (Some(lang), Some((bytes, _))) => CallSites::parse(lang, bytes.clone()),
+                _ => None,
+            };
+            self.parsed.insert(path.to_string(), sites);
+        }
+        self.parsed.get(path)?.as_ref()
     }
 }
