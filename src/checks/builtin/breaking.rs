@@ -459,12 +459,14 @@ fn clipped(value: &str) -> String {
     }
 }
 
+/// A file's text at the head commit, read once, with where each of its
+/// lines starts.
+type Text = (Vec<u8>, Vec<usize>);
+
 /// Files of call sites, each read and parsed once.
 #[derive(Default)]
 struct CallFiles {
-    /// Each file's text at the head commit, read once, with where each of
-    /// its lines starts.
-    texts: HashMap<String, Option<(Vec<u8>, Vec<usize>)>>,
+    texts: HashMap<String, Option<Text>>,
     parsed: HashMap<String, Option<CallSites>>,
 }
 
@@ -511,7 +513,7 @@ impl CallFiles {
         String::from_utf8_lossy(&bytes[start..end]).into_owned()
     }
 
-    fn text(&mut self, input: &Input, path: &str) -> Option<&(Vec<u8>, Vec<usize>)> {
+    fn text(&mut self, input: &Input, path: &str) -> Option<&Text> {
         self.texts
             .entry(path.to_string())
             .or_insert_with(|| {
