@@ -50,6 +50,7 @@ pub mod settings;
 pub mod severity;
 pub mod spec_review;
 pub mod specs;
+pub mod syntax;
 pub mod tasks;
 pub mod verdict;
 pub mod work;

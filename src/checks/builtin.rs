@@ -1,7 +1,8 @@
 //! The built-in checks, run on the diff model, the task's scope and
 //! criteria, the impact analysis and the two sides of each changed Rust or
 //! Python file (outlined with tree-sitter). Pure: blobs come through a
-//! reader, findings go back as data.
+//! reader, findings go back as data. `breaking_change`, the one that reads
+//! call sites across the project, is in `breaking`.
 
 use std::collections::{HashMap, HashSet};
 
@@ -12,9 +13,10 @@ use crate::secrets::DiffSecret;
 use crate::tasks::{Criterion, Scope};
 
 use super::outline::{self, Lang, Marker, Outline};
-use super::signature::{Call, CallSites, Callable};
 use super::{Check, Config, Finding, Severity};
 use super::{measure, weakened};
+
+mod breaking;
 
 /// Files above this size are generated or vendored: not outlined.
 const MAX_OUTLINE_BYTES: usize = 1 << 20;
@@ -205,144 +207,6 @@ impl Run<'_> {
         }
     }
 
-    /// What really breaks: a removed symbol still named where it no
-    /// longer exists, or a function whose callers can tell its new
-    /// signature from the old, called where the call no longer fits. A
-    /// change the index cannot be sure of (a name still defined, a method
-    /// call by name alone, a call it cannot read) is left to the model,
-    /// which sees the impact table.
-    fn breaking_change(&mut self) {
-        let Some(impact) = self.input.impact else {
-            return;
-        };
-        if !self.on(Check::BreakingChange) {
-            return;
-        }
-        let added = added_lines(self.input.diff);
-        // Names the head still defines among the changed symbols: a
-        // removal of one of them is a move (to another file, a derive, a
-        // conditional definition).
-        let present: HashSet<&str> = impact
-            .symbols
-            .iter()
-            .filter(|s| s.change != Change::Removed)
-            .map(|s| bare(&s.symbol))
-            .collect();
-        let callable = |k: impact::Kind| matches!(k, impact::Kind::Function | impact::Kind::Method);
-        let mut sites_read = CallFiles::default();
-        let mut findings = Vec::new();
-        for symbol in &impact.symbols {
-            let name = bare(&symbol.symbol);
-            let left: Vec<&impact::Site> = match symbol.change {
-                Change::Removed => {
-                    let dunder = name.starts_with("__") && name.ends_with("__");
-                    if dunder
-                        || present.contains(name)
-                        || self.still_defined(&symbol.file, name)
-                        || self
-                            .base_callable(&symbol.file, symbol.line, name)
-                            .is_some_and(|c| c.trait_impl)
-                    {
-                        continue;
-                    }
-                    // Provided from elsewhere now: only a reference through
-                    // the removed item's own module (`rng::Rng`, `from
-                    // fines.rules import fine`) is surely broken.
-                    let module = module_name(&symbol.file);
-                    let through_module = |line: &str| {
-                        line.contains(&format!("{module}::{name}"))
-                            || line.contains(&format!("{module}.{name}"))
-                            || (line.contains("import")
-                                && line
-                                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                                    .any(|w| w == module))
-                    };
-                    let reimported = self.newly_imported(&symbol.file, name);
-                    // A removed symbol has no signature to update to: a
-                    // line this diff wrote that names it is broken too.
-                    symbol
-                        .sites
-                        .iter()
-                        .filter(|s| certain(s))
-                        .filter(|s| {
-                            (symbol.kind != impact::Kind::Module
-                                || !sites_read.declares_module(self.input, &s.file, s.line, name))
-                                && (!reimported
-                                    || through_module(
-                                        &sites_read.line(self.input, &s.file, s.line),
-                                    ))
-                        })
-                        .collect()
-                }
-                Change::SignatureChanged if callable(symbol.kind) => {
-                    let Some(new) = self.head_callable(&symbol.file, symbol.line, name) else {
-                        continue;
-                    };
-                    if new.trait_impl {
-                        continue;
-                    }
-                    let old = self.base_callables(&symbol.file, name, new.owner.as_deref());
-                    if old.is_empty()
-                        || old
-                            .iter()
-                            .any(|o| new.signature.compatible_with(&o.signature))
-                    {
-                        continue;
-                    }
-                    let signature = new.signature.clone();
-                    symbol
-                        .sites
-                        .iter()
-                        .filter(|s| certain(s))
-                        // A caller on a line this diff wrote was updated.
-                        .filter(|s| {
-                            !added
-                                .get(s.file.as_str())
-                                .is_some_and(|l| l.contains(&s.line))
-                        })
-                        .filter(|s| {
-                            sites_read
-                                .calls(self.input, &s.file, s.line, name)
-                                .iter()
-                                .any(|c| !signature.accepts(c))
-                        })
-                        .collect()
-                }
-                _ => continue,
-            };
-            let Some(first) = left.first() else { continue };
-            let at = match &symbol.renamed_to {
-                Some(to) => format!("{} → {to}", symbol.file),
-                None => format!("{}:{}", symbol.file, symbol.line),
-            };
-            let mut places: Vec<String> = left
-                .iter()
-                .map(|s| format!("{}:{}", s.file, s.line))
-                .collect();
-            places.dedup();
-            let places = listed(places.into_iter());
-            let n = left.len();
-            let message = match symbol.change {
-                Change::Removed => format!(
-                    "{} ({at}) is removed, but {n} reference{} the diff does not update still use{} it: {places}.",
-                    symbol.symbol,
-                    if n == 1 { "" } else { "s" },
-                    if n == 1 { "s" } else { "" },
-                ),
-                _ => format!(
-                    "{} ({at}) has a changed signature, but {n} call{} the diff does not update no longer fit{} it: {places}.",
-                    symbol.symbol,
-                    if n == 1 { "" } else { "s" },
-                    if n == 1 { "s" } else { "" },
-                ),
-            };
-            findings.push((first.file.clone(), first.line, message));
-        }
-        for (file, line, message) in findings {
-            self.push(Check::BreakingChange, Some(&file), Some(line), message);
-        }
-    }
-
     /// The head side's outline of a file named by its base or head path.
     fn head_outline(&self, path: &str) -> Option<&Outline> {
         let i = self
@@ -362,60 +226,6 @@ impl Run<'_> {
             .iter()
             .position(|f| f.old_path.as_deref().unwrap_or(&f.path) == path)?;
         self.sides.base.get(&i)
-    }
-
-    fn still_defined(&self, path: &str, name: &str) -> bool {
-        self.head_outline(path)
-            .is_some_and(|o| o.defined.contains(name))
-    }
-
-    /// Whether a changed file now imports `name` from a path it did not
-    /// import it from before (rand 0.10 removed its own `Rng` and
-    /// re-exported `rand_core::Rng` in its place): the name is provided
-    /// from elsewhere. An import naming the removed symbol's own module
-    /// does not count: that import is as broken as the rest.
-    fn newly_imported(&self, removed_from: &str, name: &str) -> bool {
-        let module = module_name(removed_from);
-        self.sides.head.iter().any(|(i, head)| {
-            let before = self.sides.base.get(i).and_then(|b| b.imported.get(name));
-            head.imported.get(name).is_some_and(|paths| {
-                paths.iter().any(|p| {
-                    !before.is_some_and(|b| b.contains(p))
-                        && !p
-                            .split(['.', ':'])
-                            .rev()
-                            .skip(1)
-                            .any(|segment| segment == module)
-                })
-            })
-        })
-    }
-
-    fn head_callable(&self, path: &str, line: u32, name: &str) -> Option<&Callable> {
-        self.head_outline(path)?
-            .callables
-            .iter()
-            .find(|c| c.line == line && c.name == name)
-    }
-
-    fn base_callable(&self, path: &str, line: u32, name: &str) -> Option<&Callable> {
-        self.base_outline(path)?
-            .callables
-            .iter()
-            .find(|c| c.line == line && c.name == name)
-    }
-
-    /// The base side's definitions of `owner`'s `name` (a conditional
-    /// definition may have several).
-    fn base_callables(&self, path: &str, name: &str, owner: Option<&str>) -> Vec<&Callable> {
-        self.base_outline(path)
-            .map(|o| {
-                o.callables
-                    .iter()
-                    .filter(|c| c.name == name && c.owner.as_deref() == owner)
-                    .collect()
-            })
-            .unwrap_or_default()
     }
 
     fn secret(&mut self) {
@@ -728,81 +538,6 @@ fn base_file(input: &Input, path: &str) -> Option<Vec<u8>> {
         return None;
     }
     (input.head_file)(path)
-}
-
-/// The last name of `Type::name` or `Class.name`.
-/// The module a source file is (`src/rng.rs` → `rng`, `pkg/x/__init__.py`
-/// and `src/x/mod.rs` → `x`).
-fn module_name(path: &str) -> &str {
-    let mut parts = path.rsplit('/');
-    let file = parts.next().unwrap_or(path);
-    let stem = file.split('.').next().unwrap_or(file);
-    if matches!(stem, "mod" | "__init__" | "lib") {
-        parts.next().unwrap_or(stem)
-    } else {
-        stem
-    }
-}
-
-fn bare(symbol: &str) -> &str {
-    let after = symbol.rsplit("::").next().unwrap_or(symbol);
-    after.rsplit('.').next().unwrap_or(after)
-}
-
-/// A reference that names the symbol for sure: resolved through a path,
-/// an import or the enclosing scope, or the only definition of its name
-/// when called by that name. A method called on a value of unknown type
-/// (`x.write_vectored(…)`) may be any type's, a trait's or the standard
-/// library's, so only an exact resolution counts.
-fn certain(site: &impact::Site) -> bool {
-    !site.inside
-        && match site.confidence {
-            Confidence::Exact => true,
-            Confidence::Unique => !matches!(
-                site.form,
-                impact::Form::MethodCall | impact::Form::Attribute
-            ),
-            Confidence::Ambiguous => false,
-        }
-}
-
-/// Files of call sites, each read and parsed once.
-#[derive(Default)]
-struct CallFiles {
-    parsed: HashMap<String, Option<CallSites>>,
-}
-
-impl CallFiles {
-    fn calls(&mut self, input: &Input, path: &str, line: u32, name: &str) -> Vec<Call> {
-        self.file(input, path)
-            .map(|s| s.at(line, name))
-            .unwrap_or_default()
-    }
-
-    fn line(&mut self, input: &Input, path: &str, line: u32) -> String {
-        self.file(input, path)
-            .map(|s| s.line(line).to_string())
-            .unwrap_or_default()
-    }
-
-    fn declares_module(&mut self, input: &Input, path: &str, line: u32, name: &str) -> bool {
-        self.file(input, path)
-            .is_some_and(|s| s.declares_module(line, name))
-    }
-
-    fn file(&mut self, input: &Input, path: &str) -> Option<&CallSites> {
-        self.parsed
-            .entry(path.to_string())
-            .or_insert_with(|| {
-                let lang = Lang::of_path(path)?;
-                let bytes = (input.head_file)(path)?;
-                if bytes.len() > MAX_OUTLINE_BYTES {
-                    return None;
-                }
-                CallSites::parse(lang, bytes)
-            })
-            .as_ref()
-    }
 }
 
 /// `verify_by` values that mean an automated test: "test", "unit test",

@@ -1,6 +1,7 @@
 //! speed's own checks: facts about a diff that speed establishes itself,
 //! before any model is asked (an empty diff, a file outside the declared
-//! scope, a changed signature whose callers were not updated, a secret, a
+//! scope, a changed signature or default whose callers were not updated, a
+//! struct gaining a field where a literal lists every field, a secret, a
 //! `todo!()` left in, a test newly skipped, …), and the commands a project
 //! configures (`[[checks.command]]`) run in a temporary checkout of the
 //! head commit, their output read by `parsers` into findings placed at a
@@ -22,6 +23,7 @@ pub mod config;
 pub mod coordination;
 pub mod macros;
 pub mod measure;
+pub mod members;
 pub mod messages;
 pub mod outline;
 pub mod parsers;

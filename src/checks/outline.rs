@@ -1,15 +1,20 @@
 //! The outline of one Rust or Python file that the code checks read: its
 //! test functions (and whether each is skipped), the regions that are test
 //! code, and the markers a change can leave behind (`todo!()`, `dbg!`,
-//! `breakpoint()`, a body that is only `pass`). Parsed with tree-sitter,
-//! so a marker in a comment or a string is not a marker. Each test's
-//! assertions are counted by `assertions`; tests a Rust project declares
-//! through its own macros are only candidates here (`macro_calls`), known
-//! once `macros` has read the definitions.
+//! `breakpoint()`, a body that is only `pass`), and what `breaking_change`
+//! compares across the diff: callables with their signatures, the names
+//! defined and imported (`signature`), structs' fields and enums' variants
+//! (`members`). Parsed with tree-sitter (`syntax`), so a marker in a
+//! comment or a string is not a marker. Each test's assertions are counted
+//! by `assertions`; tests a Rust project declares through its own macros
+//! are only candidates here (`macro_calls`), known once `macros` has read
+//! the definitions.
 
 use std::collections::{HashMap, HashSet};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
+
+pub use crate::syntax::Lang;
 
 use super::assertions::{self, Assertion};
 use super::{macros, skips};
@@ -110,6 +115,8 @@ pub struct Outline {
     /// name, with their assertions: a test calling one asserts through it.
     /// A name defined twice is left out (which one is called is unknown).
     pub helpers: HashMap<String, Vec<Assertion>>,
+    /// Rust structs with named fields and enums, with their members.
+    pub shapes: Vec<super::members::Shape>,
 }
 
 impl Outline {
@@ -120,33 +127,11 @@ impl Outline {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
-    Rust,
-    Python,
-}
-
-impl Lang {
-    pub fn of_path(path: &str) -> Option<Lang> {
-        match path.rsplit_once('.').map(|(_, e)| e) {
-            Some("rs") => Some(Lang::Rust),
-            Some("py" | "pyi") => Some(Lang::Python),
-            _ => None,
-        }
-    }
-}
-
 /// The outline of `text`, or None when the grammar cannot parse at all.
 /// `test_file` says the whole file is test code (its functions named
 /// `test*` are tests).
 pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Option<Outline> {
-    let mut parser = Parser::new();
-    let language: tree_sitter::Language = match lang {
-        Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-        Lang::Python => tree_sitter_python::LANGUAGE.into(),
-    };
-    parser.set_language(&language).ok()?;
-    let tree = parser.parse(text, None)?;
+    let tree = crate::syntax::parse(lang, text.as_bytes()).ok()?;
     let mut out = Outline::default();
     let src = text.as_bytes();
     out.syntax_error = tree.root_node().has_error();
@@ -178,6 +163,9 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
         out.helpers = assertions::helpers(tree.root_node(), src, lang == Lang::Python, &tests);
     }
     out.imported = super::signature::imports(lang, tree.root_node(), src);
+    if lang == Lang::Rust {
+        out.shapes = super::members::shapes(tree.root_node(), src);
+    }
     Some(out)
 }
 

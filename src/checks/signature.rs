@@ -5,16 +5,19 @@
 //! are the compiler's business: a type named `Self` instead of `Command`,
 //! a pattern `mut reader` instead of `reader`, a comment or a visibility
 //! are no change to any caller); in Python the parameters' names, kinds and
-//! whether each has a default (annotations and default values change no
-//! call). `calls` reads the shape of a call where a reference stands, and
+//! whether each has a default (annotations change no call). A default's
+//! value is kept too: changing it changes nothing a call must match, but
+//! every call that leaves the parameter out gets the new value
+//! (`Signature::changed_defaults`, `Signature::relies_on_default`).
+//! `CallSites` reads the shape of a call where a reference stands, and
 //! `Signature::accepts` says whether it binds. Everything here stands down
 //! when unsure: an unreadable call, a `*args` splat, a macro's arguments.
 
 use std::collections::{HashMap, HashSet};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
-use super::outline::Lang;
+use crate::syntax::Lang;
 
 /// How a Rust method takes `self`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +47,28 @@ pub enum Pass {
 pub struct Param {
     pub name: String,
     pub pass: Pass,
-    pub default: bool,
+    /// The default value's tokens (`True`, `(1,2)`, `"a b"`), when it has
+    /// one: what a call that leaves the parameter out gets.
+    pub default: Option<String>,
+    /// The body tests the parameter by identity against its default
+    /// (`if timeout is None:`): the default stands for a value the body
+    /// decides, which a changed default may well keep.
+    pub sentinel: bool,
+}
+
+impl Param {
+    pub fn optional(&self) -> bool {
+        self.default.is_some()
+    }
+}
+
+/// A parameter whose default value changed while the signature stayed
+/// compatible: every call that leaves it out now gets another value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultChange {
+    pub name: String,
+    pub old: String,
+    pub new: String,
 }
 
 /// How a Python callable is reached from a call.
@@ -86,6 +110,9 @@ pub struct Callable {
     /// An item of `impl Trait for Type`: the trait, not this item, is what
     /// callers rely on.
     pub trait_impl: bool,
+    /// A Python `@overload` stub: a declaration for type checkers. Calls
+    /// bind to the implementation that follows it.
+    pub overload: bool,
     pub signature: Signature,
 }
 
@@ -163,6 +190,67 @@ impl Signature {
     }
 }
 
+impl Signature {
+    /// The parameters of a compatible signature whose default value
+    /// changed from `old`'s (Python; Rust has no defaults).
+    pub fn changed_defaults(&self, old: &Signature) -> Vec<DefaultChange> {
+        let (Signature::Python { params: new, .. }, Signature::Python { params: old, .. }) =
+            (self, old)
+        else {
+            return Vec::new();
+        };
+        new.iter()
+            .filter_map(|n| {
+                let o = old.iter().find(|o| o.name == n.name && o.pass == n.pass)?;
+                if o.sentinel || n.sentinel {
+                    return None;
+                }
+                match (&o.default, &n.default) {
+                    (Some(a), Some(b)) if a != b => Some(DefaultChange {
+                        name: n.name.clone(),
+                        old: a.clone(),
+                        new: b.clone(),
+                    }),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// Whether `call` binds to this signature and leaves `param` to its
+    /// default. A call that spreads `*args` or `**kwargs` may pass it, so
+    /// it is never said to rely on the default.
+    pub fn relies_on_default(&self, call: &Call, param: &str) -> bool {
+        let Signature::Python { binding, params } = self else {
+            return false;
+        };
+        if call.spread || *binding == Binding::Property || !self.accepts(call) {
+            return false;
+        }
+        let Some(p) = params.iter().find(|p| p.name == param) else {
+            return false;
+        };
+        if p.default.is_none() || call.keywords.iter().any(|k| k == param) {
+            return false;
+        }
+        let mut positional = call.positional;
+        if *binding == Binding::Method && call.form == Form::Path {
+            positional = positional.saturating_sub(1);
+        }
+        match p.pass {
+            Pass::Keyword => true,
+            Pass::Positional | Pass::Either => {
+                let slot = params
+                    .iter()
+                    .filter(|q| matches!(q.pass, Pass::Positional | Pass::Either))
+                    .position(|q| q.name == param);
+                slot.is_some_and(|i| positional <= i)
+            }
+            Pass::Rest | Pass::Keywords => false,
+        }
+    }
+}
+
 /// Property-ness is what a caller sees: `cached_property` for `property`
 /// is no change, a method becoming a property is.
 fn same_reach(old: Binding, new: Binding) -> bool {
@@ -186,13 +274,13 @@ fn python_compatible(old: &[Param], new: &[Param]) -> bool {
             return false;
         };
         if (o.pass == Pass::Either && (n.pass != Pass::Either || n.name != o.name))
-            || (o.default && !n.default)
+            || (o.optional() && !n.optional())
         {
             return false;
         }
     }
     // New positions must be optional, and cannot take what `*args` took.
-    if np[op.len()..].iter().any(|n| !n.default) {
+    if np[op.len()..].iter().any(|n| !n.optional()) {
         return false;
     }
     if np.len() > op.len() && has(old, Pass::Rest) {
@@ -209,13 +297,13 @@ fn python_compatible(old: &[Param], new: &[Param]) -> bool {
             .iter()
             .find(|n| n.name == o.name && matches!(n.pass, Pass::Either | Pass::Keyword))
         {
-            Some(n) if n.default || !o.default => {}
+            Some(n) if n.optional() || !o.optional() => {}
             _ => return false,
         }
     }
     // A new required name breaks every caller.
     !new.iter()
-        .any(|n| n.pass == Pass::Keyword && !n.default && !old.iter().any(|o| o.name == n.name))
+        .any(|n| n.pass == Pass::Keyword && !n.optional() && !old.iter().any(|o| o.name == n.name))
 }
 
 /// Python's binding of a call's arguments to parameters.
@@ -249,7 +337,7 @@ fn python_binds(params: &[Param], positional: usize, keywords: &[String]) -> boo
         }
     }
     params.iter().all(|p| {
-        p.default
+        p.optional()
             || matches!(p.pass, Pass::Rest | Pass::Keywords)
             || filled.contains(p.name.as_str())
     })
@@ -353,6 +441,7 @@ fn rust_callable(node: Node, src: &[u8], within: &Within) -> Option<Callable> {
         owner: within.as_ref().map(|w| w.0.clone()),
         line: line(name),
         trait_impl: within.as_ref().is_some_and(|w| w.1),
+        overload: false,
         signature: Signature::Rust {
             receiver,
             params: count,
@@ -447,6 +536,17 @@ fn python_callable(
         Binding::Method
     };
     let mut params = python_params(def.child_by_field_name("parameters")?, src);
+    if let Some(body) = def.child_by_field_name("body") {
+        let body = text(body, src)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        for p in &mut params {
+            if let Some(d) = &p.default {
+                p.sentinel = tests_identity(&body, &p.name, d);
+            }
+        }
+    }
     if matches!(
         binding,
         Binding::Method | Binding::ClassMethod | Binding::Property
@@ -461,7 +561,26 @@ fn python_callable(
         owner: class.map(str::to_string),
         line: line(name),
         trait_impl: false,
+        overload: has("overload"),
         signature: Signature::Python { binding, params },
+    })
+}
+
+/// Whether `body` (blanks collapsed) holds `name is value` or `name is
+/// not value`, `name` standing as a word of its own.
+fn tests_identity(body: &str, name: &str, value: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    [
+        format!("{name} is {value}"),
+        format!("{name} is not {value}"),
+    ]
+    .iter()
+    .any(|needle| {
+        body.match_indices(needle.as_str()).any(|(i, _)| {
+            let before = body[..i].chars().next_back();
+            let after = body[i + needle.len()..].chars().next();
+            !before.is_some_and(|c| word(c) || c == '.') && !after.is_some_and(word)
+        })
     })
 }
 
@@ -471,8 +590,14 @@ fn python_params(node: Node, src: &[u8]) -> Vec<Param> {
     let mut cursor = node.walk();
     for p in node.named_children(&mut cursor) {
         let (inner, default) = match p.kind() {
-            "default_parameter" | "typed_default_parameter" => (p, true),
-            _ => (p, false),
+            "default_parameter" | "typed_default_parameter" => (
+                p,
+                Some(
+                    p.child_by_field_name("value")
+                        .map_or(String::new(), |v| tokens(unparenthesized(v), src)),
+                ),
+            ),
+            _ => (p, None),
         };
         fn first(n: Node) -> Option<Node> {
             let mut c = n.walk();
@@ -490,7 +615,8 @@ fn python_params(node: Node, src: &[u8]) -> Vec<Param> {
             out.push(Param {
                 name: text(name, src).to_string(),
                 pass,
-                default,
+                default: default.clone(),
+                sentinel: false,
             })
         };
         match core.kind() {
@@ -519,6 +645,43 @@ fn python_params(node: Node, src: &[u8]) -> Vec<Param> {
             }
             _ => {}
         }
+    }
+    out
+}
+
+/// `x` of `((x))`: the same value.
+fn unparenthesized(mut node: Node) -> Node {
+    while node.kind() == "parenthesized_expression" && node.named_child_count() == 1 {
+        match node.named_child(0) {
+            Some(inner) if inner.kind() != "comment" => node = inner,
+            _ => break,
+        }
+    }
+    node
+}
+
+/// An expression as its tokens, comments left out, a space kept only
+/// between two words: `( 1,2 )` and `(1, 2)` read the same, `"a  b"` keeps
+/// its spaces.
+fn tokens(node: Node, src: &[u8]) -> String {
+    let mut out = String::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "comment" {
+            continue;
+        }
+        if n.child_count() == 0 || matches!(n.kind(), "string" | "concatenated_string") {
+            let t = text(n, src);
+            let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            if word(out.chars().last()) && word(t.chars().next()) {
+                out.push(' ');
+            }
+            out.push_str(t);
+            continue;
+        }
+        let mut c = n.walk();
+        let children: Vec<Node> = n.children(&mut c).collect();
+        stack.extend(children.into_iter().rev());
     }
     out
 }
@@ -686,13 +849,7 @@ pub struct CallSites {
 
 impl CallSites {
     pub fn parse(lang: Lang, src: Vec<u8>) -> Option<CallSites> {
-        let mut parser = Parser::new();
-        let language: tree_sitter::Language = match lang {
-            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-            Lang::Python => tree_sitter_python::LANGUAGE.into(),
-        };
-        parser.set_language(&language).ok()?;
-        let tree = parser.parse(&src, None)?;
+        let tree = crate::syntax::parse(lang, &src).ok()?;
         Some(CallSites { lang, src, tree })
     }
 
@@ -731,6 +888,16 @@ impl CallSites {
             stack.extend(n.named_children(&mut c));
         }
         false
+    }
+
+    /// The places around `line` that list every member of the type `name`
+    /// but some of `new` (`members::listers`).
+    pub fn listers(&self, line: u32, name: &str, new: &[String]) -> Vec<super::members::Lister> {
+        if self.lang != Lang::Rust {
+            return Vec::new();
+        }
+        let row = line.saturating_sub(1) as usize;
+        super::members::listers(self.tree.root_node(), &self.src, row, name, new)
     }
 
     /// The calls of `name` whose name stands on `line`. Calls inside a
@@ -926,6 +1093,17 @@ mod tests {
     }
 
     #[test]
+    fn overload_stubs_are_told_from_the_implementation() {
+        let (c, _) = read(
+            Lang::Python,
+            "import typing as t\n\n@t.overload\ndef bar(*, length: int) -> int: ...\n\n@overload\ndef bar(it=None, length=...) -> int: ...\n\ndef bar(it=None, length=None):\n    return 1\n",
+        )
+        .unwrap();
+        let flags: Vec<(u32, bool)> = c.iter().map(|c| (c.line, c.overload)).collect();
+        assert_eq!(flags, [(4, true), (7, true), (9, false)]);
+    }
+
+    #[test]
     fn trait_items_and_receivers() {
         let (c, _) = read(
             Lang::Rust,
@@ -1010,6 +1188,91 @@ mod tests {
             .map(|l| f.accepts(&calls(Lang::Python, text, l, "f")[0]))
             .collect();
         assert_eq!(fits, [true, true, false, false, true]);
+    }
+
+    #[test]
+    fn a_changed_default_and_the_calls_that_leave_it_out() {
+        let old = one(
+            Lang::Python,
+            "class Config:\n    def get_namespace(self, namespace, lowercase=True, trim=True, *, sep = '_'):\n        pass\n",
+        )
+        .signature;
+        let new = one(
+            Lang::Python,
+            "class Config:\n    def get_namespace(\n        self, namespace: str, lowercase: bool = False, trim=True, *, sep='_'  # the separator\n    ):\n        pass\n",
+        )
+        .signature;
+        assert!(new.compatible_with(&old));
+        assert_eq!(
+            new.changed_defaults(&old),
+            [DefaultChange {
+                name: "lowercase".into(),
+                old: "True".into(),
+                new: "False".into()
+            }]
+        );
+        let text = "c.get_namespace('A')\nc.get_namespace('A', lowercase=False)\nc.get_namespace('A', False)\nc.get_namespace('A', trim=False)\nc.get_namespace(*args)\nc.get_namespace('A', **options)\nConfig.get_namespace(c, 'A')\nConfig.get_namespace(c, 'A', True)\nc.get_namespace('A', 'B', 'C', 'D')\n";
+        let relies: Vec<bool> = (1..=9)
+            .map(|l| {
+                new.relies_on_default(
+                    &calls(Lang::Python, text, l, "get_namespace")[0],
+                    "lowercase",
+                )
+            })
+            .collect();
+        assert_eq!(
+            relies,
+            [true, false, false, true, false, false, true, false, false]
+        );
+        // A keyword-only parameter is left out unless named.
+        assert!(new.relies_on_default(&calls(Lang::Python, text, 1, "get_namespace")[0], "sep"));
+        // Values compare by their tokens: spacing and comments are no change.
+        let spaced = one(
+            Lang::Python,
+            "def f(a=(1, 2), b=\"x  y\", c=f( 1 )):\n    pass\n",
+        )
+        .signature;
+        let tight = one(
+            Lang::Python,
+            "def f(a=(1,2), b=\"x y\", c=f(1)):\n    pass\n",
+        )
+        .signature;
+        let changed: Vec<String> = tight
+            .changed_defaults(&spaced)
+            .into_iter()
+            .map(|c| format!("{}: {} -> {}", c.name, c.old, c.new))
+            .collect();
+        assert_eq!(changed, ["b: \"x  y\" -> \"x y\""]);
+        // A default the body tests by identity stands for what the body
+        // decides (click's `catch_exceptions=None` meaning the runner's).
+        let (old, _) = read(
+            Lang::Python,
+            "def invoke(cli, catch_exceptions=True):\n    return catch_exceptions\n",
+        )
+        .unwrap();
+        let (new, _) = read(
+            Lang::Python,
+            "def invoke(cli, catch_exceptions=None):\n    if catch_exceptions  is   None:\n        catch_exceptions = RUNNER\n    return catch_exceptions\n",
+        )
+        .unwrap();
+        assert!(
+            new[0]
+                .signature
+                .changed_defaults(&old[0].signature)
+                .is_empty()
+        );
+        let (new, _) = read(
+            Lang::Python,
+            "def invoke(cli, catch_exceptions=None):\n    if other.catch_exceptions is None:\n        pass\n",
+        )
+        .unwrap();
+        assert_eq!(
+            new[0].signature.changed_defaults(&old[0].signature).len(),
+            1
+        );
+        // Rust has no defaults.
+        let r = one(Lang::Rust, "fn f(a: u8) {}").signature;
+        assert!(r.changed_defaults(&r).is_empty());
     }
 
     #[test]

@@ -121,7 +121,8 @@ pub struct ChangedSymbol {
     pub file: String,
     pub line: u32,
     pub change: Change,
-    /// Removed or signature changed while something still references it.
+    /// Removed, or signature changed, while something the diff does not
+    /// update still references it.
     pub breaking: bool,
     pub stability: Stability,
     /// Exact and unique reference sites from outside the symbol.

@@ -150,7 +150,7 @@ impl Cache {
             if fresh.is_empty() {
                 continue;
             }
-            let grammar = lang.grammar().map_err(|e| e.to_string())?;
+            let grammar = crate::impact::lang::grammar(lang).map_err(|e| e.to_string())?;
             let old = self.packs(grammar);
             let merge = old.files.len() >= MAX_PACKS;
             let dir = self.folder(lang, grammar.version);
@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn packs_accumulate_then_merge_and_keep_every_entry() {
         let dir = tempfile::tempdir().expect("temporary directory");
-        let grammar = Lang::Rust.grammar().expect("grammar");
+        let grammar = crate::impact::lang::grammar(Lang::Rust).expect("grammar");
         let blobs: Vec<String> = (0..12).map(|i| format!("{i:02x}").repeat(20)).collect();
         for b in &blobs {
             let cache = Cache::new(dir.path(), true);

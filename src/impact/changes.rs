@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::Serialize;
 
-use super::symbols::{FileSymbols, Kind};
+use super::symbols::{Def, FileSymbols, Kind};
 use crate::git::{FileDiff, LineKind};
 
 /// How a definition changed.
@@ -14,6 +14,9 @@ use crate::git::{FileDiff, LineKind};
 #[serde(rename_all = "snake_case")]
 pub enum Change {
     Added,
+    /// A struct that gained named fields or an enum that gained variants,
+    /// nothing else of it changed: no caller's behaviour changes.
+    MembersAdded,
     BodyChanged,
     SignatureChanged,
     Removed,
@@ -23,6 +26,7 @@ impl Change {
     pub fn label(self) -> &'static str {
         match self {
             Change::Added => "added",
+            Change::MembersAdded => "members added",
             Change::BodyChanged => "body changed",
             Change::SignatureChanged => "signature changed",
             Change::Removed => "removed",
@@ -109,6 +113,25 @@ fn touch(syms: &FileSymbols, lines: &[(u32, bool)], out: &mut BTreeSet<u32>) -> 
     module
 }
 
+/// How a definition present on both sides changed.
+fn classify(base: &Def, head: &Def) -> Change {
+    if base.signature != head.signature {
+        Change::SignatureChanged
+    } else if base.members == head.members {
+        Change::BodyChanged
+    } else if subsequence(&base.members, &head.members) {
+        Change::MembersAdded
+    } else {
+        Change::SignatureChanged
+    }
+}
+
+/// Whether `a` is `b` with some items left out, in order.
+fn subsequence(a: &[u64], b: &[u64]) -> bool {
+    let mut rest = b.iter();
+    a.iter().all(|x| rest.any(|y| y == x))
+}
+
 /// The definitions a file diff changes, classified. `base` and `head` are
 /// the symbols of each side (None where the side does not exist).
 pub fn touched(
@@ -154,19 +177,28 @@ pub fn touched(
         other.get(&k)?.get(pos).copied()
     };
 
+    // A variant added to an enum changes the enum: its users are the ones
+    // to look at, and whether they list every variant.
+    if let Some(h) = head {
+        let enums: Vec<u32> = head_t
+            .iter()
+            .filter(|&&i| h.defs[i as usize].kind == Kind::Variant)
+            .filter(|&&i| counterpart(h, i, &base_ids, &head_ids).is_none())
+            .filter_map(|&i| h.defs[i as usize].parent)
+            .filter(|&p| h.defs[p as usize].kind == Kind::Enum)
+            .collect();
+        head_t.extend(enums);
+    }
+
     let mut out: Vec<Touched> = Vec::new();
     let mut head_done = BTreeSet::new();
     if let Some(h) = head {
         for &i in &head_t {
-            let change = match base
-                .and_then(|s| counterpart(h, i, &base_ids, &head_ids).map(|j| (s, j)))
-            {
-                Some((s, j)) if s.defs[j as usize].signature == h.defs[i as usize].signature => {
-                    Change::BodyChanged
-                }
-                Some(_) => Change::SignatureChanged,
-                None => Change::Added,
-            };
+            let change =
+                match base.and_then(|s| counterpart(h, i, &base_ids, &head_ids).map(|j| (s, j))) {
+                    Some((s, j)) => classify(&s.defs[j as usize], &h.defs[i as usize]),
+                    None => Change::Added,
+                };
             head_done.insert(i);
             out.push(Touched {
                 def: Some(i),
@@ -180,12 +212,7 @@ pub fn touched(
             match head.and_then(|h| counterpart(s, j, &head_ids, &base_ids).map(|i| (h, i))) {
                 Some((h, i)) => {
                     if head_done.insert(i) {
-                        let change = if s.defs[j as usize].signature == h.defs[i as usize].signature
-                        {
-                            Change::BodyChanged
-                        } else {
-                            Change::SignatureChanged
-                        };
+                        let change = classify(&s.defs[j as usize], &h.defs[i as usize]);
                         out.push(Touched {
                             def: Some(i),
                             base_side: false,
@@ -201,7 +228,8 @@ pub fn touched(
             }
         }
     }
-    // A definition added or removed with its parent is part of that change.
+    // A definition added or removed with its parent is part of that change,
+    // and so is a variant added to an enum that is otherwise kept.
     let collapsed: Vec<Touched> =
         out.iter()
             .filter(|t| {
@@ -211,7 +239,15 @@ pub fn touched(
                 }
                 let syms = if t.base_side { base } else { head };
                 let Some(syms) = syms else { return true };
-                let mut cur = syms.defs[i as usize].parent;
+                let def = &syms.defs[i as usize];
+                if t.change == Change::Added && def.kind == Kind::Variant {
+                    if let Some(p) = def.parent {
+                        if out.iter().any(|o| o.def == Some(p) && !o.base_side) {
+                            return false;
+                        }
+                    }
+                }
+                let mut cur = def.parent;
                 while let Some(p) = cur {
                     if out.iter().any(|o| {
                         o.def == Some(p) && o.base_side == t.base_side && o.change == t.change
@@ -405,6 +441,70 @@ pub(crate) mod tests {
                 ("Shelf::count".to_string(), Change::Removed)
             ]
         );
+    }
+
+    fn members(name: &str) -> Vec<(String, Change)> {
+        vec![(name.to_string(), Change::MembersAdded)]
+    }
+
+    #[test]
+    fn a_struct_gaining_named_fields_only_gains_members() {
+        let new = BASE.replace(
+            "    books: Vec<u32>,\n",
+            "    books: Vec<u32>,\n    /// Who lent them.\n    pub lender: Option<String>,\n",
+        );
+        assert_eq!(classify(BASE, &new), members("Shelf"));
+        let new = BASE.replace(
+            "    books: Vec<u32>,\n",
+            "    first: u8,\n    books: Vec<u32>,\n",
+        );
+        assert_eq!(classify(BASE, &new), members("Shelf"), "inserted first");
+        // Anything else of it changed is a signature change: a field gone,
+        // retyped or renamed, a generic parameter, a visibility.
+        for new in [
+            BASE.replace("    books: Vec<u32>,\n", "    more: u8,\n"),
+            BASE.replace(
+                "    books: Vec<u32>,\n",
+                "    books: Vec<u64>,\n    more: u8,\n",
+            ),
+            BASE.replace("pub struct Shelf {", "pub struct Shelf<T> {")
+                .replace(
+                    "    books: Vec<u32>,\n",
+                    "    books: Vec<u32>,\n    more: T,\n",
+                ),
+            BASE.replace("pub struct Shelf {", "struct Shelf {")
+                .replace(
+                    "    books: Vec<u32>,\n",
+                    "    books: Vec<u32>,\n    more: u8,\n",
+                ),
+        ] {
+            assert_eq!(classify(BASE, &new), signature("Shelf"), "{new}");
+        }
+        // A tuple struct's new field changes every `W(a)`.
+        assert_eq!(
+            classify("pub struct W(u8);\n", "pub struct W(u8, u16);\n"),
+            signature("W")
+        );
+    }
+
+    const ENUM: &str = "pub enum Mode {\n    /// Fast.\n    Fast,\n    Slow(u8),\n}\n";
+
+    #[test]
+    fn an_enum_gaining_a_variant_gains_members_and_a_removed_variant_is_removed() {
+        let new = ENUM.replace(
+            "    Slow(u8),\n",
+            "    Slow(u8),\n    /// Careful.\n    Careful { depth: u8 },\n",
+        );
+        assert_eq!(classify(ENUM, &new), members("Mode"));
+        let new = ENUM.replace("    Fast,\n", "    Fast,\n    Medium,\n");
+        assert_eq!(classify(ENUM, &new), members("Mode"));
+        let new = ENUM.replace("    /// Fast.\n    Fast,\n", "");
+        assert_eq!(
+            classify(ENUM, &new),
+            vec![("Mode::Fast".to_string(), Change::Removed)]
+        );
+        let new = ENUM.replace("Slow(u8)", "Slow(u16)");
+        assert_eq!(classify(ENUM, &new), signature("Mode::Slow"));
     }
 
     fn body(name: &str) -> Vec<(String, Change)> {

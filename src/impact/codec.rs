@@ -37,6 +37,10 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
         w.uint(u64::from(d.column));
         w.uint(u64::from(d.end_line));
         w.out.extend_from_slice(&d.signature.to_le_bytes());
+        w.uint(d.members.len() as u64);
+        for m in &d.members {
+            w.out.extend_from_slice(&m.to_le_bytes());
+        }
         w.out.push(match d.visibility {
             Visibility::Public => 0,
             Visibility::Crate => 1,
@@ -123,6 +127,11 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
         let column = r.u32()?;
         let end_line = r.u32()?;
         let signature = u64::from_le_bytes(r.bytes(8)?.try_into().ok()?);
+        let nm = r.len()?;
+        let mut members = Vec::with_capacity(nm);
+        for _ in 0..nm {
+            members.push(u64::from_le_bytes(r.bytes(8)?.try_into().ok()?));
+        }
         let visibility = match r.byte()? {
             0 => Visibility::Public,
             1 => Visibility::Crate,
@@ -144,6 +153,7 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             column,
             end_line,
             signature,
+            members,
             visibility,
             parent,
             test,

@@ -1,5 +1,5 @@
-//! Supported languages: which files they cover, their tree-sitter grammar and
-//! the node table the extractor reads, checked against the grammar and
+//! The node table the extractor reads for each language (`syntax` says
+//! which files are whose and parses them), checked against the grammar and
 //! resolved to node-kind ids once per process, shared by all threads.
 //!
 //! The table takes the place of a tree-sitter query. A query cursor visits
@@ -8,14 +8,11 @@
 //! reference sites: looking each node's kind up in this table costs nothing
 //! extra.
 
-use std::num::NonZeroU16;
 use std::sync::OnceLock;
-
-use serde::{Deserialize, Serialize};
-use tree_sitter::{Language, Node};
 
 use super::Error;
 use super::symbols::Kind;
+pub use crate::syntax::{Lang, Names};
 
 /// Bump when extraction changes what it produces for the same input: it is
 /// part of the cache key, so stale entries are never read. Upgrading the
@@ -34,88 +31,33 @@ use super::symbols::Kind;
 /// 24: `#[path = "unix/mod.rs"] mod imp;` imports the module of that file.
 /// 25: Rust receivers that are fields of fields (`guard.lock.s`), tuple
 /// struct fields, `Pin::new(&mut x)`, `Self` and path-typed locals. 26:
-/// Python module variables carry their declared or constructed type.
-const EXTRACTOR_VERSION: u32 = 26;
+/// Python module variables carry their declared or constructed type. 27:
+/// a struct's named fields and an enum's variants hashed one by one.
+const EXTRACTOR_VERSION: u32 = 27;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Lang {
-    Rust,
-    Python,
-}
-
-impl Lang {
-    pub const ALL: [Lang; 2] = [Lang::Rust, Lang::Python];
-
-    /// The language of a repository path, by extension.
-    pub fn of_path(path: &str) -> Option<Lang> {
-        let ext = path.rsplit_once('.').map(|(_, e)| e)?;
-        match ext {
-            "rs" => Some(Lang::Rust),
-            "py" | "pyi" => Some(Lang::Python),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Lang::Rust => "rust",
-            Lang::Python => "python",
-        }
-    }
-
-    /// Between a type and its member in names shown to people.
-    pub fn member_separator(self) -> &'static str {
-        match self {
-            Lang::Rust => "::",
-            Lang::Python => ".",
-        }
-    }
-
-    /// The nodes the extractor reads, by kind, with what each stands for.
-    fn rules(self) -> &'static [(&'static str, Role)] {
-        match self {
-            Lang::Rust => RUST_RULES,
-            Lang::Python => PYTHON_RULES,
-        }
-    }
-
-    /// The tree-sitter language, made once: the names it hands out live
-    /// as long as it does.
-    fn language(self) -> &'static Language {
-        static RUST: OnceLock<Language> = OnceLock::new();
-        static PYTHON: OnceLock<Language> = OnceLock::new();
-        match self {
-            Lang::Rust => RUST.get_or_init(|| tree_sitter_rust::LANGUAGE.into()),
-            Lang::Python => PYTHON.get_or_init(|| tree_sitter_python::LANGUAGE.into()),
-        }
-    }
-
-    /// The grammar's node kind and field names by id, built once.
-    pub fn names(self) -> &'static Names {
-        static RUST: OnceLock<Names> = OnceLock::new();
-        static PYTHON: OnceLock<Names> = OnceLock::new();
-        let cell = match self {
-            Lang::Rust => &RUST,
-            Lang::Python => &PYTHON,
-        };
-        cell.get_or_init(|| Names::new(self.language()))
-    }
-
-    /// The grammar with its node table resolved, built once.
-    pub fn grammar(self) -> Result<&'static Grammar, Error> {
-        static RUST: OnceLock<Result<Grammar, String>> = OnceLock::new();
-        static PYTHON: OnceLock<Result<Grammar, String>> = OnceLock::new();
-        let cell = match self {
-            Lang::Rust => &RUST,
-            Lang::Python => &PYTHON,
-        };
-        cell.get_or_init(|| Grammar::compile(self, self.rules()))
-            .as_ref()
-            .map_err(|message| Error::Grammar {
-                lang: self.name(),
+/// The node table of `lang`, resolved against its grammar once.
+pub fn grammar(lang: Lang) -> Result<&'static Grammar, Error> {
+    static RUST: OnceLock<Result<Grammar, String>> = OnceLock::new();
+    static PYTHON: OnceLock<Result<Grammar, String>> = OnceLock::new();
+    let cell = match lang {
+        Lang::Rust => &RUST,
+        Lang::Python => &PYTHON,
+    };
+    cell.get_or_init(|| Grammar::compile(lang, rules(lang)))
+        .as_ref()
+        .map_err(|message| {
+            Error::Syntax(crate::syntax::Error::Grammar {
+                lang: lang.name(),
                 message: message.clone(),
             })
+        })
+}
+
+/// The nodes the extractor reads, by kind, with what each stands for.
+fn rules(lang: Lang) -> &'static [(&'static str, Role)] {
+    match lang {
+        Lang::Rust => RUST_RULES,
+        Lang::Python => PYTHON_RULES,
     }
 }
 
@@ -211,104 +153,9 @@ const PYTHON_RULES: &[(&str, Role)] = &[
     ("nonlocal_statement", Role::Global),
 ];
 
-/// A grammar's node kind and field names by id, so extraction never asks
-/// tree-sitter for them by string: `Node::kind` measures and UTF-8-checks a
-/// C string on every call, and `Node::child_by_field_name` compares the
-/// name with every field of the grammar (together a tenth of extraction).
-pub struct Names {
-    kinds: Vec<&'static str>,
-    /// By kind id: whether nodes of the kind are named (not tokens like `;`).
-    named: Vec<bool>,
-    /// By field id; id 0 is no field.
-    fields: Vec<&'static str>,
-    /// Field ids by `field_slot` of their name, 0 where none; a name whose
-    /// slot another took is found by scanning `fields`. Extraction asks
-    /// for a child by field name hundreds of thousands of times per
-    /// megabyte, and a binary search over the names cost nearly as much
-    /// as tree-sitter's own lookup of the child.
-    by_slot: Box<[u16; FIELD_SLOTS]>,
-}
-
-const FIELD_SLOTS: usize = 1024;
-
-fn field_slot(name: &str) -> usize {
-    let mut h = Fnv::new();
-    h.write(name.as_bytes());
-    h.finish() as usize % FIELD_SLOTS
-}
-
-impl Names {
-    fn new(language: &'static Language) -> Names {
-        let kinds = (0..language.node_kind_count())
-            .map(|id| language.node_kind_for_id(id as u16).unwrap_or(""))
-            .collect();
-        let named = (0..language.node_kind_count())
-            .map(|id| language.node_kind_is_named(id as u16))
-            .collect();
-        let fields: Vec<&'static str> = (0..=language.field_count())
-            .map(|id| language.field_name_for_id(id as u16).unwrap_or(""))
-            .collect();
-        let mut by_slot = Box::new([0u16; FIELD_SLOTS]);
-        for (id, name) in fields.iter().enumerate().skip(1) {
-            let slot = &mut by_slot[field_slot(name)];
-            if *slot == 0 {
-                *slot = id as u16;
-            }
-        }
-        Names {
-            kinds,
-            named,
-            fields,
-            by_slot,
-        }
-    }
-
-    /// `node.kind()`.
-    pub fn kind(&self, node: Node) -> &'static str {
-        self.kind_of_id(node.kind_id())
-    }
-
-    /// How many node kinds the grammar has; ids run from 0 below it.
-    pub fn kind_count(&self) -> usize {
-        self.kinds.len()
-    }
-
-    /// The name of a node kind id.
-    pub fn kind_of_id(&self, id: u16) -> &'static str {
-        self.kinds.get(id as usize).copied().unwrap_or("")
-    }
-
-    /// Whether nodes of a kind id are named.
-    pub fn is_named(&self, id: u16) -> bool {
-        self.named.get(usize::from(id)).copied().unwrap_or(false)
-    }
-
-    /// The name of a field id, as a tree cursor gives it.
-    pub fn field(&self, id: Option<NonZeroU16>) -> Option<&'static str> {
-        self.fields.get(usize::from(id?.get())).copied()
-    }
-
-    /// `node.child_by_field_name(field)`.
-    pub fn child<'t>(&self, node: Node<'t>, field: &str) -> Option<Node<'t>> {
-        node.child_by_field_id(self.field_id(field)?.get())
-    }
-
-    /// The id of a field name.
-    fn field_id(&self, field: &str) -> Option<NonZeroU16> {
-        let id = self.by_slot[field_slot(field)];
-        let id = if self.fields[usize::from(id)] == field {
-            usize::from(id)
-        } else {
-            self.fields.iter().skip(1).position(|&f| f == field)? + 1
-        };
-        NonZeroU16::new(id as u16)
-    }
-}
-
 /// A language's grammar with its node table resolved to kind ids.
 pub struct Grammar {
     pub lang: Lang,
-    pub language: &'static Language,
     /// Role of each node kind, by kind id.
     roles: Vec<Option<Role>>,
     /// Identifies grammar + node table + extractor for the cache key.
@@ -358,7 +205,6 @@ impl Grammar {
         h.write(&(language.parse_state_count() as u64).to_le_bytes());
         Ok(Grammar {
             lang,
-            language,
             roles,
             version: h.finish(),
         })
@@ -404,11 +250,9 @@ mod tests {
     #[test]
     fn every_node_table_resolves_against_its_grammar() {
         for lang in Lang::ALL {
-            let g = lang
-                .grammar()
-                .unwrap_or_else(|e| panic!("{} node table: {e}", lang.name()));
-            for &(kind, role) in lang.rules() {
-                let id = g.language.id_for_node_kind(kind, true);
+            let g = grammar(lang).unwrap_or_else(|e| panic!("{} node table: {e}", lang.name()));
+            for &(kind, role) in rules(lang) {
+                let id = lang.language().id_for_node_kind(kind, true);
                 assert_eq!(g.role(id), Some(role), "{} `{kind}`", lang.name());
             }
             let roles: Vec<Role> = g.roles.iter().flatten().copied().collect();
@@ -419,28 +263,6 @@ mod tests {
                     .iter()
                     .any(|r| matches!(r, Role::Bind(_) | Role::Params))
             );
-        }
-    }
-
-    #[test]
-    fn every_field_name_finds_its_id_and_no_other_name_does() {
-        for lang in Lang::ALL {
-            let language = lang.language();
-            let names = lang.names();
-            let mut by_slot = 0;
-            for id in 1..=language.field_count() as u16 {
-                let name = language.field_name_for_id(id).expect("named field");
-                assert_eq!(
-                    names.field_id(name).map(NonZeroU16::get),
-                    Some(id),
-                    "{name}"
-                );
-                by_slot += usize::from(names.by_slot[field_slot(name)] == id);
-            }
-            // The slots, not the fallback scan, answer for nearly every name.
-            assert!(by_slot + 3 >= language.field_count(), "{by_slot}");
-            assert_eq!(names.field_id("no_such_field"), None);
-            assert_eq!(names.field_id(""), None);
         }
     }
 
@@ -456,14 +278,5 @@ mod tests {
             field.err().as_deref(),
             Some("the grammar has no field `lefty` (for `for_statement`)")
         );
-    }
-
-    #[test]
-    fn languages_by_extension() {
-        assert_eq!(Lang::of_path("src/a/b.rs"), Some(Lang::Rust));
-        assert_eq!(Lang::of_path("pkg/__init__.py"), Some(Lang::Python));
-        assert_eq!(Lang::of_path("pkg/stubs.pyi"), Some(Lang::Python));
-        assert_eq!(Lang::of_path("README.md"), None);
-        assert_eq!(Lang::of_path("Makefile"), None);
     }
 }

@@ -100,6 +100,10 @@ pub struct Def {
     /// Hash of the declaration without its body: a change here is a
     /// signature change, a change elsewhere inside the span a body change.
     pub signature: u64,
+    /// A Rust struct's named fields or an enum's variants, each as the
+    /// hash of its tokens, in order. `signature` then reads the list as
+    /// `{}`, so a member added is told apart from any other change.
+    pub members: Vec<u64>,
     pub visibility: Visibility,
     /// Index of the enclosing definition in `FileSymbols::defs`.
     pub parent: Option<u32>,

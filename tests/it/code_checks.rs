@@ -356,6 +356,180 @@ fn breaking_change_leaves_trait_items_and_method_calls_by_name_to_the_model() {
     assert!(only(&found, "breaking_change").is_empty(), "{found:?}");
 }
 
+/// flask's `Config.get_namespace`, called from its tests through
+/// `app.config` in every form a caller can take.
+const FLASK_CONFIG: &str = "class Config(dict):\n    def get_namespace(\n        self, namespace: str, lowercase: bool = True, trim_namespace: bool = True\n    ) -> dict:\n        rv = {}\n        for k, v in self.items():\n            if k.startswith(namespace):\n                key = k[len(namespace):] if trim_namespace else k\n                rv[key.lower() if lowercase else key] = v\n        return rv\n";
+const FLASK_APP: &str = "from .config import Config\n\n\nclass Flask:\n    def __init__(self, name):\n        self.config = Config()\n\n    def options(self, prefix, **kwargs):\n        return self.config.get_namespace(prefix, **kwargs)\n";
+const FLASK_TEST: &str = "import flask\n\n\ndef test_get_namespace():\n    app = flask.Flask(__name__)\n    foo = app.config.get_namespace(\"FOO_\")\n    bar = app.config.get_namespace(\"BAR_\", lowercase=False)\n    baz = app.config.get_namespace(\"BAZ_\", False)\n    qux = app.config.get_namespace(\"QUX_\", trim_namespace=False)\n    assert foo == bar == baz == qux\n";
+
+fn flask_repo(config: &str, test: &str) -> TempRepo {
+    repo_with(
+        &[
+            ("src/flask/__init__.py", "from .app import Flask\n"),
+            ("src/flask/config.py", FLASK_CONFIG),
+            ("src/flask/app.py", FLASK_APP),
+            ("tests/test_config.py", FLASK_TEST),
+        ],
+        &[
+            ("src/flask/config.py", config),
+            ("tests/test_config.py", test),
+        ],
+        &[],
+        json!({"files_to_modify": ["src", "tests"]}),
+    )
+}
+
+#[test]
+fn breaking_change_finds_calls_that_rely_on_a_changed_default() {
+    let flipped = FLASK_CONFIG.replace("lowercase: bool = True", "lowercase: bool = False");
+    let found = findings(&flask_repo(&flipped, FLASK_TEST));
+    // At the definition, naming the calls that leave `lowercase` out:
+    // not the ones passing it by name or by position, not the forwarding
+    // `**kwargs`, which may pass it.
+    assert_eq!(
+        only(&found, "breaking_change"),
+        ["breaking_change src/flask/config.py:2"],
+        "{found:?}"
+    );
+    let message = &found
+        .iter()
+        .find(|f| f.0.starts_with("breaking_change"))
+        .unwrap()
+        .1;
+    assert_eq!(
+        message,
+        "Config.get_namespace (src/flask/config.py:2) changes the default of `lowercase` from `True` to `False`, but 2 calls the diff does not update leave it out and now get the new value: tests/test_config.py:6, tests/test_config.py:9."
+    );
+
+    // Callers the diff updates, or that all pass the argument, rely on
+    // nothing; nor does a default written differently but the same.
+    let updated = FLASK_TEST
+        .replace(
+            "get_namespace(\"FOO_\")",
+            "get_namespace(\"FOO_\", lowercase=True)",
+        )
+        .replace(
+            "trim_namespace=False)",
+            "trim_namespace=False, lowercase=True)",
+        );
+    let found = findings(&flask_repo(&flipped, &updated));
+    assert!(only(&found, "breaking_change").is_empty(), "{found:?}");
+    let respelled = FLASK_CONFIG.replace("lowercase: bool = True", "lowercase:bool=(True)");
+    let found = findings(&flask_repo(&respelled, FLASK_TEST));
+    assert!(only(&found, "breaking_change").is_empty(), "{found:?}");
+}
+
+#[test]
+fn breaking_change_reads_the_implementation_not_overload_stubs_nor_sentinel_defaults() {
+    // click 8.2: `progressbar` gained `@overload` stubs whose parameters
+    // the calls do not fit, and `CliRunner.invoke(catch_exceptions=True)`
+    // became `=None`, resolved in the body to the runner's own default.
+    let termui = "def progressbar(iterable=None, length=None, label=None):\n    return iterable\n";
+    let termui_head = "import typing as t\n\n\n@t.overload\ndef progressbar(*, length: int, label: str = None) -> int: ...\n\n\n@t.overload\ndef progressbar(iterable=None, length=..., label=...) -> int: ...\n\n\ndef progressbar(iterable=None, length=None, label=None):\n    return iterable\n";
+    let testing = "class CliRunner:\n    def __init__(self, catch_exceptions=True):\n        self.catch_exceptions = catch_exceptions\n\n    def invoke(self, cli, args=None, catch_exceptions=True):\n        return cli(args)\n";
+    let testing_head = testing.replace(
+        "catch_exceptions=True):\n        return cli(args)",
+        "catch_exceptions=None):\n        if catch_exceptions is None:\n            catch_exceptions = self.catch_exceptions\n        return cli(args)",
+    );
+    let tests = "from cli.termui import progressbar\nfrom cli.testing import CliRunner\n\n\ndef test_bar():\n    assert progressbar(range(3)) is not None\n\n\ndef test_invoke():\n    runner = CliRunner()\n    assert runner.invoke(print, [\"x\"]) is None\n";
+    let repo = repo_with(
+        &[
+            ("cli/__init__.py", ""),
+            ("cli/termui.py", termui),
+            ("cli/testing.py", testing),
+            ("tests/test_cli.py", tests),
+        ],
+        &[
+            ("cli/termui.py", termui_head),
+            ("cli/testing.py", &testing_head),
+        ],
+        &[],
+        json!({"files_to_modify": ["cli", "tests"]}),
+    );
+    let found = findings(&repo);
+    assert!(only(&found, "breaking_change").is_empty(), "{found:?}");
+    // The same default changed to a plain value is found.
+    let repo = repo_with(
+        &[
+            ("cli/__init__.py", ""),
+            ("cli/testing.py", testing),
+            ("tests/test_cli.py", tests),
+            ("cli/termui.py", termui),
+        ],
+        &[(
+            "cli/testing.py",
+            &testing.replace(
+                "args=None, catch_exceptions=True",
+                "args=None, catch_exceptions=False",
+            ),
+        )],
+        &[],
+        json!({"files_to_modify": ["cli", "tests"]}),
+    );
+    let found = findings(&repo);
+    assert_eq!(
+        only(&found, "breaking_change"),
+        ["breaking_change cli/testing.py:5"],
+        "{found:?}"
+    );
+}
+
+const RUST_ARGS: &str = "#[derive(Default)]\npub struct Args {\n    pub pattern: String,\n}\n\npub enum Mode {\n    Sensitive,\n    Smart,\n}\n";
+const RUST_USES: &str = "use crate::args::{Args, Mode};\n\npub fn make() -> Args {\n    Args {\n        pattern: String::new(),\n    }\n}\n\npub fn defaulted() -> Args {\n    Args {\n        pattern: String::new(),\n        ..Default::default()\n    }\n}\n\npub fn fold(m: &Mode) -> bool {\n    match m {\n        Mode::Sensitive => false,\n        Mode::Smart => true,\n    }\n}\n\npub fn smart(m: &Mode) -> bool {\n    match m {\n        Mode::Smart => true,\n        _ => false,\n    }\n}\n\npub fn pattern(a: &Args) -> &str {\n    let Args { pattern } = a;\n    pattern\n}\n";
+
+fn rust_members_repo(args: &str, uses: &str) -> TempRepo {
+    repo_with(
+        &[
+            ("src/lib.rs", "pub mod args;\npub mod uses;\n"),
+            ("src/args.rs", RUST_ARGS),
+            ("src/uses.rs", RUST_USES),
+        ],
+        &[("src/args.rs", args), ("src/uses.rs", uses)],
+        &[],
+        declared(),
+    )
+}
+
+#[test]
+fn breaking_change_finds_only_the_places_that_list_every_member_of_a_grown_type() {
+    let grown = RUST_ARGS
+        .replace(
+            "    pub pattern: String,\n",
+            "    pub pattern: String,\n    pub max_filesize: Option<u64>,\n",
+        )
+        .replace("    Smart,\n", "    Smart,\n    AsciiInsensitive,\n");
+    let found = findings(&rust_members_repo(&grown, RUST_USES));
+    assert_eq!(
+        only(&found, "breaking_change"),
+        [
+            "breaking_change src/uses.rs:4",
+            "breaking_change src/uses.rs:17"
+        ],
+        "{found:?}"
+    );
+    let messages: Vec<&str> = found
+        .iter()
+        .filter(|f| f.0.starts_with("breaking_change"))
+        .map(|f| f.1.as_str())
+        .collect();
+    assert!(
+        messages.contains(&"Mode (src/args.rs:7) gained the variant `AsciiInsensitive`, but 1 match lists its variants one by one, with no catch-all arm, so it does not compile: src/uses.rs:17."),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(&"Args (src/args.rs:2) gained the field `max_filesize`, but 2 struct literals or patterns name every other field, with no `..`, so they do not compile: src/uses.rs:4, src/uses.rs:31."),
+        "{messages:#?}"
+    );
+
+    // Updated where they list every member: nothing left to find.
+    let updated = RUST_USES
+        .replace("        pattern: String::new(),\n    }\n}\n\npub fn defaulted", "        pattern: String::new(),\n        max_filesize: None,\n    }\n}\n\npub fn defaulted")
+        .replace("Mode::Smart => true,\n    }", "Mode::Smart | Mode::AsciiInsensitive => true,\n    }")
+        .replace("let Args { pattern } = a;", "let Args { pattern, .. } = a;");
+    let found = findings(&rust_members_repo(&grown, &updated));
+    assert!(only(&found, "breaking_change").is_empty(), "{found:?}");
+}
+
 #[test]
 fn test_weakened_finds_deleted_and_newly_skipped_tests_not_rewritten_ones() {
     let tests = "from fines.rules import fine\n\n\ndef test_one_day():\n    assert fine(1) == 10\n\n\ndef test_two_days():\n    assert fine(2) == 20\n";

@@ -396,3 +396,107 @@ fn files_the_index_could_not_read_are_named_not_dropped() {
     let prompt = json["reviews"][0]["prompt"].as_str().unwrap();
     assert!(prompt.contains("src/table.rs ("), "the model is told too");
 }
+
+const LOWARGS: &str =
+    "#[derive(Default)]\npub struct LowArgs {\n    pub max_filesize: Option<u64>,\n}\n";
+const HUMAN: &str = "pub fn parse_human_readable_size(size: &str) -> Result<u64, String> {\n    match size.strip_suffix('K') {\n        Some(n) => n.parse::<u64>().map(|n| n << 10).map_err(|e| e.to_string()),\n        None => size.parse::<u64>().map_err(|e| e.to_string()),\n    }\n}\n";
+
+/// ripgrep's shape: `LowArgs` read everywhere gains a field while
+/// `parse_human_readable_size`, called from one place, changes behaviour.
+fn flags() -> TempRepo {
+    let (tmp, root) = repo::empty();
+    let mut b = RepoBuilder::init(&root).unwrap();
+    let user = |n: u8| {
+        format!(
+            "use crate::lowargs::LowArgs;\n\npub fn limit{n}(low: &LowArgs) -> Option<u64> {{\n    low.max_filesize\n}}\n"
+        )
+    };
+    let (a, b2, c) = (user(1), user(2), user(3));
+    let parse = "use crate::human::parse_human_readable_size;\nuse crate::lowargs::LowArgs;\n\npub fn parse(v: &str) -> LowArgs {\n    let mut low = LowArgs::default();\n    low.max_filesize = parse_human_readable_size(v).ok();\n    low\n}\n";
+    b.commit(
+        "main",
+        None,
+        &[
+            ("specs/product/shelf.md", SPEC),
+            ("Cargo.toml", "[package]\nname = \"flags\"\nversion = \"0.1.0\"\n"),
+            (
+                "src/lib.rs",
+                "pub mod human;\npub mod lowargs;\npub mod parse;\npub mod a;\npub mod b;\npub mod c;\n",
+            ),
+            ("src/lowargs.rs", LOWARGS),
+            ("src/human.rs", HUMAN),
+            ("src/parse.rs", parse),
+            ("src/a.rs", &a),
+            ("src/b.rs", &b2),
+            ("src/c.rs", &c),
+        ],
+        &[],
+        "main",
+    )
+    .unwrap();
+    b.commit(
+        "feature/rework",
+        Some("main"),
+        &[
+            (
+                "src/lowargs.rs",
+                &LOWARGS.replace(
+                    "    pub max_filesize: Option<u64>,\n",
+                    "    pub max_filesize: Option<u64>,\n    pub min_filesize: Option<u64>,\n",
+                ),
+            ),
+            (
+                "src/human.rs",
+                &HUMAN.replace("strip_suffix('K')", "strip_suffix(['K', 'k'])"),
+            ),
+        ],
+        &[],
+        "min filesize",
+    )
+    .unwrap();
+    b.checkout("main").unwrap();
+    repo::adopt(tmp, root)
+}
+
+#[test]
+fn a_type_that_only_gained_a_field_ranks_below_a_function_whose_behaviour_changed() {
+    let repo = flags();
+    let run = review(&repo, &["--dry-run"]);
+    let impact = impact_of(&run);
+    let order: Vec<(&str, &str, bool)> = impact
+        .iter()
+        .map(|s| {
+            (
+                s["symbol"].as_str().unwrap(),
+                s["change"].as_str().unwrap(),
+                s["breaking"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("parse_human_readable_size", "body_changed", false),
+            ("LowArgs", "members_added", false),
+        ]
+    );
+    let low = entry(&impact, "src/lowargs.rs", "LowArgs");
+    assert_eq!(low["dependents"]["files"].as_array().unwrap().len(), 4);
+
+    let json: Value = serde_json::from_str(&run.stdout).unwrap();
+    let prompt = json["reviews"][0]["prompt"].as_str().unwrap();
+    let table = prompt.find("Impact assessment").expect("an impact section");
+    let rows: Vec<&str> = prompt[table..]
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| symbol"))
+        .collect();
+    assert!(
+        rows[0].starts_with("| parse_human_readable_size "),
+        "{rows:#?}"
+    );
+    assert!(
+        rows[1].starts_with("| LowArgs ") && rows[1].contains("| members added |"),
+        "{rows:#?}"
+    );
+    assert!(!prompt.contains("(breaking)"), "{rows:#?}");
+}

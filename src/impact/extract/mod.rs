@@ -9,59 +9,40 @@ mod tokens;
 
 use std::collections::HashMap;
 
-use tree_sitter::{Node, Parser, TreeCursor};
+use tree_sitter::{Node, TreeCursor};
 
 use super::Error;
 use super::lang::{Fnv, Lang, Names};
 use super::symbols::{Def, FileSymbols, Kind, Receiver, Ref};
 
 /// Reusable parsing state for one thread.
+#[derive(Default)]
 pub struct Extractor {
-    parser: Parser,
-}
-
-impl Default for Extractor {
-    fn default() -> Self {
-        Extractor::new()
-    }
+    parser: crate::syntax::Parser,
 }
 
 impl Extractor {
     pub fn new() -> Extractor {
-        use_fast_allocator();
-        Extractor {
-            parser: Parser::new(),
-        }
+        Extractor::default()
     }
 
     /// Extract the symbols of one file's contents. Bytes that are not UTF-8
     /// are replaced, so a stray byte costs a name, not the file.
     pub fn extract(&mut self, lang: Lang, bytes: &[u8]) -> Result<FileSymbols, Error> {
-        let grammar = lang.grammar()?;
+        let grammar = crate::impact::lang::grammar(lang)?;
         // The strict check runs a word at a time over ASCII; the lossy one
         // goes byte by byte, so it only runs on text that needs it.
-        let src = match std::str::from_utf8(bytes) {
+        let mut src = match std::str::from_utf8(bytes) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
             Err(_) => String::from_utf8_lossy(bytes),
         };
-        self.parser
-            .set_language(grammar.language)
-            .map_err(|e| Error::Grammar {
-                lang: lang.name(),
-                message: e.to_string(),
-            })?;
-        let mut src = src;
-        let mut tree = self
-            .parser
-            .parse(src.as_bytes(), None)
-            .ok_or(Error::Parse { lang: lang.name() })?;
+        let mut tree = self.parser.parse(lang, src.as_bytes())?;
         let mut unwrapped = Vec::new();
         if lang == Lang::Rust {
-            if let Some((text, found)) = rust::unwrap_item_macros(tree.root_node(), &src, grammar) {
-                tree = self
-                    .parser
-                    .parse(text.as_bytes(), None)
-                    .ok_or(Error::Parse { lang: lang.name() })?;
+            if let Some((text, found)) =
+                rust::unwrap_item_macros(tree.root_node(), &src, &mut self.parser)
+            {
+                tree = self.parser.parse(lang, text.as_bytes())?;
                 src = std::borrow::Cow::Owned(text);
                 unwrapped = found;
             }
@@ -74,27 +55,6 @@ impl Extractor {
         out.syntax_errors = root.has_error();
         Ok(out)
     }
-}
-
-/// tree-sitter allocates its trees a node at a time with the C allocator;
-/// mimalloc serves those blocks faster than glibc's malloc when both cores
-/// parse (a full cold index of 5.5 MB of Rust: 380 ms to 345 ms).
-fn use_fast_allocator() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: tree-sitter objects must be freed by the allocator that
-        // made them. This runs once, before the process's first parser
-        // exists: every parser is an `Extractor`'s, and a language (the
-        // only other tree-sitter object here) is static data, never freed.
-        unsafe {
-            tree_sitter::set_allocator(Some(tree_sitter::Allocator {
-                malloc: libmimalloc_sys::mi_malloc,
-                calloc: libmimalloc_sys::mi_calloc,
-                realloc: libmimalloc_sys::mi_realloc,
-                free: libmimalloc_sys::mi_free,
-            }));
-        }
-    });
 }
 
 /// An ancestor during a walk: the node, and how many of its children come
@@ -234,6 +194,8 @@ struct Sig {
     start: usize,
     end: usize,
     bodies: Vec<(usize, usize)>,
+    /// Members hashed one by one (`Def::members`), inside `bodies`.
+    members: Vec<(usize, usize)>,
 }
 
 impl Sig {
@@ -242,6 +204,7 @@ impl Sig {
             start,
             end,
             bodies: Vec::new(),
+            members: Vec::new(),
         }
     }
 }
@@ -468,6 +431,11 @@ fn finish(
 ) -> FileSymbols {
     for (d, sig) in defs.defs.iter_mut().zip(&defs.sigs) {
         d.signature = signature_hash(src, sig, &defs.comments);
+        d.members = sig
+            .members
+            .iter()
+            .map(|&(s, e)| signature_hash(src, &Sig::new(s, e), &defs.comments))
+            .collect();
     }
     refs.sort_by_key(|r| r.line);
     FileSymbols::new(defs.defs, refs, imports)
@@ -530,8 +498,8 @@ mod tests {
     #[test]
     fn walk_visits_every_node_a_plain_cursor_walk_does() {
         let sources = [
-            (Lang::Rust, include_str!("rust.rs")),
-            (Lang::Rust, include_str!("../index.rs")),
+            (Lang::Rust, include_str!("rust/mod.rs")),
+            (Lang::Rust, include_str!("../index/resolve.rs")),
             // Syntax errors: ERROR and MISSING nodes.
             (
                 Lang::Rust,
@@ -548,11 +516,7 @@ mod tests {
             ),
         ];
         for (lang, src) in sources {
-            let mut parser = Parser::new();
-            parser
-                .set_language(lang.grammar().expect("grammar").language)
-                .expect("language");
-            let tree = parser.parse(src, None).expect("parses");
+            let tree = crate::syntax::parse(lang, src.as_bytes()).expect("parses");
             let names = lang.names();
             let mut expected = Vec::new();
             plain_walk(tree.root_node(), names, &mut expected);

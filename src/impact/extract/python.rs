@@ -249,6 +249,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize), S
             column: column(name, src),
             end_line: end_line as u32,
             signature: 0,
+            members: Vec::new(),
             visibility,
             parent: None,
             test,

@@ -617,10 +617,7 @@ mod tests {
     /// Every macro call's token tree in `src`, lexed and read from
     /// tree-sitter: the two lists must be the same, token for token.
     fn assert_lexed_as_parsed(src: &str) -> usize {
-        let mut parser = tree_sitter::Parser::new();
-        let grammar = Lang::Rust.grammar().expect("grammar");
-        parser.set_language(grammar.language).expect("language");
-        let tree = parser.parse(src, None).expect("parses");
+        let tree = crate::syntax::parse(Lang::Rust, src.as_bytes()).expect("parses");
         let names = Lang::Rust.names();
         let mut trees = Vec::new();
         let mut stack = vec![tree.root_node()];
@@ -671,9 +668,9 @@ line", /* block /* nested */ */ a, // line
     fn macro_arguments_lex_into_the_tokens_tree_sitter_makes() {
         assert!(assert_lexed_as_parsed(TRICKY) >= 3);
         for src in [
-            include_str!("rust.rs"),
+            include_str!("rust/mod.rs"),
             include_str!("mod.rs"),
-            include_str!("../index.rs"),
+            include_str!("../index/tests.rs"),
             include_str!("../mod.rs"),
             include_str!("../../../tests/it/impact_review.rs"),
         ] {
@@ -684,11 +681,7 @@ line", /* block /* nested */ */ a, // line
     #[test]
     fn a_tree_with_syntax_errors_is_read_from_tree_sitter() {
         let src = "fn f() { m!(a, ~b, \\c); }\n";
-        let mut parser = tree_sitter::Parser::new();
-        parser
-            .set_language(Lang::Rust.grammar().expect("grammar").language)
-            .expect("language");
-        let tree = parser.parse(src, None).expect("parses");
+        let tree = crate::syntax::parse(Lang::Rust, src.as_bytes()).expect("parses");
         let start = src.find("a,").expect("a");
         let tt = tree
             .root_node()
