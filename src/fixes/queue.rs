@@ -422,6 +422,7 @@ mod tests {
             scope_violations: Vec::new(),
             dimensions: Default::default(),
             rejection: None,
+            previous_findings: Vec::new(),
         });
         r
     }

@@ -611,6 +611,7 @@ mod tests {
             scope_violations: Vec::new(),
             dimensions: Default::default(),
             rejection: None,
+            previous_findings: Vec::new(),
         });
         let found = of(&r);
         assert_eq!(found[0].place().as_deref(), Some("src/c.rs"));

@@ -66,6 +66,7 @@ pub fn review(
     let expect = verdict::Expect {
         defect: prepared.subject.defect().is_some(),
         dimensions: &names,
+        previous: &[],
     };
     let parse = |raw: &str| -> Result<Verdict, model::Rejection> {
         verdict::parse_expecting(raw, &expect).map_err(|e| model::rejection(&e))

@@ -10,6 +10,12 @@
 //!                                      none by default; `default` is the
 //!                                      contract's five, held to their minimums
 //!                                      and the pass score as speed holds them)
+//! previous: PF-1, PF-2                (optional: a re-review, these previous
+//!                                      findings listed; `previous` in
+//!                                      context.json says what they were)
+//! touched: PF-1                        (optional: which of them the changes
+//!                                      since the last review touched, instead
+//!                                      of context.json's word)
 //! expect: approve | request_changes | overruled: rule, rule | invalid: text | <guardian status>
 //! nowhere: ref, ref                  (optional: citations that must be marked not found)
 //! ---
@@ -39,6 +45,10 @@ struct Case {
     dimensions: Vec<String>,
     expect: String,
     nowhere: Vec<String>,
+    /// A re-review: the previous findings listed, and those touched when
+    /// the case says.
+    previous: Vec<String>,
+    touched: Option<Vec<String>>,
     answer: String,
 }
 
@@ -53,6 +63,8 @@ fn read_case(path: &Path) -> Case {
         dimensions: Vec::new(),
         expect: String::new(),
         nowhere: Vec::new(),
+        previous: Vec::new(),
+        touched: None,
         answer: answer.to_string(),
     };
     for line in head.lines() {
@@ -69,6 +81,8 @@ fn read_case(path: &Path) -> Case {
             "dimensions" => case.dimensions = value.split(", ").map(str::to_string).collect(),
             "expect" => case.expect = value.to_string(),
             "nowhere" => case.nowhere = value.split(", ").map(str::to_string).collect(),
+            "previous" => case.previous = value.split(", ").map(str::to_string).collect(),
+            "touched" => case.touched = Some(value.split(", ").map(str::to_string).collect()),
             other => panic!("{}: unknown key {other}", path.display()),
         }
     }
@@ -154,6 +168,32 @@ fn diff(context: &Value) -> Diff {
     }
 }
 
+/// The previous findings of `context.json` the case lists, touched as
+/// the case (or the context) says.
+fn previous_facts(case: &Case, context: &Value) -> Vec<super::previous::Fact> {
+    context["previous"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| case.previous.iter().any(|id| p["id"] == id.as_str()))
+        .map(|p| {
+            let id = p["id"].as_str().unwrap().to_string();
+            let touched = match &case.touched {
+                Some(touched) => touched.contains(&id),
+                None => p["touched"].as_bool().unwrap(),
+            };
+            super::previous::Fact {
+                id,
+                blocking: p["blocking"].as_bool().unwrap(),
+                file: p["file"].as_str().map(str::to_string),
+                line: p["line"].as_u64(),
+                message: p["message"].as_str().unwrap().to_string(),
+                touched,
+            }
+        })
+        .collect()
+}
+
 /// What the gate decided, in the words of `expect:`.
 fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (String, Vec<String>) {
     if case.guardian {
@@ -163,9 +203,11 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
         };
     }
     let names: Vec<&str> = case.dimensions.iter().map(String::as_str).collect();
+    let previous: Vec<&str> = case.previous.iter().map(String::as_str).collect();
     let expect = Expect {
         defect: false,
         dimensions: &names,
+        previous: &previous,
     };
     let verdict = match parse_expecting(&case.answer, &expect) {
         Ok(v) => v,
@@ -202,6 +244,11 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
             unseen: None,
         },
     );
+    // A re-review's previous findings, as the review pipeline checks them.
+    let mut d = d;
+    if !case.previous.is_empty() {
+        super::previous::apply(&mut d, &verdict, &previous_facts(case, context));
+    }
     // The score rules as the review pipeline applies them after these.
     let scoring = Scoring::default();
     let asked: Vec<&dimensions::Dimension> = scoring
@@ -209,7 +256,6 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
         .iter()
         .filter(|d| case.dimensions.contains(&d.name))
         .collect();
-    let mut d = d;
     if let Some(scores) = dimensions::score(&verdict, &asked, scoring.pass_score) {
         if d.model == Kind::Approve {
             d.overrules.extend(scores.overrules());

@@ -89,6 +89,9 @@ pub enum Rule {
     DimensionBelowMinimum,
     /// The weighted overall score is under `review.pass_score`.
     OverallBelowThreshold,
+    /// A blocking finding of the previous review is still unresolved, as
+    /// the model says or as speed records it (see `verdict::previous`).
+    PreviousFindingUnresolved,
 }
 
 impl Rule {
@@ -111,6 +114,7 @@ impl Rule {
             Rule::ReproducingTestChanged => "reproducing_test_changed",
             Rule::DimensionBelowMinimum => "dimension_below_minimum",
             Rule::OverallBelowThreshold => "overall_below_threshold",
+            Rule::PreviousFindingUnresolved => "previous_finding_unresolved",
         }
     }
 }
@@ -538,6 +542,7 @@ mod tests {
             scope_violations: vec![],
             dimensions: Default::default(),
             rejection: None,
+            previous_findings: Vec::new(),
         }
     }
 

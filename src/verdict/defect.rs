@@ -168,6 +168,7 @@ mod tests {
             scope_violations: vec![],
             dimensions: Default::default(),
             rejection: None,
+            previous_findings: Vec::new(),
         }
     }
 

@@ -225,6 +225,7 @@ mod tests {
             scope_violations: vec![],
             dimensions: Default::default(),
             rejection: None,
+            previous_findings: Vec::new(),
         };
         let decision = decide(
             &verdict,
@@ -312,6 +313,7 @@ mod tests {
             scope_violations: vec![],
             dimensions: Default::default(),
             rejection: None,
+            previous_findings: Vec::new(),
         };
         let decision = decide(
             &verdict,
@@ -371,6 +373,7 @@ Nits (optional):
             scope_violations: vec![],
             dimensions: Default::default(),
             rejection: None,
+            previous_findings: Vec::new(),
         };
         let decision = decide(
             &verdict,

@@ -6,10 +6,12 @@
 //! part marks satisfied is not also "missing" or "not satisfied" because
 //! another part, which did not see that code, could not find it. A quality
 //! dimension scores what its lowest part gave it, and a rejection asks for
-//! a new plan when any part does.
+//! a new plan when any part does; a previous finding is open when any
+//! part says so.
 
 use super::schema::{
-    CriterionCheck, CriterionStatus, DefectScopeCheck, Kind, Rejection, RejectionKind, Verdict,
+    CriterionCheck, CriterionStatus, DefectScopeCheck, Kind, PreviousClaim, PreviousStatus,
+    Rejection, RejectionKind, Verdict,
 };
 
 /// The parts' verdicts, in part order, as one. A single part is returned as
@@ -50,6 +52,7 @@ pub fn merge(mut parts: Vec<Verdict>) -> Verdict {
         scope_violations: Vec::new(),
         dimensions: Default::default(),
         rejection: None,
+        previous_findings: Vec::new(),
     };
     let mut expectations: Vec<String> = Vec::new();
     for (n, part) in parts.into_iter().enumerate() {
@@ -94,6 +97,9 @@ pub fn merge(mut parts: Vec<Verdict>) -> Verdict {
             }
         }
         merged.rejection = merge_rejection(merged.rejection.take(), part.rejection);
+        for claim in part.previous_findings {
+            merge_previous(&mut merged.previous_findings, claim);
+        }
         if let Some(check) = part.defect_scope_check {
             let before = merged.defect_scope_check.unwrap_or(DefectScopeCheck {
                 scope_ok: true,
@@ -107,6 +113,25 @@ pub fn merge(mut parts: Vec<Verdict>) -> Verdict {
     }
     merged.expectations = expectations.join("\n\n");
     merged
+}
+
+/// One word per previous finding: the least favourable of the parts'
+/// (unresolved, then obsolete, then resolved), so one part that still
+/// sees it open keeps it open.
+fn merge_previous(merged: &mut Vec<PreviousClaim>, claim: PreviousClaim) {
+    let rank = |s: PreviousStatus| match s {
+        PreviousStatus::Unresolved => 2,
+        PreviousStatus::Obsolete => 1,
+        PreviousStatus::Resolved => 0,
+    };
+    match merged
+        .iter_mut()
+        .find(|c| c.id.eq_ignore_ascii_case(&claim.id))
+    {
+        None => merged.push(claim),
+        Some(have) if rank(claim.status) > rank(have.status) => *have = claim,
+        Some(_) => {}
+    }
 }
 
 /// A plan rejection wins over an implementation one; reasons of the same
@@ -198,6 +223,7 @@ mod tests {
             scope_violations: vec![],
             dimensions: Default::default(),
             rejection: None,
+            previous_findings: Vec::new(),
         }
     }
 

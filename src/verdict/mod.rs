@@ -16,6 +16,7 @@ mod evidence;
 mod extract;
 mod feedback;
 mod merge;
+pub mod previous;
 mod schema;
 mod strict;
 mod validate;
@@ -28,8 +29,9 @@ pub use feedback::{feedback, guardian_feedback};
 pub use merge::merge;
 pub use schema::{
     CriterionCheck, CriterionStatus, DefectScopeCheck, DimensionScore, Flag, GuardianStatus,
-    GuardianVerdict, Issue, Kind, Missing, OutOfScope, Rejection, RejectionKind, ScopeViolation,
-    Severity, SpecCheck, Verdict, guardian_json_schema, json_schema, with_dimensions,
+    GuardianVerdict, Issue, Kind, Missing, OutOfScope, PreviousClaim, PreviousStatus, Rejection,
+    RejectionKind, ScopeViolation, Severity, SpecCheck, Verdict, guardian_json_schema, json_schema,
+    with_dimensions,
 };
 pub use validate::{Problem, correction, validate, validate_guardian};
 
@@ -75,6 +77,8 @@ pub struct Expect<'a> {
     pub defect: bool,
     /// The quality dimensions the answer must rate, by name.
     pub dimensions: &'a [&'a str],
+    /// A re-review: the previous findings the answer must rate (`PF-1`, …).
+    pub previous: &'a [&'a str],
 }
 
 /// The reviewer's answer: extract, then validate.
@@ -90,6 +94,7 @@ pub fn parse_defect(raw: &str) -> Result<Verdict, Error> {
         &Expect {
             defect: true,
             dimensions: &[],
+            previous: &[],
         },
     )
 }
@@ -105,6 +110,7 @@ pub fn parse_expecting(raw: &str, expect: &Expect) -> Result<Verdict, Error> {
         Vec::new()
     };
     missing.extend(dimensions::missing(&value, expect.dimensions));
+    missing.extend(previous::missing(&value, expect.previous));
     match validate(&value) {
         Ok(verdict) if missing.is_empty() => Ok(dimensions::canonical(verdict, expect.dimensions)),
         Ok(_) => Err(missing.into()),

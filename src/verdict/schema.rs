@@ -118,6 +118,45 @@ pub struct Verdict {
     /// plan. None when the model did not say (an implementation rejection).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rejection: Option<Rejection>,
+    /// A re-review: what became of each blocking finding of the previous
+    /// review (`PF-1`, `PF-2`, …), as the model says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub previous_findings: Vec<PreviousClaim>,
+}
+
+/// What became of a previous review's blocking finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PreviousStatus {
+    Resolved,
+    Unresolved,
+    /// It no longer applies (its code or its requirement is gone).
+    Obsolete,
+}
+
+impl PreviousStatus {
+    pub const ALL: [PreviousStatus; 3] = [
+        PreviousStatus::Resolved,
+        PreviousStatus::Unresolved,
+        PreviousStatus::Obsolete,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PreviousStatus::Resolved => "resolved",
+            PreviousStatus::Unresolved => "unresolved",
+            PreviousStatus::Obsolete => "obsolete",
+        }
+    }
+}
+
+/// The model's word on one previous finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviousClaim {
+    /// `PF-1`, …, as the prompt listed them.
+    pub id: String,
+    pub status: PreviousStatus,
+    pub evidence: String,
 }
 
 /// The model's rating of one quality dimension.
@@ -498,6 +537,7 @@ mod tests {
             scope_violations: vec![],
             dimensions: Default::default(),
             rejection: None,
+            previous_findings: Vec::new(),
         };
         let out = serde_json::to_value(&v).expect("serialises");
         assert_eq!(out["verdict"], "request_changes");

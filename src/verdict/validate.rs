@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use super::Error;
 use super::schema::{
     CriterionCheck, CriterionStatus, DefectScopeCheck, DimensionScore, Flag, GuardianStatus,
-    GuardianVerdict, Issue, Kind, Missing, OutOfScope, Rejection, RejectionKind, ScopeViolation,
-    Severity, SpecCheck, Verdict,
+    GuardianVerdict, Issue, Kind, Missing, OutOfScope, PreviousClaim, PreviousStatus, Rejection,
+    RejectionKind, ScopeViolation, Severity, SpecCheck, Verdict,
 };
 
 /// The most entries a list of the answer may hold. A review that finds
@@ -139,6 +139,18 @@ pub fn validate(value: &Value) -> Result<Verdict, Vec<Problem>> {
     });
     let dimensions = c.dimensions(obj);
     let rejection = c.rejection(obj);
+    // Which ids must be rated, and each once, is `previous::missing`'s
+    // question; here each entry's shape.
+    let previous_findings = c.list(obj, "previous_findings", false, |c, o, p| {
+        let id = c.required_string(o, "id", p, true);
+        let status = c.required_enum(o, "status", p, &PreviousStatus::ALL, PreviousStatus::as_str);
+        let evidence = c.required_string(o, "evidence", p, true);
+        Some(PreviousClaim {
+            id: id?.trim().to_string(),
+            status: status?,
+            evidence: evidence?,
+        })
+    });
 
     match (verdict, expectations) {
         (Some(verdict), Some(expectations)) if c.problems.is_empty() => Ok(Verdict {
@@ -154,6 +166,7 @@ pub fn validate(value: &Value) -> Result<Verdict, Vec<Problem>> {
             scope_violations,
             dimensions,
             rejection,
+            previous_findings,
         }),
         _ => Err(c.problems),
     }
