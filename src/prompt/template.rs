@@ -45,6 +45,7 @@ pub(crate) const REVIEW_SLOTS: &[&str] = &[
     "diff",
     "impact",
     "spec",
+    "vision",
     "cross_cutting",
     "schema",
 ];
@@ -62,6 +63,7 @@ pub(crate) const DEFECT_SLOTS: &[&str] = &[
     "triage",
     "guidance",
     "spec",
+    "vision",
     "criteria",
     "determinations",
     "scope",

@@ -37,6 +37,11 @@ pub struct Composed {
     /// The spec sections some part's prompt holds: the only text a quote
     /// may come from.
     pub sent: Vec<(String, Section)>,
+    /// The vision text some part's prompt holds, as sections of the vision
+    /// file (a sentence sent alone is a section of its own, under its
+    /// heading): a quote of it is checked like a spec quote, and is a quote
+    /// of the vision, not of the spec.
+    pub vision_sent: Vec<(String, Section)>,
     /// The (document, heading path) of the sections the whole prompt holds:
     /// what the guardian is shown.
     pub sent_headings: Vec<(String, String)>,
@@ -44,6 +49,8 @@ pub struct Composed {
     pub spec_hash: String,
     /// The budget each prompt was assembled within.
     pub budget: usize,
+    /// The most tokens one part's prompt holds.
+    pub largest_part: usize,
     /// Secrets the safety net replaced in the prompts.
     pub leaks: Vec<Leak>,
 }
@@ -149,13 +156,14 @@ pub fn compose(
             (Subject::Defect(review), Some(found)) => Some(defect_prompt(&review.defect, found)),
             _ => None,
         },
+        vision: review_vision(sources),
     };
     let schema = serde_json::to_string(&verdict_schema(parts.kind)).unwrap_or_default();
     let input = parts.input(
         parts.kind,
         diff,
         sources.spec_sections.clone(),
-        None,
+        parts.vision.clone(),
         &schema,
     );
     let counter = ctx.counter.get()?;
@@ -163,9 +171,10 @@ pub fn compose(
         // An offline review sends no prompt: a change too large for the
         // budget (Django 5.0 → 5.1 lists 966 files) is still checked, and
         // its prompt still hashed for the log.
-        Err(prompt::Error::ProtectedTooLarge { needed, .. }) if ctx.sends_nothing() => {
-            prompt::assemble(&input, counter, needed, &ctx.templates)?
-        }
+        Err(
+            prompt::Error::ProtectedTooLarge { needed, .. }
+            | prompt::Error::NoRoomForCode { needed, .. },
+        ) if ctx.sends_nothing() => prompt::assemble(&input, counter, needed, &ctx.templates)?,
         other => other?,
     };
     let documents = sources.documents();
@@ -198,6 +207,8 @@ pub fn compose(
         }
         sent
     };
+    let vision_sent = vision_sent(parts.vision.as_ref(), &prompts);
+    let largest_part = prompts.iter().map(|p| p.total_tokens).max().unwrap_or(0);
     // The safety net, before anything is shown, sent or kept.
     let leaks = net::prompts(&mut prompts);
     Ok(Composed {
@@ -205,11 +216,60 @@ pub fn compose(
         prompts,
         coverage,
         sent,
+        vision_sent,
         sent_headings,
         spec_hash,
         budget,
+        largest_part,
         leaks,
     })
+}
+
+/// The vision a review prompt may carry: none when it is also one of the
+/// review's specs (its text is then spec text).
+fn review_vision(sources: &Sources) -> Option<prompt::Vision> {
+    sources
+        .vision
+        .clone()
+        .filter(|v| !sources.specs.iter().any(|s| s.document.path == v.doc_path))
+}
+
+/// The vision text the prompts hold, as sections of the vision file: the
+/// whole file's sections, or each sentence sent as a section of its own
+/// under the heading it stands under.
+fn vision_sent(vision: Option<&prompt::Vision>, prompts: &[Prompt]) -> Vec<(String, Section)> {
+    let Some(vision) = vision else {
+        return Vec::new();
+    };
+    let doc = crate::specs::parse(&vision.doc_path, &vision.text);
+    let mut out: Vec<(String, Section)> = Vec::new();
+    for piece in prompts.iter().flat_map(|p| &p.sent_vision) {
+        let sections: Vec<Section> = if piece.text == vision.text {
+            doc.sections.clone()
+        } else {
+            let under = doc
+                .sections
+                .iter()
+                .rfind(|s| s.start_line <= piece.line)
+                .or(doc.sections.first());
+            vec![Section {
+                titles: under.map(|s| s.titles.clone()).unwrap_or_default(),
+                level: under.map_or(0, |s| s.level),
+                start_line: piece.line,
+                end_line: piece.line,
+                text: piece.text.clone(),
+            }]
+        };
+        for section in sections {
+            let known = out
+                .iter()
+                .any(|(_, s)| s.start_line == section.start_line && s.text == section.text);
+            if !known {
+                out.push((vision.doc_path.clone(), section));
+            }
+        }
+    }
+    out
 }
 
 /// The owned inputs of a prompt, kept so the guardian's prompt is built from
@@ -232,6 +292,9 @@ pub struct Parts {
     pub impact: Option<Vec<prompt::ImpactRow>>,
     /// The report, triage, guidance and findings of a defect fix.
     pub defect: Option<prompt::Defect>,
+    /// The vision the review's prompts carry (the guardian reads it its
+    /// own way).
+    pub vision: Option<prompt::Vision>,
 }
 
 impl Parts {

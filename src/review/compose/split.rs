@@ -45,7 +45,13 @@ pub fn split(
             left = Some(part);
             break;
         }
-        let mut input = parts.input(kind, diff, spec_sections.to_vec(), None, &schema);
+        let mut input = parts.input(
+            kind,
+            diff,
+            spec_sections.to_vec(),
+            parts.vision.clone(),
+            &schema,
+        );
         input.part = Some(part.clone());
         let prompt = prompt::assemble(
             &input,
@@ -53,9 +59,10 @@ pub fn split(
             ctx.config.budget,
             &ctx.templates,
         )?;
-        if prompt.rest.as_ref().map(|r| &r.from_hunk) == Some(&part.from_hunk) {
-            // Not one hunk of what is left fits a prompt on its own: more
-            // parts would show nothing more.
+        if prompt.rest.as_ref().map(|r| &r.from) == Some(&part.from) {
+            // Not one line of what is left fits a prompt (assembly refuses
+            // a prompt with no room for code, so this is a part that could
+            // only name files): more parts would show nothing more.
             left = Some(part);
             break;
         }
