@@ -322,7 +322,15 @@ struct Fixed<'a> {
 }
 
 fn fill(fixed: &Fixed, ctx: &Ctx, parts: &HashMap<&'static str, String>) -> String {
+    // An override without {{vision}} gets the vision after the spec.
+    let spec_and_vision = match (parts.get("spec"), parts.get("vision")) {
+        (Some(spec), Some(vision)) if !fixed.template.has("vision") => {
+            Some(format!("{spec}\n\n{vision}"))
+        }
+        _ => None,
+    };
     let text = fixed.template.render(|name| match name {
+        "spec" if spec_and_vision.is_some() => spec_and_vision.as_deref().unwrap_or(""),
         "tag" => ctx.fence.tag(),
         "schema" => fixed.schema,
         "notices" => fixed.notices,
@@ -366,6 +374,13 @@ impl Accounting<'_, '_> {
             .slots()
             .filter(|s| !matches!(*s, "tag" | "schema"))
             .collect();
+        if !self.fixed.template.has("vision") && self.parts.contains_key("vision") {
+            let at = order
+                .iter()
+                .position(|s| *s == "spec")
+                .map_or(order.len(), |i| i + 1);
+            order.insert(at, "vision");
+        }
         order.push("instructions");
         let c = self.claims;
         let mut sections = Vec::new();

@@ -167,15 +167,18 @@ pub fn compose(
         &schema,
     );
     let counter = ctx.counter.get()?;
-    let whole = match prompt::assemble(&input, counter, ctx.config.budget, &ctx.templates) {
-        // An offline review sends no prompt: a change too large for the
-        // budget (Django 5.0 → 5.1 lists 966 files) is still checked, and
-        // its prompt still hashed for the log.
-        Err(
-            prompt::Error::ProtectedTooLarge { needed, .. }
-            | prompt::Error::NoRoomForCode { needed, .. },
-        ) if ctx.sends_nothing() => prompt::assemble(&input, counter, needed, &ctx.templates)?,
-        other => other?,
+    // An offline review sends no prompt: a change too large for the budget
+    // (Django 5.0 → 5.1 lists 966 files) is still checked, and its prompt
+    // still hashed for the log, in the budget it needs.
+    let mut budget = ctx.config.budget;
+    let whole = loop {
+        match prompt::assemble(&input, counter, budget, &ctx.templates) {
+            Err(
+                prompt::Error::ProtectedTooLarge { needed, .. }
+                | prompt::Error::NoRoomForCode { needed, .. },
+            ) if ctx.sends_nothing() && needed > budget => budget = needed,
+            other => break other?,
+        }
     };
     let documents = sources.documents();
     let sent_whole = sent_sections(&documents, &whole);
