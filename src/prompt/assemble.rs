@@ -225,6 +225,22 @@ impl Claims<'_> {
         budget: usize,
         list_reserve: usize,
     ) -> Result<(), Error> {
+        // Everything, when it all fits: the shares divide only what
+        // competes for the room.
+        let capped = self.medium.clone();
+        let all = self.include_all(ctx);
+        // The estimates add up pieces and overshoot the text counted whole
+        // by a little: near the budget, the count of the whole text decides
+        // (and the final trim cuts what may be cut first).
+        let fits = all <= room + list_reserve + SLACK_BASE + budget / 200 + budget / 20;
+        if fits && (kind == Kind::Guardian || self.diff.shows_code() || !self.diff.has_code()) {
+            return Ok(());
+        }
+        self.medium = capped;
+        self.vision.clear();
+        self.spec.clear_optional();
+        self.impact.clear();
+        self.diff.clear();
         let mut spent: usize = self.medium.iter().map(|m| m.tokens).sum();
         let share =
             |percent: usize, spent: usize| room.saturating_sub(spent).min(budget * percent / 100);
@@ -264,9 +280,24 @@ impl Claims<'_> {
         }
         left -= self.impact.pack_more(ctx, left);
         left -= self.spec.pack_more(ctx, left, Which::Related);
-        left -= self.vision.pack_more(ctx, left);
-        self.spec.pack_more(ctx, left, Which::Any);
+        left -= self.vision.pack_more(ctx, left, false);
+        left -= self.spec.pack_more(ctx, left, Which::Any);
+        self.vision.pack_more(ctx, left, true);
         Ok(())
+    }
+
+    /// Includes every part whole; returns what that costs.
+    fn include_all(&mut self, ctx: &Ctx) -> usize {
+        const ALL: usize = usize::MAX / 4;
+        let mut all = 0;
+        for m in &mut self.medium {
+            m.grow(ctx, ALL);
+            all += m.tokens;
+        }
+        all += self.vision.pack(ctx, ALL);
+        all += self.spec.pack(ctx, ALL, Which::Any);
+        all += self.impact.pack(ctx, ALL);
+        all + self.diff.pack(ctx, ALL)
     }
 }
 
@@ -646,6 +677,7 @@ pub(super) fn omission(item: String, reason: &str) -> Omission {
 
 /// A section of list items (scope, gates, assumptions, cross-cutting, vision)
 /// cut to a cap: whole items in order, then one truncated item, then a count.
+#[derive(Clone)]
 struct Medium {
     name: &'static str,
     body: String,
@@ -1484,6 +1516,7 @@ mod tests {
         let sentence = |line: usize, text: &str| VisionSentence {
             line,
             text: text.to_string(),
+            constrains: line != 3,
         };
         let filler = "The catalog is a quiet place to browse. ".repeat(300);
         i.vision = Some(Vision {

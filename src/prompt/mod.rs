@@ -245,6 +245,9 @@ pub struct VisionSentence {
     /// 1-based line of the vision file where the sentence starts.
     pub line: usize,
     pub text: String,
+    /// It says what must or must not be: sent within the vision's share.
+    /// The others are sent only with what the rest of the prompt leaves.
+    pub constrains: bool,
 }
 
 /// The assembled prompt and its token accounting.

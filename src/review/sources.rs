@@ -405,6 +405,7 @@ fn load_vision(
         .map(|s| prompt::VisionSentence {
             line: s.line,
             text: s.text,
+            constrains: s.constrains,
         })
         .collect();
     Ok(Some((

@@ -68,18 +68,19 @@ impl VisionPlan {
         }
     }
 
-    /// The whole vision when it fits `cap`, else its sentences in rank
-    /// order while they fit; returns the spend.
+    /// The whole vision when it fits `cap`, else its sentences that
+    /// constrain changes, in rank order, while they fit; returns the spend.
     pub(super) fn pack(&mut self, ctx: &Ctx, cap: usize) -> usize {
         let Some(v) = &mut self.vision else { return 0 };
         v.sent = Sent::Some(Vec::new());
-        self.pack_more(ctx, cap);
+        self.pack_more(ctx, cap, false);
         self.spend(ctx)
     }
 
-    /// More of the vision within `extra` more tokens; returns the tokens
-    /// spent.
-    pub(super) fn pack_more(&mut self, ctx: &Ctx, extra: usize) -> usize {
+    /// More of the vision within `extra` more tokens: the whole of it if it
+    /// fits, else more sentences (only those that constrain changes unless
+    /// `any`); returns the tokens spent.
+    pub(super) fn pack_more(&mut self, ctx: &Ctx, extra: usize, any: bool) -> usize {
         let before = self.spend(ctx);
         let Some(v) = &mut self.vision else { return 0 };
         let Sent::Some(chosen) = &mut v.sent else {
@@ -91,8 +92,9 @@ impl VisionPlan {
         }
         let fixed = ctx.count(&v.label) + ctx.fence_tokens + NOTE_TOKENS;
         let mut used = if chosen.is_empty() { fixed } else { before };
-        for (i, (_, tokens)) in v.sentences.iter().enumerate() {
-            if chosen.contains(&i) || used + tokens > before + extra {
+        for (i, (sentence, tokens)) in v.sentences.iter().enumerate() {
+            let wanted = any || sentence.constrains;
+            if !wanted || chosen.contains(&i) || used + tokens > before + extra {
                 continue;
             }
             used += tokens;
@@ -184,6 +186,7 @@ impl VisionPlan {
             Sent::Whole => vec![VisionSentence {
                 line: 1,
                 text: v.text.clone(),
+                constrains: false,
             }],
             Sent::Some(chosen) => {
                 let mut out: Vec<VisionSentence> =
