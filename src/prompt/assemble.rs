@@ -3,15 +3,26 @@
 //! Order of claims on the budget: the protected parts (instructions, notices,
 //! task, criteria, required spec sections, one-line summaries, and the list
 //! of changed files whose changes are not shown, which is never cut) must
-//! fit or the assembly fails; then the list sections (developer notes,
+//! fit or the assembly fails. When everything else fits too, everything is
+//! sent (`Claims::include_all`): the shares below only divide what
+//! competes. Otherwise, before the code: the list sections (developer notes,
 //! earlier reviews, scope, gate results, assumptions, cross-cutting
-//! constraints; or the vision), each truncated past a cap; then optional
-//! spec sections up to a quarter of the budget; then impact rows up to 8%;
-//! the diff, its lines numbered, takes the rest. For a review in parts, the
-//! diff is the part's share (`DiffPart`), and `Prompt::rest` is what is left
-//! for the next part. Estimates add up per-piece counts, but BPE merges
-//! across joins, so the final text is counted whole and trimmed until it
-//! fits: `counter.count(&prompt.text) <= budget` always holds for a returned
+//! constraints; or the guardian's vision), each truncated past a cap; a
+//! review's vision up to a tenth of the budget (whole, or its constraining
+//! sentences); the related spec sections up to a quarter; impact rows up to
+//! 8%. The diff, its lines numbered, takes the rest; what it leaves goes
+//! back to the lists, the impact rows, the related spec, the vision's
+//! constraining sentences, the unrelated spec sections and the vision's
+//! other sentences, in that order, so nothing is cut while room is left
+//! and unrelated spec is cut before code. A review prompt that would show
+//! no code gives up every share for it, and shows a piece of a hunk when no
+//! hunk fits whole; one that still cannot show a line is an error
+//! (`Error::NoRoomForCode`). For a review in parts, the diff is the part's
+//! share (`DiffPart`), and `Prompt::rest` is what is left for the next
+//! part. Estimates add up per-piece counts, but BPE merges across joins, so
+//! the final text is counted whole and trimmed (unrelated spec first, code
+//! after everything that may go before it) until it fits:
+//! `counter.count(&prompt.text) <= budget` always holds for a returned
 //! prompt. Whatever is left out is listed in the prompt and in the
 //! accounting.
 

@@ -1,6 +1,7 @@
 //! Prompt assembly: turns plain data (task, criteria, diff, spec sections,
-//! impact rows, vision) into the review prompt or the guardian prompt, never
-//! exceeding a token budget and keeping what matters most.
+//! impact rows, the product vision) into the review prompt (or a defect
+//! fix's) or the guardian prompt, never exceeding a token budget, keeping
+//! what matters most, and never sending a review prompt without code.
 //!
 //! It owns token counting (`tokens`, over the byte-pair encoder `bpe`), the
 //! templates under `prompts/` (`template`), the fencing of untrusted text

@@ -578,3 +578,33 @@ fn a_vision_longer_than_its_share_sends_the_sentences_that_constrain_changes() {
     assert_eq!(r["coverage"]["lines_shown"], r["coverage"]["lines_total"]);
     assert_eq!(r["parts"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn a_batch_of_reviews_in_parts_keeps_to_the_concurrency() {
+    // Two tasks on the same change, each reviewed in parts: four workers'
+    // worth of parts, two calls at a time.
+    let repo = http_client();
+    let mut second: Value = serde_json::from_str(&repo.read(".speed/tasks/4.json")).unwrap();
+    second["id"] = json!("5");
+    second["branch"] = json!("speed/task-4");
+    repo.write(".speed/tasks/5.json", &second.to_string());
+    let server = ModelServer::start(|req: &Recorded| {
+        approve_what_is_shown(req).delay(Duration::from_millis(300))
+    });
+    configure(&repo, &server);
+    let run = speed(
+        repo.path(),
+        &["review", "--json", "--budget", TIGHT, "--concurrency", "2"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let reviews = json_of(&run)["reviews"].as_array().unwrap().clone();
+    assert_eq!(reviews.len(), 2);
+    let parts: usize = reviews
+        .iter()
+        .map(|r| r["parts"].as_array().unwrap().len())
+        .sum();
+    assert!(parts >= 4, "{parts}");
+    assert_eq!(server.requests().len(), parts);
+    assert_eq!(server.max_in_flight(), 2);
+}

@@ -1,6 +1,7 @@
 //! A review in parts. When the diff does not fit one prompt, further
 //! prompts, each with the spec, the criteria and the instructions, show
-//! what the earlier ones could not, up to `review.max_parts`. What is left
+//! what the earlier ones could not (a hunk too large for one prompt, piece
+//! by piece), up to `review.max_parts`; each shows some code. What is left
 //! after the last one is unseen code: the coverage says how much, and the
 //! decision refuses to approve it.
 
