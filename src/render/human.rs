@@ -180,8 +180,11 @@ fn spec_lines(report: &Report, review: &verdict::Verdict, style: &Style) -> Stri
                 (true, true) => style.green("✓"),
                 (true, false) => style.red("✗"),
             };
-            let place = match (&quote.section, quote.line) {
-                (Some(section), Some(line)) => format!(" ({section}, line {line})"),
+            let place = match (&quote.section, quote.line, quote.vision) {
+                (Some(section), Some(line), true) => {
+                    format!(" (product vision: {section}, line {line})")
+                }
+                (Some(section), Some(line), false) => format!(" ({section}, line {line})"),
                 _ => String::new(),
             };
             let _ = writeln!(

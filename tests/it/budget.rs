@@ -452,30 +452,34 @@ fn a_failed_part_fails_the_review_and_the_others_answers_are_kept() {
 
 const ENV_SENTENCE: &str = "No other environment variable changes what ripgrep searches or prints, so a command line means the same thing on every machine.";
 
+/// A request for changes quoting the vision sentence the change breaks,
+/// from a model that checks it was shown the vision.
+fn vision_broken(req: &Recorded) -> Reply {
+    let prompt = prompt_of(req);
+    assert!(prompt.contains("PRODUCT VISION: specs/product/overview.md"));
+    assert!(prompt.contains("No other environment variable changes what"));
+    Reply::openai(&text(&json!({
+        "verdict": "request_changes",
+        "expectations": "A --min-filesize flag; configuration from flags only.",
+        "criteria": [{"id": "AC-1", "status": "met", "evidence": "crates/core/flags/hiargs.rs:34"}],
+        "spec_verification": [
+            {"spec_quote": "`--min-filesize NUM` skips files smaller than NUM bytes.",
+             "spec_section": "Filtering > File size", "satisfied": true,
+             "evidence": "crates/core/flags/hiargs.rs:34", "notes": ""},
+            {"spec_quote": ENV_SENTENCE, "spec_section": "Product vision", "satisfied": false,
+             "evidence": "crates/core/flags/hiargs.rs:52", "notes": "reads RIPGREP_MIN_FILESIZE"}
+        ],
+        "issues": [{"severity": "major", "file": "crates/core/flags/hiargs.rs", "line": 52,
+                    "message": "RIPGREP_MIN_FILESIZE changes what ripgrep searches", "suggestion": "drop it"}],
+        "strengths": []
+    })))
+}
+
 #[test]
 fn the_vision_reaches_the_reviewer_and_its_quotes_are_checked() {
     // The model sees the vision sentence the change breaks, and says so.
     let repo = search_flags(fixture!("search-flags", "overview.md"));
-    let server = ModelServer::start(|req: &Recorded| {
-        let prompt = prompt_of(req);
-        assert!(prompt.contains("PRODUCT VISION: specs/product/overview.md"));
-        assert!(prompt.contains("No other environment variable changes what"));
-        Reply::openai(&text(&json!({
-            "verdict": "request_changes",
-            "expectations": "A --min-filesize flag; configuration from flags only.",
-            "criteria": [{"id": "AC-1", "status": "met", "evidence": "crates/core/flags/hiargs.rs:34"}],
-            "spec_verification": [
-                {"spec_quote": "`--min-filesize NUM` skips files smaller than NUM bytes.",
-                 "spec_section": "Filtering > File size", "satisfied": true,
-                 "evidence": "crates/core/flags/hiargs.rs:34", "notes": ""},
-                {"spec_quote": ENV_SENTENCE, "spec_section": "Product vision", "satisfied": false,
-                 "evidence": "crates/core/flags/hiargs.rs:52", "notes": "reads RIPGREP_MIN_FILESIZE"}
-            ],
-            "issues": [{"severity": "major", "file": "crates/core/flags/hiargs.rs", "line": 52,
-                        "message": "RIPGREP_MIN_FILESIZE changes what ripgrep searches", "suggestion": "drop it"}],
-            "strengths": []
-        })))
-    });
+    let server = ModelServer::start(vision_broken);
     configure(&repo, &server);
     let run = speed(repo.path(), &["review", "--task-id", "2", "--json"], &[]);
     assert_eq!(run.code, 50, "{}", run.transcript());
@@ -487,6 +491,17 @@ fn the_vision_reaches_the_reviewer_and_its_quotes_are_checked() {
     assert_eq!(quotes[1]["found"], true, "{}", quotes[1]);
     assert_eq!(quotes[1]["vision"], true);
     assert_eq!(quotes[1]["doc_path"], "specs/product/overview.md");
+    // The terminal says where the quote comes from.
+    let repo = search_flags(fixture!("search-flags", "overview.md"));
+    let server = ModelServer::start(vision_broken);
+    configure(&repo, &server);
+    let human = speed(repo.path(), &["review", "--task-id", "2"], &[]);
+    assert_eq!(human.code, 50);
+    assert!(
+        human.stdout.contains("(product vision: ripgrep, line 8)"),
+        "{}",
+        human.transcript()
+    );
 
     // An approval resting on the vision alone has no basis in the spec.
     let repo = search_flags(fixture!("search-flags", "overview.md"));
