@@ -49,8 +49,6 @@ pub struct Composed {
     pub spec_hash: String,
     /// The budget each prompt was assembled within.
     pub budget: usize,
-    /// The most tokens one part's prompt holds.
-    pub largest_part: usize,
     /// Secrets the safety net replaced in the prompts.
     pub leaks: Vec<Leak>,
 }
@@ -211,7 +209,6 @@ pub fn compose(
         sent
     };
     let vision_sent = vision_sent(parts.vision.as_ref(), &prompts);
-    let largest_part = prompts.iter().map(|p| p.total_tokens).max().unwrap_or(0);
     // The safety net, before anything is shown, sent or kept.
     let leaks = net::prompts(&mut prompts);
     Ok(Composed {
@@ -223,7 +220,6 @@ pub fn compose(
         sent_headings,
         spec_hash,
         budget,
-        largest_part,
         leaks,
     })
 }

@@ -136,29 +136,41 @@ impl SpecPlan {
     }
 
     /// Includes more optional sections of `which`, in rank order, within
-    /// `extra` more tokens; returns the tokens spent.
+    /// `extra` more tokens; returns the tokens spent. A list shortened for
+    /// budget is listed whole again when that fits too.
     pub(super) fn pack_more(&mut self, ctx: &Ctx, extra: usize, which: Which) -> usize {
         let before = self.spend(ctx);
+        let limit = self.list_limit;
+        self.list_limit = usize::MAX;
         self.include(ctx, before + extra, which);
-        if self.list_limit != usize::MAX {
-            let limit = self.list_limit;
-            self.list_limit = usize::MAX;
-            if self.spend(ctx) > before + extra {
-                self.list_limit = limit;
-            }
+        if self.spend(ctx) > before + extra {
+            self.list_limit = limit;
         }
         self.spend(ctx).saturating_sub(before)
     }
 
+    /// Includes sections of `which` in rank order while the spend, with the
+    /// whole list of those left out, stays within `cap`; in one pass, with
+    /// running sums, since a spec may have thousands of sections.
     fn include(&mut self, ctx: &Ctx, cap: usize, which: Which) {
-        for i in 0..self.entries.len() {
-            let e = &self.entries[i];
+        let list_fixed = Self::list_fixed(ctx);
+        let mut content = self.spend_content();
+        let left_out = self.entries.iter().filter(|e| !e.included);
+        let (mut count, mut listed) = left_out.fold((0, 0), |(n, t), e| (n + 1, t + e.om_tokens));
+        for e in &mut self.entries {
             if e.included || !which.takes(e) {
                 continue;
             }
-            self.entries[i].included = true;
-            if self.spend(ctx) > cap {
-                self.entries[i].included = false;
+            let list = if count > 1 {
+                list_fixed + listed - e.om_tokens
+            } else {
+                0
+            };
+            if content + e.tokens + list <= cap {
+                e.included = true;
+                content += e.tokens;
+                count -= 1;
+                listed -= e.om_tokens;
             }
         }
     }
