@@ -1492,6 +1492,28 @@ mod tests {
     }
 
     #[test]
+    fn a_line_longer_than_a_prompt_leaves_room_for_the_next_files_piece() {
+        let long = format!("let minified = \"{}\";", "abc ".repeat(3_000));
+        let body: Vec<String> = (0..300)
+            .map(|n| format!("    let value_{n} = compute_something({n});"))
+            .collect();
+        let body: Vec<&str> = body.iter().map(String::as_str).collect();
+        let d = diff(vec![
+            file("src/a.rs", vec![hunk(1, &[long.as_str()])]),
+            file("src/b.rs", vec![hunk(1, &body)]),
+        ]);
+        let mut i = input(&d);
+        i.part = Some(DiffPart::first(&d));
+        let p = build(&i, 4_000).unwrap();
+        assert_eq!(p.files_shown, 1);
+        assert!(p.text.contains("diff --git a/src/b.rs"), "{}", p.text);
+        assert!(!p.text.contains("abc abc abc"));
+        let rest = p.rest.unwrap();
+        assert_eq!(rest.from[0], Some(At::default()));
+        assert!(rest.from[1].is_some_and(|at| at.hunk == 0 && at.line > 0));
+    }
+
+    #[test]
     fn no_room_for_code_is_an_error_naming_the_budget_needed() {
         let body: Vec<String> = (0..50)
             .map(|n| format!("    let value_{n} = compute_something({n});"))

@@ -244,38 +244,22 @@ impl<'a> DiffPlan<'a> {
         listed: usize,
         content: usize,
     ) -> Option<usize> {
-        let entry = self.files.iter_mut().find(|e| e.has_code())?;
-        let first = entry.first?;
-        let hunk = &entry.file.hunks[first.hunk];
-        let base = content + ctx.fence_tokens + entry.header_tokens + 1;
-        // The file's line in the list changes from its name to what of it
-        // is left, which is about as long: both are counted.
-        let others = listed - entry.om_tokens;
-        let fits = |lines: usize| {
-            let until = At {
-                hunk: first.hunk,
-                line: first.line + lines,
-            };
-            let piece = ctx.count(&numbered_piece(hunk, first.line, until.line));
-            let cost = base + piece + others + entry.listed_cost(ctx, until);
-            (cost <= room).then_some((piece, cost))
-        };
-        // At least one line, and less than the rest of the hunk (which
-        // did not fit whole).
-        let (mut lo, mut hi) = (0, hunk.lines.len() - first.line - 1);
-        while lo < hi {
-            let mid = (lo + hi).div_ceil(2);
-            if fits(mid).is_some() {
-                lo = mid;
-            } else {
-                hi = mid - 1;
-            }
-        }
-        let (piece, cost) = fits(lo).filter(|_| lo > 0)?;
+        // The first file, in rank order, one of whose lines fits.
+        let (index, lines, piece, cost) = self
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.has_code())
+            .find_map(|(i, e)| {
+                e.longest_piece(ctx, room, listed, content)
+                    .map(|(lines, piece, cost)| (i, lines, piece, cost))
+            })?;
+        let entry = &mut self.files[index];
+        let first = entry.start();
         entry.included = true;
         entry.until = At {
             hunk: first.hunk,
-            line: first.line + lo,
+            line: first.line + lines,
         };
         entry.piece_tokens = piece;
         Some(cost)
@@ -327,11 +311,23 @@ impl<'a> DiffPlan<'a> {
     /// Takes hunks off the lowest-ranked shown files (a piece shrinks
     /// first), then whole header-only files, until about `need` tokens are
     /// freed.
+    /// A prompt that shows code keeps some: the last line goes only with
+    /// the prompt's other contents (the caller then has nothing left to
+    /// cut).
     pub(super) fn drop_content(&mut self, ctx: &Ctx, need: usize) -> bool {
+        let had_code = self.shows_code();
         let mut freed = 0;
-        for e in self.files.iter_mut().rev() {
-            while e.included && freed < need {
-                freed += e.drop_some(ctx, need - freed);
+        for i in (0..self.files.len()).rev() {
+            while self.files[i].included && freed < need {
+                let e = &self.files[i];
+                let kept = (e.included, e.until, e.piece_tokens);
+                let dropped = self.files[i].drop_some(ctx, need - freed);
+                if had_code && !self.shows_code() {
+                    let e = &mut self.files[i];
+                    (e.included, e.until, e.piece_tokens) = kept;
+                    return freed > 0;
+                }
+                freed += dropped;
             }
             if freed >= need {
                 break;
@@ -405,6 +401,47 @@ impl<'a> DiffPlan<'a> {
 }
 
 impl DiffEntry<'_> {
+    /// The most lines of the hunk this prompt starts at that fit `room`
+    /// beside what is packed (`content`, and the list of files not shown,
+    /// `listed`), with their tokens and the spend; None when not one line
+    /// fits.
+    fn longest_piece(
+        &self,
+        ctx: &Ctx,
+        room: usize,
+        listed: usize,
+        content: usize,
+    ) -> Option<(usize, usize, usize)> {
+        let first = self.first?;
+        let hunk = &self.file.hunks[first.hunk];
+        let base = content + ctx.fence_tokens + self.header_tokens + 1;
+        // The file's line in the list changes from its name to what of it
+        // is left, which is about as long: both are counted.
+        let others = listed - self.om_tokens;
+        let fits = |lines: usize| {
+            let until = At {
+                hunk: first.hunk,
+                line: first.line + lines,
+            };
+            let piece = ctx.count(&numbered_piece(hunk, first.line, until.line));
+            let cost = base + piece + others + self.listed_cost(ctx, until);
+            (cost <= room).then_some((piece, cost))
+        };
+        // At least one line, and less than the rest of the hunk (which
+        // did not fit whole).
+        let (mut lo, mut hi) = (0, hunk.lines.len() - first.line - 1);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if fits(mid).is_some() {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let (piece, cost) = fits(lo).filter(|_| lo > 0)?;
+        Some((lo, piece, cost))
+    }
+
     fn start(&self) -> At {
         self.first.unwrap_or_default()
     }

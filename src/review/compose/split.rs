@@ -54,12 +54,20 @@ pub fn split(
             &schema,
         );
         input.part = Some(part.clone());
-        let prompt = prompt::assemble(
+        let prompt = match prompt::assemble(
             &input,
             ctx.counter.get()?,
             ctx.config.budget,
             &ctx.templates,
-        )?;
+        ) {
+            // What is left cannot be shown (a line longer than a prompt):
+            // it is unseen code, which no review approves.
+            Err(prompt::Error::NoRoomForCode { .. }) if !prompts.is_empty() => {
+                left = Some(part);
+                break;
+            }
+            other => other?,
+        };
         if prompt.rest.as_ref().map(|r| &r.from) == Some(&part.from) {
             // Not one line of what is left fits a prompt (assembly refuses
             // a prompt with no room for code, so this is a part that could
