@@ -6,10 +6,16 @@
 //!    (`speed review --offline --branch …`): speed's own checks find them,
 //!    and the password never appears in what speed prints or writes;
 //! 2. runs `speed review --task-id 2 --dry-run`, printing the prompt speed
-//!    would send a model for the task that quietly deviates from its spec.
+//!    would send a model for the task that quietly deviates from its spec;
+//! 3. writes the draft spec of the next feature, late fines, and its PRD
+//!    (`specs-example/drafts/`) into the working tree, and runs `speed spec
+//!    review late-fines --offline`: speed's own spec checks find the PRD
+//!    requirements the draft does not cover, a TODO, an empty section and a
+//!    requirement list nothing could test.
 //!
-//! Run with `cargo run --example demo`. It exits 0 when both steps did what
-//! they show (the offline review requests changes: exit 50).
+//! Run with `cargo run --example demo`. It exits 0 when every step did what
+//! it shows (the offline review and the spec review request changes: exit
+//! 50).
 
 #[path = "materialize.rs"]
 mod materialize;
@@ -43,7 +49,8 @@ fn main() {
             fail(format!("cannot remove {}: {e}", dest.display()));
         }
     }
-    let built = materialize::materialize(&manifest.join("specs-example"), &dest)
+    let example = manifest.join("specs-example");
+    let built = materialize::materialize(&example, &dest)
         .unwrap_or_else(|e| fail(format!("cannot build the example repository: {e}")));
     let mut repo = materialize::RepoBuilder::open(&built.root).unwrap_or_else(|e| fail(e));
     repo.commit(
@@ -77,5 +84,12 @@ fn main() {
 
     eprintln!("\n$ speed review --task-id 2 --dry-run");
     let dry = speed::app::entry(["speed", "review", "--task-id", "2", "--dry-run"]) as i32;
-    std::process::exit(if offline == 50 && dry == 0 { 0 } else { 1 });
+
+    let drafts = materialize::write_drafts(&example, &built.root)
+        .unwrap_or_else(|e| fail(format!("cannot write the drafts: {e}")));
+    eprintln!("\ndrafts in the working tree: {}", drafts.join(", "));
+    eprintln!("\n$ speed spec review late-fines --offline");
+    let spec = speed::app::entry(["speed", "spec", "review", "late-fines", "--offline"]) as i32;
+    let done = offline == 50 && dry == 0 && spec == 50;
+    std::process::exit(if done { 0 } else { 1 });
 }

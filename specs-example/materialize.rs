@@ -1,6 +1,7 @@
 //! Builds real git repositories for the demo and the tests: the example product
-//! under `specs-example/` (a main branch and one branch per task), and small
-//! repositories described inline by a test.
+//! under `specs-example/` (a main branch, one branch per task, and drafts
+//! written into the working tree), and small repositories described inline by
+//! a test.
 //!
 //! Included with `#[path]` by `specs-example/demo.rs` and by the tests, so it is
 //! a plain module: no `main`, nothing printed, errors returned as text naming
@@ -88,6 +89,28 @@ pub fn materialize(example_dir: &Path, dest: &Path) -> Result<Materialized, Stri
         main,
         branches,
     })
+}
+
+/// Writes the files under `example_dir/drafts/` (`specs-example/drafts/`)
+/// into the working tree of the repository at `root`, uncommitted: drafts,
+/// such as a spec a spec review reads from the working tree. Returns their
+/// paths, sorted. A missing `drafts/` folder writes nothing.
+pub fn write_drafts(example_dir: &Path, root: &Path) -> Result<Vec<String>, String> {
+    let dir = example_dir.join("drafts");
+    if !dir.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut written = Vec::new();
+    for (path, bytes) in read_tree(&dir)? {
+        check_path(&path)?;
+        let full = root.join(&path);
+        if let Some(parent) = full.parent() {
+            fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+        }
+        fs::write(&full, bytes).map_err(|e| format!("{}: {e}", full.display()))?;
+        written.push(path);
+    }
+    Ok(written)
 }
 
 /// `speed-task-3` → `speed/task-3`: branch names hold a `/`, folder names can't.

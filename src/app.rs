@@ -47,6 +47,7 @@ macro_rules! eprintln {
 
 // After the macros, so the merge gate's commands print through them too.
 mod gate;
+mod spec;
 
 /// Run speed with these arguments (the first is the program name) and return
 /// the exit code the process should end with.
@@ -106,6 +107,7 @@ enum Shape {
     Review(Format),
     Nits,
     Config,
+    SpecReview,
 }
 
 impl Shape {
@@ -114,6 +116,7 @@ impl Shape {
         Some(match cli.command {
             Command::Nits(_) => Shape::Nits,
             Command::Config(_) => Shape::Config,
+            Command::Spec(_) => Shape::SpecReview,
             _ => Shape::Review(format.into()),
         })
     }
@@ -126,6 +129,7 @@ impl Shape {
             Shape::Review(_) => render::json::failure(error),
             Shape::Nits => render::json::nits_failure(error),
             Shape::Config => config::json_failure(error),
+            Shape::SpecReview => render::spec_review::failure(error),
         }
     }
 }
@@ -142,7 +146,7 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
         .collect();
     let command = words
         .iter()
-        .find(|w| matches!(**w, "review" | "nits" | "config"));
+        .find(|w| matches!(**w, "review" | "nits" | "config" | "spec"));
     let json = words.contains(&"--json");
     let format = words
         .iter()
@@ -157,6 +161,7 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
     match command {
         Some(&"nits") => json.then_some(Shape::Nits),
         Some(&"config") => json.then_some(Shape::Config),
+        Some(&"spec") => (format == Some(Format::Json)).then_some(Shape::SpecReview),
         _ if json => Some(Shape::Review(Format::Json)),
         _ => format.filter(|f| *f != Format::Human).map(Shape::Review),
     }
@@ -220,6 +225,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Man => man_command(),
         CommandSettings::Hook(hook) => gate::hook_command(&settings.dir, hook),
         CommandSettings::Override(how) => gate::override_command(&settings.dir, how),
+        CommandSettings::SpecReview(how) => spec::spec_review_command(&settings.dir, how, colors),
     }
 }
 

@@ -12,6 +12,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::render;
 
+mod spec;
+pub use spec::{SpecAction, SpecArgs, SpecFormat, SpecReviewArgs};
+
 /// The ranges numbers must lie in, shared by config keys and flags.
 pub mod limits {
     use std::ops::RangeInclusive;
@@ -29,6 +32,10 @@ pub mod limits {
     pub const MAX_ANSWER_BYTES: RangeInclusive<i64> = 1024..=(1 << 30);
     pub const DIFF_LINES: RangeInclusive<i64> = 1..=100_000_000;
     pub const DIFF_FILES: RangeInclusive<i64> = 1..=10_000_000;
+    /// A spec review's scores and minimums.
+    pub const SCORE: RangeInclusive<i64> = 0..=100;
+    /// Reviews of a spec review session before it is blocked.
+    pub const MAX_ITERATIONS: RangeInclusive<i64> = 1..=20;
     /// A day: a model call or a check command that takes longer is stuck.
     pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
     pub const MAX_CONNECT_TIMEOUT_SECS: f64 = 600.0;
@@ -93,6 +100,8 @@ pub enum Command {
     /// task file and logs the decision; it covers the task's current head
     /// commit and no other.
     Override(OverrideArgs),
+    /// Review a draft spec before anyone implements it: `speed spec review`.
+    Spec(SpecArgs),
     /// Print a shell completion script (bash, zsh or fish) on stdout.
     ///
     /// bash: `speed completions bash > ~/.local/share/bash-completion/completions/speed`;
@@ -369,6 +378,9 @@ impl Cli {
             Command::Review(args) => args.output_format(),
             Command::Nits(args) if args.json => Format::Json,
             Command::Config(args) if args.json => Format::Json,
+            Command::Spec(SpecArgs {
+                action: SpecAction::Review(args),
+            }) if args.format == SpecFormat::Json => Format::Json,
             _ => Format::Human,
         };
         (format != Format::Human).then_some(format)
@@ -491,6 +503,56 @@ mod tests {
         let cli = Cli::try_parse_from(["speed", "--color=always", "review"]).unwrap();
         assert_eq!(cli.color, ColorWhen::Always);
         assert!(Cli::try_parse_from(["speed", "review", "--color", "sometimes"]).is_err());
+    }
+
+    #[test]
+    fn spec_review_needs_a_feature_or_a_spec_and_the_reviser_takes_the_rest() {
+        let err = Cli::try_parse_from(["speed", "spec", "review"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+        let cli = Cli::try_parse_from([
+            "speed",
+            "spec",
+            "review",
+            "fines",
+            "--format",
+            "json",
+            "--reviser",
+            "claude",
+            "-p",
+            "--offline",
+        ])
+        .unwrap();
+        assert_eq!(cli.promised_format(), Some(Format::Json));
+        let Command::Spec(SpecArgs {
+            action: SpecAction::Review(args),
+        }) = cli.command
+        else {
+            panic!("expected spec review")
+        };
+        assert_eq!(args.feature.as_deref(), Some("fines"));
+        assert_eq!(args.reviser, ["claude", "-p", "--offline"]);
+        assert!(!args.offline);
+        for args in [
+            &["speed", "spec", "review", "f", "--max-iterations", "0"][..],
+            &[
+                "speed",
+                "spec",
+                "review",
+                "f",
+                "--rev",
+                "HEAD",
+                "--reviser",
+                "x",
+            ],
+            &["speed", "spec", "review", "f", "--format", "sarif"],
+        ] {
+            assert_eq!(
+                Cli::try_parse_from(args).unwrap_err().exit_code(),
+                2,
+                "{args:?}"
+            );
+        }
+        Cli::try_parse_from(["speed", "spec", "review", "--spec", "s.md"]).unwrap();
     }
 
     #[test]

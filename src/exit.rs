@@ -6,8 +6,10 @@
 pub enum Outcome {
     /// Every reviewed task approved, or nothing to review.
     Approved,
-    /// At least one task: request_changes.
+    /// At least one task: request_changes (a spec review: needs revision).
     ChangesRequested,
+    /// A spec review is blocked: a person must act.
+    Blocked,
     /// The model could not be reached or timed out, after retries.
     ModelUnreachable,
     /// The model's output stayed invalid after one corrective retry.
@@ -25,21 +27,23 @@ impl Outcome {
             Outcome::Error => 1,
             Outcome::Usage => 2,
             Outcome::ChangesRequested => 50,
+            Outcome::Blocked => 51,
             Outcome::ModelUnreachable => 52,
             Outcome::InvalidOutput => 53,
         }
     }
 
-    /// Severity for folding a batch: 1 > 53 > 52 > 50 > 0 (usage never
-    /// occurs inside a batch but ranks with errors).
+    /// Severity for folding a batch: 1 > 53 > 52 > 51 > 50 > 0 (usage
+    /// never occurs inside a batch but ranks with errors).
     fn severity(self) -> u8 {
         match self {
             Outcome::Approved => 0,
             Outcome::ChangesRequested => 1,
-            Outcome::ModelUnreachable => 2,
-            Outcome::InvalidOutput => 3,
-            Outcome::Usage => 4,
-            Outcome::Error => 5,
+            Outcome::Blocked => 2,
+            Outcome::ModelUnreachable => 3,
+            Outcome::InvalidOutput => 4,
+            Outcome::Usage => 5,
+            Outcome::Error => 6,
         }
     }
 
@@ -71,5 +75,7 @@ mod tests {
         assert_eq!(ChangesRequested.worst(ModelUnreachable).code(), 52);
         assert_eq!(InvalidOutput.worst(ModelUnreachable).code(), 53);
         assert_eq!(ChangesRequested.worst(Approved).code(), 50);
+        assert_eq!(Blocked.worst(ChangesRequested).code(), 51);
+        assert_eq!(Blocked.worst(ModelUnreachable).code(), 52);
     }
 }

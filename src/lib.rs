@@ -12,6 +12,8 @@
 //!   `defects` (the orchestrator's defect folders and a fix's facts);
 //! - `prompt` turns data into budgeted text, `llm` text into text, `verdict`
 //!   text into a checked answer;
+//! - `spec_review`: the spec review loop (speed's spec checks, the model's
+//!   scores, the reviser, the session), on `prompt`, `llm` and `verdict`;
 //! - `work` (the subject of a review and its diff) and `ledger` (reports,
 //!   the log, the verdict cache, overrides), below both `review` and `hook`;
 //! - `review` (the pipeline as named stages, deciding in one place) and
@@ -43,6 +45,7 @@ pub mod review;
 pub mod secrets;
 pub mod settings;
 pub mod severity;
+pub mod spec_review;
 pub mod specs;
 pub mod tasks;
 pub mod verdict;

@@ -11,6 +11,8 @@
 
 mod file;
 mod locate;
+mod merge;
+mod spec;
 
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
@@ -29,6 +31,8 @@ use crate::review::{self, Target};
 use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
 pub use locate::{MainFound, Origin, Repo};
+pub use merge::MergeView;
+pub use spec::SpecReviewSettings;
 
 pub const CONFIG_PATH: &str = ".speed/config.toml";
 pub const PROMPTS_DIR: &str = ".speed/prompts";
@@ -163,6 +167,7 @@ pub enum CommandSettings {
     Man,
     Hook(HookCommand),
     Override(Box<OverrideSettings>),
+    SpecReview(Box<SpecReviewSettings>),
 }
 
 /// `speed hook …`. Install and uninstall need no configuration; a hook run
@@ -319,6 +324,14 @@ impl Settings {
                     file::parse(&text, &Origin::Flag(path.clone()).describe(CONFIG_PATH))?;
                 }
                 (CommandSettings::Nits { json: args.json }, Vec::new())
+            }
+            Command::Spec(args) => {
+                let cli::SpecAction::Review(args) = args.action;
+                let located = locate::locate(repo, config_flag.as_deref(), None, env)?;
+                let notices = all_notices(&located);
+                let repo = repo.map_err(|why| Error::NoRepository(why.to_string()))?;
+                let spec = spec::settings(*args, located, repo, &dir, env, &mut warnings)?;
+                (CommandSettings::SpecReview(Box::new(spec)), notices)
             }
             Command::Completions(args) => {
                 (CommandSettings::Completions(args.shell.into()), Vec::new())
@@ -501,6 +514,7 @@ struct Values {
     checks: checks::Config,
     defect: defects::Limits,
     hook: hook::Policy,
+    spec_review: crate::spec_review::Config,
 }
 
 /// Picks each value by precedence and records where it came from.
@@ -623,7 +637,10 @@ impl Values {
             )),
         };
 
+        let spec_review = spec::values(&mut r, &file.spec_review);
+
         Values {
+            spec_review,
             concurrency,
             budget,
             tokenizer,

@@ -16,21 +16,17 @@ use super::note;
 
 use crate::cli::{Cli, Command, HookAction};
 use crate::exit::Outcome;
-use crate::git::MainBranch;
 use crate::git::Repository;
 use crate::git::short;
 use crate::hook;
-use crate::hook::gate::{Arrival, Cover, Findings, Gate, Incoming, Miss};
+use crate::hook::gate::{Arrival, Cover, Findings, Gate, Miss};
 use crate::hook::install::{self, Action};
 use crate::hook::owners;
 use crate::hook::run::{self, Hook, Local};
 use crate::ledger::overrides::{self, Decider};
 use crate::ledger::verdicts;
-use crate::prompt::TEMPLATE_NAMES;
 use crate::review::Target;
-use crate::settings::{
-    self, CONFIG_PATH, HookCommand, OverrideSettings, PROMPTS_DIR, ReviewSettings, Settings,
-};
+use crate::settings::{self, HookCommand, OverrideSettings, ReviewSettings, Settings};
 use crate::work::Work;
 
 pub fn hook_command(dir: &Path, command: &HookCommand) -> anyhow::Result<Outcome> {
@@ -131,7 +127,7 @@ pub fn runs_hook(cli: &Cli) -> bool {
 pub fn resolve_bounded(cli: Cli, dir: PathBuf) -> anyhow::Result<Settings> {
     let resolved = within(SETTINGS_LIMIT, move || {
         let repo = Repository::discover(&dir).map_err(|err| err.to_string());
-        let view = repo.as_ref().ok().map(MergeView::of);
+        let view = repo.as_ref().ok().map(settings::MergeView::of);
         let repo: Result<&dyn settings::Repo, &str> = match (&view, &repo) {
             (Some(view), _) => Ok(view),
             (None, Err(why)) => Err(why.as_str()),
@@ -145,59 +141,6 @@ pub fn resolve_bounded(cli: Cli, dir: PathBuf) -> anyhow::Result<Settings> {
             "{}; the hook blocks",
             stopped_text(&stopped, "reading the configuration")
         )),
-    }
-}
-
-/// The repository as settings see it during a hook run. On the main branch
-/// settings use the working tree's configuration (it is main's checkout),
-/// but while a merge into it is being made, the working tree holds what the
-/// incoming commits brought: when they change speed's configuration or a
-/// prompt template, HEAD is not treated as the main branch, so the
-/// configuration is read at main's commit and a branch cannot configure the
-/// gate that judges it.
-struct MergeView<'a> {
-    repo: &'a Repository,
-    head_branch: Option<String>,
-}
-
-impl<'a> MergeView<'a> {
-    fn of(repo: &'a Repository) -> MergeView<'a> {
-        let head_branch = repo.current_branch();
-        let head = repo.head_commit();
-        let mut incoming = repo.merge_heads().unwrap_or_default();
-        incoming.extend(
-            std::env::vars()
-                .filter_map(|(key, _)| key.strip_prefix("GITHEAD_").map(str::to_string)),
-        );
-        let mut paths = vec![CONFIG_PATH.to_string()];
-        paths.extend(TEMPLATE_NAMES.iter().map(|n| format!("{PROMPTS_DIR}/{n}")));
-        let read = |commit: &str, path: &str| repo.read_file(commit, path).map_err(|_| ());
-        let changes_config = head.as_deref().is_some_and(|head| {
-            incoming.iter().any(|tip| {
-                paths
-                    .iter()
-                    .any(|p| read(tip, p).is_err() || read(tip, p) != read(head, p))
-            })
-        });
-        MergeView {
-            repo,
-            head_branch: if changes_config { None } else { head_branch },
-        }
-    }
-}
-
-impl settings::Repo for MergeView<'_> {
-    fn root(&self) -> &Path {
-        self.repo.root()
-    }
-    fn head_branch(&self) -> Option<String> {
-        self.head_branch.clone()
-    }
-    fn resolve_main(&self, explicit: Option<&str>) -> Result<MainBranch, crate::git::Error> {
-        self.repo.resolve_main(explicit)
-    }
-    fn read_file(&self, commit: &str, path: &str) -> Result<Option<Vec<u8>>, crate::git::Error> {
-        self.repo.read_file(commit, path)
     }
 }
 
@@ -410,31 +353,10 @@ fn check(
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
     let main = settings.review.main.clone();
-    let incoming: Vec<Incoming> = match hook {
-        Hook::PreMergeCommit | Hook::PreCommit => {
-            let vars: Vec<(String, String)> = std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-                .collect();
-            run::merge_incoming(&repo, &main, hook, &vars)?
-                .into_iter()
-                .collect()
-        }
-        Hook::PrePush => {
-            let (remote, pushed) = match run::pushed_from_pre_commit(&env) {
-                Some(pushed) if env("PRE_COMMIT").as_deref() == Some("1") => (
-                    env("PRE_COMMIT_REMOTE_NAME").unwrap_or_else(|| "origin".to_string()),
-                    vec![pushed],
-                ),
-                _ => (
-                    args.first()
-                        .cloned()
-                        .unwrap_or_else(|| "origin".to_string()),
-                    run::parse_pushed(&String::from_utf8_lossy(input))?,
-                ),
-            };
-            run::push_incoming(&repo, &main, &remote, &pushed)?
-        }
-    };
+    let vars: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let incoming = run::incoming(&repo, &main, hook, args, input, &vars)?;
     if incoming.is_empty() {
         return Ok(None);
     }
@@ -446,16 +368,7 @@ fn check(
         owners: &owners,
         store: &store,
     };
-    let gather = || -> anyhow::Result<Findings> {
-        let mut all = Findings::default();
-        for incoming in &incoming {
-            let found = gate.check(incoming)?;
-            all.arrivals.extend(found.arrivals);
-            all.unknown.extend(found.unknown);
-            all.commits += found.commits;
-        }
-        Ok(all)
-    };
+    let gather = || gate.check_all(&incoming);
     let mut findings = gather()?;
     if review && settings.hook.review_on_miss && review_misses(dir, settings, &findings) {
         findings = gather()?;

@@ -119,6 +119,18 @@ pub struct Gate<'a> {
 }
 
 impl Gate<'_> {
+    /// What every one of `incoming` brings, together.
+    pub fn check_all(&self, incoming: &[Incoming]) -> Result<Findings, Error> {
+        let mut all = Findings::default();
+        for incoming in incoming {
+            let found = self.check(incoming)?;
+            all.arrivals.extend(found.arrivals);
+            all.unknown.extend(found.unknown);
+            all.commits += found.commits;
+        }
+        Ok(all)
+    }
+
     /// Which work arrives with `incoming`, at which commit, and whether each
     /// is covered.
     pub fn check(&self, incoming: &Incoming) -> Result<Findings, Error> {

@@ -141,6 +141,41 @@ pub fn pushed_from_pre_commit(env: &dyn Fn(&str) -> Option<String>) -> Option<Pu
     })
 }
 
+/// What a merge (pre-merge-commit, pre-commit) or a push (pre-push, with
+/// its arguments and the refs git wrote on its input; under the pre-commit
+/// framework, from its variables) brings into the main branch. `vars` is
+/// the environment.
+pub fn incoming(
+    repo: &Repository,
+    main: &MainBranch,
+    hook: Hook,
+    args: &[String],
+    input: &[u8],
+    vars: &[(String, String)],
+) -> Result<Vec<Incoming>, Error> {
+    let env = |key: &str| vars.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone());
+    match hook {
+        Hook::PreMergeCommit | Hook::PreCommit => Ok(merge_incoming(repo, main, hook, vars)?
+            .into_iter()
+            .collect()),
+        Hook::PrePush => {
+            let (remote, pushed) = match pushed_from_pre_commit(&env) {
+                Some(pushed) if env("PRE_COMMIT").as_deref() == Some("1") => (
+                    env("PRE_COMMIT_REMOTE_NAME").unwrap_or_else(|| "origin".to_string()),
+                    vec![pushed],
+                ),
+                _ => (
+                    args.first()
+                        .cloned()
+                        .unwrap_or_else(|| "origin".to_string()),
+                    parse_pushed(&String::from_utf8_lossy(input))?,
+                ),
+            };
+            push_incoming(repo, main, &remote, &pushed)
+        }
+    }
+}
+
 /// What a merge brings into the main branch; None when HEAD is not the main
 /// branch, or (for pre-commit) when no merge is being concluded.
 ///

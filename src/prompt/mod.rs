@@ -6,8 +6,8 @@
 //! It owns token counting (`tokens`, over the byte-pair encoder `bpe`), the
 //! templates under `prompts/` (`template`), the fencing of untrusted text
 //! (`fence`), the ranking of changed files (`files`), the budgeted assembly
-//! itself (`assemble`) and what of a diff the prompts of a review showed
-//! (`coverage`).
+//! itself (`assemble`), what of a diff the prompts of a review showed
+//! (`coverage`), and the prompts of a spec review (`spec_review`).
 //! It must not read git, parse code or call a model: it never sees git2 or
 //! tree-sitter types, only the plain diff model and the inputs below, which
 //! the pipeline fills.
@@ -17,6 +17,7 @@ mod bpe;
 mod coverage;
 mod fence;
 mod files;
+mod spec_review;
 mod template;
 mod tokens;
 
@@ -27,6 +28,7 @@ use crate::git::diff::Diff;
 pub use assemble::{assemble, numbered_hunk};
 pub use coverage::{Coverage, OmittedFile, coverage};
 pub use files::Class;
+pub use spec_review::{SpecCriterion, SpecReview, SpecRevision};
 pub use template::{Override, TEMPLATE_NAMES, Templates};
 pub use tokens::{Counter, PendingCounter};
 

@@ -1,5 +1,6 @@
-//! Prompt templates: `prompts/review.md`, `prompts/guardian.md` and
-//! `prompts/defect.md` (the defect-fix review), embedded
+//! Prompt templates: `prompts/review.md`, `prompts/guardian.md`,
+//! `prompts/defect.md` (the defect-fix review), `prompts/spec_review.md`
+//! and `prompts/spec_revise.md` (a spec's review and its revision), embedded
 //! in the binary, each replaceable by an override of the same name (a review
 //! takes them from `.speed/prompts/` at the main branch's commit: see
 //! `settings`). Substitution is one pass over
@@ -16,6 +17,10 @@ const DEFECT_FILE: &str = "defect.md";
 const REVIEW_TEXT: &str = include_str!("../../prompts/review.md");
 const GUARDIAN_TEXT: &str = include_str!("../../prompts/guardian.md");
 const DEFECT_TEXT: &str = include_str!("../../prompts/defect.md");
+const SPEC_REVIEW_FILE: &str = "spec_review.md";
+const SPEC_REVISE_FILE: &str = "spec_revise.md";
+const SPEC_REVIEW_TEXT: &str = include_str!("../../prompts/spec_review.md");
+const SPEC_REVISE_TEXT: &str = include_str!("../../prompts/spec_revise.md");
 
 /// A prompt template that replaces a built-in one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +33,13 @@ pub struct Override {
 }
 
 /// The files a project may override (`.speed/prompts/<name>`).
-pub const TEMPLATE_NAMES: [&str; 3] = ["review.md", "guardian.md", "defect.md"];
+pub const TEMPLATE_NAMES: [&str; 5] = [
+    "review.md",
+    "guardian.md",
+    "defect.md",
+    "spec_review.md",
+    "spec_revise.md",
+];
 
 /// Placeholders of the review template; an override must use each of them,
 /// since a missing one would silently drop that part of the prompt.
@@ -76,12 +87,31 @@ pub(crate) const DEFECT_SLOTS: &[&str] = &[
     "schema",
 ];
 
-/// The review, guardian and defect-fix review templates, parsed.
+/// Placeholders of the spec review template.
+pub(crate) const SPEC_REVIEW_SLOTS: &[&str] = &[
+    "notices",
+    "tag",
+    "feature",
+    "iteration",
+    "criteria",
+    "prd",
+    "spec",
+    "checks",
+    "previous",
+    "schema",
+];
+
+/// Placeholders of the template a spec's reviser command reads.
+pub(crate) const SPEC_REVISE_SLOTS: &[&str] = &["tag", "feedback", "prd", "spec"];
+
+/// The review, guardian, defect-fix review and spec review templates, parsed.
 #[derive(Debug, Clone)]
 pub struct Templates {
     review: Template,
     guardian: Template,
     defect: Template,
+    spec_review: Template,
+    spec_revise: Template,
 }
 
 impl Templates {
@@ -104,6 +134,18 @@ impl Templates {
                 OPTIONAL_SLOTS,
             )
             .expect("embedded defect template is valid: checked by template tests"),
+            spec_review: Template::parse(
+                &embedded_name(SPEC_REVIEW_FILE),
+                SPEC_REVIEW_TEXT,
+                SPEC_REVIEW_SLOTS,
+            )
+            .expect("embedded spec review template is valid: checked by template tests"),
+            spec_revise: Template::parse(
+                &embedded_name(SPEC_REVISE_FILE),
+                SPEC_REVISE_TEXT,
+                SPEC_REVISE_SLOTS,
+            )
+            .expect("embedded spec revision template is valid: checked by template tests"),
         }
     }
 
@@ -112,7 +154,7 @@ impl Templates {
     pub fn load(override_dir: Option<&Path>) -> Result<Templates, Error> {
         let mut found = Vec::new();
         if let Some(dir) = override_dir {
-            for file in [REVIEW_FILE, GUARDIAN_FILE, DEFECT_FILE] {
+            for file in TEMPLATE_NAMES {
                 let path = dir.join(file);
                 match std::fs::read_to_string(&path) {
                     Ok(text) => found.push((file, path.display().to_string(), text)),
@@ -157,10 +199,16 @@ impl Templates {
                     templates.defect =
                         Template::parse_with(from, text, DEFECT_SLOTS, OPTIONAL_SLOTS)?
                 }
+                SPEC_REVIEW_FILE => {
+                    templates.spec_review = Template::parse(from, text, SPEC_REVIEW_SLOTS)?
+                }
+                SPEC_REVISE_FILE => {
+                    templates.spec_revise = Template::parse(from, text, SPEC_REVISE_SLOTS)?
+                }
                 other => {
                     return Err(Error::UnknownTemplate {
                         file: other.to_string(),
-                        known: format!("{REVIEW_FILE}, {GUARDIAN_FILE}, {DEFECT_FILE}"),
+                        known: TEMPLATE_NAMES.join(", "),
                     });
                 }
             }
@@ -172,6 +220,16 @@ impl Templates {
     /// "prompts/review.md (built in)"; for reports and `--dry-run`.
     pub fn source(&self, kind: Kind) -> &str {
         self.get(kind).file()
+    }
+
+    /// The spec review template (`prompts/spec_review.md`).
+    pub(crate) fn spec_review(&self) -> &Template {
+        &self.spec_review
+    }
+
+    /// The template of what a spec's reviser reads (`prompts/spec_revise.md`).
+    pub(crate) fn spec_revise(&self) -> &Template {
+        &self.spec_revise
     }
 
     pub(crate) fn get(&self, kind: Kind) -> &Template {
@@ -317,6 +375,8 @@ mod tests {
         assert!(t.get(Kind::Review).file().contains("review.md"));
         assert!(t.get(Kind::Guardian).file().contains("guardian.md"));
         assert!(t.get(Kind::Defect).file().contains("defect.md"));
+        assert!(t.spec_review().file().contains("spec_review.md"));
+        assert!(t.spec_revise().file().contains("spec_revise.md"));
     }
 
     #[test]

@@ -603,6 +603,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
                     }
                     Outcome::Approved => "approved".to_string(),
                     Outcome::ChangesRequested => "changes requested".to_string(),
+                    Outcome::Blocked => "blocked".to_string(),
                     Outcome::ModelUnreachable => "model unreachable".to_string(),
                     Outcome::InvalidOutput => "invalid output".to_string(),
                     Outcome::Error | Outcome::Usage => "error".to_string(),

@@ -1,5 +1,6 @@
 //! Output of reports: printers over the same data, one per format (human,
-//! JSON, SARIF, JUnit, GitHub workflow commands). Each returns text; `app`
+//! JSON, SARIF, JUnit, GitHub workflow commands; and a spec review's human
+//! and JSON output). Each returns text; `app`
 //! decides where it goes. Colour is a parameter, chosen by `app` (`--color`,
 //! the terminal and `NO_COLOR`), and the text reads the same without it.
 
@@ -10,6 +11,7 @@ pub mod json;
 pub mod junit;
 pub mod man;
 pub mod sarif;
+pub mod spec_review;
 
 /// How `speed review` prints its reports on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,6 +17,9 @@ use crate::hook::AllowOrBlock;
 use crate::llm::Choice;
 use crate::severity::Severity;
 
+mod spec_review;
+pub use spec_review::SpecReview;
+
 /// One thing wrong with a config file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -73,6 +76,7 @@ pub struct File {
     pub checks: Checks,
     pub defect: Defect,
     pub hook: Hook,
+    pub spec_review: SpecReview,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -217,6 +221,16 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "local_timeout_secs",
         ],
     ),
+    (
+        "spec_review",
+        &[
+            "criteria",
+            "min_score",
+            "max_iterations",
+            "reviser",
+            "reviser_timeout_secs",
+        ],
+    ),
 ];
 
 const LARGE_DIFF_KEYS: &[&str] = &["lines", "files", "severity"];
@@ -343,6 +357,7 @@ impl Reader<'_> {
                 "checks" => file.checks = self.checks(&table),
                 "defect" => file.defect = self.defect(&table),
                 "hook" => file.hook = self.hook(&table),
+                "spec_review" => file.spec_review = self.spec_review(&table),
                 _ => self.unknown(key.span(), None, name),
             }
         }

@@ -307,6 +307,24 @@ fn subtree(doc: &Document, head: usize) -> impl Iterator<Item = usize> + '_ {
     head..end
 }
 
+/// The relevance index `rank` orders sections by, built once and asked
+/// many questions: tracing each requirement of a PRD to the sections of a
+/// spec asks one per requirement.
+pub struct Index(Scorer);
+
+impl Index {
+    pub fn new(docs: &[Document]) -> Index {
+        Index(Scorer::new(docs))
+    }
+
+    /// Per document, per section: the section's relevance to `text` (BM25,
+    /// as `rank` scores it; 0 when nothing matches) and a reason naming
+    /// the terms that contributed most.
+    pub fn scores(&self, text: &str) -> Vec<Vec<(f64, String)>> {
+        self.0.score(text, &[])
+    }
+}
+
 /// BM25 over all sections of all documents, each section a document of its
 /// own terms plus its heading path's terms (a heading gives the body context).
 struct Scorer {
@@ -438,7 +456,7 @@ impl Scorer {
 /// Lower-case terms of prose or code: words split at non-alphanumerics and at
 /// snake_case and CamelCase boundaries, stop-words and single letters removed,
 /// plurals folded so "books" meets `Book`.
-pub(super) fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
+pub fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .flat_map(camel_parts)
         .map(|word| fold_plural(&word.to_lowercase()))

@@ -22,6 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["prompt"],
     &["llm"],
     &["verdict"],
+    &["spec_review"],
     &["work"],
     &["ledger"],
     &["review"],

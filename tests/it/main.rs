@@ -25,4 +25,5 @@ mod llm_providers;
 mod orchestrator;
 mod review;
 mod safety_net;
+mod spec_review;
 mod terminal;
