@@ -88,6 +88,7 @@ fn measure_one(
     let ctx = Context {
         root: repo.root().to_path_buf(),
         templates: Templates::from_overrides(&config.prompts).expect("templates"),
+        calls: speed::llm::pacing::Slots::new(config.concurrency),
         config,
         counter: counter.clone(),
         actor: speed::tasks::Actor::new("bench", None),

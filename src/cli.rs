@@ -325,7 +325,7 @@ pub struct ValueArgs {
           value_parser = RangedI64ValueParser::<u64>::new().range(limits::TOKEN_BUDGET))]
     pub budget: Option<u64>,
 
-    /// Reviews run at once in batch mode [default: 4].
+    /// Model calls at once: the reviews of a batch and the parts of a review in parts [default: 4].
     #[arg(long, value_name = "N",
           value_parser = RangedI64ValueParser::<u64>::new().range(limits::CONCURRENCY))]
     pub concurrency: Option<u64>,

@@ -1,3 +1,6 @@
+//! Tests of the blast radius end to end: files in memory, changed symbols,
+//! their dependents and the limits that cut the work.
+
 use super::crates::read_manifest;
 use super::*;
 

@@ -65,8 +65,30 @@ pub struct Report {
     pub specs: Vec<String>,
     /// What the review did to the task file; None when it wrote none.
     pub task_update: Option<TaskUpdate>,
+    /// A review in parts, part by part: what each part showed and what it
+    /// answered, or why it has no answer. Empty for a review in one prompt.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<PartOutcome>,
     #[serde(skip)]
     pub outcome: Outcome,
+}
+
+/// One part of a review in parts, as it was asked.
+#[derive(Debug, Clone, Serialize)]
+pub struct PartOutcome {
+    /// 1-based.
+    pub index: usize,
+    /// speed's count of the part's prompt.
+    pub tokens: usize,
+    /// Files whose changes the part's prompt shows.
+    pub files: usize,
+    /// "answered" or "failed".
+    pub status: &'static str,
+    /// Why the part has no answer.
+    pub error: Option<String>,
+    /// Its answer, as validated (a failed review keeps the answers of the
+    /// parts that succeeded).
+    pub review: Option<Verdict>,
 }
 
 impl Report {
@@ -140,6 +162,7 @@ impl Report {
                 .map(|review| DefectBlock::new(&review.defect)),
             specs: Vec::new(),
             task_update: None,
+            parts: Vec::new(),
             outcome: Outcome::Error,
         }
     }

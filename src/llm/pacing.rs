@@ -1,7 +1,9 @@
 //! Client-side rate limiting shared by concurrent reviews: requests per
 //! minute and tokens per minute over sliding one-minute windows, so a batch
-//! stays under a provider's limits instead of collecting 429s. It only
-//! decides when a request may start; it never sends anything.
+//! stays under a provider's limits instead of collecting 429s, and a cap on
+//! the requests in flight at once (`Slots`), shared by the reviews of a
+//! batch and the parts of each review. It only decides when a request may
+//! start; it never sends anything.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -183,6 +185,59 @@ fn decide(
     Decision::Go
 }
 
+/// At most `max` requests in flight at once, whoever asks: the reviews of
+/// a batch and the parts of one review share them, so `--concurrency N`
+/// means N model calls at a time however the work is split. A slot is held
+/// only around one request, never while waiting for other work, so the
+/// holders cannot wait on each other.
+pub struct Slots {
+    max: usize,
+    used: Mutex<usize>,
+    freed: Condvar,
+}
+
+/// A request slot; dropping it frees the slot.
+pub struct Slot<'s> {
+    slots: &'s Slots,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        let mut used = self.slots.lock();
+        *used = used.saturating_sub(1);
+        drop(used);
+        self.slots.freed.notify_one();
+    }
+}
+
+impl Slots {
+    /// `max` of 0 is taken as 1: a run must be able to ask.
+    pub fn new(max: usize) -> Slots {
+        Slots {
+            max: max.max(1),
+            used: Mutex::new(0),
+            freed: Condvar::new(),
+        }
+    }
+
+    /// Blocks until a slot is free.
+    pub fn acquire(&self) -> Slot<'_> {
+        let mut used = self.lock();
+        while *used >= self.max {
+            used = self
+                .freed
+                .wait(used)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *used += 1;
+        Slot { slots: self }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, usize> {
+        self.used.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -325,5 +380,25 @@ mod tests {
             Decision::Go
         );
         assert_eq!(state.recent.len(), 2);
+    }
+
+    #[test]
+    fn slots_hold_the_requests_in_flight_to_their_number() {
+        let slots = Slots::new(2);
+        let in_flight = std::sync::atomic::AtomicUsize::new(0);
+        let most = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..6 {
+                scope.spawn(|| {
+                    let _slot = slots.acquire();
+                    let now = in_flight.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                    most.fetch_max(now, std::sync::atomic::Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(20));
+                    in_flight.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(most.load(std::sync::atomic::Ordering::SeqCst), 2);
+        assert_eq!(*slots.lock(), 0);
     }
 }

@@ -3,21 +3,33 @@
 //! Order of claims on the budget: the protected parts (instructions, notices,
 //! task, criteria, required spec sections, one-line summaries, and the list
 //! of changed files whose changes are not shown, which is never cut) must
-//! fit or the assembly fails; then the list sections (developer notes,
+//! fit or the assembly fails. When everything else fits too, everything is
+//! sent (`Claims::include_all`): the shares below only divide what
+//! competes. Otherwise, before the code: the list sections (developer notes,
 //! earlier reviews, scope, gate results, assumptions, cross-cutting
-//! constraints; or the vision), each truncated past a cap; then optional
-//! spec sections up to a quarter of the budget; then impact rows up to 8%;
-//! the diff, its lines numbered, takes the rest. For a review in parts, the
-//! diff is the part's share (`DiffPart`), and `Prompt::rest` is what is left
-//! for the next part. Estimates add up per-piece counts, but BPE merges
-//! across joins, so the final text is counted whole and trimmed until it
-//! fits: `counter.count(&prompt.text) <= budget` always holds for a returned
+//! constraints; or the guardian's vision), each truncated past a cap; a
+//! review's vision up to a tenth of the budget (whole, or its constraining
+//! sentences); the related spec sections up to a quarter; impact rows up to
+//! 8%. The diff, its lines numbered, takes the rest; what it leaves goes
+//! back to the lists, the impact rows, the related spec, the vision's
+//! constraining sentences, the unrelated spec sections and the vision's
+//! other sentences, in that order, so nothing is cut while room is left
+//! and unrelated spec is cut before code. A review prompt that would show
+//! no code gives up every share for it, and shows a piece of a hunk when no
+//! hunk fits whole; one that still cannot show a line is an error
+//! (`Error::NoRoomForCode`). For a review in parts, the diff is the part's
+//! share (`DiffPart`), and `Prompt::rest` is what is left for the next
+//! part. Estimates add up per-piece counts, but BPE merges across joins, so
+//! the final text is counted whole and trimmed (unrelated spec first, code
+//! after everything that may go before it) until it fits:
+//! `counter.count(&prompt.text) <= budget` always holds for a returned
 //! prompt. Whatever is left out is listed in the prompt and in the
 //! accounting.
 
 mod diff;
 mod impact;
 mod spec;
+mod vision;
 
 use std::collections::HashMap;
 
@@ -31,7 +43,8 @@ use super::{
 use diff::DiffPlan;
 pub use diff::numbered_hunk;
 use impact::ImpactPlan;
-use spec::SpecPlan;
+use spec::{SpecPlan, Which};
+use vision::VisionPlan;
 
 /// Tokens held back for one-line notes ("none declared", "… omitted") that
 /// are written after the pieces are measured.
@@ -45,8 +58,11 @@ const IMPACT_SHARE_PERCENT: usize = 8;
 /// Each of scope, gates, assumptions and cross-cutting may take this share of
 /// the room left after the protected parts.
 const MEDIUM_SHARE_PERCENT: usize = 10;
-/// The vision may take this share of the budget.
+/// The vision may take this share of the guardian's budget.
 const VISION_SHARE_PERCENT: usize = 25;
+/// The vision may take this share of a review prompt's budget before the
+/// code: all of it when it fits, else its sentences that constrain changes.
+const REVIEW_VISION_SHARE_PERCENT: usize = 10;
 /// Hunk coordinates listed per partially shown file.
 pub(super) const MAX_LISTED_HUNKS: usize = 8;
 /// Names listed in the impact row of one file's added, unreferenced
@@ -93,8 +109,8 @@ fn assemble_with(
         (Kind::Defect, Some(defect)) => render_determinations(&ctx, &defect.determinations),
         _ => String::new(),
     };
-    let mut spec = SpecPlan::new(&ctx, &input.spec);
-    let mut diff = DiffPlan::new(&ctx, &input.diff.files, input.part.as_ref());
+    let spec = SpecPlan::new(&ctx, &input.spec);
+    let diff = DiffPlan::new(&ctx, &input.diff.files, input.part.as_ref());
     // Every changed file is named, whatever the budget: the list of those
     // not shown is protected, at its largest (no file shown).
     let list_reserve = diff.list_reserve(&ctx);
@@ -114,10 +130,9 @@ fn assemble_with(
             budget,
         });
     }
-    let mut room = budget - protected;
-    room = room.saturating_sub(SLACK_BASE + budget / 200) + overcommit;
+    let room = (budget - protected).saturating_sub(SLACK_BASE + budget / 200) + overcommit;
 
-    let mut medium = match input.kind {
+    let medium = match input.kind {
         Kind::Review => {
             let cap = room * MEDIUM_SHARE_PERCENT / 100;
             review_lists(input)
@@ -137,17 +152,20 @@ fn assemble_with(
                 .collect()
         }
     };
-    room = room.saturating_sub(medium.iter().map(|m| m.tokens).sum());
-
-    room = room.saturating_sub(spec.pack(&ctx, room.min(budget * SPEC_SHARE_PERCENT / 100)));
-
-    let mut impact = match input.kind {
-        Kind::Review | Kind::Defect => ImpactPlan::new(&ctx, input.impact.as_deref()),
-        Kind::Guardian => ImpactPlan::new(&ctx, Some(&[])),
+    let mut claims = Claims {
+        medium,
+        vision: match input.kind {
+            Kind::Guardian => VisionPlan::new(&ctx, None),
+            Kind::Review | Kind::Defect => VisionPlan::new(&ctx, input.vision.as_ref()),
+        },
+        spec,
+        impact: match input.kind {
+            Kind::Review | Kind::Defect => ImpactPlan::new(&ctx, input.impact.as_deref()),
+            Kind::Guardian => ImpactPlan::new(&ctx, Some(&[])),
+        },
+        diff,
     };
-    room = room.saturating_sub(impact.pack(&ctx, room.min(budget * IMPACT_SHARE_PERCENT / 100)));
-
-    diff.pack(&ctx, room + list_reserve);
+    claims.claim(&ctx, input.kind, room, budget, list_reserve)?;
 
     let fixed = Fixed {
         template,
@@ -158,7 +176,7 @@ fn assemble_with(
         determinations: &determinations,
     };
     loop {
-        let parts = render_parts(&ctx, input.kind, &medium, &spec, &impact, &diff);
+        let parts = render_parts(&ctx, input.kind, &claims);
         let text = fill(&fixed, &ctx, &parts);
         let total = ctx.count(&text);
         if total <= budget {
@@ -166,26 +184,131 @@ fn assemble_with(
                 fixed: &fixed,
                 instructions: &instructions,
                 parts: &parts,
-                medium: &medium,
-                spec: &spec,
-                impact: &impact,
-                diff: &diff,
+                claims: &claims,
             };
             return Ok(accounting.prompt(&ctx, text, total, budget));
         }
-        // Drop a little more than the overshoot: each drop adds an omission line.
+        // Drop a little more than the overshoot: each drop adds an omission
+        // line. What may be cut goes before the code; the code before the
+        // lists.
         let need = total - budget + 16;
-        let shrunk = diff.drop_content(need)
-            || impact.drop_rows(need)
-            || spec.drop_optional(need)
-            || drop_medium(&mut medium, need)
-            || spec.shorten_list();
+        let c = &mut claims;
+        let shrunk = c.spec.drop_optional(need, Which::Unrelated)
+            || c.impact.drop_rows(need)
+            || c.vision.drop_some(need)
+            || c.spec.drop_optional(need, Which::Any)
+            || c.diff.drop_content(&ctx, need)
+            || drop_medium(&ctx, &mut c.medium, need)
+            || c.spec.shorten_list();
         if !shrunk {
             return Err(Error::ProtectedTooLarge {
                 needed: total,
                 budget,
             });
         }
+    }
+}
+
+/// What the parts of a prompt that may be cut claim of the room left
+/// after the protected ones.
+struct Claims<'a> {
+    /// The list sections (or the guardian's vision).
+    medium: Vec<Medium>,
+    /// The vision of a review prompt.
+    vision: VisionPlan,
+    spec: SpecPlan,
+    impact: ImpactPlan,
+    diff: DiffPlan<'a>,
+}
+
+impl Claims<'_> {
+    /// Shares the room: first each part that goes before the code within
+    /// its share (the lists, the vision, the related spec sections, the
+    /// riskiest impact rows), then the diff, then, with what the diff
+    /// leaves, everything the shares cut (so nothing is cut when the whole
+    /// prompt fits). A review prompt that would show no code gives up what
+    /// may be cut for it; one that still cannot is an error.
+    fn claim(
+        &mut self,
+        ctx: &Ctx,
+        kind: Kind,
+        room: usize,
+        budget: usize,
+        list_reserve: usize,
+    ) -> Result<(), Error> {
+        // Everything, when it all fits: the shares divide only what
+        // competes for the room.
+        let capped = self.medium.clone();
+        let all = self.include_all(ctx);
+        // The estimates add up pieces and overshoot the text counted whole
+        // by a little: near the budget, the count of the whole text decides
+        // (and the final trim cuts what may be cut first).
+        let fits = all <= room + list_reserve + SLACK_BASE + budget / 200 + budget / 20;
+        if fits && (kind == Kind::Guardian || self.diff.shows_code() || !self.diff.has_code()) {
+            return Ok(());
+        }
+        self.medium = capped;
+        self.vision.clear();
+        self.spec.clear_optional();
+        self.impact.clear();
+        self.diff.clear();
+        let mut spent: usize = self.medium.iter().map(|m| m.tokens).sum();
+        let share =
+            |percent: usize, spent: usize| room.saturating_sub(spent).min(budget * percent / 100);
+        spent += self
+            .vision
+            .pack(ctx, share(REVIEW_VISION_SHARE_PERCENT, spent));
+        spent += self
+            .spec
+            .pack(ctx, share(SPEC_SHARE_PERCENT, spent), Which::Related);
+        spent += self.impact.pack(ctx, share(IMPACT_SHARE_PERCENT, spent));
+        let mut diff_room = room.saturating_sub(spent) + list_reserve;
+        let mut used = self.diff.pack(ctx, diff_room);
+        if kind != Kind::Guardian && self.diff.has_code() && !self.diff.shows_code() {
+            // Code before everything that may be cut: the shares go, and
+            // come back below with what the code leaves.
+            for m in &mut self.medium {
+                m.drop_all(ctx);
+            }
+            self.vision.clear();
+            self.spec.clear_optional();
+            self.impact.clear();
+            spent = self.medium.iter().map(|m| m.tokens).sum::<usize>() + self.spec.spend(ctx);
+            diff_room = room.saturating_sub(spent) + list_reserve;
+            self.diff.clear();
+            used = self.diff.pack(ctx, diff_room);
+            if !self.diff.shows_code() {
+                let least = self.diff.least_code(ctx) + spent;
+                return Err(Error::NoRoomForCode {
+                    needed: budget + least.saturating_sub(room) + budget / 200 + SLACK_BASE,
+                    budget,
+                });
+            }
+        }
+        let mut left = diff_room.saturating_sub(used);
+        for m in &mut self.medium {
+            left -= m.grow(ctx, left);
+        }
+        left -= self.impact.pack_more(ctx, left);
+        left -= self.spec.pack_more(ctx, left, Which::Related);
+        left -= self.vision.pack_more(ctx, left, false);
+        left -= self.spec.pack_more(ctx, left, Which::Any);
+        self.vision.pack_more(ctx, left, true);
+        Ok(())
+    }
+
+    /// Includes every part whole; returns what that costs.
+    fn include_all(&mut self, ctx: &Ctx) -> usize {
+        const ALL: usize = usize::MAX / 4;
+        let mut all = 0;
+        for m in &mut self.medium {
+            m.grow(ctx, ALL);
+            all += m.tokens;
+        }
+        all += self.vision.pack(ctx, ALL);
+        all += self.spec.pack(ctx, ALL, Which::Any);
+        all += self.impact.pack(ctx, ALL);
+        all + self.diff.pack(ctx, ALL)
     }
 }
 
@@ -241,7 +364,15 @@ struct Fixed<'a> {
 }
 
 fn fill(fixed: &Fixed, ctx: &Ctx, parts: &HashMap<&'static str, String>) -> String {
+    // An override without {{vision}} gets the vision after the spec.
+    let spec_and_vision = match (parts.get("spec"), parts.get("vision")) {
+        (Some(spec), Some(vision)) if !fixed.template.has("vision") => {
+            Some(format!("{spec}\n\n{vision}"))
+        }
+        _ => None,
+    };
     let text = fixed.template.render(|name| match name {
+        "spec" if spec_and_vision.is_some() => spec_and_vision.as_deref().unwrap_or(""),
         "tag" => ctx.fence.tag(),
         "schema" => fixed.schema,
         "notices" => fixed.notices,
@@ -253,22 +384,16 @@ fn fill(fixed: &Fixed, ctx: &Ctx, parts: &HashMap<&'static str, String>) -> Stri
     text.trim_start_matches('\n').to_string()
 }
 
-fn render_parts(
-    ctx: &Ctx,
-    kind: Kind,
-    medium: &[Medium],
-    spec: &SpecPlan,
-    impact: &ImpactPlan,
-    diff: &DiffPlan,
-) -> HashMap<&'static str, String> {
+fn render_parts(ctx: &Ctx, kind: Kind, claims: &Claims) -> HashMap<&'static str, String> {
     let mut parts = HashMap::new();
-    for m in medium {
+    for m in &claims.medium {
         parts.insert(m.name, m.body.clone());
     }
-    parts.insert("spec", spec.render(ctx));
-    parts.insert("diff", diff.render(ctx));
+    parts.insert("spec", claims.spec.render(ctx));
+    parts.insert("diff", claims.diff.render(ctx));
     if kind != Kind::Guardian {
-        parts.insert("impact", impact.render(ctx));
+        parts.insert("impact", claims.impact.render(ctx));
+        parts.insert("vision", claims.vision.render(ctx));
     }
     parts
 }
@@ -278,10 +403,7 @@ struct Accounting<'p, 'a> {
     fixed: &'p Fixed<'p>,
     instructions: &'p str,
     parts: &'p HashMap<&'static str, String>,
-    medium: &'p [Medium],
-    spec: &'p SpecPlan,
-    impact: &'p ImpactPlan,
-    diff: &'p DiffPlan<'a>,
+    claims: &'p Claims<'a>,
 }
 
 impl Accounting<'_, '_> {
@@ -294,7 +416,15 @@ impl Accounting<'_, '_> {
             .slots()
             .filter(|s| !matches!(*s, "tag" | "schema"))
             .collect();
+        if !self.fixed.template.has("vision") && self.parts.contains_key("vision") {
+            let at = order
+                .iter()
+                .position(|s| *s == "spec")
+                .map_or(order.len(), |i| i + 1);
+            order.insert(at, "vision");
+        }
         order.push("instructions");
+        let c = self.claims;
         let mut sections = Vec::new();
         for name in order {
             let (tokens, omitted) = match name {
@@ -304,11 +434,12 @@ impl Accounting<'_, '_> {
                 "criteria" => (ctx.count(self.fixed.criteria), Vec::new()),
                 "determinations" => (ctx.count(self.fixed.determinations), Vec::new()),
                 "instructions" => (ctx.count(self.instructions), Vec::new()),
-                "diff" => (self.part(ctx, name), self.diff.omissions()),
-                "impact" => (self.part(ctx, name), self.impact.omissions()),
-                "spec" => (self.part(ctx, name), self.spec.omissions()),
-                _ => match self.medium.iter().find(|m| m.name == name) {
+                "diff" => (self.part(ctx, name), c.diff.omissions()),
+                "impact" => (self.part(ctx, name), c.impact.omissions()),
+                "spec" => (self.part(ctx, name), c.spec.omissions()),
+                _ => match c.medium.iter().find(|m| m.name == name) {
                     Some(m) => (ctx.count(&m.body), m.omitted.clone()),
+                    None if name == "vision" => (self.part(ctx, name), c.vision.omissions()),
                     None => continue,
                 },
             };
@@ -323,10 +454,11 @@ impl Accounting<'_, '_> {
             total_tokens,
             budget,
             sections,
-            files_shown: self.diff.files_shown(),
-            files_omitted: self.diff.files_omitted(),
-            sent_sections: self.spec.sent(),
-            rest: self.diff.rest(),
+            files_shown: c.diff.files_shown(),
+            files_omitted: c.diff.files_omitted(),
+            sent_sections: c.spec.sent(),
+            sent_vision: c.vision.sent(),
+            rest: c.diff.rest(),
         }
     }
 
@@ -533,7 +665,7 @@ fn bullet_items(items: &[String]) -> Vec<String> {
 }
 
 /// A short, one-line name for an item in the accounting.
-fn preview(text: &str) -> String {
+pub(super) fn preview(text: &str) -> String {
     let one_line = inline(text.trim());
     if one_line.is_empty() {
         return "(empty)".to_string();
@@ -556,10 +688,15 @@ pub(super) fn omission(item: String, reason: &str) -> Omission {
 
 /// A section of list items (scope, gates, assumptions, cross-cutting, vision)
 /// cut to a cap: whole items in order, then one truncated item, then a count.
+#[derive(Clone)]
 struct Medium {
     name: &'static str,
     body: String,
     tokens: usize,
+    /// The items, to fit again with more room.
+    items: Vec<String>,
+    /// Text before the items (the vision's source).
+    label: String,
     /// Items as first shown, for the accounting when the section is dropped.
     all: Vec<String>,
     omitted: Vec<Omission>,
@@ -572,15 +709,40 @@ impl Medium {
             .iter()
             .map(|i| preview(i.trim_start_matches("- ")))
             .collect();
-        let (body, omitted) = if items.is_empty() {
+        Medium::labelled(ctx, name, items, cap, String::new(), all)
+    }
+
+    /// The items under `label`, within `cap`; `all` names them in the
+    /// accounting.
+    fn labelled(
+        ctx: &Ctx,
+        name: &'static str,
+        items: Vec<String>,
+        cap: usize,
+        label: String,
+        all: Vec<String>,
+    ) -> Medium {
+        let (body, mut omitted) = if items.is_empty() {
             (NONE_DECLARED.to_string(), Vec::new())
         } else {
-            fit_items(ctx, &items, &all, cap)
+            fit_items(ctx, &items, &all, cap.saturating_sub(ctx.count(&label)))
+        };
+        if let [only] = all.as_slice() {
+            for o in &mut omitted {
+                o.item = only.clone();
+            }
+        }
+        let body = if items.is_empty() {
+            body
+        } else {
+            format!("{label}{body}")
         };
         Medium {
             name,
             tokens: ctx.count(&body),
             body,
+            items,
+            label,
             all,
             omitted,
             dropped: false,
@@ -591,24 +753,43 @@ impl Medium {
         let Some(vision) = vision.filter(|v| !v.text.trim().is_empty()) else {
             return Medium::fit(ctx, "vision", Vec::new(), cap);
         };
-        let label = format!("From {}:\n", inline(&vision.doc_path));
-        let mut m = Medium::fit(
+        Medium::labelled(
             ctx,
             "vision",
             vec![vision.text.clone()],
-            cap.saturating_sub(ctx.count(&label)),
-        );
-        m.all = vec![vision.doc_path.clone()];
-        for o in &mut m.omitted {
-            o.item = vision.doc_path.clone();
-        }
-        m.body = format!("{label}{}", m.body);
-        m.tokens = ctx.count(&m.body);
-        m
+            cap,
+            format!("From {}:\n", inline(&vision.doc_path)),
+            vec![vision.doc_path.clone()],
+        )
     }
 
-    fn drop_all(&mut self) -> usize {
-        let freed = self.tokens;
+    /// Fits the items again within `extra` more tokens when some were cut;
+    /// returns the tokens spent.
+    fn grow(&mut self, ctx: &Ctx, extra: usize) -> usize {
+        if self.omitted.is_empty() || extra == 0 {
+            return 0;
+        }
+        let before = self.tokens;
+        let grown = Medium::labelled(
+            ctx,
+            self.name,
+            self.items.clone(),
+            before + extra,
+            self.label.clone(),
+            self.all.clone(),
+        );
+        if grown.tokens <= before + extra && grown.omitted.len() <= self.omitted.len() {
+            *self = grown;
+        }
+        self.tokens.saturating_sub(before)
+    }
+
+    /// Leaves every item out, saying how many; returns the tokens freed.
+    fn drop_all(&mut self, ctx: &Ctx) -> usize {
+        if self.items.is_empty() || self.dropped {
+            return 0;
+        }
+        let before = self.tokens;
         self.body = format!(
             "({} {} omitted for budget; the report lists them)",
             self.all.len(),
@@ -620,7 +801,8 @@ impl Medium {
             .map(|i| omission(i.clone(), OMITTED_FOR_BUDGET))
             .collect();
         self.dropped = true;
-        freed
+        self.tokens = ctx.count(&self.body);
+        before.saturating_sub(self.tokens)
     }
 }
 
@@ -676,19 +858,21 @@ fn fit_items(
 }
 
 /// Drops whole medium sections, largest first, until `need` tokens are freed.
-fn drop_medium(medium: &mut [Medium], need: usize) -> bool {
+fn drop_medium(ctx: &Ctx, medium: &mut [Medium], need: usize) -> bool {
     let mut freed = 0;
+    let mut dropped = false;
     while freed < need {
         let Some(m) = medium
             .iter_mut()
-            .filter(|m| !m.dropped && !m.all.is_empty())
+            .filter(|m| !m.dropped && !m.items.is_empty())
             .max_by_key(|m| m.tokens)
         else {
             break;
         };
-        freed += m.drop_all();
+        freed += m.drop_all(ctx);
+        dropped = true;
     }
-    freed > 0
+    dropped
 }
 
 #[cfg(test)]
@@ -696,7 +880,7 @@ mod tests {
     use super::*;
     use crate::git::diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
     use crate::prompt::tokens::tests::counter;
-    use crate::prompt::{DiffPart, ImpactRow, SpecSection};
+    use crate::prompt::{At, DiffPart, ImpactRow, SpecSection, VisionSentence};
 
     const SCHEMA: &str = r#"{"type":"object","required":["verdict"],"properties":{"verdict":{"enum":["approve","request_changes"]}}}"#;
 
@@ -763,6 +947,7 @@ mod tests {
             text: text.into(),
             primary,
             required,
+            related: required || primary,
         }
     }
 
@@ -971,6 +1156,7 @@ mod tests {
                 "task_notes",
                 "previous_review",
                 "spec",
+                "vision",
                 "criteria",
                 "cross_cutting",
                 "scope",
@@ -991,12 +1177,13 @@ mod tests {
         i.notices = vec![
             "The diff edits specs/product/library-catalog.md, the spec this review uses".into(),
         ];
-        insta::assert_snapshot!("review_prompt", build(&i, 60_000).unwrap().text);
-        i.kind = Kind::Guardian;
         i.vision = Some(Vision {
             doc_path: "specs/product/overview.md".into(),
             text: "# Vision\nA library anyone can use.\n".into(),
+            ranked: Vec::new(),
         });
+        insta::assert_snapshot!("review_prompt", build(&i, 60_000).unwrap().text);
+        i.kind = Kind::Guardian;
         insta::assert_snapshot!("guardian_prompt", build(&i, 60_000).unwrap().text);
     }
 
@@ -1015,6 +1202,7 @@ mod tests {
                 "triage",
                 "guidance",
                 "spec",
+                "vision",
                 "criteria",
                 "determinations",
                 "scope",
@@ -1159,7 +1347,7 @@ mod tests {
             p.rest,
             Some(DiffPart {
                 number: 2,
-                from_hunk: vec![Some(shown)]
+                from: vec![Some(At::hunk(shown))]
             })
         );
     }
@@ -1240,6 +1428,173 @@ mod tests {
     }
 
     #[test]
+    fn a_hunk_larger_than_any_prompt_is_shown_in_pieces_part_by_part() {
+        let body: Vec<String> = (0..400)
+            .map(|n| format!("    let value_{n} = compute_something({n});"))
+            .collect();
+        let body: Vec<&str> = body.iter().map(String::as_str).collect();
+        let checks: Vec<String> = (0..20).map(|n| format!("    check_{n}();")).collect();
+        let checks: Vec<&str> = checks.iter().map(String::as_str).collect();
+        let d = diff(vec![
+            file("src/huge.rs", vec![hunk(1, &body)]),
+            file("tests/huge.rs", vec![hunk(1, &checks)]),
+        ]);
+        let mut i = input(&d);
+        i.part = Some(DiffPart::first(&d));
+        let budget = 4_000;
+        let mut parts = vec![build(&i, budget).unwrap()];
+        while let Some(rest) = parts.last().unwrap().rest.clone() {
+            assert!(parts.len() < 20, "no progress");
+            i.part = Some(rest);
+            parts.push(build(&i, budget).unwrap());
+        }
+        assert!(parts.len() > 2, "{} parts", parts.len());
+        // Every part shows code, and every line is shown exactly once.
+        for (n, p) in parts.iter().enumerate() {
+            assert!(p.total_tokens <= budget);
+            assert!(p.files_shown > 0, "part {} shows no code", n + 1);
+        }
+        for line in 1..=400 {
+            let numbered = format!("\n{line}+    let value_{} ", line - 1);
+            let shown = parts.iter().filter(|p| p.text.contains(&numbered)).count();
+            assert_eq!(shown, 1, "line {line}");
+        }
+        // A piece is a hunk of its own: its header says where it lies, and
+        // its first line is numbered accordingly.
+        let mut starts: Vec<usize> = Vec::new();
+        for p in &parts {
+            for piece in p.text.split("@@ -").skip(1) {
+                let new_start = piece.split('+').nth(1).and_then(|r| r.split(',').next());
+                if let Some(n) = new_start.and_then(|n| n.parse::<usize>().ok()) {
+                    if piece.contains("let value_") {
+                        assert!(piece.contains(&format!("\n{n}+    let value_{} ", n - 1)));
+                        starts.push(n);
+                    }
+                }
+            }
+        }
+        assert!(starts.len() > 2 && starts[0] == 1, "{starts:?}");
+        assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
+        // What is left is named with its coordinates.
+        let first = parts
+            .iter()
+            .find(|p| p.text.contains("diff --git a/src/huge.rs"))
+            .unwrap();
+        assert!(
+            first
+                .text
+                .contains("shown in part, the hunks listed omitted for budget:\n- src/huge.rs: 1 of 1 hunks: @@ -1,0 +"),
+            "{}",
+            first.text
+        );
+        let c = crate::prompt::coverage(&d, None);
+        assert_eq!(c.lines_shown, 420);
+    }
+
+    #[test]
+    fn a_line_longer_than_a_prompt_leaves_room_for_the_next_files_piece() {
+        let long = format!("let minified = \"{}\";", "abc ".repeat(3_000));
+        let body: Vec<String> = (0..300)
+            .map(|n| format!("    let value_{n} = compute_something({n});"))
+            .collect();
+        let body: Vec<&str> = body.iter().map(String::as_str).collect();
+        let d = diff(vec![
+            file("src/a.rs", vec![hunk(1, &[long.as_str()])]),
+            file("src/b.rs", vec![hunk(1, &body)]),
+        ]);
+        let mut i = input(&d);
+        i.part = Some(DiffPart::first(&d));
+        let p = build(&i, 4_000).unwrap();
+        assert_eq!(p.files_shown, 1);
+        assert!(p.text.contains("diff --git a/src/b.rs"), "{}", p.text);
+        assert!(!p.text.contains("abc abc abc"));
+        let rest = p.rest.unwrap();
+        assert_eq!(rest.from[0], Some(At::default()));
+        assert!(rest.from[1].is_some_and(|at| at.hunk == 0 && at.line > 0));
+    }
+
+    #[test]
+    fn no_room_for_code_is_an_error_naming_the_budget_needed() {
+        let body: Vec<String> = (0..50)
+            .map(|n| format!("    let value_{n} = compute_something({n});"))
+            .collect();
+        let body: Vec<&str> = body.iter().map(String::as_str).collect();
+        let d = diff(vec![file("src/a.rs", vec![hunk(1, &body)])]);
+        let mut i = input(&d);
+        // The protected parts fill the budget but for a few tokens.
+        let tight = build(&i, 60_000).unwrap();
+        let protected = tight.total_tokens
+            - tight
+                .sections
+                .iter()
+                .find(|s| s.name == "diff")
+                .unwrap()
+                .tokens;
+        let err = build(&i, protected + 40).unwrap_err();
+        let Error::NoRoomForCode { needed, budget } = err else {
+            panic!("{err}")
+        };
+        assert_eq!(budget, protected + 40);
+        assert!(needed > budget);
+        // The budget it names is enough for some code.
+        i.part = None;
+        let p = build(&i, needed).unwrap();
+        assert_eq!(p.files_shown, 1);
+    }
+
+    #[test]
+    fn the_vision_is_sent_whole_when_it_fits_else_its_ranked_sentences() {
+        let d = large_diff();
+        let mut i = input(&d);
+        let sentence = |line: usize, text: &str| VisionSentence {
+            line,
+            text: text.to_string(),
+            constrains: line != 3,
+        };
+        let filler = "The catalog is a quiet place to browse. ".repeat(300);
+        i.vision = Some(Vision {
+            doc_path: "specs/product/overview.md".into(),
+            text: format!(
+                "# Vision\nConfiguration comes from flags only.\n{filler}\nNo book is ever sold.\n"
+            ),
+            ranked: vec![
+                sentence(4, "No book is ever sold."),
+                sentence(2, "Configuration comes from flags only."),
+                sentence(3, &filler),
+            ],
+        });
+        let p = build(&i, 20_000).unwrap();
+        let vision = p.sections.iter().find(|s| s.name == "vision").unwrap();
+        assert!(vision.tokens <= 20_000 / 10, "{}", vision.tokens);
+        assert!(p.text.contains("PRODUCT VISION: specs/product/overview.md"));
+        // The constraints, in the vision's order; the rest counted.
+        let at = positions(
+            &p.text,
+            &[
+                "Configuration comes from flags only.\nNo book is ever sold.",
+                "(2 of 3 sentences of the vision shown",
+            ],
+        );
+        assert!(at[0] < at[1]);
+        assert_eq!(
+            p.sent_vision,
+            vec![
+                sentence(2, "Configuration comes from flags only."),
+                sentence(4, "No book is ever sold.")
+            ]
+        );
+        assert_eq!(vision.omitted.len(), 1);
+        // With room for it, the whole vision is sent as written.
+        let d = small_diff();
+        let mut small = input(&d);
+        small.vision = i.vision.clone();
+        let p = build(&small, 60_000).unwrap();
+        assert!(p.text.contains(&small.vision.as_ref().unwrap().text));
+        assert_eq!(p.sent_vision.len(), 1);
+        assert_eq!(p.sent_vision[0].line, 1);
+    }
+
+    #[test]
     fn a_later_part_shows_what_the_earlier_ones_could_not() {
         let body: Vec<String> = (0..60)
             .map(|n| format!("    let value_{n} = compute_something({n});"))
@@ -1313,24 +1668,44 @@ mod tests {
         );
     }
 
-    #[test]
-    fn optional_spec_share_is_capped_and_omissions_listed() {
-        let d = small_diff();
-        let mut i = input(&d);
+    /// More code than any budget of these tests holds.
+    fn large_diff() -> Diff {
+        let body: Vec<String> = (0..30)
+            .map(|n| format!("    total += price_{n} * quantity;"))
+            .collect();
+        let body: Vec<&str> = body.iter().map(String::as_str).collect();
+        diff(
+            (0..60)
+                .map(|n| file(&format!("src/m{n:02}.rs"), vec![hunk(1, &body)]))
+                .collect(),
+        )
+    }
+
+    /// 30 related optional sections, then 10 unrelated ones.
+    fn rules(i: &mut Input) {
         i.spec.truncate(1);
-        for n in 0..30 {
+        for n in 0..40 {
             let text = format!(
                 "## Rule {n}\n{}",
                 "Members may renew a loan twice. ".repeat(60)
             );
-            i.spec.push(section(
+            let mut s = section(
                 "specs/product/accounts.md",
                 &format!("Accounts > Rule {n}"),
                 &text,
                 false,
                 false,
-            ));
+            );
+            s.related = n < 30;
+            i.spec.push(s);
         }
+    }
+
+    #[test]
+    fn optional_spec_share_is_capped_and_omissions_listed() {
+        let d = large_diff();
+        let mut i = input(&d);
+        rules(&mut i);
         let p = build(&i, 20_000).unwrap();
         let spec = p.sections.iter().find(|s| s.name == "spec").unwrap();
         let required = counter().count(&i.spec[0].text);
@@ -1340,17 +1715,53 @@ mod tests {
             spec.tokens
         );
         assert!(!spec.omitted.is_empty());
-        // Rank order: what is sent is a prefix of the optional sections.
+        // Rank order: what is sent is a prefix of the related sections; the
+        // unrelated ones give way to the code.
         let sent: Vec<&str> = p.sent_sections.iter().map(|(_, h)| h.as_str()).collect();
         assert_eq!(sent[0], "Library Catalog > Search");
+        assert!(sent.len() > 3 && sent.len() <= 31, "{sent:?}");
         for (k, h) in sent[1..].iter().enumerate() {
             assert_eq!(*h, format!("Accounts > Rule {k}"));
         }
         assert!(p.text.contains("Spec sections omitted for budget"));
         assert!(
             p.text
-                .contains("- specs/product/accounts.md § Accounts > Rule 29")
+                .contains("- specs/product/accounts.md § Accounts > Rule 39")
         );
+        assert!(p.rest.is_some(), "the code does not fit either");
+    }
+
+    #[test]
+    fn unrelated_spec_is_cut_before_any_code_and_nothing_when_all_fits() {
+        // Room for the whole diff, or for the unrelated sections, not both.
+        let d = large_diff();
+        let mut i = input(&d);
+        rules(&mut i);
+        for s in &mut i.spec[1..] {
+            s.related = false;
+        }
+        let whole_diff = d.files.len();
+        let budget = 30_000;
+        let p = build(&i, budget).unwrap();
+        assert_eq!(p.files_shown, whole_diff, "{}", p.text);
+        assert!(p.rest.is_none());
+        assert!(p.sent_sections.len() < 41);
+        // With a small diff everything fits: nothing is cut, the impact
+        // table, the lists and the spec whole.
+        let d = small_diff();
+        let mut i = input(&d);
+        rules(&mut i);
+        let p = build(&i, budget).unwrap();
+        assert!(p.total_tokens <= budget);
+        assert_eq!(p.sent_sections.len(), 41, "{}", p.text);
+        for s in &p.sections {
+            assert!(
+                s.omitted.is_empty() || s.name == "diff",
+                "{}: {:?}",
+                s.name,
+                s.omitted
+            );
+        }
     }
 
     #[test]
@@ -1365,13 +1776,15 @@ mod tests {
         let d = diff(files);
         let mut with = input(&d);
         for n in 0..10 {
-            with.spec.push(section(
+            let mut s = section(
                 "specs/x.md",
                 &format!("X {n}"),
                 &"Rule text. ".repeat(200),
                 false,
                 false,
-            ));
+            );
+            s.related = true;
+            with.spec.push(s);
         }
         let mut without = input(&d);
         without.spec.truncate(1);
@@ -1393,7 +1806,7 @@ mod tests {
         let mut i = input(&d);
         i.assumptions = vec![
             "short one".into(),
-            format!("long {}", "word ".repeat(3_000)),
+            format!("long {}", "word ".repeat(9_000)),
             "third".into(),
         ];
         let p = build(&i, 8_000).unwrap();
@@ -1410,7 +1823,7 @@ mod tests {
 
     #[test]
     fn impact_rows_beyond_their_share_are_counted() {
-        let d = small_diff();
+        let d = large_diff();
         let mut i = input(&d);
         i.impact = Some(
             (0..200)
@@ -1429,7 +1842,8 @@ mod tests {
         );
         let p = build(&i, 10_000).unwrap();
         let acc = p.sections.iter().find(|s| s.name == "impact").unwrap();
-        assert!(acc.tokens <= 800 + 10, "{}", acc.tokens);
+        // Its share, and what the code leaves (less than one of its hunks).
+        assert!(acc.tokens <= 800 + 400, "{}", acc.tokens);
         let left = acc.omitted.len();
         assert!(left > 0 && left < 200);
         assert!(p.text.contains(&format!(
@@ -1437,6 +1851,14 @@ mod tests {
         )));
         assert!(p.text.contains("| symbol_0 |"));
         assert_eq!(acc.omitted[0].item, format!("symbol_{}", 200 - left));
+        // When the whole prompt fits, the whole table is in it.
+        let d = small_diff();
+        let mut all = input(&d);
+        all.impact = i.impact.clone();
+        let p = build(&all, 10_000).unwrap();
+        let acc = p.sections.iter().find(|s| s.name == "impact").unwrap();
+        assert!(acc.omitted.is_empty(), "{:?}", acc.omitted);
+        assert!(p.text.contains("| symbol_199 |"));
     }
 
     #[test]
@@ -1447,6 +1869,7 @@ mod tests {
         i.vision = Some(Vision {
             doc_path: "specs/product/overview.md".into(),
             text: "# Vision\nA library anyone can use.\n".into(),
+            ranked: Vec::new(),
         });
         let p = build(&i, 10_000).unwrap();
         positions(
@@ -1725,6 +2148,7 @@ mod tests {
             i.vision = Some(Vision {
                 doc_path: "specs/product/overview.md".into(),
                 text: text_upto(&mut rng, 2_000),
+                ranked: Vec::new(),
             });
             let required = rng.below(3);
             i.spec = (0..rng.below(8))
@@ -1820,6 +2244,11 @@ mod tests {
                         protected * 2 + 1_500 > budget,
                         "case {case}: refused {protected} within {budget}"
                     );
+                }
+                Err(Error::NoRoomForCode { needed, budget: b }) => {
+                    too_large += 1;
+                    assert_eq!(b, budget);
+                    assert!(needed > budget, "case {case}");
                 }
                 Err(other) => panic!("case {case}: {other}"),
             }

@@ -6,10 +6,10 @@
 
 use serde::Serialize;
 
-use crate::git::diff::{Diff, Hunk, LineKind};
+use crate::git::diff::{Diff, Line, LineKind};
 
-use super::DiffPart;
 use super::files::classify;
+use super::{At, DiffPart};
 
 /// What of the diff the model saw.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -75,12 +75,12 @@ pub fn coverage(diff: &Diff, rest: Option<&DiffPart>) -> Coverage {
             });
             continue;
         }
-        match rest.and_then(|r| r.from_hunk.get(i).copied().flatten()) {
+        match rest.and_then(|r| r.from.get(i).copied().flatten()) {
             None => {
                 c.files_shown += 1;
                 c.lines_shown += changed;
             }
-            Some(0) => {
+            Some(At { hunk: 0, line: 0 }) => {
                 c.files_unseen += 1;
                 c.lines_unseen += changed;
                 c.files_omitted.push(OmittedFile {
@@ -89,10 +89,16 @@ pub fn coverage(diff: &Diff, rest: Option<&DiffPart>) -> Coverage {
                 });
             }
             Some(from) => {
-                let unseen: usize = file.hunks[from.min(file.hunks.len())..]
+                let later: usize = file
+                    .hunks
                     .iter()
-                    .map(changed_lines)
+                    .skip(from.hunk + 1)
+                    .map(|h| changed_lines(&h.lines))
                     .sum();
+                let unseen = later
+                    + file.hunks.get(from.hunk).map_or(0, |h| {
+                        changed_lines(&h.lines[from.line.min(h.lines.len())..])
+                    });
                 c.files_shown += 1;
                 c.files_unseen += 1;
                 c.lines_shown += changed.saturating_sub(unseen);
@@ -101,7 +107,7 @@ pub fn coverage(diff: &Diff, rest: Option<&DiffPart>) -> Coverage {
                     path: file.path.clone(),
                     reason: format!(
                         "some hunks omitted for budget: {} of {}",
-                        file.hunks.len().saturating_sub(from),
+                        file.hunks.len().saturating_sub(from.hunk),
                         file.hunks.len()
                     ),
                 });
@@ -111,17 +117,14 @@ pub fn coverage(diff: &Diff, rest: Option<&DiffPart>) -> Coverage {
     c
 }
 
-fn changed_lines(hunk: &Hunk) -> usize {
-    hunk.lines
-        .iter()
-        .filter(|l| l.kind != LineKind::Context)
-        .count()
+fn changed_lines(lines: &[Line]) -> usize {
+    lines.iter().filter(|l| l.kind != LineKind::Context).count()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::diff::{FileDiff, FileStatus, Line};
+    use crate::git::diff::{FileDiff, FileStatus, Hunk};
 
     fn file(path: &str, hunks: usize) -> FileDiff {
         FileDiff {
@@ -189,7 +192,7 @@ mod tests {
     fn what_was_left_after_the_last_part_is_unseen() {
         let rest = DiffPart {
             number: 3,
-            from_hunk: vec![Some(1), Some(0), None],
+            from: vec![Some(At::hunk(1)), Some(At::hunk(0)), None],
         };
         let c = coverage(&diff(), Some(&rest));
         assert_eq!((c.files_shown, c.files_unseen), (1, 2));
@@ -206,6 +209,21 @@ mod tests {
         assert_eq!(
             c.unseen().as_deref(),
             Some("2 of 2 changed files (6 of 8 changed lines)")
+        );
+    }
+
+    #[test]
+    fn a_hunk_left_in_the_middle_counts_its_unseen_lines() {
+        let rest = DiffPart {
+            number: 2,
+            from: vec![Some(At { hunk: 2, line: 1 }), None, None],
+        };
+        let c = coverage(&diff(), Some(&rest));
+        assert_eq!((c.files_shown, c.files_unseen), (2, 1));
+        assert_eq!((c.lines_shown, c.lines_unseen), (7, 1));
+        assert_eq!(
+            c.files_omitted[0].reason,
+            "some hunks omitted for budget: 1 of 3"
         );
     }
 }

@@ -1,6 +1,7 @@
 //! Prompt assembly: turns plain data (task, criteria, diff, spec sections,
-//! impact rows, vision) into the review prompt or the guardian prompt, never
-//! exceeding a token budget and keeping what matters most.
+//! impact rows, the product vision) into the review prompt (or a defect
+//! fix's) or the guardian prompt, never exceeding a token budget, keeping
+//! what matters most, and never sending a review prompt without code.
 //!
 //! It owns token counting (`tokens`, over the byte-pair encoder `bpe`), the
 //! templates under `prompts/` (`template`), the fencing of untrusted text
@@ -71,7 +72,9 @@ pub struct Input<'a> {
     pub cross_cutting: Vec<String>,
     /// Changed symbols ranked by risk; `None` when impact analysis did not run.
     pub impact: Option<Vec<ImpactRow>>,
-    /// The product vision, read by the guardian.
+    /// The product vision: the guardian reads it whole; a review gets it
+    /// whole when it fits its share, else its sentences in `Vision::ranked`
+    /// order.
     pub vision: Option<Vision>,
     /// The JSON schema of the expected answer (verdict or guardian); embedded
     /// pretty-printed when it parses as JSON, verbatim otherwise.
@@ -105,10 +108,26 @@ pub struct Defect {
 pub struct DiffPart {
     /// 1-based.
     pub number: usize,
-    /// Per file of `Diff::files`, in that order: the first hunk still to
-    /// show, or None when the file has nothing left to show (it was shown
-    /// in an earlier part, or is shown by name only).
-    pub from_hunk: Vec<Option<usize>>,
+    /// Per file of `Diff::files`, in that order: where its changes still to
+    /// show begin, or None when the file has nothing left to show (it was
+    /// shown in an earlier part, or is shown by name only).
+    pub from: Vec<Option<At>>,
+}
+
+/// A place in a file's hunks: line `line` (0-based, of `Hunk::lines`) of
+/// hunk `hunk`. A hunk too large for a prompt of its own is shown in
+/// pieces, so a part may begin or end inside one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct At {
+    pub hunk: usize,
+    pub line: usize,
+}
+
+impl At {
+    /// The start of hunk `hunk`.
+    pub fn hunk(hunk: usize) -> At {
+        At { hunk, line: 0 }
+    }
 }
 
 impl DiffPart {
@@ -116,7 +135,7 @@ impl DiffPart {
     pub fn first(diff: &Diff) -> DiffPart {
         DiffPart {
             number: 1,
-            from_hunk: vec![Some(0); diff.files.len()],
+            from: vec![Some(At::default()); diff.files.len()],
         }
     }
 }
@@ -183,6 +202,10 @@ pub struct SpecSection {
     pub primary: bool,
     /// Must be sent whole (referenced by the task); never dropped for budget.
     pub required: bool,
+    /// Among the sections most relevant to the task and the diff (or a
+    /// parent of a referenced one): sent before the code, within the spec's
+    /// share. Other optional sections only fill what the code leaves.
+    pub related: bool,
 }
 
 /// One changed symbol and its blast radius.
@@ -212,6 +235,22 @@ pub struct ImpactRow {
 pub struct Vision {
     pub doc_path: String,
     pub text: String,
+    /// Its sentences, most important first (those that constrain changes,
+    /// the most relevant to the task and the diff first): what a review
+    /// prompt sends, in document order, when the whole text does not fit
+    /// the vision's share. Empty: the vision is sent whole or not at all.
+    pub ranked: Vec<VisionSentence>,
+}
+
+/// One sentence of the vision, as written (line breaks joined by spaces).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct VisionSentence {
+    /// 1-based line of the vision file where the sentence starts.
+    pub line: usize,
+    pub text: String,
+    /// It says what must or must not be: sent within the vision's share.
+    /// The others are sent only with what the rest of the prompt leaves.
+    pub constrains: bool,
 }
 
 /// The assembled prompt and its token accounting.
@@ -230,6 +269,9 @@ pub struct Prompt {
     /// The spec sections actually included, as (doc path, heading path):
     /// the only text a quote may come from.
     pub sent_sections: Vec<(String, String)>,
+    /// The vision text a review prompt holds, as (first line, text): the
+    /// whole file as one piece, or the sentences sent; empty when none.
+    pub sent_vision: Vec<VisionSentence>,
     /// What of the diff is still to show after this prompt, as the next
     /// part of a review in parts; None when every change with content to
     /// show is in this prompt or was in an earlier part.
@@ -281,4 +323,8 @@ pub enum Error {
         needed.saturating_sub(*budget)
     )]
     ProtectedTooLarge { needed: usize, budget: usize },
+    #[error(
+        "the budget of {budget} tokens leaves no room for any of the diff once the parts that cannot be cut (instructions, task, criteria, required spec sections, the list of changed files) are in: a prompt that shows no code cannot review it; raise the budget (--budget or review.token_budget) to at least {needed}"
+    )]
+    NoRoomForCode { needed: usize, budget: usize },
 }

@@ -60,6 +60,11 @@ pub(crate) const REVIEW_SLOTS: &[&str] = &[
     "schema",
 ];
 
+/// Placeholders a review or defect template may leave out: an override
+/// written before the vision reached the reviewer gets the vision after
+/// the spec sections instead.
+pub(crate) const OPTIONAL_SLOTS: &[&str] = &["vision"];
+
 pub(crate) const GUARDIAN_SLOTS: &[&str] = &[
     "notices", "tag", "vision", "spec", "task", "criteria", "diff", "schema",
 ];
@@ -113,12 +118,22 @@ impl Templates {
     /// The templates built into the binary.
     pub fn embedded() -> Templates {
         Templates {
-            review: Template::parse(&embedded_name(REVIEW_FILE), REVIEW_TEXT, REVIEW_SLOTS)
-                .expect("embedded review template is valid: checked by template tests"),
+            review: Template::parse_with(
+                &embedded_name(REVIEW_FILE),
+                REVIEW_TEXT,
+                REVIEW_SLOTS,
+                OPTIONAL_SLOTS,
+            )
+            .expect("embedded review template is valid: checked by template tests"),
             guardian: Template::parse(&embedded_name(GUARDIAN_FILE), GUARDIAN_TEXT, GUARDIAN_SLOTS)
                 .expect("embedded guardian template is valid: checked by template tests"),
-            defect: Template::parse(&embedded_name(DEFECT_FILE), DEFECT_TEXT, DEFECT_SLOTS)
-                .expect("embedded defect template is valid: checked by template tests"),
+            defect: Template::parse_with(
+                &embedded_name(DEFECT_FILE),
+                DEFECT_TEXT,
+                DEFECT_SLOTS,
+                OPTIONAL_SLOTS,
+            )
+            .expect("embedded defect template is valid: checked by template tests"),
             spec_review: Template::parse(
                 &embedded_name(SPEC_REVIEW_FILE),
                 SPEC_REVIEW_TEXT,
@@ -175,9 +190,15 @@ impl Templates {
         let mut templates = Templates::embedded();
         for (file, from, text) in overrides {
             match file {
-                REVIEW_FILE => templates.review = Template::parse(from, text, REVIEW_SLOTS)?,
+                REVIEW_FILE => {
+                    templates.review =
+                        Template::parse_with(from, text, REVIEW_SLOTS, OPTIONAL_SLOTS)?
+                }
                 GUARDIAN_FILE => templates.guardian = Template::parse(from, text, GUARDIAN_SLOTS)?,
-                DEFECT_FILE => templates.defect = Template::parse(from, text, DEFECT_SLOTS)?,
+                DEFECT_FILE => {
+                    templates.defect =
+                        Template::parse_with(from, text, DEFECT_SLOTS, OPTIONAL_SLOTS)?
+                }
                 SPEC_REVIEW_FILE => {
                     templates.spec_review = Template::parse(from, text, SPEC_REVIEW_SLOTS)?
                 }
@@ -242,6 +263,16 @@ impl Template {
     /// the file, and so is a slot of `slots` that the text never uses. Braces
     /// that do not hold a plain name (`{{ "a": 1 }}`) are literal text.
     pub(crate) fn parse(file: &str, text: &str, slots: &[&'static str]) -> Result<Template, Error> {
+        Template::parse_with(file, text, slots, &[])
+    }
+
+    /// `parse`, where the slots of `optional` may also be used, or not.
+    pub(crate) fn parse_with(
+        file: &str,
+        text: &str,
+        slots: &[&'static str],
+        optional: &[&'static str],
+    ) -> Result<Template, Error> {
         let mut segments = Vec::new();
         let mut literal = String::new();
         let mut rest = text;
@@ -258,11 +289,16 @@ impl Template {
                 rest = after;
                 continue;
             }
-            let Some(slot) = slots.iter().find(|s| **s == name) else {
+            let Some(slot) = slots.iter().chain(optional).find(|s| **s == name) else {
                 return Err(Error::UnknownPlaceholder {
                     file: file.to_string(),
                     placeholder: name.to_string(),
-                    known: slots.join(", "),
+                    known: slots
+                        .iter()
+                        .chain(optional)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", "),
                 });
             };
             literal.push_str(&rest[..open]);
@@ -288,6 +324,13 @@ impl Template {
             file: file.to_string(),
             segments,
         })
+    }
+
+    /// Whether the template uses `slot`.
+    pub(crate) fn has(&self, slot: &str) -> bool {
+        self.segments
+            .iter()
+            .any(|s| matches!(s, Segment::Slot(name) if *name == slot))
     }
 
     /// Where the template came from, for messages.
@@ -428,6 +471,28 @@ mod tests {
         let err = Templates::load(Some(dir.path())).unwrap_err().to_string();
         assert!(
             err.contains("guardian.md") && err.contains("{{visoin}}"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_override_may_leave_out_the_vision_but_not_misspell_it() {
+        let without: String = REVIEW_SLOTS
+            .iter()
+            .map(|s| format!("R {{{{{s}}}}}\n"))
+            .collect();
+        let t = Templates::with_overrides([("review.md", "r.md", without.as_str())]).unwrap();
+        assert!(!t.get(Kind::Review).has("vision"));
+        assert!(Templates::embedded().get(Kind::Review).has("vision"));
+        let with = format!("{without}{{{{vision}}}}\n");
+        let t = Templates::with_overrides([("review.md", "r.md", with.as_str())]).unwrap();
+        assert!(t.get(Kind::Review).has("vision"));
+        let typo = format!("{without}{{{{visoin}}}}\n");
+        let err = Templates::with_overrides([("review.md", "r.md", typo.as_str())])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("{{visoin}}") && err.contains("vision"),
             "{err}"
         );
     }

@@ -73,6 +73,27 @@ pub fn report(report: &Report, style: &Style) -> String {
             thousands(report.tokens.completion)
         );
     }
+    if report.parts.iter().any(|p| p.error.is_some()) {
+        // A failed review in parts: which part failed, and which answered.
+        for p in &report.parts {
+            let of = report.parts.len();
+            let _ = match &p.error {
+                Some(why) => writeln!(
+                    out,
+                    "  {} part {} of {of}: {}",
+                    style.red("✗"),
+                    p.index,
+                    clip(why, TEXT)
+                ),
+                None => writeln!(
+                    out,
+                    "  {} part {} of {of}: answered (kept in the report)",
+                    style.green("✓"),
+                    p.index
+                ),
+            };
+        }
+    }
     for notice in &report.notices {
         let _ = writeln!(out, "  {} {notice}", style.yellow("!"));
     }
@@ -193,8 +214,11 @@ fn spec_lines(report: &Report, review: &verdict::Verdict, style: &Style) -> Stri
                 (true, true) => style.green("✓"),
                 (true, false) => style.red("✗"),
             };
-            let place = match (&quote.section, quote.line) {
-                (Some(section), Some(line)) => format!(" ({section}, line {line})"),
+            let place = match (&quote.section, quote.line, quote.vision) {
+                (Some(section), Some(line), true) => {
+                    format!(" (product vision: {section}, line {line})")
+                }
+                (Some(section), Some(line), false) => format!(" ({section}, line {line})"),
                 _ => String::new(),
             };
             let _ = writeln!(
@@ -741,16 +765,36 @@ pub fn accounting(run: &DryRun, style: &Style) -> String {
             return out;
         }
     };
-    let _ = writeln!(
-        out,
-        "{}",
-        style.bold(&format!(
+    let heading = match prompt.part_list.as_slice() {
+        [_, _, ..] => format!(
+            "Token accounting for {who}: {} tokens in {} parts, each within {} (the largest {}) ({})",
+            thousands(prompt.total_tokens as u64),
+            prompt.part_list.len(),
+            thousands(prompt.budget as u64),
+            thousands(prompt.part_list.iter().map(|p| p.tokens).max().unwrap_or(0) as u64),
+            prompt.tokenizer
+        ),
+        _ => format!(
             "Token accounting for {who}: {} of {} tokens ({})",
             thousands(prompt.total_tokens as u64),
             thousands(prompt.budget as u64),
             prompt.tokenizer
-        ))
-    );
+        ),
+    };
+    let _ = writeln!(out, "{}", style.bold(&heading));
+    if prompt.part_list.len() > 1 {
+        for p in &prompt.part_list {
+            let _ = writeln!(
+                out,
+                "  part {} of {}: {} tokens, changes of {} {} shown",
+                p.index,
+                prompt.part_list.len(),
+                thousands(p.tokens as u64),
+                p.files,
+                if p.files == 1 { "file" } else { "files" }
+            );
+        }
+    }
     let width = prompt
         .sections
         .iter()

@@ -47,7 +47,15 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
                 "base_commit": prepared.base_commit,
                 "head_commit": prepared.head_commit,
                 "prompt": prepared.prompt,
-                "tokens": {"total": prepared.total_tokens, "budget": prepared.budget},
+                // A review in parts sums its parts: each is within the
+                // budget, which the total alone would not say.
+                "tokens": {
+                    "total": prepared.total_tokens,
+                    "budget": prepared.budget,
+                    "summed_over_parts": prepared.part_list.len(),
+                    "largest_part": prepared.part_list.iter().map(|p| p.tokens).max().unwrap_or(0),
+                },
+                "parts": prepared.part_list,
                 "sections": prepared.sections,
                 "coverage": coverage(&prepared.coverage, prepared.parts),
                 "hashes": {"diff": prepared.diff_hash, "spec": prepared.spec_hash, "prompt": prepared.prompt_hash},

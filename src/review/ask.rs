@@ -1,15 +1,16 @@
 //! Asking the models: the review's question (each part of a review in
-//! parts), and after an approval the guardian's. Every call, its raw answer
+//! parts, side by side), and after an approval the guardian's. Every call, its raw answer
 //! and what the safety net replaced in it go into the evidence; a call that
 //! fails says why and with which exit outcome. Nothing here decides: the
 //! answers go to `decide`.
 
 mod model;
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::exit::Outcome;
-use crate::ledger::report::{Evidence, GuardianOutcome};
+use crate::ledger::report::{Evidence, GuardianOutcome, PartOutcome};
 use crate::llm::{self, Provider};
 use crate::verdict::{self, GuardianVerdict, Verdict};
 
@@ -48,9 +49,20 @@ impl Models {
     }
 }
 
-/// Ask for the review's verdict: one question per part, in order, the
-/// answers merged into one verdict. The first part that fails fails the
-/// review.
+/// What the parts of a review answered.
+pub struct Answers {
+    /// The parts' verdicts merged into one; or, when a part failed, its
+    /// failure (the most severe of them) naming which part and why.
+    pub merged: Result<Verdict, Failure>,
+    /// Part by part, for a review in parts; empty for one prompt.
+    pub parts: Vec<PartOutcome>,
+}
+
+/// Ask for the review's verdict: one question per part, asked side by
+/// side (at most `review.concurrency` at once, and every model call of the
+/// run within the same number: `Context::calls`), the answers merged into
+/// one. A part that fails does not stop the others: the review fails with
+/// its outcome, and the answers of the parts that succeeded are kept.
 pub fn review(
     ctx: &Context,
     models: &Models,
@@ -58,7 +70,7 @@ pub fn review(
     events: &dyn Events,
     prepared: &Prepared,
     evidence: &mut Evidence,
-) -> Result<Verdict, Failure> {
+) -> Answers {
     let label = prepared.subject.label();
     let asked = super::compose::dimensions(ctx, &prepared.sources);
     let schema = review_schema(ctx, prepared);
@@ -73,9 +85,14 @@ pub fn review(
     };
     let prompts = &prepared.composed.prompts;
     let count = prompts.len();
-    let mut verdicts = Vec::with_capacity(count);
-    for (n, prompt) in prompts.iter().enumerate() {
-        let asked = model::ask(
+    let ask = |n: usize| {
+        let prompt = &prompts[n];
+        // Parts run at once: each is its own line of progress.
+        let label = match count {
+            1 => label.clone(),
+            _ => format!("{label} part {}/{count}", n + 1),
+        };
+        model::ask(
             models.review.as_ref(),
             &model::Question {
                 stage: "review",
@@ -86,15 +103,109 @@ pub fn review(
                     + u64::from(ctx.config.llm.max_output_tokens),
                 schema: schema.clone(),
                 parse: &parse,
+                slots: &ctx.calls,
             },
             pacer,
             events,
-        );
+        )
+    };
+    let asked = side_by_side(count, ctx.config.concurrency, &ask);
+    let mut verdicts = Vec::with_capacity(count);
+    let mut failed: Vec<(usize, Failure)> = Vec::new();
+    let mut parts = Vec::new();
+    for (n, asked) in asked.into_iter().enumerate() {
+        // In part order, whatever order they finished in.
         evidence.calls.extend(asked.calls);
         evidence.leaks.extend(asked.leaks);
-        verdicts.push(asked.result?);
+        let prompt = &prompts[n];
+        let mut outcome = PartOutcome {
+            index: n + 1,
+            tokens: prompt.total_tokens,
+            files: prompt.files_shown,
+            status: "answered",
+            error: None,
+            review: None,
+        };
+        match asked.result {
+            Ok(verdict) => {
+                outcome.review = Some(verdict.clone());
+                verdicts.push(verdict);
+            }
+            Err(failure) => {
+                outcome.status = "failed";
+                outcome.error = Some(failure.message.clone());
+                failed.push((n + 1, failure));
+            }
+        }
+        parts.push(outcome);
     }
-    Ok(verdict::merge(verdicts))
+    if count == 1 {
+        parts.clear();
+    }
+    let merged = if failed.is_empty() {
+        Ok(verdict::merge(verdicts))
+    } else {
+        Err(part_failure(count, &failed))
+    };
+    Answers { merged, parts }
+}
+
+/// `ask(n)` for each of `count` parts, at most `workers` at once; the
+/// results in part order.
+fn side_by_side<T: Send>(
+    count: usize,
+    workers: usize,
+    ask: &(dyn Fn(usize) -> T + Sync),
+) -> Vec<T> {
+    if count <= 1 || workers <= 1 {
+        return (0..count).map(ask).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<T>>> = Mutex::new((0..count).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.min(count) {
+            scope.spawn(|| {
+                loop {
+                    let n = next.fetch_add(1, Ordering::SeqCst);
+                    if n >= count {
+                        break;
+                    }
+                    let result = ask(n);
+                    done.lock().unwrap_or_else(PoisonError::into_inner)[n] = Some(result);
+                }
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap_or_else(PoisonError::into_inner)
+        .into_iter()
+        .map(|r| r.expect("every part is asked: the workers take every index below count"))
+        .collect()
+}
+
+/// The failure of a review whose parts did not all answer: the most severe
+/// outcome, each failed part named with why, and where the others' answers
+/// are.
+fn part_failure(count: usize, failed: &[(usize, Failure)]) -> Failure {
+    let outcome = failed
+        .iter()
+        .map(|(_, f)| f.outcome)
+        .fold(Outcome::Approved, Outcome::worst);
+    let mut message = failed
+        .iter()
+        .map(|(n, f)| match count {
+            1 => f.message.clone(),
+            _ => format!("part {n} of {count}: {}", f.message),
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    let answered = count - failed.len();
+    if count > 1 && answered > 0 {
+        message.push_str(&format!(
+            " ({answered} of {count} parts answered; their answers are kept in the report's parts)"
+        ));
+    }
+    Failure { outcome, message }
 }
 
 /// The JSON schema a review's questions carry when structured output is
@@ -184,6 +295,7 @@ pub fn guardian(
                 + u64::from(ctx.config.llm.max_output_tokens),
             schema,
             parse: &parse,
+            slots: &ctx.calls,
         },
         pacer,
         events,

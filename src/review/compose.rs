@@ -38,6 +38,11 @@ pub struct Composed {
     /// The spec sections some part's prompt holds: the only text a quote
     /// may come from.
     pub sent: Vec<(String, Section)>,
+    /// The vision text some part's prompt holds, as sections of the vision
+    /// file (a sentence sent alone is a section of its own, under its
+    /// heading): a quote of it is checked like a spec quote, and is a quote
+    /// of the vision, not of the spec.
+    pub vision_sent: Vec<(String, Section)>,
     /// The (document, heading path) of the sections the whole prompt holds:
     /// what the guardian is shown.
     pub sent_headings: Vec<(String, String)>,
@@ -150,6 +155,7 @@ pub fn compose(
             (Subject::Defect(review), Some(found)) => Some(defect_prompt(&review.defect, found)),
             _ => None,
         },
+        vision: review_vision(sources),
     };
     let schema = serde_json::to_string(&verdict_schema(parts.kind, &dimensions(ctx, sources)))
         .unwrap_or_default();
@@ -157,18 +163,22 @@ pub fn compose(
         parts.kind,
         diff,
         sources.spec_sections.clone(),
-        None,
+        parts.vision.clone(),
         &schema,
     );
     let counter = ctx.counter.get()?;
-    let whole = match prompt::assemble(&input, counter, ctx.config.budget, &ctx.templates) {
-        // An offline review sends no prompt: a change too large for the
-        // budget (Django 5.0 → 5.1 lists 966 files) is still checked, and
-        // its prompt still hashed for the log.
-        Err(prompt::Error::ProtectedTooLarge { needed, .. }) if ctx.sends_nothing() => {
-            prompt::assemble(&input, counter, needed, &ctx.templates)?
+    // An offline review sends no prompt: a change too large for the budget
+    // (Django 5.0 → 5.1 lists 966 files) is still checked, and its prompt
+    // still hashed for the log, in the budget it needs.
+    let mut budget = ctx.config.budget;
+    let whole = loop {
+        match prompt::assemble(&input, counter, budget, &ctx.templates) {
+            Err(
+                prompt::Error::ProtectedTooLarge { needed, .. }
+                | prompt::Error::NoRoomForCode { needed, .. },
+            ) if ctx.sends_nothing() && needed > budget => budget = needed,
+            other => break other?,
         }
-        other => other?,
     };
     let documents = sources.documents();
     let sent_whole = sent_sections(&documents, &whole);
@@ -200,6 +210,7 @@ pub fn compose(
         }
         sent
     };
+    let vision_sent = vision_sent(parts.vision.as_ref(), &prompts);
     // The safety net, before anything is shown, sent or kept.
     let leaks = net::prompts(&mut prompts);
     Ok(Composed {
@@ -207,11 +218,59 @@ pub fn compose(
         prompts,
         coverage,
         sent,
+        vision_sent,
         sent_headings,
         spec_hash,
         budget,
         leaks,
     })
+}
+
+/// The vision a review prompt may carry: none when it is also one of the
+/// review's specs (its text is then spec text).
+fn review_vision(sources: &Sources) -> Option<prompt::Vision> {
+    sources
+        .vision
+        .clone()
+        .filter(|v| !sources.specs.iter().any(|s| s.document.path == v.doc_path))
+}
+
+/// The vision text the prompts hold, as sections of the vision file: the
+/// whole file's sections, or each sentence sent as a section of its own
+/// under the heading it stands under.
+fn vision_sent(vision: Option<&prompt::Vision>, prompts: &[Prompt]) -> Vec<(String, Section)> {
+    let Some(vision) = vision else {
+        return Vec::new();
+    };
+    let doc = crate::specs::parse(&vision.doc_path, &vision.text);
+    let mut out: Vec<(String, Section)> = Vec::new();
+    for piece in prompts.iter().flat_map(|p| &p.sent_vision) {
+        let sections: Vec<Section> = if piece.text == vision.text {
+            doc.sections.clone()
+        } else {
+            let under = doc
+                .sections
+                .iter()
+                .rfind(|s| s.start_line <= piece.line)
+                .or(doc.sections.first());
+            vec![Section {
+                titles: under.map(|s| s.titles.clone()).unwrap_or_default(),
+                level: under.map_or(0, |s| s.level),
+                start_line: piece.line,
+                end_line: piece.line,
+                text: piece.text.clone(),
+            }]
+        };
+        for section in sections {
+            let known = out
+                .iter()
+                .any(|(_, s)| s.start_line == section.start_line && s.text == section.text);
+            if !known {
+                out.push((vision.doc_path.clone(), section));
+            }
+        }
+    }
+    out
 }
 
 /// The owned inputs of a prompt, kept so the guardian's prompt is built from
@@ -234,6 +293,9 @@ pub struct Parts {
     pub impact: Option<Vec<prompt::ImpactRow>>,
     /// The report, triage, guidance and findings of a defect fix.
     pub defect: Option<prompt::Defect>,
+    /// The vision the review's prompts carry (the guardian reads it its
+    /// own way).
+    pub vision: Option<prompt::Vision>,
 }
 
 impl Parts {

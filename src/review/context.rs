@@ -1,7 +1,7 @@
 //! What every review of a run shares, built once: the review's
 //! configuration (each part's own configuration inside it), the repository
-//! root, the main branch, the prompt templates, the token counter and who
-//! the reviews are recorded as. `settings` fills `Config`; nothing here
+//! root, the main branch, the prompt templates, the token counter, who
+//! the reviews are recorded as, and the model calls allowed at once. `settings` fills `Config`; nothing here
 //! reads flags or the config file.
 
 use std::path::{Path, PathBuf};
@@ -152,6 +152,9 @@ pub struct Context {
     pub templates: Templates,
     /// Who the reviews are recorded as.
     pub actor: Actor,
+    /// The model calls in flight at once (`review.concurrency`), shared by
+    /// the reviews of a batch and the parts of each review.
+    pub calls: llm::pacing::Slots,
 }
 
 impl Context {
@@ -166,6 +169,7 @@ impl Context {
             counter,
             templates: Templates::from_overrides(&config.prompts)?,
             actor: actor(&repo, config.actor.as_deref()),
+            calls: llm::pacing::Slots::new(config.concurrency),
             config,
         })
     }

@@ -35,9 +35,18 @@ pub struct Checked {
 /// commit holds.
 pub fn check_answer(ctx: &Context, prepared: &Prepared, answer: Verdict) -> Result<Checked, Error> {
     let composed = &prepared.composed;
-    let index = QuoteIndex::new(&composed.sent);
+    // The spec first, so text both hold is a spec quote; the vision's text
+    // is checked the same way but marked, since it is no spec basis.
+    let sent: Vec<_> = composed
+        .sent
+        .iter()
+        .chain(&composed.vision_sent)
+        .cloned()
+        .collect();
+    let index = QuoteIndex::new(&sent);
     let find = |quote: &str| {
         index.find(quote).map(|hit| verdict::QuoteHit {
+            vision: composed.vision_sent.iter().any(|(p, _)| *p == hit.doc_path),
             doc_path: hit.doc_path,
             section: hit.section,
             line: hit.line,

@@ -22,6 +22,15 @@ pub struct DryRun {
     pub nothing_implemented: bool,
 }
 
+/// One part's prompt, as `--dry-run --json` lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DryPart {
+    /// 1-based.
+    pub index: usize,
+    pub tokens: usize,
+    pub files: usize,
+}
+
 pub struct DryPrompt {
     pub base_commit: String,
     pub head_commit: String,
@@ -31,6 +40,9 @@ pub struct DryPrompt {
     /// Summed over the parts; each part is within the budget.
     pub total_tokens: usize,
     pub budget: usize,
+    /// Each part's prompt: its tokens (within the budget) and the files
+    /// whose changes it shows.
+    pub part_list: Vec<DryPart>,
     pub tokenizer: String,
     /// Every part's sections, part after part.
     pub sections: Vec<SectionAccount>,
@@ -119,6 +131,16 @@ fn dry_prompt(ctx: &Context, p: Prepared) -> DryPrompt {
         head_commit: p.resolved.diff.head_commit.clone(),
         total_tokens: composed.tokens(),
         budget: composed.budget,
+        part_list: composed
+            .prompts
+            .iter()
+            .enumerate()
+            .map(|(n, p)| DryPart {
+                index: n + 1,
+                tokens: p.total_tokens,
+                files: p.files_shown,
+            })
+            .collect(),
         tokenizer: ctx.config.tokenizer.clone(),
         sections: composed.sections(),
         parts: composed.prompts.len(),

@@ -77,7 +77,9 @@ pub fn review(
         return offline(ctx, &prepared, report, evidence, started);
     }
 
-    let answer = match ask::review(ctx, models, pacer, events, &prepared, &mut evidence) {
+    let answers = ask::review(ctx, models, pacer, events, &prepared, &mut evidence);
+    report.parts = answers.parts;
+    let answer = match answers.merged {
         Ok(answer) => answer,
         Err(failure) => return failed(ctx, report, evidence, failure, started),
     };

@@ -37,8 +37,9 @@ pub struct Sources {
     /// The coordination requirements of the task and its feature (empty
     /// for a branch or a defect).
     pub coordination: tasks::Coordination,
-    /// The product vision, redacted; None when the guardian will not run or
-    /// the file does not exist.
+    /// The product vision, redacted, its sentences ranked for a review
+    /// prompt that cannot hold it whole; None when no prompt is sent (an
+    /// offline review) or the file does not exist.
     pub vision: Option<prompt::Vision>,
     /// What the reviewer must know about these sources.
     pub notices: Vec<String>,
@@ -143,12 +144,16 @@ pub fn load(
         let whole = |path: &str| referenced.iter().any(|(p, s)| p == path && s.is_none());
         candidates.retain(|c| c.referenced || whole(&c.doc_path));
     }
+    // The related sections go before the code; the others only fill what
+    // the code leaves.
+    let related = specs::related(&candidates);
     // A heading with no text of its own says nothing its subsections' heading
     // paths do not; it is sent only when the task references it.
     let spec_sections: Vec<prompt::SpecSection> = candidates
         .iter()
-        .filter(|c| c.referenced || !c.section.body().trim().is_empty())
-        .map(|c| prompt::SpecSection {
+        .zip(related)
+        .filter(|(c, _)| c.referenced || !c.section.body().trim().is_empty())
+        .map(|(c, related)| prompt::SpecSection {
             doc_path: c.doc_path.clone(),
             heading_path: c.section.heading_path(),
             start_line: c.section.start_line,
@@ -156,6 +161,7 @@ pub fn load(
             text: c.section.text.clone(),
             primary: c.primary,
             required: c.referenced,
+            related,
         })
         .collect();
 
@@ -187,7 +193,7 @@ pub fn load(
         redactions.extend(redact::lines(&mut lines, &source, &ctx.root));
         cross_cutting.extend(lines);
     }
-    let vision = load_vision(repo, ctx)?;
+    let vision = load_vision(repo, ctx, &task_text, &identifiers)?;
     if let Some((_, found)) = &vision {
         redactions.extend(found.iter().cloned());
     }
@@ -397,24 +403,36 @@ fn diff_identifiers(diff: &Diff) -> Vec<String> {
 }
 
 /// The product vision at the main branch's commit, redacted like a spec,
-/// when the guardian will read it.
+/// for the review and the guardian, with its sentences ranked against the
+/// task and the diff; not read when no prompt is sent.
 fn load_vision(
     repo: &Repository,
     ctx: &Context,
+    task_text: &str,
+    identifiers: &[String],
 ) -> Result<Option<(prompt::Vision, Vec<Redaction>)>, Error> {
-    let config = &ctx.config;
-    if config.guardian.skip_reason.is_some() || ctx.offline() {
+    if ctx.sends_nothing() {
         return Ok(None);
     }
-    let path = config.guardian.vision_file.clone();
+    let path = ctx.config.guardian.vision_file.clone();
     let Some(bytes) = repo.read_file(&ctx.main().commit, &path)? else {
         return Ok(None);
     };
     let (text, found) = redact::spec(&path, &String::from_utf8_lossy(&bytes));
+    let doc = specs::markdown::parse(&path, &text);
+    let ranked = specs::vision::rank(&doc, task_text, identifiers)
+        .into_iter()
+        .map(|s| prompt::VisionSentence {
+            line: s.line,
+            text: s.text,
+            constrains: s.constrains,
+        })
+        .collect();
     Ok(Some((
         prompt::Vision {
             doc_path: path,
             text,
+            ranked,
         },
         found,
     )))

@@ -1,14 +1,16 @@
 //! Specs: markdown documents split into sections with heading paths and line
-//! ranges, selection of the sections relevant to a task, and quote lookup.
+//! ranges, selection of the sections relevant to a task, the vision's
+//! sentences, and quote lookup.
 //! Pure text in, plain data out: this module never reads git or files itself.
 
 pub mod markdown;
 pub mod quote;
 pub mod select;
+pub mod vision;
 
 pub use markdown::{find_section, parse};
 pub use quote::{QuoteHit, QuoteIndex};
-pub use select::{Candidate, rank, spec_paths, split_spec_arg, unresolved_references};
+pub use select::{Candidate, rank, related, spec_paths, split_spec_arg, unresolved_references};
 
 use serde::Serialize;
 

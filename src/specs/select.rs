@@ -221,6 +221,34 @@ pub fn rank(
     out
 }
 
+/// A section scoring at least this share of the best score (a referenced
+/// section's, usually) counts as related to the task and the diff.
+const RELATED_SHARE: f64 = 0.3;
+
+/// Which of `rank`'s candidates are related to the task: the referenced
+/// ones, the sections a referenced one is nested in (its context), and the
+/// others scoring at least 30% of the best score of all (on requests and
+/// ripgrep specs: the parent section and a neighbour on the same subject
+/// pass, sections that share only common words such as "request" or
+/// "file" with the diff do not). A prompt sends the related ones before
+/// the code; the others, unrelated, only with what the code leaves.
+pub fn related(candidates: &[Candidate]) -> Vec<bool> {
+    let best = candidates.iter().map(|c| c.score).fold(0.0_f64, f64::max);
+    candidates
+        .iter()
+        .map(|c| {
+            let parent = candidates.iter().any(|r| {
+                r.referenced
+                    && r.doc_path == c.doc_path
+                    && r.section.titles.len() > c.section.titles.len()
+                    && r.section.titles.starts_with(&c.section.titles)
+                    && c.section.level > 0
+            });
+            c.referenced || parent || (best > 0.0 && c.score >= best * RELATED_SHARE)
+        })
+        .collect()
+}
+
 /// The references that select nothing: a document that was not loaded, or a
 /// section name no heading matches. In reference order, without duplicates.
 pub fn unresolved_references(
@@ -728,6 +756,31 @@ mod tests {
         assert!(ranked.windows(2).all(|w| w[0].score >= w[1].score));
         let accounts = ranked.iter().find(|c| c.section.title() == "Accounts");
         assert_eq!(accounts.map(|c| c.score), Some(0.0));
+    }
+
+    #[test]
+    fn related_are_the_referenced_their_parents_and_the_best_scoring() {
+        let docs = vec![parse(
+            "s.md",
+            "# Client\nThe client sends requests.\n## Sessions\nA session keeps cookies.\n### Timeouts\nA session timeout applies to every request.\n## Proxies\nA proxy is chosen per host; timeouts are per request.\n## Cookies\nCookies are stored in a jar.\n",
+        )];
+        let refs = vec![("s.md".to_string(), Some("Timeouts".to_string()))];
+        let ranked = rank(&docs, "s.md", &refs, "session default timeout", &[]);
+        let related = related(&ranked);
+        let named: Vec<(String, bool)> = ranked
+            .iter()
+            .zip(&related)
+            .map(|(c, r)| (c.section.heading_path(), *r))
+            .collect();
+        let is = |name: &str| named.iter().find(|(n, _)| n == name).map(|(_, r)| *r);
+        // Referenced, and its parents (its context).
+        assert_eq!(is("Client > Sessions > Timeouts"), Some(true));
+        assert_eq!(is("Client > Sessions"), Some(true));
+        assert_eq!(is("Client"), Some(true));
+        // Relevant to the task.
+        assert_eq!(is("Client > Proxies"), Some(true));
+        // Nothing in common with it.
+        assert_eq!(is("Client > Cookies"), Some(false));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The corpus of model answers in `fixtures/answers/`, each with the outcome
 //! a correct gate must reach, run through extraction, validation and the
-//! decision against one context (`context.json`, `spec.md`). One file per
-//! answer:
+//! decision against one context (`context.json`, `spec.md`, and the product
+//! vision `vision.md`, whose quotes are checked but are no spec basis). One
+//! file per answer:
 //!
 //! ```text
 //! about: what the answer tries
@@ -33,6 +34,8 @@ use super::dimensions::{self, Scoring};
 use super::{
     DecisionInput, Expect, Kind, QuoteHit, Sources, decide, parse_expecting, parse_guardian,
 };
+
+const VISION_PATH: &str = "specs/product/overview.md";
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/answers")
@@ -223,6 +226,7 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
     };
     let find = |quote: &str| {
         index.find(quote).map(|h| QuoteHit {
+            vision: h.doc_path == VISION_PATH,
             doc_path: h.doc_path,
             section: h.section,
             line: h.line,
@@ -294,10 +298,13 @@ fn every_answer_in_the_corpus_reaches_its_outcome() {
         "specs/product/catalog.md",
         &std::fs::read_to_string(dir().join("spec.md")).unwrap(),
     );
-    let sent: Vec<(String, Section)> = spec
-        .sections
+    let vision = specs::parse(
+        VISION_PATH,
+        &std::fs::read_to_string(dir().join("vision.md")).unwrap(),
+    );
+    let sent: Vec<(String, Section)> = [&spec, &vision]
         .iter()
-        .map(|s| (spec.path.clone(), s.clone()))
+        .flat_map(|doc| doc.sections.iter().map(|s| (doc.path.clone(), s.clone())))
         .collect();
     let index = QuoteIndex::new(&sent);
     let diff = diff(&context);
@@ -308,7 +315,7 @@ fn every_answer_in_the_corpus_reaches_its_outcome() {
         .filter(|p| p.extension().is_some_and(|e| e == "txt"))
         .collect();
     paths.sort();
-    assert!(paths.len() >= 40, "the corpus is {} answers", paths.len());
+    assert!(paths.len() >= 45, "the corpus is {} answers", paths.len());
     let mut wrong = Vec::new();
     for path in &paths {
         let case = read_case(path);

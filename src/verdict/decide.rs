@@ -29,6 +29,9 @@ pub struct QuoteHit {
     pub section: String,
     /// 1-based line in the document.
     pub line: usize,
+    /// Found in the product vision, not in a spec section: checked like a
+    /// spec quote, but not a spec basis for an approval.
+    pub vision: bool,
 }
 
 pub struct DecisionInput<'a> {
@@ -133,6 +136,9 @@ pub struct QuoteCheck {
     pub section: Option<String>,
     pub line: Option<usize>,
     pub doc_path: Option<String>,
+    /// Found in the product vision rather than a spec section.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub vision: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -270,13 +276,14 @@ impl Rules {
         quotes
     }
 
-    /// Spec sections were sent, so an approval must quote one of them.
+    /// Spec sections were sent, so an approval must quote one of them: a
+    /// quote of the vision is checked, but is no such basis.
     fn spec_basis(&mut self, verdict: &Verdict, quotes: &[QuoteCheck], spec_sent: bool) {
         let quoted = verdict
             .spec_verification
             .iter()
             .zip(quotes)
-            .any(|(check, q)| check.satisfied && q.found);
+            .any(|(check, q)| check.satisfied && q.found && !q.vision);
         if spec_sent && !quoted {
             self.overrule(
                 Rule::NoSpecBasis,
@@ -447,6 +454,7 @@ fn look_up(quote: &str, input: &DecisionInput) -> QuoteCheck {
         found: hit.is_some(),
         section: hit.as_ref().map(|h| h.section.clone()),
         line: hit.as_ref().map(|h| h.line),
+        vision: hit.as_ref().is_some_and(|h| h.vision),
         doc_path: hit.map(|h| h.doc_path),
     }
 }
@@ -495,6 +503,7 @@ mod tests {
                 doc_path: "specs/product/library-catalog.md".into(),
                 section: "Library Catalog".into(),
                 line: i + 1,
+                vision: false,
             })
     }
 
@@ -564,8 +573,46 @@ mod tests {
                 section: Some("Library Catalog".into()),
                 line: Some(3),
                 doc_path: Some("specs/product/library-catalog.md".into()),
+                vision: false,
             }]
         );
+    }
+
+    #[test]
+    fn a_quote_of_the_vision_alone_is_no_spec_basis() {
+        let vision = |quote: &str| {
+            "Configuration comes from flags."
+                .contains(quote)
+                .then(|| QuoteHit {
+                    doc_path: "specs/product/overview.md".into(),
+                    section: "Vision".into(),
+                    line: 3,
+                    vision: true,
+                })
+                .or_else(|| find(quote))
+        };
+        let mut input = input();
+        input.find_quote = &vision;
+        let mut v = approval();
+        v.spec_verification[0].spec_quote = "Configuration comes from flags.".into();
+        let d = decide(&v, &input);
+        assert_eq!(rules(&d), ["no_spec_basis"]);
+        assert!(d.quotes[0].found && d.quotes[0].vision);
+        // Beside a spec quote it is a checked quote like any other.
+        let mut v = approval();
+        v.spec_verification.push(SpecCheck {
+            spec_quote: "Configuration comes from flags.".into(),
+            spec_section: "Product vision".into(),
+            satisfied: true,
+            evidence: "src/catalog.rs:15".into(),
+            notes: String::new(),
+        });
+        let d = decide(&v, &input);
+        assert_eq!(d.final_verdict, Kind::Approve, "{:?}", d.overrules);
+        // And one the change breaks overrules the approval.
+        v.spec_verification[1].satisfied = false;
+        let d = decide(&v, &input);
+        assert_eq!(rules(&d), ["unsatisfied_requirement"]);
     }
 
     #[test]

@@ -93,9 +93,32 @@ fn dry_run_json_holds_prompt_tokens_and_sections() {
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let review = &json["reviews"][0];
     assert_eq!(review["task_id"], "3");
+    // Task 3's diff does not fit 4,000 tokens: it is reviewed in parts,
+    // each within the budget, and the total says it sums them.
     let total = review["tokens"]["total"].as_u64().unwrap();
     assert_eq!(review["tokens"]["budget"], 4000);
-    assert!(total <= 4000, "{total}");
+    let parts = review["parts"].as_array().unwrap();
+    assert_eq!(review["tokens"]["summed_over_parts"], parts.len());
+    assert_eq!(review["coverage"]["parts"], parts.len());
+    let sum: u64 = parts.iter().map(|p| p["tokens"].as_u64().unwrap()).sum();
+    assert_eq!(total, sum);
+    for (n, p) in parts.iter().enumerate() {
+        assert_eq!(p["index"], n + 1);
+        assert!(p["tokens"].as_u64().unwrap() <= 4000, "{p}");
+        assert!(
+            p["files"].as_u64().unwrap() > 0,
+            "part {} shows no code",
+            n + 1
+        );
+    }
+    assert_eq!(
+        review["tokens"]["largest_part"],
+        parts
+            .iter()
+            .map(|p| p["tokens"].as_u64().unwrap())
+            .max()
+            .unwrap()
+    );
     assert!(
         review["prompt"]
             .as_str()

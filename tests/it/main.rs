@@ -5,6 +5,7 @@
 mod support;
 
 mod batch;
+mod budget;
 mod checks;
 mod code_checks;
 mod config;

@@ -1,3 +1,6 @@
+//! Tests of the symbol index: how names, paths, imports and receivers
+//! resolve to definitions in Rust and Python.
+
 use super::*;
 use crate::impact::Extractor;
 

@@ -1,5 +1,6 @@
 //! The impact table's claim on the budget: its rows, riskiest first, while
-//! its share lasts, with a count of the rows left out.
+//! its share lasts (and then while what the code leaves lasts), with a
+//! count of the rows left out.
 
 use crate::prompt::{ImpactRow, Omission};
 
@@ -91,23 +92,50 @@ impl ImpactPlan {
         ImpactPlan { rows, shown: 0 }
     }
 
+    /// Shows the riskiest rows within `cap`; returns the spend.
     pub(super) fn pack(&mut self, ctx: &Ctx, cap: usize) -> usize {
+        self.shown = 0;
+        self.pack_more(ctx, cap)
+    }
+
+    /// Shows more rows within `extra` more tokens; returns the tokens
+    /// spent.
+    pub(super) fn pack_more(&mut self, ctx: &Ctx, extra: usize) -> usize {
         let Some(rows) = &self.rows else { return 0 };
-        if rows.is_empty() {
-            return 0;
-        }
-        let mut used = ctx.fence_tokens + ctx.count(IMPACT_HEADER) + 24;
-        if used > cap {
-            return 0;
-        }
-        for (_, _, tokens) in rows {
-            if used + tokens > cap {
+        let before = self.spend(ctx);
+        let mut used = if self.shown == 0 {
+            ctx.fence_tokens + ctx.count(IMPACT_HEADER) + 24
+        } else {
+            before
+        };
+        let mut shown = self.shown;
+        for (_, _, tokens) in &rows[shown..] {
+            if used + tokens > before + extra {
                 break;
             }
             used += tokens;
-            self.shown += 1;
+            shown += 1;
         }
-        if self.shown == 0 { 0 } else { used }
+        self.shown = shown;
+        self.spend(ctx) - before
+    }
+
+    /// What the rows shown cost.
+    pub(super) fn spend(&self, ctx: &Ctx) -> usize {
+        match &self.rows {
+            Some(rows) if self.shown > 0 => {
+                ctx.fence_tokens
+                    + ctx.count(IMPACT_HEADER)
+                    + 24
+                    + rows[..self.shown].iter().map(|r| r.2).sum::<usize>()
+            }
+            _ => 0,
+        }
+    }
+
+    /// Shows no row: code comes first.
+    pub(super) fn clear(&mut self) {
+        self.shown = 0;
     }
 
     pub(super) fn render(&self, ctx: &Ctx) -> String {

@@ -1,6 +1,7 @@
 //! The spec sections' claim on the budget: the sections a task references
-//! are required; the rest are ranked and sent while their share lasts,
-//! each one left out named in the prompt.
+//! are required; the related ones (most relevant to the task and the diff)
+//! are sent while their share lasts, before the code; the rest only fill
+//! what the code leaves. Each one left out is named in the prompt.
 
 use crate::prompt::fence::inline;
 use crate::prompt::{Omission, SpecSection};
@@ -22,7 +23,29 @@ struct SpecEntry {
     om_line: String,
     om_tokens: usize,
     required: bool,
+    related: bool,
     included: bool,
+}
+
+/// Which optional sections a claim takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Which {
+    /// The most relevant ones: sent before the code.
+    Related,
+    /// Any: what the code leaves.
+    Any,
+    /// Only those not related: the first to go.
+    Unrelated,
+}
+
+impl Which {
+    fn takes(self, e: &SpecEntry) -> bool {
+        match self {
+            Which::Related => e.related,
+            Which::Any => true,
+            Which::Unrelated => !e.related,
+        }
+    }
 }
 
 impl SpecPlan {
@@ -51,6 +74,7 @@ impl SpecPlan {
                     block,
                     om_line,
                     required: s.required,
+                    related: s.related,
                     included: s.required,
                 }
             })
@@ -73,35 +97,31 @@ impl SpecPlan {
         ctx.fence_tokens + 24
     }
 
-    /// Includes optional sections in rank order while the spend (content plus
-    /// the list of those left out) stays within `cap`; returns the spend.
-    pub(super) fn pack(&mut self, ctx: &Ctx, cap: usize) -> usize {
-        let optional: Vec<usize> = (0..self.entries.len())
-            .filter(|&i| !self.entries[i].required)
-            .collect();
-        if optional.is_empty() {
-            return 0;
+    /// What the optional sections cost now: those included, and the list
+    /// of those left out (as far as it is listed).
+    pub(super) fn spend(&self, ctx: &Ctx) -> usize {
+        let content = self.spend_content();
+        let left_out: Vec<&SpecEntry> = self.entries.iter().filter(|e| !e.included).collect();
+        if left_out.is_empty() {
+            return content;
         }
-        let mut listed: usize = optional.iter().map(|&i| self.entries[i].om_tokens).sum();
-        let mut content = 0;
-        let spend = |content: usize, listed: usize| {
-            content
-                + if listed == 0 {
-                    0
-                } else {
-                    Self::list_fixed(ctx) + listed
-                }
-        };
-        for &i in &optional {
-            let e = &self.entries[i];
-            if spend(content + e.tokens, listed - e.om_tokens) <= cap {
-                content += e.tokens;
-                listed -= e.om_tokens;
-                self.entries[i].included = true;
-            }
-        }
-        if spend(content, listed) > cap {
+        let listed: usize = left_out
+            .iter()
+            .take(self.list_limit)
+            .map(|e| e.om_tokens)
+            .sum();
+        content + Self::list_fixed(ctx) + listed
+    }
+
+    /// Includes optional sections of `which` in rank order while the
+    /// spend (content plus the list of those left out) stays within `cap`;
+    /// returns the spend.
+    pub(super) fn pack(&mut self, ctx: &Ctx, cap: usize, which: Which) -> usize {
+        self.list_limit = usize::MAX;
+        self.include(ctx, cap, which);
+        if self.spend(ctx) > cap {
             // The list itself is too long: list what fits, count the rest.
+            let content = self.spend_content();
             let mut left = cap.saturating_sub(content + Self::list_fixed(ctx));
             self.list_limit = 0;
             for e in self.entries.iter().filter(|e| !e.included) {
@@ -112,7 +132,64 @@ impl SpecPlan {
                 self.list_limit += 1;
             }
         }
-        spend(content, listed).min(cap)
+        self.spend(ctx)
+    }
+
+    /// Includes more optional sections of `which`, in rank order, within
+    /// `extra` more tokens; returns the tokens spent. A list shortened for
+    /// budget is listed whole again when that fits too.
+    pub(super) fn pack_more(&mut self, ctx: &Ctx, extra: usize, which: Which) -> usize {
+        let before = self.spend(ctx);
+        let limit = self.list_limit;
+        self.list_limit = usize::MAX;
+        self.include(ctx, before + extra, which);
+        if self.spend(ctx) > before + extra {
+            self.list_limit = limit;
+        }
+        self.spend(ctx).saturating_sub(before)
+    }
+
+    /// Includes sections of `which` in rank order while the spend, with the
+    /// whole list of those left out, stays within `cap`; in one pass, with
+    /// running sums, since a spec may have thousands of sections.
+    fn include(&mut self, ctx: &Ctx, cap: usize, which: Which) {
+        let list_fixed = Self::list_fixed(ctx);
+        let mut content = self.spend_content();
+        let left_out = self.entries.iter().filter(|e| !e.included);
+        let (mut count, mut listed) = left_out.fold((0, 0), |(n, t), e| (n + 1, t + e.om_tokens));
+        for e in &mut self.entries {
+            if e.included || !which.takes(e) {
+                continue;
+            }
+            let list = if count > 1 {
+                list_fixed + listed - e.om_tokens
+            } else {
+                0
+            };
+            if content + e.tokens + list <= cap {
+                e.included = true;
+                content += e.tokens;
+                count -= 1;
+                listed -= e.om_tokens;
+            }
+        }
+    }
+
+    fn spend_content(&self) -> usize {
+        self.entries
+            .iter()
+            .filter(|e| e.included && !e.required)
+            .map(|e| e.tokens)
+            .sum()
+    }
+
+    /// Leaves out every optional section, only counting them: code comes
+    /// first.
+    pub(super) fn clear_optional(&mut self) {
+        for e in self.entries.iter_mut().filter(|e| !e.required) {
+            e.included = false;
+        }
+        self.list_limit = 0;
     }
 
     pub(super) fn render(&self, ctx: &Ctx) -> String {
@@ -138,13 +215,15 @@ impl SpecPlan {
         out.join("\n\n")
     }
 
-    pub(super) fn drop_optional(&mut self, need: usize) -> bool {
+    /// Leaves out optional sections of `which`, lowest ranked first, until
+    /// about `need` tokens are freed.
+    pub(super) fn drop_optional(&mut self, need: usize, which: Which) -> bool {
         let mut freed = 0;
         for e in self.entries.iter_mut().rev() {
             if freed >= need {
                 break;
             }
-            if e.included && !e.required {
+            if e.included && !e.required && which.takes(e) {
                 e.included = false;
                 freed += e.tokens;
             }

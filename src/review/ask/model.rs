@@ -64,6 +64,9 @@ pub struct Question<'a, T> {
     pub reserve_tokens: u64,
     pub schema: Option<(String, serde_json::Value)>,
     pub parse: &'a dyn Fn(&str) -> Result<T, Rejection>,
+    /// The run's model calls in flight at once: one is held around each
+    /// call.
+    pub slots: &'a llm::pacing::Slots,
 }
 
 pub fn ask<T>(
@@ -193,6 +196,9 @@ impl Exchange<'_> {
             json_schema: question.schema.clone(),
             cache_prefix: None,
         };
+        // A slot first: the pacer counts a request as started when it
+        // grants it.
+        let _slot = question.slots.acquire();
         let _permit = pacer.as_ref().map(|p| {
             p.acquire(question.reserve_tokens, &|wait| {
                 events.event(Event::Waiting {

@@ -1,6 +1,7 @@
 //! A review in parts. When the diff does not fit one prompt, further
 //! prompts, each with the spec, the criteria and the instructions, show
-//! what the earlier ones could not, up to `review.max_parts`. What is left
+//! what the earlier ones could not (a hunk too large for one prompt, piece
+//! by piece), up to `review.max_parts`; each shows some code. What is left
 //! after the last one is unseen code: the coverage says how much, and the
 //! decision refuses to approve it.
 
@@ -46,17 +47,32 @@ pub fn split(
             left = Some(part);
             break;
         }
-        let mut input = parts.input(kind, diff, spec_sections.to_vec(), None, schema);
+        let mut input = parts.input(
+            kind,
+            diff,
+            spec_sections.to_vec(),
+            parts.vision.clone(),
+            schema,
+        );
         input.part = Some(part.clone());
-        let prompt = prompt::assemble(
+        let prompt = match prompt::assemble(
             &input,
             ctx.counter.get()?,
             ctx.config.budget,
             &ctx.templates,
-        )?;
-        if prompt.rest.as_ref().map(|r| &r.from_hunk) == Some(&part.from_hunk) {
-            // Not one hunk of what is left fits a prompt on its own: more
-            // parts would show nothing more.
+        ) {
+            // What is left cannot be shown (a line longer than a prompt):
+            // it is unseen code, which no review approves.
+            Err(prompt::Error::NoRoomForCode { .. }) if !prompts.is_empty() => {
+                left = Some(part);
+                break;
+            }
+            other => other?,
+        };
+        if prompt.rest.as_ref().map(|r| &r.from) == Some(&part.from) {
+            // Not one line of what is left fits a prompt (assembly refuses
+            // a prompt with no room for code, so this is a part that could
+            // only name files): more parts would show nothing more.
             left = Some(part);
             break;
         }
