@@ -93,7 +93,7 @@ fn assemble_with(
     overcommit: usize,
 ) -> Result<Prompt, Error> {
     let template = templates.get(input.kind);
-    let fence = Fence::choose(&untrusted_texts(input));
+    let fence = Fence::choose_keyed(&stable_texts(input), &untrusted_texts(input));
     let ctx = Ctx::new(counter, fence);
 
     let schema = pretty_schema(input.schema);
@@ -103,7 +103,7 @@ fn assemble_with(
         _ => "",
     });
     let notices = render_notices(&input.notices);
-    let task = ctx.fence.wrap(&task_text(&input.task));
+    let task = ctx.fence.wrap(&task_text(&input.task, &input.spec));
     let criteria = render_criteria(&ctx, &input.criteria);
     let determinations = match (input.kind, &input.defect) {
         (Kind::Defect, Some(defect)) => render_determinations(&ctx, &defect.determinations),
@@ -177,7 +177,7 @@ fn assemble_with(
     };
     loop {
         let parts = render_parts(&ctx, input.kind, &claims);
-        let text = fill(&fixed, &ctx, &parts);
+        let (text, stable) = fill(&fixed, &ctx, &parts);
         let total = ctx.count(&text);
         if total <= budget {
             let accounting = Accounting {
@@ -186,7 +186,10 @@ fn assemble_with(
                 parts: &parts,
                 claims: &claims,
             };
-            return Ok(accounting.prompt(&ctx, text, total, budget));
+            let mut prompt = accounting.prompt(&ctx, text, total, budget);
+            prompt.stable_prefix = stable;
+            prompt.stable_tokens = ctx.count(&prompt.text[..stable]);
+            return Ok(prompt);
         }
         // Drop a little more than the overshoot: each drop adds an omission
         // line. What may be cut goes before the code; the code before the
@@ -363,7 +366,9 @@ struct Fixed<'a> {
     determinations: &'a str,
 }
 
-fn fill(fixed: &Fixed, ctx: &Ctx, parts: &HashMap<&'static str, String>) -> String {
+/// The prompt's text, and where its stable part ends (bytes; 0 when the
+/// template marks none).
+fn fill(fixed: &Fixed, ctx: &Ctx, parts: &HashMap<&'static str, String>) -> (String, usize) {
     // An override without {{vision}} gets the vision after the spec.
     let spec_and_vision = match (parts.get("spec"), parts.get("vision")) {
         (Some(spec), Some(vision)) if !fixed.template.has("vision") => {
@@ -371,17 +376,33 @@ fn fill(fixed: &Fixed, ctx: &Ctx, parts: &HashMap<&'static str, String>) -> Stri
         }
         _ => None,
     };
-    let text = fixed.template.render(|name| match name {
-        "spec" if spec_and_vision.is_some() => spec_and_vision.as_deref().unwrap_or(""),
-        "tag" => ctx.fence.tag(),
-        "schema" => fixed.schema,
-        "notices" => fixed.notices,
-        "task" => fixed.task,
-        "criteria" => fixed.criteria,
-        "determinations" => fixed.determinations,
-        other => parts.get(other).map_or("", String::as_str),
-    });
-    text.trim_start_matches('\n').to_string()
+    // One without a re-review's slots gets them after the earlier reviews.
+    let mut earlier = parts.get("previous_review").cloned();
+    for slot in ["previous_findings", "interdiff"] {
+        if let (Some(text), Some(got)) = (earlier.as_mut(), parts.get(slot)) {
+            if !fixed.template.has(slot) && got != NONE_DECLARED {
+                text.push_str("\n\n");
+                text.push_str(got);
+            }
+        }
+    }
+    let (text, stable) = fixed.template.render_marked(
+        |name| match name {
+            "spec" if spec_and_vision.is_some() => spec_and_vision.as_deref().unwrap_or(""),
+            "previous_review" => earlier.as_deref().unwrap_or(""),
+            "tag" => ctx.fence.tag(),
+            "schema" => fixed.schema,
+            "notices" => fixed.notices,
+            "task" => fixed.task,
+            "criteria" => fixed.criteria,
+            "determinations" => fixed.determinations,
+            other => parts.get(other).map_or("", String::as_str),
+        },
+        "stable_end",
+    );
+    let trimmed = text.len() - text.trim_start_matches('\n').len();
+    let stable = stable.map_or(0, |at| at.saturating_sub(trimmed));
+    (text[trimmed..].to_string(), stable)
 }
 
 fn render_parts(ctx: &Ctx, kind: Kind, claims: &Claims) -> HashMap<&'static str, String> {
@@ -458,6 +479,8 @@ impl Accounting<'_, '_> {
             files_omitted: c.diff.files_omitted(),
             sent_sections: c.spec.sent(),
             sent_vision: c.vision.sent(),
+            stable_prefix: 0,
+            stable_tokens: 0,
             rest: c.diff.rest(),
         }
     }
@@ -465,6 +488,24 @@ impl Accounting<'_, '_> {
     fn part(&self, ctx: &Ctx, name: &str) -> usize {
         self.parts.get(name).map_or(0, |p| ctx.count(p))
     }
+}
+
+/// The untrusted text of the prompt's stable part (the spec, the vision,
+/// the constraints, the schema): the fence tag is drawn from it alone, so
+/// the reviews of a feature share their prefix.
+fn stable_texts<'a>(input: &'a Input) -> Vec<&'a str> {
+    let mut texts: Vec<&str> = vec![input.schema];
+    // In document order, as shown: every task ranks them its own way.
+    let mut spec: Vec<&super::SpecSection> = input.spec.iter().collect();
+    spec.sort_by(|a, b| (&a.doc_path, a.start_line).cmp(&(&b.doc_path, b.start_line)));
+    for s in spec {
+        texts.extend([s.doc_path.as_str(), &s.heading_path, &s.text]);
+    }
+    if let Some(v) = &input.vision {
+        texts.extend([v.doc_path.as_str(), &v.text]);
+    }
+    texts.extend(input.cross_cutting.iter().map(String::as_str));
+    texts
 }
 
 /// Every piece of untrusted text, for choosing a fence tag none of them holds.
@@ -495,6 +536,8 @@ fn untrusted_texts<'a>(input: &'a Input) -> Vec<&'a str> {
     texts.extend(input.assumptions.iter().map(String::as_str));
     texts.extend(input.task_notes.iter().map(String::as_str));
     texts.extend(input.previous_review.iter().map(String::as_str));
+    texts.extend(input.previous_findings.iter().map(String::as_str));
+    texts.extend(input.interdiff.iter().map(String::as_str));
     texts.extend(input.notices.iter().map(String::as_str));
     texts.extend(input.cross_cutting.iter().map(String::as_str));
     for f in &input.diff.files {
@@ -544,7 +587,10 @@ fn or_none(text: &str) -> &str {
     }
 }
 
-fn task_text(task: &Task) -> String {
+/// The task's fields, and the spec sections it references: the spec is
+/// shown in document order (the same for every task of a feature), so what
+/// this task is about is said here.
+fn task_text(task: &Task, spec: &[super::SpecSection]) -> String {
     let mut out = format!(
         "id: {}\ntitle: {}\n",
         or_none(&task.id),
@@ -561,6 +607,17 @@ fn task_text(task: &Task) -> String {
         or_none(&task.description),
         or_none(&task.rationale),
     ));
+    let referenced: Vec<String> = spec
+        .iter()
+        .filter(|s| s.required)
+        .map(|s| format!("{} § {}", s.doc_path, s.heading_path))
+        .collect();
+    if !referenced.is_empty() {
+        out.push_str(&format!(
+            "spec sections it implements: {}\n",
+            referenced.join("; ")
+        ));
+    }
     out
 }
 
@@ -606,6 +663,8 @@ fn review_lists(input: &Input) -> Vec<(&'static str, Vec<String>)> {
     vec![
         ("task_notes", bullet_items(&input.task_notes)),
         ("previous_review", bullet_items(&input.previous_review)),
+        ("previous_findings", bullet_items(&input.previous_findings)),
+        ("interdiff", input.interdiff.clone()),
         ("scope", scope_items(&input.scope)),
         ("gates", gate_items(&input.gates)),
         ("assumptions", bullet_items(&input.assumptions)),
@@ -978,6 +1037,8 @@ mod tests {
                 "Feedback of the last review, which this attempt had to address:\nAC-1 is unmet."
                     .into(),
             ],
+            previous_findings: Vec::new(),
+            interdiff: Vec::new(),
             scope: Scope {
                 to_modify: vec!["src/book.rs".into()],
                 ..Scope::default()
@@ -1106,31 +1167,48 @@ mod tests {
         let order = positions(
             &p.text,
             &[
-                "## 1. Task",
-                "Add book availability query",
-                "## 2. Spec requirements",
+                "## Instructions",
+                "\"required\": [\n",
+                "## 1. Spec requirements",
                 "SOURCE OF TRUTH: specs/product/library-catalog.md § Library Catalog > Search",
                 "Related spec: specs/product/accounts.md § Accounts",
-                "## 3. Acceptance criteria",
-                "| AC-1 | BookQuery.books returns all books with status \\| field | test |",
-                "## 4. Cross-cutting constraints",
+                "## 2. Cross-cutting constraints",
                 "All queries are paginated.",
+                "## 3. Task",
+                "Add book availability query",
+                "spec sections it implements: specs/product/library-catalog.md § Library Catalog > Search",
+                "### Previous findings",
+                "## 4. Acceptance criteria",
+                "| AC-1 | BookQuery.books returns all books with status \\| field | test |",
                 "## 5. Declared file scope",
                 "files to modify: src/book.rs",
                 "## 6. Automated check results",
                 "cargo test: passed",
                 "## 7. Assumptions to verify",
-                "## 8. Git diff",
+                "## 8. Changes since the last review",
+                "## 9. Git diff",
                 "b/src/book.rs",
                 "10+pub fn available(&self) -> bool {\n11+    self.status == Status::In\n12+}\n",
                 "b/tests/book.rs",
                 "content not shown (lockfile, generated, vendored or binary):\n- Cargo.lock (+1 −0)",
-                "## 9. Impact assessment",
+                "## 10. Impact assessment",
                 "| BookType | struct | modified | 6 | 4 | core | src/schema.rs:12 |",
-                "## 10. Instructions",
-                "\"required\": [\n",
+                "Answer now with the JSON object only.",
             ],
         );
+        // The stable part ends before the task: instructions, schema, spec,
+        // vision and constraints.
+        let stable = &p.text[..p.stable_prefix];
+        assert!(
+            stable.contains("## Instructions") && stable.contains("All queries are paginated.")
+        );
+        assert!(!stable.contains("Add book availability query"), "{stable}");
+        assert!(
+            p.text[p.stable_prefix..].starts_with("\n## 3. Task"),
+            "{}",
+            &p.text[p.stable_prefix..]
+        );
+        assert_eq!(p.stable_tokens, counter().count(stable));
         assert!(
             order.windows(2).all(|w| w[0] < w[1]),
             "{order:?}\n{}",
@@ -1152,16 +1230,18 @@ mod tests {
         assert_eq!(
             names,
             [
+                "spec",
+                "vision",
+                "cross_cutting",
                 "task",
                 "task_notes",
                 "previous_review",
-                "spec",
-                "vision",
+                "previous_findings",
                 "criteria",
-                "cross_cutting",
                 "scope",
                 "gates",
                 "assumptions",
+                "interdiff",
                 "diff",
                 "impact",
                 "instructions"
@@ -1248,20 +1328,21 @@ mod tests {
         i.impact = None;
         let p = build(&i, 10_000).unwrap();
         for heading in [
-            "## 3. Acceptance criteria\n(none declared)",
-            "## 4. Cross-cutting constraints\n(none declared)",
+            "## 4. Acceptance criteria\n(none declared)",
+            "## 2. Cross-cutting constraints\n(none declared)",
             "## 5. Declared file scope\n(none declared)",
             "## 6. Automated check results\n(none declared)",
             "## 7. Assumptions to verify\n(none declared)",
-            "`path:N-M`.\n\n(the diff is empty)",
-            "## 9. Impact assessment\n(impact analysis not available)",
+            "## 8. Changes since the last review\n(none declared)",
+            "## 9. Git diff\n(the diff is empty)",
+            "## 10. Impact assessment\n(impact analysis not available)",
         ] {
             assert!(p.text.contains(heading), "{heading:?} in\n{}", p.text);
         }
     }
 
     #[test]
-    fn notices_come_first() {
+    fn notices_open_the_part_that_changes_from_task_to_task() {
         let d = small_diff();
         let mut i = input(&d);
         i.notices = vec![
@@ -1269,11 +1350,52 @@ mod tests {
         ];
         let p = build(&i, 60_000).unwrap();
         assert!(
-            p.text.starts_with("NOTICE: The diff edits specs/product/library-catalog.md,\\nthe spec this review uses\n"),
+            p.text[p.stable_prefix..].starts_with("NOTICE: The diff edits specs/product/library-catalog.md,\\nthe spec this review uses\n"),
             "{}",
-            &p.text[..200]
+            &p.text[p.stable_prefix..]
         );
-        assert_eq!(p.sections[0].name, "notices");
+        let names: Vec<&str> = p.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names[3], "notices", "{names:?}");
+    }
+
+    #[test]
+    fn the_tasks_of_a_feature_share_a_byte_identical_prefix() {
+        let d = small_diff();
+        let first = input(&d);
+        let other_diff = Diff {
+            files: vec![file("src/loan.rs", vec![hunk(3, &["pub fn renew() {}"])])],
+            ..small_diff()
+        };
+        let mut second = input(&other_diff);
+        second.task.id = "4".into();
+        second.task.title = "Renew loans".into();
+        second.criteria[0].text = "Loans renew twice".into();
+        second.notices = vec!["a notice of this task alone".into()];
+        second.interdiff = vec!["@@ -1 +1 @@\n1+renewed".into()];
+        // Another ranking of the same sections: the task references another.
+        second.spec.reverse();
+        for s in &mut second.spec {
+            s.required = !s.required;
+        }
+        let (a, b) = (
+            build(&first, 60_000).unwrap(),
+            build(&second, 60_000).unwrap(),
+        );
+        assert!(a.stable_prefix > 0);
+        assert_eq!(a.stable_prefix, b.stable_prefix);
+        assert_eq!(a.text[..a.stable_prefix], b.text[..b.stable_prefix]);
+        assert_ne!(a.text[a.stable_prefix..], b.text[b.stable_prefix..]);
+        // A template without the mark marks nothing.
+        let custom = Templates::with_overrides([(
+            "review.md",
+            "custom",
+            "{{notices}}{{tag}}{{task}}{{criteria}}{{task_notes}}{{previous_review}}{{scope}}{{gates}}{{assumptions}}{{diff}}{{impact}}{{spec}}{{cross_cutting}}{{schema}}",
+        )])
+        .unwrap();
+        let p = assemble(&second, &counter(), 60_000, &custom).unwrap();
+        assert_eq!(p.stable_prefix, 0);
+        // Its interdiff still reaches the model, after the earlier reviews.
+        assert!(p.text.contains("1+renewed"), "{}", p.text);
     }
 
     #[test]
@@ -1986,7 +2108,7 @@ mod tests {
         i.assumptions = (0..40)
             .map(|n| format!("assumption {n}: {}", "words ".repeat(30)))
             .collect();
-        for budget in [2_000, 5_000, 20_000] {
+        for budget in [3_000, 5_000, 20_000] {
             // Estimates told they have a third more room than there is.
             let p =
                 assemble_with(&i, counter(), budget, &Templates::embedded(), budget / 3).unwrap();

@@ -59,6 +59,14 @@ pub struct Input<'a> {
     /// The attempt number, the feedback of the last review and the earlier
     /// reviews, one item each; the review prompt's `previous_review`.
     pub previous_review: Vec<String>,
+    /// A re-review: the previous review's blocking findings, one line each
+    /// with its id (`PF-1: src/a.rs:12 (major) …`); the review prompt's
+    /// `previous_findings`.
+    pub previous_findings: Vec<String>,
+    /// A re-review: what changed since the last reviewed head, one item per
+    /// file, its hunks numbered like the diff's; the review prompt's
+    /// `interdiff`.
+    pub interdiff: Vec<String>,
     pub scope: Scope,
     pub gates: Vec<GateCheck>,
     pub assumptions: Vec<String>,
@@ -272,6 +280,14 @@ pub struct Prompt {
     /// The vision text a review prompt holds, as (first line, text): the
     /// whole file as one piece, or the sentences sent; empty when none.
     pub sent_vision: Vec<VisionSentence>,
+    /// The prompt's stable part, in bytes of `text` from its start: the
+    /// instructions, the schema, the spec sections, the vision and the
+    /// cross-cutting constraints, the same across the reviews of a feature
+    /// (0 when the template marks none). Providers that cache a marked
+    /// prefix are told to cache it.
+    pub stable_prefix: usize,
+    /// Its tokens.
+    pub stable_tokens: usize,
     /// What of the diff is still to show after this prompt, as the next
     /// part of a review in parts; None when every change with content to
     /// show is in this prompt or was in an earlier part.

@@ -62,8 +62,11 @@ pub(crate) const REVIEW_SLOTS: &[&str] = &[
 
 /// Placeholders a review or defect template may leave out: an override
 /// written before the vision reached the reviewer gets the vision after
-/// the spec sections instead.
-pub(crate) const OPTIONAL_SLOTS: &[&str] = &["vision"];
+/// the spec sections instead, and a re-review's previous findings and
+/// interdiff after the earlier reviews; without `stable_end` no prefix is
+/// marked for the provider's prompt cache.
+pub(crate) const OPTIONAL_SLOTS: &[&str] =
+    &["vision", "stable_end", "previous_findings", "interdiff"];
 
 pub(crate) const GUARDIAN_SLOTS: &[&str] = &[
     "notices", "tag", "vision", "spec", "task", "criteria", "diff", "schema",
@@ -354,14 +357,30 @@ impl Template {
 
     /// Fills every slot with `value(name)`, in one pass.
     pub(crate) fn render<'v>(&self, value: impl Fn(&str) -> &'v str) -> String {
+        self.render_marked(value, "").0
+    }
+
+    /// `render`, and the byte offset in the text where slot `mark` first
+    /// stands (None when the template does not use it).
+    pub(crate) fn render_marked<'v>(
+        &self,
+        value: impl Fn(&str) -> &'v str,
+        mark: &str,
+    ) -> (String, Option<usize>) {
         let mut out = String::new();
+        let mut at = None;
         for segment in &self.segments {
             match segment {
                 Segment::Text(t) => out.push_str(t),
-                Segment::Slot(name) => out.push_str(value(name)),
+                Segment::Slot(name) => {
+                    if *name == mark && at.is_none() {
+                        at = Some(out.len());
+                    }
+                    out.push_str(value(name));
+                }
             }
         }
-        out
+        (out, at)
     }
 }
 

@@ -54,6 +54,8 @@ pub fn dry_runs(runs: &[DryRun]) -> String {
                     "budget": prepared.budget,
                     "summed_over_parts": prepared.part_list.len(),
                     "largest_part": prepared.part_list.iter().map(|p| p.tokens).max().unwrap_or(0),
+                    // The prompt's stable prefix, which providers may cache.
+                    "stable": prepared.part_list.first().map_or(0, |p| p.stable_tokens),
                 },
                 "parts": prepared.part_list,
                 "sections": prepared.sections,

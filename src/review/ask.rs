@@ -18,7 +18,7 @@ use super::Events;
 use super::context::Context;
 use super::prepare::Prepared;
 
-pub use model::{Failure, Pacer};
+pub use model::{Failure, Pacer, stable_prefix};
 
 /// The providers a run uses: the review's and the guardian's (the same one
 /// unless `guardian.model` names another model).
@@ -104,6 +104,7 @@ pub fn review(
                 schema: schema.clone(),
                 parse: &parse,
                 slots: &ctx.calls,
+                cache_prefix: Some(prompt.stable_prefix).filter(|n| *n > 0),
             },
             pacer,
             events,
@@ -296,6 +297,7 @@ pub fn guardian(
             schema,
             parse: &parse,
             slots: &ctx.calls,
+            cache_prefix: None,
         },
         pacer,
         events,

@@ -122,6 +122,8 @@ pub fn compose(
         criteria: prompt_criteria(subject),
         task_notes: task_notes(subject, &resolved.dependencies),
         previous_review: previous_review(subject),
+        previous_findings: Vec::new(),
+        interdiff: Vec::new(),
         scope: prompt::Scope {
             touched: scope.touched.clone(),
             to_create: scope.create.clone(),
@@ -285,6 +287,10 @@ pub struct Parts {
     pub task_notes: Vec<String>,
     /// The attempt number, the latest feedback and earlier reviews.
     pub previous_review: Vec<String>,
+    /// A re-review: the previous review's blocking findings (PF-1, …) and
+    /// what changed since its head, numbered like the diff.
+    pub previous_findings: Vec<String>,
+    pub interdiff: Vec<String>,
     pub scope: prompt::Scope,
     pub gates: Vec<prompt::GateCheck>,
     pub assumptions: Vec<String>,
@@ -313,6 +319,8 @@ impl Parts {
             criteria: self.criteria.clone(),
             task_notes: self.task_notes.clone(),
             previous_review: self.previous_review.clone(),
+            previous_findings: self.previous_findings.clone(),
+            interdiff: self.interdiff.clone(),
             scope: self.scope.clone(),
             gates: self.gates.clone(),
             assumptions: self.assumptions.clone(),
@@ -461,7 +469,9 @@ fn gate_checks(findings: &[Finding]) -> Vec<prompt::GateCheck> {
 pub fn verdict_schema(kind: prompt::Kind, dimensions: &[&verdict::Dimension]) -> serde_json::Value {
     let schema = match kind {
         prompt::Kind::Defect => verdict::defect::json_schema(),
-        _ => verdict::json_schema(),
+        // A re-review's previous findings, or an empty list: asked of every
+        // review, so the schema reads the same in every prompt.
+        _ => verdict::previous::with_previous(verdict::json_schema()),
     };
     let asked: Vec<(&str, &str)> = dimensions
         .iter()

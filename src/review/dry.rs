@@ -29,6 +29,9 @@ pub struct DryPart {
     pub index: usize,
     pub tokens: usize,
     pub files: usize,
+    /// The tokens of its stable part (instructions, schema, spec, vision,
+    /// constraints): the prefix the reviews of a feature share.
+    pub stable_tokens: usize,
 }
 
 pub struct DryPrompt {
@@ -139,6 +142,7 @@ fn dry_prompt(ctx: &Context, p: Prepared) -> DryPrompt {
                 index: n + 1,
                 tokens: p.total_tokens,
                 files: p.files_shown,
+                stable_tokens: p.stable_tokens,
             })
             .collect(),
         tokenizer: ctx.config.tokenizer.clone(),

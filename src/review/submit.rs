@@ -150,6 +150,11 @@ fn requests_of(
         // What `ask` sends is what the net left of the prompt; its leaks
         // are found and reported again when the review is collected.
         crate::secrets::net::redact_in_place(&mut text, "the review prompt");
+        let cache_prefix = super::ask::stable_prefix(
+            &prompt.text,
+            &text,
+            Some(prompt.stable_prefix).filter(|n| *n > 0),
+        );
         let custom_id = custom_id(&identity, head, n + 1, "review", taken);
         requests.push(Sent {
             custom_id: custom_id.clone(),
@@ -164,7 +169,7 @@ fn requests_of(
                 system: None,
                 messages: vec![Message::user(text)],
                 json_schema: schema.clone(),
-                cache_prefix: None,
+                cache_prefix,
             },
         });
     }

@@ -120,22 +120,20 @@ pub fn missing(value: &Value, ids: &[&str]) -> Vec<Problem> {
     problems
 }
 
-/// `schema` with `previous_findings` required: one entry per id shown.
-/// Without ids, the schema is unchanged.
-pub fn with_previous(mut schema: Value, ids: &[&str]) -> Value {
-    if ids.is_empty() {
-        return schema;
-    }
+/// `schema` with `previous_findings` required: the same for every review,
+/// so the schema stays in the prompt's stable part; which ids must be rated
+/// is the prompt's word and `missing`'s check.
+pub fn with_previous(mut schema: Value) -> Value {
     let statuses: Vec<&str> = PreviousStatus::ALL.iter().map(|s| s.as_str()).collect();
     let property = json!({
         "type": "array",
-        "description": format!("One entry for each previous finding: {}", ids.join(", ")),
+        "description": "One entry per previous finding listed (PF-1, …); empty when none is",
         "items": {
             "type": "object",
             "properties": {
-                "id": {"type": "string", "enum": ids},
+                "id": {"type": "string"},
                 "status": {"type": "string", "enum": statuses},
-                "evidence": {"type": "string", "description": "file:line of the change that resolves it, or why it is unresolved or obsolete"},
+                "evidence": {"type": "string"},
             },
             "required": ["id", "status", "evidence"],
             "additionalProperties": false,
@@ -359,21 +357,19 @@ mod tests {
     }
 
     #[test]
-    fn the_schema_asks_for_the_listed_ids() {
-        let s = with_previous(crate::verdict::json_schema(), &["PF-1", "PF-2"]);
+    fn the_schema_asks_for_previous_findings_the_same_way_every_time() {
+        let s = with_previous(crate::verdict::json_schema());
+        let items = &s["properties"]["previous_findings"]["items"];
+        assert_eq!(items["required"], json!(["id", "status", "evidence"]));
         assert_eq!(
-            s["properties"]["previous_findings"]["items"]["properties"]["id"]["enum"],
-            json!(["PF-1", "PF-2"])
+            items["properties"]["status"]["enum"],
+            json!(["resolved", "unresolved", "obsolete"])
         );
         assert!(
             s["required"]
                 .as_array()
                 .unwrap()
                 .contains(&json!("previous_findings"))
-        );
-        assert_eq!(
-            with_previous(crate::verdict::json_schema(), &[]),
-            crate::verdict::json_schema()
         );
     }
 }

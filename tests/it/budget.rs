@@ -31,7 +31,9 @@ macro_rules! fixture {
 /// it in parts.
 /// (4,500 tokens then; the quality dimensions' instructions of issue 29
 /// take some 700 more.)
-const TIGHT: &str = "5200";
+// 5,200 before the answer's schema held previous findings and the
+// instructions a re-review's: the same room for the diff.
+const TIGHT: &str = "5600";
 
 /// The http-client case: task 4 gives a session a default timeout.
 fn http_client() -> TempRepo {

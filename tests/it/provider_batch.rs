@@ -144,8 +144,15 @@ fn an_anthropic_batch_is_submitted_then_collected_as_synchronous_reviews() {
         );
         assert!(custom_id.ends_with("_p1_review"));
         assert_eq!(params["model"], "loopback-model");
-        let prompt = params["messages"][0]["content"].as_str().unwrap();
-        assert!(prompt.contains("Every counter stops at 100."));
+        // The stable part marked for Anthropic's cache, then the task's.
+        let blocks = params["messages"][0]["content"].as_array().unwrap();
+        assert_eq!(blocks[0]["cache_control"]["type"], "ephemeral");
+        assert!(
+            blocks[0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("Every counter stops at 100.")
+        );
     }
     let saved = state(&repo, "msgbatch_1").expect("the batch's state is kept");
     assert_eq!(saved["provider"], "anthropic");
@@ -531,4 +538,75 @@ fn cache_figures_and_cost_reach_the_report_and_the_log() {
     let run = speed(repo.path(), &["review", "--task-id", "1"], &[]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("llm.batch_discount"), "{}", run.stderr);
+}
+
+/// The `n`-th request's first message, as the provider received it.
+fn first_message(req: &Recorded) -> Value {
+    req.json()["messages"][0]["content"].clone()
+}
+
+#[test]
+fn the_tasks_of_a_feature_share_a_cached_prefix_and_the_cache_figures_are_kept() {
+    let repo = tasks(2);
+    let usage = json!({"input_tokens": 300, "output_tokens": 40,
+                       "cache_read_input_tokens": 2_000, "cache_creation_input_tokens": 0});
+    let answer = approval();
+    let server = crate::support::model_server::ModelServer::start(move |_| {
+        let mut reply = json!({"id": "m", "type": "message", "role": "assistant", "model": "m",
+            "content": [{"type": "text", "text": answer}], "stop_reason": "end_turn"});
+        reply["usage"] = usage.clone();
+        Reply::json(200, reply)
+    });
+    configure(
+        &repo,
+        "anthropic",
+        &server.root(),
+        "price_input_per_mtok = 3.0\nprice_output_per_mtok = 15.0\n",
+    );
+    let run = review(&repo, &["--json"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let (a, b) = (first_message(&requests[0]), first_message(&requests[1]));
+    // Two blocks each: the stable part marked for the cache, then the task's.
+    assert_eq!(a[0]["cache_control"], json!({"type": "ephemeral"}), "{a}");
+    assert!(a[1].get("cache_control").is_none());
+    assert_eq!(
+        a[0], b[0],
+        "the stable part is byte-identical across the tasks"
+    );
+    assert_ne!(a[1], b[1]);
+    let stable = a[0]["text"].as_str().unwrap();
+    assert!(stable.contains("## Instructions") && stable.contains("Every counter stops at 100."));
+    assert!(
+        stable.contains("\"previous_findings\""),
+        "the schema is in it"
+    );
+    assert!(!stable.contains("Raise limit"), "no task in it");
+
+    // The provider's figures: all input counted, the cached part named.
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    let tokens = &out["reviews"][0]["tokens"];
+    assert_eq!(tokens["prompt"], 2_300);
+    assert_eq!(tokens["cache_read"], 2_000);
+    assert_eq!(tokens["cache_write"], 0);
+    // 300 fresh at 3.0, 2,000 cached at a tenth of it, 40 out at 15.0.
+    let expected = (300.0 * 3.0 + 2_000.0 * 0.3 + 40.0 * 15.0) / 1e6;
+    let cost = out["reviews"][0]["cost"]["total"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-9, "{cost} {expected}");
+    for line in repo.log() {
+        assert_eq!(line["tokens"]["cache_read"], 2_000);
+    }
+
+    // A dry run says how large the shared prefix is.
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "1", "--dry-run", "--json"],
+        &[KEY],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let dry: Value = serde_json::from_str(&run.stdout).unwrap();
+    let stable_tokens = dry["reviews"][0]["tokens"]["stable"].as_u64().unwrap();
+    assert!(stable_tokens > 500, "{stable_tokens}");
+    assert!(stable_tokens < dry["reviews"][0]["tokens"]["total"].as_u64().unwrap());
 }

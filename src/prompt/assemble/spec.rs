@@ -1,7 +1,8 @@
 //! The spec sections' claim on the budget: the sections a task references
 //! are required; the related ones (most relevant to the task and the diff)
 //! are sent while their share lasts, before the code; the rest only fill
-//! what the code leaves. Each one left out is named in the prompt.
+//! what the code leaves. Each one left out is named in the prompt. Those
+//! sent are shown in document order, the source of truth first.
 
 use crate::prompt::fence::inline;
 use crate::prompt::{Omission, SpecSection};
@@ -16,6 +17,8 @@ pub(super) struct SpecPlan {
 }
 
 struct SpecEntry {
+    primary: bool,
+    start_line: usize,
     doc_path: String,
     heading_path: String,
     block: String,
@@ -67,6 +70,8 @@ impl SpecPlan {
                 );
                 let om_line = format!("- {} § {}", s.doc_path, s.heading_path);
                 SpecEntry {
+                    primary: s.primary,
+                    start_line: s.start_line,
                     doc_path: s.doc_path.clone(),
                     heading_path: s.heading_path.clone(),
                     tokens: ctx.count(&block) + 2,
@@ -196,12 +201,15 @@ impl SpecPlan {
         if self.entries.is_empty() {
             return "(no spec sections)".to_string();
         }
-        let mut out: Vec<String> = self
-            .entries
-            .iter()
-            .filter(|e| e.included)
-            .map(|e| e.block.clone())
-            .collect();
+        // In document order, the source of truth first: the same sections
+        // read the same for every task of a feature, whatever each one
+        // ranks first, so their prompts share this prefix (the task names
+        // the sections it implements).
+        let mut shown: Vec<&SpecEntry> = self.entries.iter().filter(|e| e.included).collect();
+        shown.sort_by(|a, b| {
+            (!a.primary, &a.doc_path, a.start_line).cmp(&(!b.primary, &b.doc_path, b.start_line))
+        });
+        let mut out: Vec<String> = shown.iter().map(|e| e.block.clone()).collect();
         let omitted: Vec<&SpecEntry> = self.entries.iter().filter(|e| !e.included).collect();
         if !omitted.is_empty() {
             out.push(omission_list(

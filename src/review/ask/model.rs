@@ -67,6 +67,9 @@ pub struct Question<'a, T> {
     /// The run's model calls in flight at once: one is held around each
     /// call.
     pub slots: &'a llm::pacing::Slots,
+    /// The prompt's first this many bytes are its stable part, for the
+    /// provider's prompt cache.
+    pub cache_prefix: Option<usize>,
 }
 
 pub fn ask<T>(
@@ -89,6 +92,7 @@ pub fn ask<T>(
         &mut prompt,
         &format!("the {named} prompt"),
     ));
+    let cache_prefix = stable_prefix(question.prompt, &prompt, question.cache_prefix);
     let mut messages = vec![Message {
         role: Role::User,
         content: prompt,
@@ -103,6 +107,7 @@ pub fn ask<T>(
             stage,
             named: &named,
             messages: &messages,
+            cache_prefix,
         };
         let (answer_text, rejection) =
             match call.make(provider, question, pacer, events, &mut calls, &mut leaks) {
@@ -177,6 +182,8 @@ struct Exchange<'a> {
     stage: String,
     named: &'a str,
     messages: &'a [Message],
+    /// The first message's stable part, for the provider's prompt cache.
+    cache_prefix: Option<usize>,
 }
 
 impl Exchange<'_> {
@@ -194,7 +201,7 @@ impl Exchange<'_> {
             system: None,
             messages: self.messages.to_vec(),
             json_schema: question.schema.clone(),
-            cache_prefix: None,
+            cache_prefix: self.cache_prefix,
         };
         // A slot first: the pacer counts a request as started when it
         // grants it.
@@ -276,6 +283,18 @@ impl Exchange<'_> {
             }
         }
     }
+}
+
+/// The stable prefix of the prompt as sent: the composed one's, when the
+/// safety net left that prefix as it was (it changes nothing in a composed
+/// prompt, which was netted already; a change would move the boundary).
+pub fn stable_prefix(composed: &str, sent: &str, prefix: Option<usize>) -> Option<usize> {
+    let n = prefix?;
+    (n <= composed.len()
+        && n <= sent.len()
+        && sent.is_char_boundary(n)
+        && composed.as_bytes()[..n] == sent.as_bytes()[..n])
+        .then_some(n)
 }
 
 /// A problem on one line, cut to a length a terminal line can show.
