@@ -1392,7 +1392,7 @@ mod tests {
             "{{notices}}{{tag}}{{task}}{{criteria}}{{task_notes}}{{previous_review}}{{scope}}{{gates}}{{assumptions}}{{diff}}{{impact}}{{spec}}{{cross_cutting}}{{schema}}",
         )])
         .unwrap();
-        let p = assemble(&second, &counter(), 60_000, &custom).unwrap();
+        let p = assemble(&second, counter(), 60_000, &custom).unwrap();
         assert_eq!(p.stable_prefix, 0);
         // Its interdiff still reaches the model, after the earlier reviews.
         assert!(p.text.contains("1+renewed"), "{}", p.text);
