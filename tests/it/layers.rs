@@ -261,10 +261,8 @@ fn use_tree(
             i += 1;
         }
         let name: String = chars[start..i].iter().collect();
-        if !name.is_empty() && name != "self" || path.is_empty() {
-            if !name.is_empty() {
-                path.push(name);
-            }
+        if !name.is_empty() && (name != "self" || path.is_empty()) {
+            path.push(name);
         }
         if chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':') {
             i += 2;
