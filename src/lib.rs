@@ -14,6 +14,8 @@
 //!   text into a checked answer;
 //! - `work` (the subject of a review and its diff) and `ledger` (reports,
 //!   the log, the verdict cache, overrides), below both `review` and `hook`;
+//!   `history` reads the ledger back (a subject's log lines, statistics,
+//!   the diff a saved report was about);
 //! - `review` (the pipeline as named stages, deciding in one place) and
 //!   `hook` (the merge gate);
 //! - `render` prints reports, `cli` holds the clap types, `settings`
@@ -29,6 +31,7 @@ pub mod digest;
 pub mod exit;
 pub mod fsx;
 pub mod git;
+pub mod history;
 pub mod hook;
 pub mod impact;
 pub mod interrupt;

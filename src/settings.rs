@@ -10,6 +10,7 @@
 //! which is what `speed config` prints: one code path decides both.
 
 mod file;
+mod history;
 mod locate;
 
 use std::path::{Component, Path, PathBuf};
@@ -28,6 +29,7 @@ use crate::review::{self, Target};
 
 use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
+pub use history::{HistorySettings, ShowSettings, Shown, StatsSettings};
 pub use locate::{MainFound, Origin, Repo};
 
 pub const CONFIG_PATH: &str = ".speed/config.toml";
@@ -163,6 +165,9 @@ pub enum CommandSettings {
     Man,
     Hook(HookCommand),
     Override(Box<OverrideSettings>),
+    Show(ShowSettings),
+    History(HistorySettings),
+    Stats(StatsSettings),
 }
 
 /// `speed hook …`. Install and uninstall need no configuration; a hook run
@@ -322,6 +327,19 @@ impl Settings {
             }
             Command::Completions(args) => {
                 (CommandSettings::Completions(args.shell.into()), Vec::new())
+            }
+            Command::Show(args) => (
+                CommandSettings::Show(history::show(args, config_flag.as_deref())?),
+                Vec::new(),
+            ),
+            Command::History(args) => (
+                CommandSettings::History(history::history(args, config_flag.as_deref())?),
+                Vec::new(),
+            ),
+            Command::Stats(args) => {
+                let (stats, notices) =
+                    history::stats(args, repo, config_flag.as_deref(), env, &mut warnings)?;
+                (CommandSettings::Stats(stats), notices)
             }
             Command::Man => (CommandSettings::Man, Vec::new()),
         };
@@ -716,6 +734,16 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> llm::Config
             "llm.max_answer_bytes",
             f.max_answer_bytes,
             DEFAULT_MAX_ANSWER_BYTES,
+        ),
+        price_input_per_mtok: r.file(
+            "llm.price_input_per_mtok",
+            f.price_input_per_mtok.map(Some),
+            None,
+        ),
+        price_output_per_mtok: r.file(
+            "llm.price_output_per_mtok",
+            f.price_output_per_mtok.map(Some),
+            None,
         ),
     }
 }

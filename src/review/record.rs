@@ -190,7 +190,6 @@ fn write(
     let _hold = interrupt::hold().ok_or(ledger::Error::Interrupted)?;
     let at = std::time::SystemTime::now();
     let now = humantime::format_rfc3339_millis(at).to_string();
-    ledger::reports::save(&ctx.root, report, evidence, &now)?;
     // An offline review whose checks passed approves nothing: the task
     // file keeps its state.
     let task = task.filter(|_| report.verdict != Some(verdict::Kind::ChecksPassed));
@@ -201,14 +200,20 @@ fn write(
         let mut fresh = store.reload(task)?;
         let outcome = task_outcome(ctx, report, evidence, &now);
         tasks::state::record_review(&mut fresh, &outcome);
-        // The log line first: a task file that says "reviewed" always has
-        // its line in the log, whatever stops speed between the two.
-        ledger::log::append_review(&ctx.root, report, &now)?;
-        store.save(&fresh)?;
+        // Known before the log line, which records it too.
         report.task_update = Some(TaskUpdate {
             status: fresh.status.to_string(),
             revision_count: fresh.revision_count,
         });
+        // The report (saved with what it does to the task) and the log
+        // line first: a task file that says "reviewed" always has its line
+        // in the log, whatever stops speed between the two.
+        ledger::reports::save(&ctx.root, report, evidence, &now)?;
+        ledger::log::append_review(&ctx.root, report, &now)?;
+        if let Err(err) = store.save(&fresh) {
+            report.task_update = None;
+            return Err(err.into());
+        }
         let verdict = if outcome.approved {
             "approve"
         } else {
@@ -219,6 +224,7 @@ fn write(
         }
         return Ok(());
     }
+    ledger::reports::save(&ctx.root, report, evidence, &now)?;
     Ok(ledger::log::append_review(&ctx.root, report, &now)?)
 }
 

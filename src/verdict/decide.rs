@@ -16,7 +16,7 @@
 //! out-of-scope item) points: such a citation pointing nowhere is marked in
 //! the report, not fatal.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::evidence::{self, Citation, Sources};
 use super::schema::{CriterionStatus, Issue, Kind, Severity, Verdict};
@@ -48,7 +48,7 @@ pub struct DecisionInput<'a> {
 }
 
 /// Why an approval was overruled; serialised as a stable snake_case id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     /// A requirement marked satisfied quotes text the spec does not contain.
@@ -108,14 +108,14 @@ impl Rule {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Overrule {
     pub rule: Rule,
     /// Names the quote, issue, criterion or file at fault.
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuoteCheck {
     pub spec_quote: String,
     pub found: bool,

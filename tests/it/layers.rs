@@ -24,6 +24,7 @@ const LAYERS: &[&[&str]] = &[
     &["verdict"],
     &["work"],
     &["ledger"],
+    &["history"],
     &["review"],
     &["hook"],
     &["render"],
