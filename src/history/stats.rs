@@ -170,13 +170,19 @@ impl<T> Default for Intern<T> {
 }
 
 impl<T: std::hash::Hash + Eq + Clone> Intern<T> {
-    fn id(&mut self, value: T) -> usize {
-        if let Some(id) = self.ids.get(&value) {
+    /// Its number; a value is copied only the first time it is seen (this
+    /// runs for every line of a long log).
+    fn id<Q>(&mut self, value: &Q) -> usize
+    where
+        T: std::borrow::Borrow<Q>,
+        Q: std::hash::Hash + Eq + ToOwned<Owned = T> + ?Sized,
+    {
+        if let Some(id) = self.ids.get(value) {
             return *id;
         }
         let id = self.values.len();
-        self.values.push(value.clone());
-        self.ids.insert(value, id);
+        self.values.push(value.to_owned());
+        self.ids.insert(value.to_owned(), id);
         id
     }
 }
@@ -186,14 +192,15 @@ impl Tally {
         let kind = entry.kind();
         let feature = self.features.id(entry
             .feature
-            .clone()
+            .as_deref()
             .filter(|f| !f.is_empty())
-            .unwrap_or_else(|| NO_FEATURE.to_string()));
+            .unwrap_or(NO_FEATURE));
         let week = calendar::iso_week(calendar::day_of(entry.time)).1;
-        let decision = self.decisions.id(entry.decision_word().to_string());
-        let reasons = match kind {
-            Kind::Decided => reasons_of(&entry)
-                .into_iter()
+        let decision = self.decisions.id(entry.decision_word());
+        let reasons = match (kind, &entry.blocking) {
+            (Kind::Decided, Some(reasons)) => reasons.iter().map(|r| self.reasons.id(r)).collect(),
+            (Kind::Decided, None) => older_reasons(&entry)
+                .iter()
                 .map(|r| self.reasons.id(r))
                 .collect(),
             _ => Vec::new(),
@@ -279,12 +286,9 @@ impl Tally {
     }
 }
 
-/// What stood in a decided review's way: as its line says, or, on a line
-/// of an older speed, what its overrules and guardian say.
-fn reasons_of(entry: &Entry) -> Vec<Reason> {
-    if let Some(reasons) = &entry.blocking {
-        return reasons.clone();
-    }
+/// What stood in the way of a decided review of an older speed, which did
+/// not record `blocking`: what its overrules and guardian say.
+fn older_reasons(entry: &Entry) -> Vec<Reason> {
     let mut out: Vec<Reason> = entry
         .overrules
         .iter()
