@@ -329,7 +329,7 @@ fn the_stats_page_draws_its_figures_inline_and_tabulates_them() {
         // The numbers follow as a table, for reading without the figure.
         let next_table = figure
             .next_sibling_element()
-            .filter(|n| n.has_tag_name("table"));
+            .filter(|n| n.descendants().any(|d| d.has_tag_name("table")));
         assert!(next_table.is_some(), "a table after each figure");
     }
     let words = text_of(doc.root_element());

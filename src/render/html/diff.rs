@@ -25,8 +25,10 @@ pub struct Placed<'a> {
 }
 
 /// Draws `diff` with `placed` findings (those with a file) under their
-/// lines; `prefix` keeps the ids of several reviews on one page apart.
-pub fn draw(page: &mut Html, prefix: &str, diff: Option<&Diff>, placed: &[Placed<'_>]) {
+/// lines. `id` is the review's on the page: a finding's id is
+/// `<id>-finding-<n>`, a file's section `<id>-file-<n>`.
+pub fn draw(page: &mut Html, id: &str, diff: Option<&Diff>, placed: &[Placed<'_>]) {
+    let prefix = &format!("{id}-finding");
     let mut by_file: HashMap<&str, Vec<&Placed<'_>>> = HashMap::new();
     for p in placed {
         if let Some(file) = p.finding.file.as_deref() {
@@ -35,7 +37,8 @@ pub fn draw(page: &mut Html, prefix: &str, diff: Option<&Diff>, placed: &[Placed
     }
     let mut budget = MAX_LINES;
     let mut not_drawn: Vec<&FileDiff> = Vec::new();
-    for file in diff.map(|d| d.files.as_slice()).unwrap_or_default() {
+    let files = diff.map(|d| d.files.as_slice()).unwrap_or_default();
+    for (n, file) in files.iter().enumerate() {
         let lines: usize = file.hunks.iter().map(|h| h.lines.len() + 1).sum();
         if lines > budget {
             not_drawn.push(file);
@@ -43,7 +46,13 @@ pub fn draw(page: &mut Html, prefix: &str, diff: Option<&Diff>, placed: &[Placed
         }
         budget -= lines;
         let findings = by_file.remove(file.path.as_str()).unwrap_or_default();
-        draw_file(page, prefix, file, &findings);
+        draw_file(
+            page,
+            &format!("{id}-file-{}", n + 1),
+            prefix,
+            file,
+            &findings,
+        );
     }
     if !not_drawn.is_empty() {
         page.open("p", &[("class", "note")]).text(&format!(
@@ -76,7 +85,7 @@ pub fn draw(page: &mut Html, prefix: &str, diff: Option<&Diff>, placed: &[Placed
 }
 
 /// One file: its heading, the findings the lines do not hold, its table.
-fn draw_file(page: &mut Html, prefix: &str, file: &FileDiff, findings: &[&Placed<'_>]) {
+fn draw_file(page: &mut Html, id: &str, prefix: &str, file: &FileDiff, findings: &[&Placed<'_>]) {
     // The line numbers a finding can sit under: the head's, or for a
     // deleted file the base's.
     let number = |line: &crate::git::Line| match file.status {
@@ -93,7 +102,8 @@ fn draw_file(page: &mut Html, prefix: &str, file: &FileDiff, findings: &[&Placed
         .iter()
         .partition(|p| p.finding.line.is_some_and(|l| shown.contains(&l)));
 
-    page.open("section", &[("class", "file")]).newline();
+    page.open("section", &[("class", "file"), ("id", id)])
+        .newline();
     page.open("h3", &[])
         .elem("code", &[], &file.path)
         .text(&format!(" ({})", describe(file)))

@@ -194,6 +194,7 @@ code, pre, .code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, m
 table { border-collapse: collapse; margin: .5rem 0 1rem; }
 th, td { border: 1px solid var(--line); padding: .2rem .5rem; text-align: left; vertical-align: top; }
 caption { text-align: left; font-weight: 600; padding: .25rem 0; }
+.wide { overflow-x: auto; } .wide th, .wide td { white-space: nowrap; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
 dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; }
 .verdict { font-size: 1.15rem; font-weight: 700; }
@@ -210,6 +211,9 @@ table.diff tr.finding-row td { white-space: normal; padding: 0; }
 .finding { background: var(--bg-note); border-left: .3rem solid var(--fg); margin: .3rem 0 .3rem 4rem;
   padding: .3rem .6rem; font-family: system-ui, sans-serif; white-space: normal; word-break: normal; }
 .finding p { margin: .15rem 0; }
+/* Reached by a link, a finding shows the lines above it too. */
+.finding { scroll-margin-top: 10rem; }
+li > .finding { margin-left: 0; }
 .note { color: var(--muted); }
 .vh { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 figure { margin: 1rem 0; } figcaption { font-weight: 600; margin-bottom: .3rem; }
@@ -253,7 +257,11 @@ mod tests {
                 .all(|n| !n.has_tag_name("script") && !n.has_tag_name("link"))
         );
         assert!(page.contains("&lt;b&gt;boom&lt;/b&gt;"));
-        assert!(page.contains("default-src 'none'"));
+        let policy = doc
+            .descendants()
+            .find(|n| n.attribute("http-equiv") == Some("Content-Security-Policy"))
+            .and_then(|n| n.attribute("content"));
+        assert!(policy.is_some_and(|p| p.starts_with("default-src 'none'")));
     }
 
     #[test]

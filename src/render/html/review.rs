@@ -159,7 +159,7 @@ fn review(page: &mut Html, r: &Review<'_>, n: usize, level: &str) {
                     finding: p.finding,
                 })
                 .collect();
-            diff::draw(page, &prefix, r.diff, &with_file);
+            diff::draw(page, &id, r.diff, &with_file);
         },
     );
     section(
@@ -395,10 +395,16 @@ pub fn scores(page: &mut Html, scores: &Value) {
 fn finding_list(page: &mut Html, prefix: &str, placed: &[Placed<'_>]) {
     let all: Vec<Finding> = placed.iter().map(|p| p.finding.clone()).collect();
     let (errors, warnings, notes) = findings::counts(&all);
+    let count = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     page.elem(
         "p",
         &[],
-        &format!("{errors} errors (blocking), {warnings} warnings, {notes} notes."),
+        &format!(
+            "{} (blocking), {}, {}.",
+            count(errors, "error"),
+            count(warnings, "warning"),
+            count(notes, "note")
+        ),
     );
     if placed.is_empty() {
         return;
@@ -430,6 +436,23 @@ fn quotes(page: &mut Html, report: &Report) {
         .open("tbody", &[])
         .newline();
     for q in &report.quotes {
+        // A quote not found has no section of the spec: the one the
+        // answer named is shown, as the answer's word.
+        let claimed = || {
+            report.review.as_ref().and_then(|r| {
+                r.spec_verification
+                    .iter()
+                    .find(|c| c.spec_quote.trim() == q.spec_quote.trim())
+                    .map(|c| c.spec_section.trim())
+                    .filter(|s| !s.is_empty())
+                    .map(|s| format!("{s} (as the answer names it)"))
+            })
+        };
+        let section = q
+            .section
+            .clone()
+            .or_else(claimed)
+            .unwrap_or_else(|| "(no section)".to_string());
         let (class, word) = if q.found {
             let at = match (&q.doc_path, q.line) {
                 (Some(doc), Some(line)) => format!("found at {doc}:{line}"),
@@ -441,7 +464,7 @@ fn quotes(page: &mut Html, report: &Report) {
             ("not-found", "not found".to_string())
         };
         page.open("tr", &[])
-            .elem("td", &[], q.section.as_deref().unwrap_or("(no section)"))
+            .elem("td", &[], &clip(&section, 500))
             .open("td", &[])
             .elem("q", &[], &clip(&q.spec_quote, 2_000))
             .close("td")

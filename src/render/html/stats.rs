@@ -180,6 +180,8 @@ fn reasons_by_week(page: &mut Html, stats: &Stats) {
         &labels,
         &rows,
     );
+    // One column per week: a long log scrolls sideways, not the page.
+    page.open("div", &[("class", "wide")]);
     page.open("table", &[])
         .elem("caption", &[], "Reviews each reason held back, by week")
         .open("thead", &[])
@@ -196,7 +198,7 @@ fn reasons_by_week(page: &mut Html, stats: &Stats) {
         }
         page.close("tr").newline();
     }
-    page.close("tbody").close("table").newline();
+    page.close("tbody").close("table").close("div").newline();
 }
 
 fn features(page: &mut Html, stats: &Stats) {
