@@ -269,7 +269,8 @@ pub struct ReviewArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
-    /// Output format on stdout: human, json, sarif, junit or github.
+    /// Output format on stdout: human, json, sarif, junit, github, html or
+    /// markdown.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
 

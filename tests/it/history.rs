@@ -620,3 +620,28 @@ fn a_price_that_is_not_one_is_a_configuration_error() {
         run.stderr
     );
 }
+
+#[test]
+fn a_review_prints_markdown_for_a_pull_request_comment() {
+    let repo = repo::example();
+    let server = serve();
+    configure(&repo, &server, "");
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "1", "--format", "markdown"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout
+            .starts_with("# speed review: library\\-catalog/1"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("- **Decision:** approved"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("### Warnings"), "{}", run.stdout);
+}

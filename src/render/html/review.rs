@@ -578,3 +578,45 @@ fn list(page: &mut Html, items: impl Iterator<Item = String>) {
     }
     page.close("ul").newline();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_in_the_contracts_shape_become_a_table_and_words() {
+        let value = serde_json::json!({
+            "dimensions": {
+                "code_quality": {"score": 82, "weight": 2, "min_score": 70, "passed": true, "reason": "<b>tidy</b>"},
+                "test_quality": {"score": 55, "weight": 2, "min_score": 70, "passed": false, "reason": "no test of renew()"}
+            },
+            "overall": 71,
+            "pass_score": 75,
+            "pass_criteria_met": {"all_critical_dimensions_pass": true, "overall_score_above_threshold": false}
+        });
+        let mut page = Html::default();
+        scores(&mut page, &value);
+        let out = page.into_string();
+        assert!(out.contains("Overall score: 71 (to pass: 75)."), "{out}");
+        assert!(out.contains("<th scope=\"row\">test_quality</th><td>55</td><td>2</td><td>70</td><td>below its minimum</td>"), "{out}");
+        assert!(out.contains("&lt;b&gt;tidy&lt;/b&gt;"), "{out}");
+        assert!(
+            out.contains("<li>overall score above threshold: not met</li>"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_report_without_scores_has_no_scores_section() {
+        let report = Report::default();
+        assert_eq!(scores_of(&report), None);
+        let page = page(&[Review {
+            report: &report,
+            diff: None,
+            diff_note: Some("The review recorded no commits."),
+            reviewed_at: None,
+        }]);
+        assert!(!page.contains(">Scores<"));
+        assert!(page.contains("The review recorded no commits."));
+    }
+}
