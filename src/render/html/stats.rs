@@ -11,6 +11,10 @@ use super::{Html, document};
 
 /// Blocking reasons drawn week by week; the table lists them all.
 const REASONS_DRAWN: usize = 6;
+/// Features drawn as bars; the table lists them all.
+const FEATURES_DRAWN: usize = 30;
+/// Rows of the table of every blocking reason; `--format json` has them all.
+const REASONS_LISTED: usize = 200;
 
 pub fn page(stats: &Stats, scope: &str) -> String {
     document("speed stats", |page| {
@@ -208,6 +212,7 @@ fn features(page: &mut Html, stats: &Stats) {
         .map(|(name, s)| (name.clone(), s.reviews))
         .collect();
     items.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let drawn = &items[..items.len().min(FEATURES_DRAWN)];
     chart::bars(
         page,
         &Figure {
@@ -215,8 +220,19 @@ fn features(page: &mut Html, stats: &Stats) {
             title: "Reviews per feature",
             desc: "One bar per feature, the most reviewed first, its number of reviews written beside it. The table below gives these and more.",
         },
-        &items,
+        drawn,
     );
+    if items.len() > drawn.len() {
+        page.elem(
+            "p",
+            &[("class", "note")],
+            &format!(
+                "The {} most reviewed of {} features are drawn; the table lists them all.",
+                drawn.len(),
+                items.len()
+            ),
+        );
+    }
     page.open("table", &[])
         .elem("caption", &[], "The figures of each feature")
         .raw("<thead><tr><th scope=\"col\">Feature</th><th scope=\"col\">Reviews</th><th scope=\"col\">Subjects</th><th scope=\"col\">Approved at first review</th><th scope=\"col\">Approved eventually</th><th scope=\"col\">Reviews to approval</th><th scope=\"col\">Failed at max_revisions</th></tr></thead>")
@@ -253,7 +269,7 @@ fn reasons(page: &mut Html, s: &Summary) {
         .raw("<thead><tr><th scope=\"col\">Kind</th><th scope=\"col\">Name</th><th scope=\"col\">Reviews</th></tr></thead>")
         .open("tbody", &[])
         .newline();
-    for r in &s.blocking_reasons {
+    for r in s.blocking_reasons.iter().take(REASONS_LISTED) {
         page.open("tr", &[])
             .elem("td", &[], &r.kind)
             .elem("td", &[], &r.name)
@@ -262,4 +278,12 @@ fn reasons(page: &mut Html, s: &Summary) {
             .newline();
     }
     page.close("tbody").close("table").newline();
+    let more = s.blocking_reasons.len().saturating_sub(REASONS_LISTED);
+    if more > 0 {
+        page.elem(
+            "p",
+            &[("class", "note")],
+            &format!("… and {more} more, each rarer; `speed stats --format json` lists them all."),
+        );
+    }
 }
