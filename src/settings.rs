@@ -11,6 +11,7 @@
 
 mod file;
 mod fix;
+mod history;
 mod locate;
 mod merge;
 mod scoring;
@@ -33,6 +34,7 @@ use crate::review::{self, Target};
 use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
 pub use fix::FixSettings;
+pub use history::{HistorySettings, ShowSettings, Shown, StatsSettings};
 pub use locate::{MainFound, Origin, Repo};
 pub use merge::MergeView;
 pub use spec::SpecReviewSettings;
@@ -174,6 +176,9 @@ pub enum CommandSettings {
     SpecReview(Box<SpecReviewSettings>),
     /// `speed approve`, `speed reject`: a person's word on an approval.
     Human(Box<HumanSettings>),
+    Show(ShowSettings),
+    History(HistorySettings),
+    Stats(StatsSettings),
 }
 
 /// `speed approve` and `speed reject`.
@@ -387,6 +392,19 @@ impl Settings {
             }
             Command::Completions(args) => {
                 (CommandSettings::Completions(args.shell.into()), Vec::new())
+            }
+            Command::Show(args) => (
+                CommandSettings::Show(history::show(args, config_flag.as_deref())?),
+                Vec::new(),
+            ),
+            Command::History(args) => (
+                CommandSettings::History(history::history(args, config_flag.as_deref())?),
+                Vec::new(),
+            ),
+            Command::Stats(args) => {
+                let (stats, notices) =
+                    history::stats(args, repo, config_flag.as_deref(), env, &mut warnings)?;
+                (CommandSettings::Stats(stats), notices)
             }
             Command::Man => (CommandSettings::Man, Vec::new()),
         };
@@ -815,6 +833,16 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> llm::Config
             "llm.max_answer_bytes",
             f.max_answer_bytes,
             DEFAULT_MAX_ANSWER_BYTES,
+        ),
+        price_input_per_mtok: r.file(
+            "llm.price_input_per_mtok",
+            f.price_input_per_mtok.map(Some),
+            None,
+        ),
+        price_output_per_mtok: r.file(
+            "llm.price_output_per_mtok",
+            f.price_output_per_mtok.map(Some),
+            None,
         ),
     }
 }

@@ -208,6 +208,10 @@ pub struct Config {
     /// (`pacing`); None is unpaced.
     pub rpm: Option<u32>,
     pub tpm: Option<u32>,
+    /// What the provider charges per million input and output tokens, in
+    /// any currency (`speed stats` prices the log's tokens with them).
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
 }
 
 /// A verdict is a few kilobytes; megabytes come only from a broken or
@@ -234,6 +238,8 @@ impl Default for Config {
             max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             rpm: None,
             tpm: None,
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
         }
     }
 }

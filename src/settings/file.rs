@@ -117,6 +117,8 @@ pub struct Llm {
     pub rpm: Option<u32>,
     pub tpm: Option<u32>,
     pub max_answer_bytes: Option<usize>,
+    pub price_input_per_mtok: Option<f64>,
+    pub price_output_per_mtok: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -197,6 +199,8 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "rpm",
             "tpm",
             "max_answer_bytes",
+            "price_input_per_mtok",
+            "price_output_per_mtok",
         ],
     ),
     (
@@ -644,7 +648,13 @@ impl Reader<'_> {
             rpm: self.u32(t, "rpm", limits::RPM),
             tpm: self.u32(t, "tpm", limits::TPM),
             max_answer_bytes: self.usize(t, "max_answer_bytes", limits::MAX_ANSWER_BYTES),
+            price_input_per_mtok: self.price(t, "price_input_per_mtok"),
+            price_output_per_mtok: self.price(t, "price_output_per_mtok"),
         }
+    }
+
+    fn price(&mut self, t: &Table, key: &str) -> Option<f64> {
+        self.number(t, key, limits::PRICE_PER_MTOK, "a price per million tokens")
     }
 
     fn url(&mut self, t: &Table, key: &str) -> Option<String> {

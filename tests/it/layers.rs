@@ -26,6 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["spec_review"],
     &["work"],
     &["ledger"],
+    &["history"],
     &["fixes"],
     &["review"],
     &["hook"],
