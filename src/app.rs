@@ -49,7 +49,9 @@ macro_rules! eprintln {
 mod batches;
 mod fix;
 mod gate;
+mod history;
 mod human;
+mod show;
 mod spec;
 
 /// Run speed with these arguments (the first is the program name) and return
@@ -112,6 +114,9 @@ enum Shape {
     Config,
     Fix,
     SpecReview,
+    History,
+    /// `speed show` and `speed stats`: one object, page or text.
+    Document(Format),
 }
 
 impl Shape {
@@ -122,6 +127,8 @@ impl Shape {
             Command::Config(_) => Shape::Config,
             Command::Fix(_) => Shape::Fix,
             Command::Spec(_) => Shape::SpecReview,
+            Command::History(_) => Shape::History,
+            Command::Show(_) | Command::Stats(_) => Shape::Document(format.into()),
             _ => Shape::Review(format.into()),
         })
     }
@@ -131,11 +138,19 @@ impl Shape {
             Shape::Review(Format::Sarif) => render::sarif::failure(error),
             Shape::Review(Format::Junit) => render::junit::failure(error),
             Shape::Review(Format::Github) => render::github::failure(error),
+            Shape::Review(Format::Html) | Shape::Document(Format::Html) => {
+                render::html::failure(error)
+            }
+            Shape::Review(Format::Markdown) | Shape::Document(Format::Markdown) => {
+                render::markdown::failure(error)
+            }
             Shape::Review(_) => render::json::failure(error),
             Shape::Nits => render::json::nits_failure(error),
             Shape::Config => config::json_failure(error),
             Shape::Fix => render::fixes::json_failure(error),
             Shape::SpecReview => render::spec_review::failure(error),
+            Shape::History => render::history::json_failure(error),
+            Shape::Document(_) => render::stats::json_failure(error),
         }
     }
 }
@@ -150,9 +165,12 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
         .map(|a| a.to_str().unwrap_or(""))
         .take_while(|a| *a != "--")
         .collect();
-    let command = words
-        .iter()
-        .find(|w| matches!(**w, "review" | "nits" | "config" | "spec" | "fix"));
+    let command = words.iter().find(|w| {
+        matches!(
+            **w,
+            "review" | "nits" | "config" | "spec" | "fix" | "show" | "history" | "stats"
+        )
+    });
     let json = words.contains(&"--json");
     let format = words
         .iter()
@@ -169,6 +187,8 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
         Some(&"config") => json.then_some(Shape::Config),
         Some(&"spec") => (format == Some(Format::Json)).then_some(Shape::SpecReview),
         Some(&"fix") => (format == Some(Format::Json)).then_some(Shape::Fix),
+        Some(&"history") => (format == Some(Format::Json)).then_some(Shape::History),
+        Some(&"show" | &"stats") => format.filter(|f| *f != Format::Human).map(Shape::Document),
         _ if json => Some(Shape::Review(Format::Json)),
         _ => format.filter(|f| *f != Format::Human).map(Shape::Review),
     }
@@ -235,6 +255,9 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Fix(fix) => fix::fix_command(&settings.dir, fix, colors),
         CommandSettings::SpecReview(how) => spec::spec_review_command(&settings.dir, how, colors),
         CommandSettings::Human(how) => human::command(&settings.dir, how),
+        CommandSettings::Show(show) => show::show_command(&settings.dir, show, colors),
+        CommandSettings::History(h) => history::history_command(&settings.dir, h, colors),
+        CommandSettings::Stats(stats) => history::stats_command(&settings.dir, stats, colors),
     }
 }
 
@@ -364,6 +387,7 @@ fn nothing_to_review(
             print!("{}", render::json::dry_runs(&runs));
         } else if settings.format != Format::Human {
             print_results(
+                root,
                 settings.format,
                 &plan.unreadable,
                 &[],
@@ -375,7 +399,15 @@ fn nothing_to_review(
         return Outcome::Error;
     }
     if settings.format != Format::Human {
-        print_results(settings.format, &[], &[], &plan.skipped, false, colors);
+        print_results(
+            root,
+            settings.format,
+            &[],
+            &[],
+            &plan.skipped,
+            false,
+            colors,
+        );
     } else if plan.batch_mode && plan.tasks_read == 0 && plan.defects_read == 0 {
         let mut looked: Vec<String> = tasks::Store::open(root)
             .task_folders()
@@ -441,6 +473,7 @@ fn nothing_to_review(
 /// Human reports were printed as each review completed: the summary of a
 /// batch and the nits follow them.
 fn print_results(
+    root: &Path,
     format: Format,
     reports: &[Report],
     nits: &[nits::Nit],
@@ -460,6 +493,15 @@ fn print_results(
         Format::Json => render::json::reviews(reports, nits, skipped),
         Format::Sarif => render::sarif::log(reports, skipped),
         Format::Junit => render::junit::report(reports, skipped),
+        Format::Html => {
+            let pages: Vec<(&Report, Option<&str>)> = reports.iter().map(|r| (r, None)).collect();
+            show::review_page(root, &pages)
+        }
+        Format::Markdown => reports
+            .iter()
+            .map(|r| render::markdown::report(r, None))
+            .collect::<Vec<_>>()
+            .join("\n---\n\n"),
         Format::Github => {
             // Drawn now, after every model answered: no text in the reports
             // can know it (see render::github).
@@ -548,6 +590,7 @@ fn run_reviews(
         eprintln!("warning: could not save nits: {err}");
     }
     print_results(
+        &ctx.root,
         settings.format,
         &reports,
         &found,

@@ -41,11 +41,14 @@ pub mod limits {
     pub const MAX_ITERATIONS: RangeInclusive<i64> = 1..=20;
     /// A quality dimension's weight in the overall score.
     pub const WEIGHT: RangeInclusive<i64> = 1..=100;
+    /// `speed show --nth`, `speed history --limit`.
+    pub const NTH: RangeInclusive<i64> = 1..=1_000_000_000;
+    pub const LIMIT: RangeInclusive<i64> = 0..=1_000_000_000;
+    /// A price per million tokens, in any currency.
+    pub const PRICE_PER_MTOK: RangeInclusive<f64> = 0.0..=1_000_000.0;
     /// A day: a model call or a check command that takes longer is stuck.
     pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
     pub const MAX_CONNECT_TIMEOUT_SECS: f64 = 600.0;
-    /// A price per million tokens, in any currency.
-    pub const PRICE_PER_MTOK: RangeInclusive<f64> = 0.0..=1_000_000.0;
     /// A discount: the fraction taken off a price.
     pub const DISCOUNT: RangeInclusive<f64> = 0.0..=1.0;
     /// `--shard K/N`: the most runners a matrix shares tasks between.
@@ -134,6 +137,22 @@ pub enum Command {
     /// zsh: `speed completions zsh > ~/.zfunc/_speed` (with ~/.zfunc in fpath);
     /// fish: `speed completions fish > ~/.config/fish/completions/speed.fish`.
     Completions(CompletionsArgs),
+    /// Print the last (or --nth) review of a task, defect or branch from its
+    /// saved report, or a spec review's session (--spec FEATURE).
+    ///
+    /// --format json prints the report object as `speed review --json`
+    /// printed it; html one self-contained page with the diff and each
+    /// finding at its line. Exit 1 when the subject was never reviewed or
+    /// its report no longer parses.
+    Show(ShowArgs),
+    /// One line per review (and override) from the review log, newest first.
+    ///
+    /// Torn or foreign lines of .speed/reviews/log.jsonl are skipped and
+    /// counted, never fatal.
+    History(HistoryArgs),
+    /// Statistics of the review log: approval rates, blocking reasons,
+    /// tokens, cost, durations; in all, per feature and per week.
+    Stats(StatsArgs),
     /// Print the man page (roff) on stdout: `speed man > speed.1`.
     #[command(hide = true)]
     Man,
@@ -161,6 +180,68 @@ pub enum Format {
     /// GitHub Actions workflow commands (annotations), and a summary in
     /// $GITHUB_STEP_SUMMARY when it is set.
     Github,
+    /// One self-contained HTML page: the diff with each finding at its line.
+    Html,
+    /// Markdown, for a pull request comment.
+    Markdown,
+}
+
+/// How `speed show` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    Human,
+    /// The report object, as `speed review --json` printed it.
+    Json,
+    Markdown,
+    /// One self-contained page.
+    Html,
+}
+
+/// How `speed history` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryFormat {
+    Human,
+    /// `{"reviews": [log lines], "skipped_lines": N}`.
+    Json,
+}
+
+/// How `speed stats` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatsFormat {
+    Human,
+    Json,
+    /// One self-contained page with its figures as inline SVG.
+    Html,
+}
+
+impl From<ShowFormat> for Format {
+    fn from(format: ShowFormat) -> Format {
+        match format {
+            ShowFormat::Human => Format::Human,
+            ShowFormat::Json => Format::Json,
+            ShowFormat::Markdown => Format::Markdown,
+            ShowFormat::Html => Format::Html,
+        }
+    }
+}
+
+impl From<HistoryFormat> for Format {
+    fn from(format: HistoryFormat) -> Format {
+        match format {
+            HistoryFormat::Human => Format::Human,
+            HistoryFormat::Json => Format::Json,
+        }
+    }
+}
+
+impl From<StatsFormat> for Format {
+    fn from(format: StatsFormat) -> Format {
+        match format {
+            StatsFormat::Human => Format::Human,
+            StatsFormat::Json => Format::Json,
+            StatsFormat::Html => Format::Html,
+        }
+    }
 }
 
 impl From<ColorWhen> for render::ColorWhen {
@@ -181,6 +262,8 @@ impl From<Format> for render::Format {
             Format::Sarif => render::Format::Sarif,
             Format::Junit => render::Format::Junit,
             Format::Github => render::Format::Github,
+            Format::Html => render::Format::Html,
+            Format::Markdown => render::Format::Markdown,
         }
     }
 }
@@ -219,7 +302,8 @@ pub struct ReviewArgs {
     #[arg(long, conflicts_with = "format")]
     pub json: bool,
 
-    /// Output format on stdout: human, json, sarif, junit or github.
+    /// Output format on stdout: human, json, sarif, junit, github, html or
+    /// markdown.
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<Format>,
 
@@ -429,6 +513,92 @@ pub struct NitsArgs {
     pub json: bool,
 }
 
+/// Whose reviews: one of these.
+#[derive(Debug, Args)]
+#[group(id = "subject", multiple = false)]
+pub struct SubjectArgs {
+    /// A task (with --feature when its id exists in several features).
+    #[arg(long = "task-id", value_name = "ID")]
+    pub task_id: Option<String>,
+
+    /// A defect's fix.
+    #[arg(long, value_name = "NAME")]
+    pub defect: Option<String>,
+
+    /// A branch reviewed with `speed review --branch`.
+    #[arg(long, value_name = "B")]
+    pub branch: Option<String>,
+}
+
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("whose").required(true).args(["task_id", "defect", "branch", "spec"]))]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub subject: SubjectArgs,
+
+    /// The feature of --task-id.
+    #[arg(long, value_name = "F", requires = "task_id")]
+    pub feature: Option<String>,
+
+    /// A spec review's session: .speed/spec-reviews/FEATURE.json.
+    #[arg(long, value_name = "FEATURE", conflicts_with_all = ["task_id", "defect", "branch", "nth"])]
+    pub spec: Option<String>,
+
+    /// The N-th last review (1 is the last).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = RangedI64ValueParser::<usize>::new().range(limits::NTH))]
+    pub nth: usize,
+
+    /// human, json (the report object), markdown or html.
+    #[arg(long, value_name = "FORMAT", default_value = "human")]
+    pub format: ShowFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub subject: SubjectArgs,
+
+    /// The lines of this feature (with --task-id: that task's).
+    #[arg(long, value_name = "F", conflicts_with_all = ["defect", "branch"])]
+    pub feature: Option<String>,
+
+    /// Lines recorded since: a day (2026-03-01), a moment (RFC 3339) or a
+    /// span back from now (7d, 2weeks).
+    #[arg(long, value_name = "DATE", value_parser = since)]
+    pub since: Option<i64>,
+
+    /// At most this many lines, the newest.
+    #[arg(long, value_name = "N",
+          value_parser = RangedI64ValueParser::<usize>::new().range(limits::LIMIT))]
+    pub limit: Option<usize>,
+
+    /// human or json.
+    #[arg(long, value_name = "FORMAT", default_value = "human")]
+    pub format: HistoryFormat,
+}
+
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// Lines recorded since: a day (2026-03-01), a moment (RFC 3339) or a
+    /// span back from now (7d, 2weeks).
+    #[arg(long, value_name = "DATE", value_parser = since)]
+    pub since: Option<i64>,
+
+    /// The reviews of one feature.
+    #[arg(long, value_name = "F")]
+    pub feature: Option<String>,
+
+    /// human, json or html.
+    #[arg(long, value_name = "FORMAT", default_value = "human")]
+    pub format: StatsFormat,
+}
+
+/// `--since`, as seconds since the epoch (a bad date is a usage error).
+fn since(text: &str) -> Result<i64, String> {
+    crate::history::since::parse(text, std::time::SystemTime::now())
+}
+
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell to complete for.
@@ -494,6 +664,9 @@ impl Cli {
             Command::Spec(SpecArgs {
                 action: SpecAction::Review(args),
             }) if args.format == SpecFormat::Json => Format::Json,
+            Command::Show(args) => args.format.into(),
+            Command::History(args) => args.format.into(),
+            Command::Stats(args) => args.format.into(),
             _ => Format::Human,
         };
         (format != Format::Human).then_some(format)

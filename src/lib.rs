@@ -18,6 +18,8 @@
 //!   the log, the verdict cache, overrides), below both `review` and `hook`;
 //! - `fixes` (the fix queue a review's findings become, and `speed fix
 //!   run`'s agent in a temporary worktree), above `ledger`, below `review`;
+//!   `history` reads the ledger back (a subject's log lines, statistics,
+//!   the diff a saved report was about);
 //! - `review` (the pipeline as named stages, deciding in one place) and
 //!   `hook` (the merge gate);
 //! - `render` prints reports, `cli` holds the clap types, `settings`
@@ -34,6 +36,7 @@ pub mod exit;
 pub mod fixes;
 pub mod fsx;
 pub mod git;
+pub mod history;
 pub mod hook;
 pub mod impact;
 pub mod interrupt;

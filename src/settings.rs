@@ -11,6 +11,7 @@
 
 mod file;
 mod fix;
+mod history;
 mod locate;
 mod merge;
 mod scoring;
@@ -33,6 +34,7 @@ use crate::review::{self, Target};
 use crate::prompt::Override;
 pub use file::{Error as FileError, Problem, Problems};
 pub use fix::FixSettings;
+pub use history::{HistorySettings, ShowSettings, Shown, StatsSettings};
 pub use locate::{MainFound, Origin, Repo};
 pub use merge::MergeView;
 pub use spec::SpecReviewSettings;
@@ -176,6 +178,9 @@ pub enum CommandSettings {
     SpecReview(Box<SpecReviewSettings>),
     /// `speed approve`, `speed reject`: a person's word on an approval.
     Human(Box<HumanSettings>),
+    Show(ShowSettings),
+    History(HistorySettings),
+    Stats(StatsSettings),
 }
 
 /// `speed approve` and `speed reject`.
@@ -389,6 +394,19 @@ impl Settings {
             }
             Command::Completions(args) => {
                 (CommandSettings::Completions(args.shell.into()), Vec::new())
+            }
+            Command::Show(args) => (
+                CommandSettings::Show(history::show(args, config_flag.as_deref())?),
+                Vec::new(),
+            ),
+            Command::History(args) => (
+                CommandSettings::History(history::history(args, config_flag.as_deref())?),
+                Vec::new(),
+            ),
+            Command::Stats(args) => {
+                let (stats, notices) =
+                    history::stats(args, repo, config_flag.as_deref(), env, &mut warnings)?;
+                (CommandSettings::Stats(stats), notices)
             }
             Command::Man => (CommandSettings::Man, Vec::new()),
         };

@@ -117,6 +117,7 @@ pub(super) fn submit_command(
         }));
     }
     print_all(
+        &ctx.root,
         settings,
         &reports,
         &plan.skipped,
@@ -209,14 +210,16 @@ pub(super) fn collect_command(
     }
     let batch_mode = reports.len() + skipped.len() > 1;
     print_all(
-        settings, &reports, &skipped, &batches, &notices, batch_mode, colors,
+        &ctx.root, settings, &reports, &skipped, &batches, &notices, batch_mode, colors,
     );
     Ok(outcome)
 }
 
 /// The summary and the documents of the chosen format; the JSON one says
 /// what became of the batches.
+#[allow(clippy::too_many_arguments)]
 fn print_all(
+    root: &std::path::Path,
     settings: &ReviewSettings,
     reports: &[Report],
     skipped: &[review::Skipped],
@@ -232,7 +235,7 @@ fn print_all(
             render::json::reviews_with_batches(reports, &found, skipped, batches, notices)
         ),
         format if !reports.is_empty() || !skipped.is_empty() || format != Format::Human => {
-            print_results(format, reports, &found, skipped, batch_mode, colors);
+            print_results(root, format, reports, &found, skipped, batch_mode, colors);
         }
         _ => {}
     }

@@ -16,7 +16,7 @@ use std::collections::{BTreeSet, HashSet};
 use tree_sitter::{Node, Parser};
 
 use super::assertions::{self, Assertion};
-use super::outline::{self, TestFn};
+use super::test_fn::{TestFn, body_hash};
 use crate::paths;
 
 /// How many files, and bytes, `find` reads at most for one side of a
@@ -285,7 +285,7 @@ pub fn inner_tests(
             line: f.line,
             skipped_at: ignored_at,
             skip_conditional: false,
-            body: outline::body_hash(body, src),
+            body: body_hash(body, src),
             assertions: found,
             calls: assertions::calls(body, src, false),
             lines: assertions::line_hashes(body, src),
@@ -321,7 +321,7 @@ pub fn call(node: Node, src: &[u8], path: &str) -> Option<Call> {
         macro_name: macro_name.to_string(),
         name,
         line: line(node),
-        body: outline::body_hash(tree, src),
+        body: body_hash(tree, src),
         assertions: assertions::rust(tree, src),
         calls: assertions::calls(tree, src, false),
         lines: assertions::line_hashes(tree, src),

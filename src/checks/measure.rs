@@ -59,7 +59,7 @@ pub fn uncounted(path: &str) -> bool {
     paths::is_lockfile(path) || paths::is_speed(path)
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Size {
     /// Added plus removed lines of the counted files.
     pub lines: usize,

@@ -31,6 +31,7 @@ mod reading;
 mod running;
 pub mod signature;
 pub mod skips;
+pub mod test_fn;
 pub mod tool;
 pub mod weakened;
 

@@ -17,31 +17,8 @@ use tree_sitter::Node;
 pub use crate::syntax::Lang;
 
 use super::assertions::{self, Assertion};
+pub use super::test_fn::{TestFn, body_hash};
 use super::{macros, skips};
-
-/// A test function.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestFn {
-    /// `name`, `Class.name` or `module::name` within its file.
-    pub name: String,
-    pub line: u32,
-    /// Where the test is skipped or ignored (`#[ignore]`, `@pytest.mark.skip`,
-    /// a skipped class), if it is.
-    pub skipped_at: Option<u32>,
-    /// The skip holds only under a condition (`skipif(sys.platform ==
-    /// "win32")`): the test runs elsewhere.
-    pub skip_conditional: bool,
-    /// A hash of its body's text without blanks: the same body under
-    /// another name is a rename, not a deletion.
-    pub body: u64,
-    /// Its assertions, and in Rust every macro it calls (see
-    /// `assertions`).
-    pub assertions: Vec<Assertion>,
-    /// The functions it calls, by last name (`assertions::calls`).
-    pub calls: Vec<String>,
-    /// Its body's lines, hashed (`assertions::line_hashes`).
-    pub lines: Vec<u64>,
-}
 
 /// What a marker is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,11 +183,6 @@ fn deliberate(message: &str) -> bool {
 /// Whether a Rust attribute (without `#[…]`) makes its function a test.
 pub fn is_test_attribute(attr: &str) -> bool {
     rust::is_test_attr(attr)
-}
-
-/// A hash of a node's text with all whitespace removed.
-pub fn body_hash(node: Node, src: &[u8]) -> u64 {
-    assertions::hash_text(&src[node.byte_range()])
 }
 
 mod rust {

@@ -3,7 +3,7 @@
 //! `[defect]`'s limits, and whether a test that an earlier commit of the
 //! branch wrote to reproduce the defect was changed by a later one.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::checks::measure::{self, Size};
 use crate::git::{Diff, Repository};
@@ -11,7 +11,7 @@ use crate::git::{Diff, Repository};
 use super::{Defect, Error, Exempt, Limits, Violation, repro};
 
 /// What speed established about one fix, without the model.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Findings {
     /// Changed paths outside the triage's `affected_files`.
     pub scope_violations: Vec<Violation>,

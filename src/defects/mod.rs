@@ -116,3 +116,18 @@ fn list(paths: &[PathBuf]) -> String {
         .collect::<Vec<_>>()
         .join(", ")
 }
+
+/// A word of a fixed vocabulary, read back from a report file: the field
+/// holds one of `words` (a `&'static str`) when speed writes it, and a
+/// word outside them is an error naming the ones expected.
+fn known_word<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    words: &'static [&'static str],
+) -> Result<&'static str, D::Error> {
+    let word = <String as serde::Deserialize>::deserialize(d)?;
+    words
+        .iter()
+        .copied()
+        .find(|w| *w == word)
+        .ok_or_else(|| serde::de::Error::unknown_variant(&word, words))
+}

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::git::{self, CommitInfo, FileDiff, FileStatus, LineKind, Repository};
 
@@ -19,7 +19,7 @@ use crate::git::{self, CommitInfo, FileDiff, FileStatus, LineKind, Repository};
 pub const MAX_COMMITS: usize = 200;
 
 /// A commit, as a report names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Commit {
     pub id: String,
     pub summary: String,
@@ -41,12 +41,13 @@ impl Commit {
 
 /// A later commit that changed what an earlier commit of the branch wrote
 /// into a test.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestChange {
     /// The test's path before the change.
     pub path: String,
     /// `edited`, `deleted` or `renamed`.
-    pub how: &'static str,
+    #[serde(deserialize_with = "how_word")]
+    pub how: Word,
     /// For a rename, where the test went.
     pub renamed_to: Option<String>,
     /// Lines of the earlier commits' test code removed or rewritten.
@@ -57,8 +58,16 @@ pub struct TestChange {
     pub description: String,
 }
 
+/// A `&'static str` by another name: serde borrows a field spelled `&str`
+/// from its input, which a report read back from a file cannot lend.
+type Word = &'static str;
+
+fn how_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    super::known_word(d, &["edited", "deleted", "renamed"])
+}
+
 /// A test an earlier commit of the branch added or extended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Reproducing {
     /// Its path at the branch's head (or where it was last seen).
     pub path: String,

@@ -4,7 +4,7 @@
 //! reported beside it, never instead of it.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::checks::measure;
 use crate::git::Diff;
@@ -76,13 +76,29 @@ impl Exempt {
 }
 
 /// One path the fix changes outside `affected_files`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Violation {
     pub file: String,
     /// `changed`, `added`, `deleted`, `renamed away` (the old side of a
     /// rename) or `renamed into place` (its new side).
-    pub change: &'static str,
+    #[serde(deserialize_with = "change_word")]
+    pub change: Word,
     pub description: String,
+}
+
+/// A `&'static str` by another name: serde borrows a field spelled `&str`
+/// from its input, which a report read back from a file cannot lend.
+type Word = &'static str;
+
+fn change_word<'de, D: serde::Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    const WORDS: &[&str] = &[
+        "changed",
+        "added",
+        "deleted",
+        "renamed away",
+        "renamed into place",
+    ];
+    super::known_word(d, WORDS)
 }
 
 /// Every changed path outside `affected_files` and not exempt, in diff

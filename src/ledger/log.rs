@@ -1,7 +1,9 @@
 //! The review log, `.speed/reviews/log.jsonl`: one line per review,
 //! override or bypass, appended in one write, through the secrets safety
 //! net. It is the fullest record of what was decided; the verdict cache and
-//! `speed history`/`speed stats` are read from it.
+//! `speed history`/`speed stats` are read from it (`ledger::history`): a
+//! review's line carries what stood in its way (`blocking`, by kind and
+//! name) and what it left the task at (`task_status`, `revision_count`).
 
 use std::path::Path;
 
@@ -30,6 +32,9 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
         "guardian": report.guardian.status,
         "overrules": report.overrules.iter().map(|o| o.rule).collect::<Vec<_>>(),
         "overall_score": report.scores.as_ref().map(|s| s.overall),
+        "blocking": super::blocking::reasons(report),
+        "task_status": report.task_update.as_ref().map(|u| &u.status),
+        "revision_count": report.task_update.as_ref().map(|u| u.revision_count),
         "duration_ms": report.duration_ms,
         "report": report.report_path,
         "error": report.error,
@@ -53,7 +58,7 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
         }
     }
     if let Value::Object(map) = &mut line {
-        map.insert("cost".to_string(), json!(report.cost.map(|c| c.total)));
+        map.insert("cost".to_string(), json!(report.cost));
     }
     append_log_line(root, &line)
 }

@@ -4,9 +4,13 @@
 //! overrides, all under `.speed/` and written through `fsx` (atomic,
 //! confined, through the secrets safety net). Below both `review` (which
 //! records here) and `hook` (which reads here whether a head is covered);
-//! it decides nothing and calls no model.
+//! it decides nothing and calls no model. Reading it back is here too: the
+//! log's lines as typed entries (`history`), a subject's report files
+//! (`saved`).
 
 pub mod batches;
+pub mod blocking;
+pub mod history;
 pub mod human;
 pub mod locks;
 pub mod log;
@@ -14,10 +18,13 @@ pub mod nits;
 pub mod overrides;
 pub mod report;
 pub mod reports;
+pub mod saved;
 pub mod summary;
 pub mod verdicts;
 
 use std::path::{Path, PathBuf};
+
+use crate::fsx;
 
 pub use report::Report;
 
@@ -52,6 +59,38 @@ pub enum Error {
     /// A person's decision that cannot be taken as asked, and why.
     #[error("{0}")]
     Refused(String),
+    /// No report of a subject (or not as many as asked for).
+    #[error("{0}")]
+    NotReviewed(String),
+}
+
+/// Opens one of speed's own files under `.speed/` for reading; None when
+/// it does not exist. A path that leads out of `.speed/` through a link,
+/// or anything there but a regular file (a pipe would block the read for
+/// ever), is an error naming it.
+pub fn open_own(root: &Path, path: &Path) -> Result<Option<std::fs::File>, Error> {
+    let refused = |message: &str| Error::Input {
+        path: path.to_path_buf(),
+        message: message.to_string(),
+    };
+    let real = fsx::confine(&area(root), path)
+        .map_err(|_| refused("it leads out of .speed/ through a symbolic link: not read"))?;
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    // Opening a pipe for reading waits for a writer; without blocking it
+    // opens at once, and is refused below.
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = match options.open(&real) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(refused(&format!("cannot read it: {err}"))),
+    };
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => Ok(Some(file)),
+        Ok(_) => Err(refused("not a regular file: not read")),
+        Err(err) => Err(refused(&format!("cannot read it: {err}"))),
+    }
 }
 
 /// The folder every write of speed's is confined to.

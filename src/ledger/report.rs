@@ -1,15 +1,18 @@
 //! The report of one review: what `--json` prints per task, what the report
 //! file under `.speed/reviews/` holds (plus the prompt and raw answers), and
-//! what the human printer reads.
+//! what the human printer reads. It reads back from a report file too
+//! (`ledger::saved`): every key a report of an older speed may lack takes
+//! its empty value, so old reports still show.
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::defects::{self, Defect};
 use crate::exit::Outcome;
 use crate::verdict::{self, Decision, DefectScopeCheck, GuardianVerdict, ScopeViolation, Verdict};
 use crate::work::Subject;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Report {
     pub task_id: Option<String>,
     pub feature: Option<String>,
@@ -21,6 +24,7 @@ pub struct Report {
     /// an unmerged dependency the branch builds on), and why.
     pub base_resolved_by: String,
     /// speed's final verdict; None when the review failed.
+    #[serde(deserialize_with = "final_verdict")]
     pub verdict: Option<verdict::Kind>,
     pub model_verdict: Option<verdict::Kind>,
     pub overrules: Vec<verdict::Overrule>,
@@ -74,7 +78,7 @@ pub struct Report {
 }
 
 /// One part of a review in parts, as it was asked.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PartOutcome {
     /// 1-based.
     pub index: usize,
@@ -83,7 +87,7 @@ pub struct PartOutcome {
     /// Files whose changes the part's prompt shows.
     pub files: usize,
     /// "answered" or "failed".
-    pub status: &'static str,
+    pub status: String,
     /// Why the part has no answer.
     pub error: Option<String>,
     /// Its answer, as validated (a failed review keeps the answers of the
@@ -91,22 +95,50 @@ pub struct PartOutcome {
     pub review: Option<Verdict>,
 }
 
-impl Report {
-    /// The report of a task that could not even be read (unknown id, ambiguous
-    /// id, malformed file): its error, and nothing written anywhere.
-    pub fn unreadable(task_id: Option<String>, feature: Option<String>, message: String) -> Report {
-        let subject = Subject::Branch {
+/// A report read back from a file starts from this: a branch review of
+/// nothing, every list empty.
+impl Default for Report {
+    fn default() -> Report {
+        Report::new(&Subject::Branch {
             branch: String::new(),
             specs: Vec::new(),
             criteria: Vec::new(),
             criteria_file: None,
-        };
+        })
+    }
+}
+
+/// speed's own verdict as a report file holds it: the model's two words,
+/// or `checks_passed`, which no model answer may say (so `verdict::Kind`
+/// does not read it) but an offline review writes.
+fn final_verdict<'de, D: Deserializer<'de>>(d: D) -> Result<Option<verdict::Kind>, D::Error> {
+    let word: Option<String> = Option::deserialize(d)?;
+    match word.as_deref() {
+        None => Ok(None),
+        Some("checks_passed") => Ok(Some(verdict::Kind::ChecksPassed)),
+        Some(other) => verdict::Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == other)
+            .map(Some)
+            .ok_or_else(|| {
+                serde::de::Error::unknown_variant(
+                    other,
+                    &["approve", "request_changes", "checks_passed"],
+                )
+            }),
+    }
+}
+
+impl Report {
+    /// The report of a task that could not even be read (unknown id, ambiguous
+    /// id, malformed file): its error, and nothing written anywhere.
+    pub fn unreadable(task_id: Option<String>, feature: Option<String>, message: String) -> Report {
         Report {
             task_id,
             feature,
             error: Some(message),
             outcome: Outcome::Error,
-            ..Report::new(&subject)
+            ..Report::default()
         }
     }
 
@@ -184,7 +216,8 @@ impl Report {
 }
 
 /// A person's review of a model's approval.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct HumanReview {
     /// pending | approved | rejected | skipped
     pub status: String,
@@ -214,14 +247,16 @@ impl HumanReview {
 }
 
 /// The task's state as the review left it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TaskUpdate {
     /// `done` after an approval, `pending` or `failed` after request_changes.
     pub status: String,
     pub revision_count: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
 pub struct GuardianOutcome {
     /// aligned | flagged | rejected | skipped | unavailable | not_run
     pub status: String,
@@ -230,6 +265,19 @@ pub struct GuardianOutcome {
     /// Why it was skipped or unavailable.
     pub reason: Option<String>,
     pub model: Option<String>,
+}
+
+/// A report of an older speed without a guardian: it did not run.
+impl Default for GuardianOutcome {
+    fn default() -> GuardianOutcome {
+        GuardianOutcome {
+            status: "not_run".to_string(),
+            summary: String::new(),
+            flags: Vec::new(),
+            reason: None,
+            model: None,
+        }
+    }
 }
 
 impl GuardianOutcome {
@@ -262,7 +310,8 @@ impl GuardianOutcome {
 }
 
 /// How much of the diff the model saw, over every part of the review.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Coverage {
     #[serde(flatten)]
     pub diff: crate::prompt::Coverage,
@@ -272,20 +321,23 @@ pub struct Coverage {
     pub max_parts: usize,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Hashes {
     pub diff: String,
     pub spec: String,
     pub prompt: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ModelInfo {
     pub provider: String,
     pub name: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Tokens {
     /// As the API reported them, summed over every call of this review.
     pub prompt: u64,
@@ -354,7 +406,8 @@ pub struct Change {
 
 /// What a defect-fix report adds: the defect, speed's findings and the
 /// model's own scope findings side by side, and what happened to the state.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DefectBlock {
     pub name: String,
     pub dir: String,
@@ -372,7 +425,8 @@ pub struct DefectBlock {
     pub model: Option<ModelScope>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ModelScope {
     pub defect_scope_check: Option<DefectScopeCheck>,
     pub scope_violations: Vec<ScopeViolation>,
@@ -384,6 +438,12 @@ impl ModelScope {
             defect_scope_check: verdict.defect_scope_check,
             scope_violations: verdict.scope_violations.clone(),
         }
+    }
+}
+
+impl Default for DefectBlock {
+    fn default() -> DefectBlock {
+        DefectBlock::named("")
     }
 }
 

@@ -4,7 +4,7 @@
 //! terminal and the report can always say it, and the decision can refuse
 //! to approve code nobody saw.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::git::diff::{Diff, Line, LineKind};
 
@@ -12,7 +12,8 @@ use super::files::classify;
 use super::{At, DiffPart};
 
 /// What of the diff the model saw.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Coverage {
     pub files_total: usize,
     /// Files whose changes the model saw, whole or in part.
@@ -33,7 +34,7 @@ pub struct Coverage {
     pub lines_unseen: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OmittedFile {
     pub path: String,
     pub reason: String,

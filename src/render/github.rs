@@ -275,7 +275,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
 
 /// Text from elsewhere on one Markdown line, its markup inert: line breaks
 /// become spaces and Markdown's punctuation is backslash-escaped (HTML too).
-fn inline(s: &str) -> String {
+pub(super) fn inline(s: &str) -> String {
     let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut out = String::with_capacity(one_line.len());
     for c in one_line.chars() {
@@ -288,7 +288,7 @@ fn inline(s: &str) -> String {
 }
 
 /// A code span that no backtick inside can close.
-fn code(s: &str) -> String {
+pub(super) fn code(s: &str) -> String {
     let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
     let longest = one_line
         .split(|c| c != '`')

@@ -1,18 +1,27 @@
 //! Output of reports: printers over the same data, one per format (human,
-//! JSON, SARIF, JUnit, GitHub workflow commands; and a spec review's human
-//! and JSON output). Each returns text; `app`
-//! decides where it goes. Colour is a parameter, chosen by `app` (`--color`,
-//! the terminal and `NO_COLOR`), and the text reads the same without it.
+//! JSON, SARIF, JUnit, GitHub workflow commands, Markdown, HTML pages; a
+//! spec review's human and JSON output; the fix queue). Each returns text;
+//! `app` decides where it goes. Colour is a parameter, chosen by `app`
+//! (`--color`, the terminal and `NO_COLOR`), and the text reads the same
+//! without it. What was decided before is printed here too: a saved report
+//! (`show`), the log's lines (`history`), its statistics (`stats`), a spec
+//! review's session (`session`).
 
 pub mod findings;
 pub mod fixes;
 pub mod github;
+pub mod history;
+pub mod html;
 pub mod human;
 pub mod json;
 pub mod junit;
 pub mod man;
+pub mod markdown;
 pub mod sarif;
+pub mod session;
+pub mod show;
 pub mod spec_review;
+pub mod stats;
 
 /// How `speed review` prints its reports on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +36,10 @@ pub enum Format {
     Junit,
     /// GitHub Actions workflow commands and a step summary.
     Github,
+    /// One self-contained HTML page.
+    Html,
+    /// Markdown, for a pull request comment.
+    Markdown,
 }
 
 /// When output meant for people is coloured (`--color`).

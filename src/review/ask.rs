@@ -123,7 +123,7 @@ pub fn review(
             index: n + 1,
             tokens: prompt.total_tokens,
             files: prompt.files_shown,
-            status: "answered",
+            status: "answered".to_string(),
             error: None,
             review: None,
         };
@@ -133,7 +133,7 @@ pub fn review(
                 verdicts.push(verdict);
             }
             Err(failure) => {
-                outcome.status = "failed";
+                outcome.status = "failed".to_string();
                 outcome.error = Some(failure.message.clone());
                 failed.push((n + 1, failure));
             }

@@ -275,22 +275,32 @@ fn write(
     {
         report.human_review = Some(HumanReview::pending(&now));
     }
-    ledger::reports::save(&ctx.root, report, evidence, &now)?;
     if let Some(task) = task {
         // Re-read the very file the review read: an orchestrator may have
         // written it meanwhile, and only the review's own fields change.
         let store = tasks::Store::open(&ctx.root);
         let mut fresh = store.reload(task)?;
-        let outcome = task_outcome(ctx, report, evidence, &now);
-        tasks::state::record_review(&mut fresh, &outcome);
-        // The log line first: a task file that says "reviewed" always has
-        // its line in the log, whatever stops speed between the two.
-        ledger::log::append_review(&ctx.root, report, &now)?;
-        store.save(&fresh)?;
+        let mut outcome = task_outcome(ctx, report, evidence, &now);
+        // What the review does to the task is known before the report is
+        // saved (the report holds it); where the report and its summary
+        // lie is known once it is, and the task file names the summary.
+        let mut after = fresh.clone();
+        tasks::state::record_review(&mut after, &outcome);
         report.task_update = Some(TaskUpdate {
-            status: fresh.status.to_string(),
-            revision_count: fresh.revision_count,
+            status: after.status.to_string(),
+            revision_count: after.revision_count,
         });
+        // The report and the log line first: a task file that says
+        // "reviewed" always has its line in the log, whatever stops speed
+        // between the two.
+        ledger::reports::save(&ctx.root, report, evidence, &now)?;
+        outcome.summary = report.summary_path.clone();
+        tasks::state::record_review(&mut fresh, &outcome);
+        ledger::log::append_review(&ctx.root, report, &now)?;
+        if let Err(err) = store.save(&fresh) {
+            report.task_update = None;
+            return Err(err.into());
+        }
         let verdict = if outcome.approved {
             "approve"
         } else {
@@ -301,6 +311,7 @@ fn write(
         }
         return Ok(());
     }
+    ledger::reports::save(&ctx.root, report, evidence, &now)?;
     Ok(ledger::log::append_review(&ctx.root, report, &now)?)
 }
 

@@ -123,7 +123,7 @@ pub struct Scan {
 
 /// A secret replaced in a text, as the report's `redactions` lists it:
 /// rule, the file (or field) it was in, and its line (1-based).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Redaction {
     pub rule: String,
     pub file: String,

@@ -16,7 +16,7 @@
 //! out-of-scope item) points: such a citation pointing nowhere is marked in
 //! the report, not fatal.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::evidence::{self, Citation, Sources};
 use super::schema::{CriterionStatus, Issue, Kind, Severity, Verdict};
@@ -51,7 +51,7 @@ pub struct DecisionInput<'a> {
 }
 
 /// Why an approval was overruled; serialised as a stable snake_case id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
     /// A requirement marked satisfied quotes text the spec does not contain.
@@ -122,14 +122,14 @@ impl Rule {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Overrule {
     pub rule: Rule,
     /// Names the quote, issue, criterion or file at fault.
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuoteCheck {
     pub spec_quote: String,
     pub found: bool,
@@ -137,7 +137,7 @@ pub struct QuoteCheck {
     pub line: Option<usize>,
     pub doc_path: Option<String>,
     /// Found in the product vision rather than a spec section.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub vision: bool,
 }
 

@@ -8,8 +8,8 @@
 //!
 //! Pure: configuration and the answer in, scores out.
 
-use serde::Serialize;
 use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 use super::decide::{Overrule, Rule};
@@ -195,7 +195,7 @@ pub fn canonical(mut verdict: Verdict, asked: &[&str]) -> Verdict {
 }
 
 /// One dimension as scored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rated {
     #[serde(skip)]
     pub name: String,
@@ -208,7 +208,7 @@ pub struct Rated {
 }
 
 /// Which of the pass criteria hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PassCriteria {
     /// Every dimension with a minimum meets it.
     pub all_critical_dimensions_pass: bool,
@@ -220,9 +220,9 @@ pub struct PassCriteria {
 
 /// The scores of a review: each dimension, the weighted overall, the pass
 /// score it is held to, and which pass criteria hold.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scores {
-    #[serde(serialize_with = "by_name")]
+    #[serde(serialize_with = "by_name", deserialize_with = "from_names")]
     pub dimensions: Vec<Rated>,
     /// The weighted mean of the scores, rounded down.
     pub overall: u32,
@@ -237,6 +237,20 @@ fn by_name<S: serde::Serializer>(rated: &[Rated], s: S) -> Result<S::Ok, S::Erro
         map.serialize_entry(&r.name, r)?;
     }
     map.end()
+}
+
+/// The dimensions back from `{"code_quality": {...}, ...}` (a saved
+/// report), in the order written.
+fn from_names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Rated>, D::Error> {
+    let map = serde_json::Map::<String, Value>::deserialize(d)?;
+    map.into_iter()
+        .map(|(name, value)| {
+            let mut rated: Rated =
+                serde_json::from_value(value).map_err(serde::de::Error::custom)?;
+            rated.name = name;
+            Ok(rated)
+        })
+        .collect()
 }
 
 /// The scores of `verdict` over the dimensions `asked`; None when none

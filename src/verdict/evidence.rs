@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::git::diff::{Diff, FileDiff, FileStatus, LineKind};
 
@@ -27,7 +27,7 @@ pub struct Sources<'a> {
 }
 
 /// One location the verdict cites, as checked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Citation {
     /// As the verdict wrote it: `src/search.rs:42`, `src/search.rs:42-50`,
     /// `src/search.rs`.

@@ -26,6 +26,7 @@ const LAYERS: &[&[&str]] = &[
     &["spec_review"],
     &["work"],
     &["ledger"],
+    &["history"],
     &["fixes"],
     &["review"],
     &["hook"],
@@ -146,111 +147,136 @@ fn imports(
     file: &str,
 ) -> Vec<Import> {
     let code = code_only(text);
+    // Test modules close the file by convention: what follows the first
+    // `#[cfg(test)]` at the start of a line is left out.
+    let end = code
+        .match_indices("#[cfg(test)]")
+        .find(|(at, _)| *at == 0 || code[..*at].ends_with('\n'))
+        .map_or(code.len(), |(at, _)| at);
+    let code = &code[..end];
     let mut out = Vec::new();
-    // `mod x;` in a file that is not `mod.rs` declares `<module>/x.rs`:
-    // `super::` there is the parent of the file's own module.
-    for (n, line) in code.lines().enumerate() {
-        if line.trim_start().starts_with("#[cfg(test)]") {
-            break;
-        }
-        for path in paths_in(line) {
-            let absolute = match path.first().map(String::as_str) {
-                Some("crate") => path[1..].to_vec(),
-                Some("super") => {
-                    let mut base = module.to_vec();
-                    let mut rest = &path[..];
-                    while rest.first().map(String::as_str) == Some("super") {
-                        base.pop();
-                        rest = &rest[1..];
-                    }
-                    base.extend(rest.iter().cloned());
-                    base
+    for (at, path) in paths_in(code) {
+        let absolute = match path.first().map(String::as_str) {
+            Some("crate") => path[1..].to_vec(),
+            Some("super") => {
+                let mut base = module.to_vec();
+                let mut rest = &path[..];
+                while rest.first().map(String::as_str) == Some("super") {
+                    base.pop();
+                    rest = &rest[1..];
                 }
-                Some("self") => {
-                    let mut base = module.to_vec();
-                    base.extend(path[1..].iter().cloned());
-                    base
-                }
-                _ => continue,
-            };
-            if absolute.is_empty() || !modules.keys().any(|m| m[0] == absolute[0]) {
-                continue;
+                base.extend(rest.iter().cloned());
+                base
             }
-            out.push(Import {
-                file: file.to_string(),
-                line: n + 1,
-                module: absolute,
-            });
+            Some("self") => {
+                let mut base = module.to_vec();
+                base.extend(path[1..].iter().cloned());
+                base
+            }
+            _ => continue,
+        };
+        if absolute.is_empty() || !modules.keys().any(|m| m[0] == absolute[0]) {
+            continue;
         }
+        out.push(Import {
+            file: file.to_string(),
+            line: code[..at].matches('\n').count() + 1,
+            module: absolute,
+        });
     }
     out
 }
 
-/// `crate::a::b`, `super::x`, `self::y` paths on a line of code, expanding
-/// one level of `use x::{a, b::c}` braces.
-fn paths_in(line: &str) -> Vec<Vec<String>> {
+/// `crate::a::b`, `super::x`, `self::y` paths in code, with where each
+/// starts; `use` trees (`a::{b, c::{d, e}}`, over several lines) give one
+/// path per leaf.
+fn paths_in(code: &str) -> Vec<(usize, Vec<String>)> {
+    let chars: Vec<char> = code.chars().collect();
     let mut out = Vec::new();
-    let bytes: Vec<char> = line.chars().collect();
     let mut i = 0;
-    while i < bytes.len() {
+    while i < chars.len() {
         let starts_word = i == 0
-            || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_' || bytes[i - 1] == ':');
-        if !starts_word {
-            i += 1;
-            continue;
-        }
-        let rest: String = bytes[i..].iter().collect();
-        let Some(head) = ["crate::", "super::", "self::"]
-            .iter()
-            .find(|h| rest.starts_with(**h))
-        else {
+            || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '_' || chars[i - 1] == ':');
+        let head = ["crate", "super", "self"].iter().find(|h| {
+            starts_word
+                && chars[i..].starts_with(&h.chars().collect::<Vec<_>>())
+                && chars.get(i + h.len()) == Some(&':')
+                && chars.get(i + h.len() + 1) == Some(&':')
+        });
+        let Some(head) = head else {
             i += 1;
             continue;
         };
-        let mut segments = vec![head.trim_end_matches(':').to_string()];
-        let mut j = i + head.len();
-        loop {
-            let start = j;
-            while j < bytes.len() && (bytes[j].is_alphanumeric() || bytes[j] == '_') {
-                j += 1;
+        let mut leaves = Vec::new();
+        let end = use_tree(&chars, i, vec![], &mut leaves);
+        for leaf in leaves {
+            if leaf.first().map(String::as_str) == Some(*head) {
+                out.push((i, leaf));
             }
-            if j > start {
-                segments.push(bytes[start..j].iter().collect());
-            }
-            if j + 1 < bytes.len() && bytes[j] == ':' && bytes[j + 1] == ':' {
-                j += 2;
-                if j < bytes.len() && bytes[j] == '{' {
-                    // One level of braces: each item is a path below.
-                    let close = bytes[j..].iter().position(|c| *c == '}').map(|p| j + p);
-                    let inner: String = match close {
-                        Some(c) => bytes[j + 1..c].iter().collect(),
-                        None => bytes[j + 1..].iter().collect(),
-                    };
-                    for item in inner.split(',') {
-                        let item = item.trim();
-                        let name: Vec<String> = item
-                            .split("::")
-                            .map(|s| s.split_whitespace().next().unwrap_or("").to_string())
-                            .filter(|s| !s.is_empty() && s != "self" && s != "*")
-                            .collect();
-                        let mut full = segments.clone();
-                        full.extend(name);
-                        out.push(full);
-                    }
-                    segments.clear();
-                    j = close.map_or(bytes.len(), |c| c + 1);
-                    break;
-                }
-                continue;
-            }
-            break;
         }
-        if !segments.is_empty() {
-            out.push(segments);
-        }
-        i = j.max(i + 1);
+        i = end.max(i + 1);
     }
     out
+}
+
+/// Reads a path or use tree starting at `i` below `prefix`, pushing each
+/// leaf; returns where it ends.
+fn use_tree(
+    chars: &[char],
+    mut i: usize,
+    prefix: Vec<String>,
+    leaves: &mut Vec<Vec<String>>,
+) -> usize {
+    let skip_space = |mut i: usize| {
+        while i < chars.len() && chars[i].is_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    let mut path = prefix;
+    loop {
+        i = skip_space(i);
+        if i < chars.len() && chars[i] == '{' {
+            i += 1;
+            loop {
+                i = skip_space(i);
+                if i >= chars.len() {
+                    return i;
+                }
+                if chars[i] == '}' {
+                    return i + 1;
+                }
+                if chars[i] == ',' {
+                    i += 1;
+                    continue;
+                }
+                let before = i;
+                i = use_tree(chars, i, path.clone(), leaves);
+                if i == before {
+                    i += 1;
+                }
+            }
+        }
+        let start = i;
+        while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+            i += 1;
+        }
+        let name: String = chars[start..i].iter().collect();
+        if !name.is_empty() && (name != "self" || path.is_empty()) {
+            path.push(name);
+        }
+        if chars.get(i) == Some(&':') && chars.get(i + 1) == Some(&':') {
+            i += 2;
+            continue;
+        }
+        if chars.get(i) == Some(&'*') {
+            i += 1;
+        }
+        if !path.is_empty() {
+            leaves.push(path);
+        }
+        return i;
+    }
 }
 
 /// The text with comments, strings and char literals blanked, lines kept.
@@ -433,12 +459,21 @@ fn the_checker_reads_paths_the_way_the_code_writes_them() {
             "use super::super::{Event, Events};",
             vec!["super::super::Event", "super::super::Events"],
         ),
+        (
+            "use super::{macros, skips};",
+            vec!["super::macros", "super::skips"],
+        ),
+        (
+            "use super::{\n    a::{B, c::D},\n    e,\n};",
+            vec!["super::a::B", "super::a::c::D", "super::e"],
+        ),
+        ("use crate::x::*;", vec!["crate::x"]),
         ("let s = \"crate::app::x\"; // crate::app", vec![]),
     ];
-    for (line, expected) in lines {
-        let code = code_only(line);
-        let found: Vec<String> = paths_in(&code).iter().map(|p| p.join("::")).collect();
-        assert_eq!(found, expected, "{line}");
+    for (text, expected) in lines {
+        let code = code_only(text);
+        let found: Vec<String> = paths_in(&code).iter().map(|(_, p)| p.join("::")).collect();
+        assert_eq!(found, expected, "{text}");
     }
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     edges.entry("a".into()).or_default().insert("b".into());

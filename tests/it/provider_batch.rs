@@ -230,7 +230,7 @@ fn an_anthropic_batch_is_submitted_then_collected_as_synchronous_reviews() {
     assert_eq!(log.len(), 3);
     let full = (PROMPT_TOKENS as f64 * 3.0 + COMPLETION_TOKENS as f64 * 15.0) / 1e6;
     for line in &log {
-        let cost = line["cost"].as_f64().unwrap();
+        let cost = line["cost"]["total"].as_f64().unwrap();
         let expected = if line["task"] == "1" {
             full / 2.0
         } else {
@@ -531,7 +531,7 @@ fn cache_figures_and_cost_reach_the_report_and_the_log() {
     let line = &repo.log()[0];
     assert_eq!(line["tokens"]["cache_read"], 8_000);
     assert_eq!(line["tokens"]["cache_write"], 0);
-    assert!((line["cost"].as_f64().unwrap() - expected).abs() < 1e-9);
+    assert!((line["cost"]["total"].as_f64().unwrap() - expected).abs() < 1e-9);
 
     // A discount outside 0..1 is a configuration error naming the key.
     configure(&repo, "openai", &server.url(), "batch_discount = 1.5\n");

@@ -1,0 +1,94 @@
+//! `speed show`: one saved review (the last, or the N-th last) of a task,
+//! a defect or a branch, or a spec review's session, in the format asked
+//! for; and the HTML page of reports, which `speed review --format html`
+//! prints too.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use crate::exit::Outcome;
+use crate::git::Repository;
+use crate::history;
+use crate::ledger::{self, Report};
+use crate::render::{self, Format};
+use crate::settings::{ShowSettings, Shown};
+use crate::tasks;
+
+use super::{Colors, out};
+
+pub(super) fn show_command(
+    dir: &Path,
+    settings: &ShowSettings,
+    colors: Colors,
+) -> anyhow::Result<Outcome> {
+    let repo = Repository::discover(dir)?;
+    let root = repo.root().to_path_buf();
+    let wanted = match &settings.what {
+        Shown::SpecSession(feature) => return show_session(&root, feature, settings.format),
+        Shown::Review(wanted) => wanted,
+    };
+    let active = tasks::Store::open(&root)
+        .active_features()
+        .context("cannot read which feature is active")?;
+    let saved = ledger::saved::nth(&root, wanted, settings.nth, &active)?;
+    let text = match settings.format {
+        Format::Json => {
+            let mut text = serde_json::to_string_pretty(&ledger::saved::as_printed(&saved))
+                .context("cannot print the report as JSON")?;
+            text.push('\n');
+            text
+        }
+        Format::Markdown => render::markdown::report(&saved.report, saved.reviewed_at.as_deref()),
+        Format::Html => review_page(&root, &[(&saved.report, saved.reviewed_at.as_deref())]),
+        _ => render::show::human(&saved, settings.nth, &colors.stdout),
+    };
+    out(&text);
+    Ok(Outcome::Approved)
+}
+
+fn show_session(root: &Path, feature: &str, format: Format) -> anyhow::Result<Outcome> {
+    let (session, path) = history::session::load(root, feature)?;
+    let text = match format {
+        Format::Json => {
+            let mut text = serde_json::to_string_pretty(&session)
+                .context("cannot print the session as JSON")?;
+            text.push('\n');
+            text
+        }
+        Format::Markdown => render::session::markdown(&session, &path),
+        Format::Html => render::html::session::page(&session, &path),
+        _ => render::session::human(&session, &path),
+    };
+    out(&text);
+    Ok(Outcome::Approved)
+}
+
+/// One page of reports, each with the diff it was about taken again from
+/// the repository (or a note saying why it cannot be).
+pub(super) fn review_page(root: &Path, reports: &[(&Report, Option<&str>)]) -> String {
+    let repo = Repository::open(root);
+    let diffs: Vec<history::diff::Reviewed> = reports
+        .iter()
+        .map(|(report, _)| match &repo {
+            Ok(repo) => history::diff::reviewed(repo, report),
+            Err(err) => history::diff::Reviewed {
+                diff: None,
+                note: Some(format!(
+                    "The repository cannot be read, so the diff is not shown: {err}"
+                )),
+            },
+        })
+        .collect();
+    let pages: Vec<render::html::review::Review<'_>> = reports
+        .iter()
+        .zip(&diffs)
+        .map(|((report, at), reviewed)| render::html::review::Review {
+            report,
+            diff: reviewed.diff.as_ref(),
+            diff_note: reviewed.note.as_deref(),
+            reviewed_at: *at,
+        })
+        .collect();
+    render::html::review::page(&pages)
+}
