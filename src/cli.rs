@@ -333,6 +333,12 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "FILE", requires = "branch")]
     pub criteria: Option<PathBuf>,
 
+    /// A re-review shows what changed since the last review and that
+    /// review's findings, not the whole change (as when the change is too
+    /// large for the budget); the report says `coverage.incremental`.
+    #[arg(long)]
+    pub incremental: bool,
+
     /// Review only the K-th of N partitions of the selected tasks (1 ≤ K ≤
     /// N), for a CI matrix of N runners. A task's partition follows from
     /// its feature and id alone.
@@ -349,7 +355,7 @@ pub struct ReviewArgs {
     /// an id: every waiting batch); exits 54 while a batch is still at work.
     #[arg(long, value_name = "BATCH_ID", num_args = 0..=1, default_missing_value = "",
           conflicts_with_all = ["task_ids", "defect", "branch", "feature", "dry_run", "force",
-                                "shard", "batch_api", "spec", "criteria"])]
+                                "shard", "batch_api", "spec", "criteria", "incremental"])]
     pub collect: Option<String>,
 
     /// With --collect: the seconds to wait for the batch to end [default: 60].

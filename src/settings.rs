@@ -555,6 +555,7 @@ fn review_settings(
             human: values.human,
             shard,
             provider_batch,
+            incremental: args.incremental,
         },
         format,
         hook: values.hook,

@@ -45,6 +45,10 @@ pub struct Batch {
     pub status: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub polled_at: Option<String>,
+    /// Submitted with `--incremental`: collected the same way, so each
+    /// review is prepared again into the prompts the batch answered.
+    #[serde(default)]
+    pub incremental: bool,
     pub reviews: Vec<Pending>,
 }
 
@@ -246,6 +250,7 @@ mod tests {
             submitted_at: "2026-03-01T00:00:00Z".to_string(),
             status: "in_progress".to_string(),
             polled_at: None,
+            incremental: false,
             reviews: vec![Pending {
                 task: Some("3".to_string()),
                 feature: Some("shop".to_string()),

@@ -73,6 +73,10 @@ pub struct Report {
     /// answered, or why it has no answer. Empty for a review in one prompt.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<PartOutcome>,
+    /// A re-review: each blocking finding of the previous review, what the
+    /// model said of it and what speed recorded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub previous_findings: Vec<verdict::previous::Check>,
     #[serde(skip)]
     pub outcome: Outcome,
 }
@@ -195,6 +199,7 @@ impl Report {
             specs: Vec::new(),
             task_update: None,
             parts: Vec::new(),
+            previous_findings: Vec::new(),
             outcome: Outcome::Error,
         }
     }
@@ -319,6 +324,10 @@ pub struct Coverage {
     pub parts: usize,
     /// `review.max_parts`: changed code beyond that many prompts is unseen.
     pub max_parts: usize,
+    /// The review showed what changed since the last review and that
+    /// review's verdict, not the whole change (the figures above are the
+    /// interdiff's).
+    pub incremental: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

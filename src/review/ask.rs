@@ -75,10 +75,15 @@ pub fn review(
     let asked = super::compose::dimensions(ctx, &prepared.sources);
     let schema = review_schema(ctx, prepared);
     let names = verdict::dimensions::names(&asked);
+    let previous: Vec<&str> = prepared
+        .previous
+        .as_ref()
+        .map(|r| r.ids())
+        .unwrap_or_default();
     let expect = verdict::Expect {
         defect: prepared.subject.defect().is_some(),
         dimensions: &names,
-        previous: &[],
+        previous: &previous,
     };
     let parse = |raw: &str| -> Result<Verdict, model::Rejection> {
         verdict::parse_expecting(raw, &expect).map_err(|e| model::rejection(&e))

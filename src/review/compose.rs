@@ -23,6 +23,7 @@ use super::Error;
 use super::context::Context;
 use super::facts::Facts;
 use super::net;
+use super::previous::Rereview;
 use super::sources::Sources;
 
 /// The prompts of a review: its inputs, owned (the guardian's prompt is
@@ -94,18 +95,93 @@ impl Composed {
     }
 }
 
+/// What a review's prompt is made from.
+#[derive(Clone, Copy)]
+pub struct Inputs<'a> {
+    pub subject: &'a Subject,
+    pub resolved: &'a Resolved,
+    pub sources: &'a Sources,
+    pub facts: &'a Facts,
+    /// What the reviewer must know (the sources' and the facts').
+    pub notices: &'a [String],
+}
+
+/// An incremental review's prompts, and what its report says of them.
+pub struct Incremental {
+    pub composed: Composed,
+    pub notice: String,
+}
+
+/// A re-review's prompts showing only what changed since the last review
+/// and that review's findings and ratings, when `--incremental` asks for
+/// them or the whole change is too large for one prompt (`full` needs
+/// parts or leaves code unseen) and they fit; None for a full review.
+pub fn incremental(
+    ctx: &Context,
+    inputs: &Inputs,
+    rereview: &mut Rereview,
+    full: &Composed,
+) -> Option<Incremental> {
+    let too_large = full.prompts.len() > 1 || full.coverage.unseen().is_some();
+    if !(ctx.config.incremental || too_large) || rereview.interdiff.files.is_empty() {
+        return None;
+    }
+    // The same stages over the interdiff: the diff the prompt shows, and
+    // the coverage of what the model saw, are its.
+    let resolved = Resolved {
+        branch: inputs.resolved.branch.clone(),
+        base: inputs.resolved.base.clone(),
+        diff: rereview.interdiff.clone(),
+        dependencies: inputs.resolved.dependencies.clone(),
+    };
+    let mut notices = inputs.notices.to_vec();
+    notices.extend(rereview.summary_lines());
+    let shown = Inputs {
+        resolved: &resolved,
+        notices: &notices,
+        ..*inputs
+    };
+    let mut shown_only = rereview.clone();
+    // The interdiff is the diff of this prompt: not shown twice.
+    shown_only.interdiff.files.clear();
+    let composed = compose(ctx, &shown, Some(&shown_only)).ok()?;
+    if composed.prompts.len() > 1 && !ctx.config.incremental {
+        // Too large even so: the full review in parts sees more.
+        return None;
+    }
+    rereview.incremental = true;
+    let why = if ctx.config.incremental {
+        "--incremental"
+    } else {
+        "the whole change does not fit one prompt"
+    };
+    Some(Incremental {
+        composed,
+        notice: format!(
+            "Incremental review ({why}): the model saw what changed since the last review at {} ({} files) and that review's findings and ratings, not the whole change; {} reviewed the change up to that head.",
+            short(&rereview.previous_head),
+            rereview.interdiff.files.len(),
+            rereview.previous_report
+        ),
+    })
+}
+
 /// Assemble the review's prompt from the subject, its sources and its
 /// facts within the budget, split it into parts when the diff does not fit
 /// one, and net it for secrets. `notices` are what the reviewer must know
 /// (the sources' and the facts', in that order).
 pub fn compose(
     ctx: &Context,
-    subject: &Subject,
-    resolved: &Resolved,
-    sources: &Sources,
-    facts: &Facts,
-    notices: &[String],
+    inputs: &Inputs,
+    rereview: Option<&Rereview>,
 ) -> Result<Composed, Error> {
+    let Inputs {
+        subject,
+        resolved,
+        sources,
+        facts,
+        notices,
+    } = *inputs;
     let diff = &resolved.diff;
     let scope = subject.scope();
     let parts = Parts {
@@ -122,8 +198,8 @@ pub fn compose(
         criteria: prompt_criteria(subject),
         task_notes: task_notes(subject, &resolved.dependencies),
         previous_review: previous_review(subject),
-        previous_findings: Vec::new(),
-        interdiff: Vec::new(),
+        previous_findings: rereview.map(Rereview::finding_lines).unwrap_or_default(),
+        interdiff: rereview.map(Rereview::interdiff_items).unwrap_or_default(),
         scope: prompt::Scope {
             touched: scope.touched.clone(),
             to_create: scope.create.clone(),

@@ -58,6 +58,9 @@ pub struct Config {
     pub shard: Option<super::shard::Shard>,
     /// `--batch-api`, `--collect`: the provider's batch API.
     pub provider_batch: ProviderBatch,
+    /// `--incremental`: a re-review shows what changed since the last
+    /// review and its verdict, not the whole change.
+    pub incremental: bool,
 }
 
 /// `review.human`: who has the last word on an approval.

@@ -1,7 +1,8 @@
 //! The decision, made here and nowhere else. The model's answer is first
 //! checked against what was sent (`check_answer`: every quote against the
 //! spec sections, every cited location against the diff and the head
-//! commit, the criteria, unseen code, and for a defect fix its own rules);
+//! commit, the criteria, unseen code, for a defect fix its own rules, and
+//! for a re-review each claim on a previous finding);
 //! then `rule` turns it into speed's verdict, overruling an approval for
 //! the model's rules, the quality scores (a dimension under its minimum,
 //! the overall under `review.pass_score`), speed's blocking checks and the
@@ -29,6 +30,8 @@ pub struct Checked {
     /// The answer's quality scores against the configured thresholds; None
     /// when no dimension is asked.
     pub scores: Option<Scores>,
+    /// A re-review: what speed recorded of each previous finding.
+    pub previous: Vec<verdict::previous::Check>,
 }
 
 /// Check the model's answer against what the review sent and what the head
@@ -77,12 +80,19 @@ pub fn check_answer(ctx: &Context, prepared: &Prepared, answer: Verdict) -> Resu
     if let Some(found) = &prepared.facts.defect {
         verdict::defect::apply(&mut decision, &answer, &defect_facts(found));
     }
+    // A re-review: each claim on a previous finding against what the
+    // interdiff touched; an unresolved blocking one overrules an approval.
+    let previous = match &prepared.previous {
+        Some(rereview) => verdict::previous::apply(&mut decision, &answer, &rereview.facts),
+        None => Vec::new(),
+    };
     let asked = super::compose::dimensions(ctx, &prepared.sources);
     let scores = verdict::dimensions::score(&answer, &asked, ctx.config.scoring.pass_score);
     Ok(Checked {
         answer,
         decision,
         scores,
+        previous,
     })
 }
 

@@ -37,6 +37,7 @@ pub mod head;
 pub mod net;
 pub mod plan;
 pub mod prepare;
+pub mod previous;
 pub mod recheck;
 pub mod record;
 pub mod redact;

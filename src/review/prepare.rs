@@ -26,6 +26,8 @@ pub struct Prepared {
     /// What the reviewer must know: the sources' notices, then the facts'.
     pub notices: Vec<String>,
     pub composed: Composed,
+    /// A re-review: the last review's findings and what changed since.
+    pub previous: Option<super::previous::Rereview>,
 }
 
 /// The subject with what it is judged against, read and checked before
@@ -101,7 +103,22 @@ pub fn prepare(ctx: &Context, inputs: Inputs) -> Result<Prepared, Error> {
     )?;
     let mut notices = sources.notices.clone();
     notices.extend(facts.notices.iter().cloned());
-    let composed = compose::compose(ctx, &subject, &resolved, &sources, &facts, &notices)?;
+    let (mut previous, said) = super::previous::find(ctx, &repo, &subject, &resolved);
+    notices.extend(said);
+    let inputs = compose::Inputs {
+        subject: &subject,
+        resolved: &resolved,
+        sources: &sources,
+        facts: &facts,
+        notices: &notices,
+    };
+    let mut composed = compose::compose(ctx, &inputs, previous.as_ref())?;
+    if let Some(rereview) = previous.as_mut() {
+        if let Some(incremental) = compose::incremental(ctx, &inputs, rereview, &composed) {
+            notices.push(incremental.notice);
+            composed = incremental.composed;
+        }
+    }
     Ok(Prepared {
         subject,
         resolved,
@@ -109,5 +126,6 @@ pub fn prepare(ctx: &Context, inputs: Inputs) -> Result<Prepared, Error> {
         facts,
         notices,
         composed,
+        previous,
     })
 }

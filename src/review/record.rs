@@ -52,6 +52,7 @@ pub fn report_for(ctx: &Context, models: &Models, prepared: &Prepared) -> Report
         diff: composed.coverage.clone(),
         parts: composed.prompts.len(),
         max_parts: ctx.config.max_parts,
+        incremental: prepared.previous.as_ref().is_some_and(|r| r.incremental),
     };
     report.hashes = Hashes {
         diff: prepared.resolved.diff.sha256.clone(),
@@ -127,6 +128,7 @@ pub fn checked(report: &mut Report, evidence: &mut Evidence, checked: super::dec
         block.model = Some(ledger::report::ModelScope::of(&checked.answer));
     }
     report.model_verdict = Some(decision.model);
+    report.previous_findings = checked.previous;
     report.quotes = decision.quotes.clone();
     report.evidence = decision.citations.clone();
     report.review = Some(checked.answer);

@@ -230,6 +230,7 @@ fn offline(
         },
         parts: 0,
         max_parts: report.coverage.max_parts,
+        incremental: false,
     };
     report.notices.push(
         "Offline review: speed's own checks decided; no model compared the work with the spec."

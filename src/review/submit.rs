@@ -104,6 +104,7 @@ pub fn submit(
         submitted_at: ledger::now_rfc3339(),
         status: submitted.status,
         polled_at: None,
+        incremental: ctx.config.incremental,
         reviews: pending,
     };
     ledger::batches::save(&ctx.root, &batch).map_err(|source| Error::Keep {

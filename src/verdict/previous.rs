@@ -10,7 +10,7 @@
 //!
 //! Plain data in and out: what the interdiff touched is the caller's fact.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::decide::{Decision, Overrule, Rule};
@@ -45,7 +45,7 @@ impl Fact {
 }
 
 /// What speed recorded of one previous finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Check {
     pub id: String,
     pub location: String,
@@ -57,7 +57,7 @@ pub struct Check {
     pub status: PreviousStatus,
     pub evidence: String,
     /// Why speed records another status than the model's.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overruled: Option<String>,
 }
 

@@ -532,7 +532,9 @@ fn a_model_finding_is_resolved_by_the_next_review() {
         "issues": [{"severity": "nit", "file": "fines/calc.py", "line": 4,
                     "message": "10 could be a named constant", "suggestion": ""}],
         "strengths": ["Small change"],
-        "dimensions": dimensions()
+        "dimensions": dimensions(),
+        // A re-review rates the last review's blocking finding.
+        "previous_findings": [{"id": "PF-1", "status": "resolved", "evidence": "fines/calc.py:2 removed"}]
     });
     let server = ModelServer::scripted(vec![
         Reply::openai(&text(&request_changes)),

@@ -23,6 +23,7 @@ mod hooks;
 mod human;
 mod impact_fixtures;
 mod impact_review;
+mod incremental;
 mod layers;
 mod llm_providers;
 mod orchestrator;

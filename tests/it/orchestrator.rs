@@ -824,9 +824,16 @@ fn a_re_review_sees_the_last_feedback_and_an_approval_clears_it() {
         "strengths": []
     })
     .to_string();
+    // The re-review rates the last review's blocking findings: its major
+    // issue (PF-1) and its unmet criterion (PF-2).
+    let mut again: Value = serde_json::from_str(&approve_cart()).unwrap();
+    again["previous_findings"] = json!([
+        {"id": "PF-1", "status": "resolved", "evidence": "src/cart.py:2 multiplies by quantity"},
+        {"id": "PF-2", "status": "resolved", "evidence": "src/cart.py:2"}
+    ]);
     let server = ModelServer::scripted(vec![
         Reply::openai(&changes),
-        Reply::openai(&approve_cart()),
+        Reply::openai(&again.to_string()),
     ]);
     configure(&repo, &server);
 

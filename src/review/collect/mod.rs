@@ -336,6 +336,7 @@ fn finish(
         Vec::new()
     } else {
         let mut config = ctx.config.clone();
+        config.incremental = batch.incremental;
         config.report_notices.push(format!(
             "The model's answers came from {label}, submitted at {}; a corrective retry, the guardian and any request the batch did not answer were asked directly.",
             batch.submitted_at

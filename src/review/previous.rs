@@ -1,0 +1,366 @@
+//! A re-review: when the subject was reviewed before at a head its branch
+//! has moved on from, what that review found and what changed since. The
+//! last decided review is read back from its report (`ledger::saved`); its
+//! blocking findings become `PF-1`, `PF-2`, … (the model's critical and
+//! major issues, its unmet criteria and missing requirements, and the
+//! previous findings it left unresolved; speed's own checks run again on
+//! every review, so they are not listed); the interdiff is the diff from
+//! that head to this one, kept to the files the change itself touches, its
+//! secrets replaced. Whether the interdiff touches each finding's location
+//! is established here, for `verdict::previous` to check the model's
+//! claims against.
+//!
+//! A branch rewritten since (the last head is no ancestor of this one) has
+//! no interdiff: the review is a full one, and says so.
+
+use crate::git::Repository;
+use crate::git::diff::{Diff, FileDiff};
+use crate::ledger::saved::{self, Wanted};
+use crate::verdict::previous::Fact;
+use crate::verdict::{self, CriterionStatus, PreviousStatus};
+use crate::work::{Resolved, Subject};
+
+use super::context::Context;
+
+/// The most previous findings listed; past it the review says how many more.
+const MAX_FINDINGS: usize = 30;
+/// The most reports read back looking for the last decided review.
+const MAX_LOOKBACK: usize = 8;
+
+/// What a re-review adds to a review.
+#[derive(Debug, Clone)]
+pub struct Rereview {
+    /// The head commit the last review saw.
+    pub previous_head: String,
+    pub previous_verdict: verdict::Kind,
+    /// Its report, relative to the repository root.
+    pub previous_report: String,
+    /// Its blocking findings, each with whether the interdiff touches it.
+    pub facts: Vec<Fact>,
+    /// Its criteria as it rated them, one line each (`AC-1 met: …`).
+    pub criteria: Vec<String>,
+    /// From the last reviewed head to this one.
+    pub interdiff: Diff,
+    /// The review shows the interdiff and the previous verdict only
+    /// (`--incremental`, or a change too large for the budget).
+    pub incremental: bool,
+}
+
+impl Rereview {
+    /// The ids the answer must rate.
+    pub fn ids(&self) -> Vec<&str> {
+        self.facts.iter().map(|f| f.id.as_str()).collect()
+    }
+
+    /// The previous findings as the prompt lists them.
+    pub fn finding_lines(&self) -> Vec<String> {
+        self.facts
+            .iter()
+            .map(|f| format!("{} at {}: {}", f.id, f.location(), f.message))
+            .collect()
+    }
+
+    /// The interdiff as the prompt shows it: one item per file, its hunks
+    /// numbered like the diff's.
+    pub fn interdiff_items(&self) -> Vec<String> {
+        self.interdiff.files.iter().map(file_item).collect()
+    }
+
+    /// What the prompt says of the last review in an incremental one.
+    pub fn summary_lines(&self) -> Vec<String> {
+        let mut lines = vec![format!(
+            "This review is incremental: the last review (verdict {}, at head {}) saw the whole change; the diff below is only what changed since. Judge the change as a whole from that review's findings and ratings and from these changes.",
+            self.previous_verdict.as_str(),
+            crate::git::short(&self.previous_head)
+        )];
+        if !self.criteria.is_empty() {
+            lines.push(format!(
+                "The last review rated the criteria: {}",
+                self.criteria.join("; ")
+            ));
+        }
+        lines
+    }
+}
+
+/// The re-review of `subject`, if it is one, and what the reviewer should
+/// know about why it is not.
+pub fn find(
+    ctx: &Context,
+    repo: &Repository,
+    subject: &Subject,
+    resolved: &Resolved,
+) -> (Option<Rereview>, Vec<String>) {
+    let mut notices = Vec::new();
+    let wanted = match subject {
+        Subject::Task(task) => Wanted::Task {
+            id: task.id.clone(),
+            feature: task.feature.clone(),
+        },
+        Subject::Defect(review) => Wanted::Defect(review.defect.name.clone()),
+        Subject::Branch { branch, .. } => Wanted::Branch(branch.clone()),
+    };
+    let Some(last) = last_decided(&ctx.root, &wanted) else {
+        if ctx.config.incremental {
+            notices.push(
+                "--incremental: there is no earlier review to build on; this is a full review"
+                    .to_string(),
+            );
+        }
+        return (None, notices);
+    };
+    let head = &resolved.diff.head_commit;
+    let previous_head = last.report.head_commit.clone();
+    if previous_head.is_empty() || &previous_head == head {
+        return (None, notices);
+    }
+    match repo.is_ancestor(&previous_head, head) {
+        Ok(true) => {}
+        _ => {
+            notices.push(format!(
+                "The branch was rewritten since the last review (its head {} is not an ancestor of {}): no interdiff, so this is a full review and the earlier findings are not listed.",
+                crate::git::short(&previous_head),
+                crate::git::short(head)
+            ));
+            return (None, notices);
+        }
+    }
+    let mut interdiff = match repo.diff(&previous_head, head) {
+        Ok(diff) => diff,
+        Err(err) => {
+            notices.push(format!(
+                "The changes since the last review could not be computed ({err}): this is a full review."
+            ));
+            return (None, notices);
+        }
+    };
+    // Only the change's own files: a merge of main into the branch brings
+    // in what is not the task's.
+    interdiff.files.retain(|f| {
+        resolved
+            .diff
+            .files
+            .iter()
+            .any(|own| own.path == f.path || own.old_path.as_deref() == Some(f.path.as_str()))
+    });
+    crate::secrets::redact_diff(&mut interdiff);
+    let (facts, cut) = facts(&last.report, &interdiff);
+    if cut > 0 {
+        notices.push(format!(
+            "The last review had {} more blocking findings than the {MAX_FINDINGS} listed here.",
+            cut
+        ));
+    }
+    let criteria = last
+        .report
+        .review
+        .as_ref()
+        .map(|v| {
+            v.criteria
+                .iter()
+                .map(|c| format!("{} {}", c.id, c.status.as_str()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let verdict = last.report.verdict.unwrap_or(verdict::Kind::RequestChanges);
+    (
+        Some(Rereview {
+            previous_head,
+            previous_verdict: verdict,
+            previous_report: last.path,
+            facts,
+            criteria,
+            interdiff,
+            incremental: false,
+        }),
+        notices,
+    )
+}
+
+/// The last review of `wanted` that decided something.
+fn last_decided(root: &std::path::Path, wanted: &Wanted) -> Option<saved::Saved> {
+    (1..=MAX_LOOKBACK)
+        .map_while(|n| saved::nth(root, wanted, n, &[]).ok())
+        .find(|s| s.report.verdict.is_some() && s.report.error.is_none())
+}
+
+/// The last review's blocking findings, numbered, with whether the
+/// interdiff touches each; and how many were left out past the limit.
+fn facts(report: &crate::ledger::Report, interdiff: &Diff) -> (Vec<Fact>, usize) {
+    let mut found: Vec<(Option<String>, Option<u64>, String)> = Vec::new();
+    if let Some(review) = &report.review {
+        for issue in review.issues.iter().filter(|i| i.severity.is_blocking()) {
+            found.push((
+                issue.file.clone(),
+                issue.line,
+                format!("({}) {}", issue.severity.as_str(), issue.message),
+            ));
+        }
+        for c in review
+            .criteria
+            .iter()
+            .filter(|c| c.status == CriterionStatus::Unmet)
+        {
+            found.push((None, None, format!("{} unmet: {}", c.id, c.evidence)));
+        }
+        for m in &review.missing_from_spec {
+            let what = if m.description.trim().is_empty() {
+                &m.spec_quote
+            } else {
+                &m.description
+            };
+            found.push((None, None, format!("missing from the change: {what}")));
+        }
+    }
+    for p in report
+        .previous_findings
+        .iter()
+        .filter(|p| p.blocking && p.status == PreviousStatus::Unresolved)
+    {
+        let (file, line) = split_location(&p.location);
+        found.push((file, line, p.message.clone()));
+    }
+    found.dedup();
+    let mut unique: Vec<(Option<String>, Option<u64>, String)> = Vec::new();
+    for f in found {
+        if !unique.contains(&f) {
+            unique.push(f);
+        }
+    }
+    let cut = unique.len().saturating_sub(MAX_FINDINGS);
+    let facts = unique
+        .into_iter()
+        .take(MAX_FINDINGS)
+        .enumerate()
+        .map(|(n, (file, line, message))| Fact {
+            id: format!("PF-{}", n + 1),
+            blocking: true,
+            touched: touches(interdiff, file.as_deref(), line),
+            file,
+            line,
+            message: one_line(&message),
+        })
+        .collect();
+    (facts, cut)
+}
+
+/// `src/a.rs:12` back into its parts; `(no location)` into none.
+fn split_location(location: &str) -> (Option<String>, Option<u64>) {
+    if location.starts_with('(') {
+        return (None, None);
+    }
+    match location.rsplit_once(':') {
+        Some((file, line)) if line.parse::<u64>().is_ok() => {
+            (Some(file.to_string()), line.parse().ok())
+        }
+        _ => (Some(location.to_string()), None),
+    }
+}
+
+/// Whether the interdiff touches a location of the last reviewed head:
+/// a line within one of its hunks' old ranges (with their context), a
+/// file it changes when the finding has no line, anything when the
+/// finding has no file.
+pub fn touches(interdiff: &Diff, file: Option<&str>, line: Option<u64>) -> bool {
+    let Some(file) = file else {
+        return !interdiff.files.is_empty();
+    };
+    let Some(changed) = interdiff
+        .files
+        .iter()
+        .find(|f| f.path == file || f.old_path.as_deref() == Some(file))
+    else {
+        return false;
+    };
+    let Some(line) = line else {
+        return true;
+    };
+    changed.hunks.iter().any(|h| {
+        let start = u64::from(h.old_start);
+        let end = start + u64::from(h.old_lines.max(1));
+        (start..=end).contains(&line)
+    })
+}
+
+/// One file of the interdiff, as the prompt shows it.
+fn file_item(file: &FileDiff) -> String {
+    let mut out = file.header();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    for hunk in &file.hunks {
+        out.push_str(&crate::prompt::numbered_hunk(hunk));
+    }
+    out
+}
+
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::diff::{FileStatus, Hunk};
+
+    fn interdiff(path: &str, old_start: u32, old_lines: u32) -> Diff {
+        Diff {
+            base_commit: "a".into(),
+            head_commit: "b".into(),
+            files: vec![FileDiff {
+                path: path.into(),
+                old_path: None,
+                similarity: None,
+                status: FileStatus::Modified,
+                binary: false,
+                old_mode: None,
+                new_mode: None,
+                old_blob: None,
+                new_blob: None,
+                additions: 1,
+                deletions: 1,
+                hunks: vec![Hunk {
+                    old_start,
+                    old_lines,
+                    new_start: old_start,
+                    new_lines: old_lines,
+                    context: String::new(),
+                    lines: Vec::new(),
+                }],
+            }],
+            sha256: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_finding_is_touched_by_a_hunk_over_its_line_or_its_file() {
+        let d = interdiff("src/a.rs", 10, 7);
+        assert!(touches(&d, Some("src/a.rs"), Some(12)));
+        assert!(touches(&d, Some("src/a.rs"), Some(17)));
+        assert!(!touches(&d, Some("src/a.rs"), Some(40)));
+        assert!(!touches(&d, Some("src/b.rs"), Some(12)));
+        assert!(touches(&d, Some("src/a.rs"), None));
+        assert!(touches(&d, None, None));
+        let none = Diff {
+            files: Vec::new(),
+            ..d.clone()
+        };
+        assert!(!touches(&none, None, None));
+        // An insertion after line 5 touches line 5.
+        assert!(touches(
+            &interdiff("src/a.rs", 5, 0),
+            Some("src/a.rs"),
+            Some(5)
+        ));
+    }
+
+    #[test]
+    fn locations_split_back() {
+        assert_eq!(
+            split_location("src/a.rs:12"),
+            (Some("src/a.rs".into()), Some(12))
+        );
+        assert_eq!(split_location("src/a.rs"), (Some("src/a.rs".into()), None));
+        assert_eq!(split_location("(no location)"), (None, None));
+    }
+}
