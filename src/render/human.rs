@@ -60,18 +60,8 @@ pub fn report(report: &Report, style: &Style) -> String {
     if let Some(line) = coverage_line(report, style) {
         let _ = writeln!(out, "{line}");
     }
-    if let Some(cost) = report.cost {
-        let cached = match report.tokens.cache_read {
-            0 => String::new(),
-            n => format!(", {} read from the cache", thousands(n)),
-        };
-        let _ = writeln!(
-            out,
-            "  cost {:.4} ({} tokens in{cached}, {} out)",
-            cost.total,
-            thousands(report.tokens.prompt),
-            thousands(report.tokens.completion)
-        );
+    if let Some(line) = cost_line(report) {
+        let _ = writeln!(out, "{line}");
     }
     if report.parts.iter().any(|p| p.error.is_some()) {
         // A failed review in parts: which part failed, and which answered.
@@ -621,6 +611,22 @@ fn guardian_line(report: &Report, style: &Style) -> Option<String> {
         )),
     };
     Some(line)
+}
+
+/// What the review cost, with the tokens it was priced on (None when no
+/// prices are configured).
+fn cost_line(report: &Report) -> Option<String> {
+    let cost = report.cost?;
+    let cached = match report.tokens.cache_read {
+        0 => String::new(),
+        n => format!(", {} read from the cache", thousands(n)),
+    };
+    Some(format!(
+        "  cost {:.4} ({} tokens in{cached}, {} out)",
+        cost.total,
+        thousands(report.tokens.prompt),
+        thousands(report.tokens.completion)
+    ))
 }
 
 /// The table printed after a batch.

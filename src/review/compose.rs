@@ -228,7 +228,14 @@ pub fn compose(
             .unwrap_or_default(),
         notices: notices.to_vec(),
         cross_cutting: sources.cross_cutting.clone(),
-        impact: facts.impact.as_ref().map(impact_rows),
+        // The rows of the symbols this diff changes: all of them, or in an
+        // incremental review those the interdiff changes.
+        impact: facts.impact.as_ref().map(|impact| {
+            impact_rows(impact)
+                .into_iter()
+                .filter(|row| diff.files.iter().any(|f| f.path == row.file))
+                .collect()
+        }),
         defect: match (subject, &facts.defect) {
             (Subject::Defect(review), Some(found)) => Some(defect_prompt(&review.defect, found)),
             _ => None,
