@@ -8,7 +8,8 @@
 //!   `.speed/`) and `process` (children in their own group, capped, timed);
 //! - `git`, `specs`, `secrets`, `tasks`: the repository, the spec, secrets
 //!   redaction, the orchestrator's task files, as plain data;
-//! - `impact` (the blast radius), `checks` (speed's own findings),
+//! - `syntax`, the one tree-sitter front end (languages, grammars, parsers)
+//!   under `impact` (the blast radius) and `checks` (speed's own findings),
 //!   `defects` (the orchestrator's defect folders and a fix's facts);
 //! - `prompt` turns data into budgeted text, `llm` text into text, `verdict`
 //!   text into a checked answer;
@@ -16,10 +17,10 @@
 //!   scores, the reviser, the session), on `prompt`, `llm` and `verdict`;
 //! - `work` (the subject of a review and its diff) and `ledger` (reports,
 //!   the log, the verdict cache, overrides), below both `review` and `hook`;
-//! - `fixes` (the fix queue a review's findings become, and `speed fix
-//!   run`'s agent in a temporary worktree), above `ledger`, below `review`;
-//!   `history` reads the ledger back (a subject's log lines, statistics,
-//!   the diff a saved report was about);
+//! - `history` reads the ledger back (a subject's log lines, statistics,
+//!   the diff a saved report was about); `fixes` (the fix queue a review's
+//!   findings become, and `speed fix run`'s agent in a temporary worktree)
+//!   stands above it, below `review`;
 //! - `review` (the pipeline as named stages, deciding in one place) and
 //!   `hook` (the merge gate);
 //! - `render` prints reports, `cli` holds the clap types, `settings`

@@ -264,79 +264,19 @@ impl Settings {
         repo: Result<&dyn Repo, &str>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Settings, Error> {
-        let config_flag = cli.config.as_ref().map(|p| dir.join(p));
-        let mut warnings = Vec::new();
+        let mut r = Resolver {
+            config_flag: cli.config.as_ref().map(|p| dir.join(p)),
+            dir,
+            repo,
+            env,
+            warnings: Vec::new(),
+        };
+        let none = Vec::new;
         let (command, notices) = match cli.command {
-            Command::Review(args) => {
-                let located = locate::locate(
-                    repo,
-                    config_flag.as_deref(),
-                    args.values.base.as_deref(),
-                    env,
-                )?;
-                let notices = all_notices(&located);
-                let repo = repo.map_err(|why| Error::NoRepository(why.to_string()))?;
-                let review = review_settings(*args, located, repo, &dir, env, &mut warnings)?;
-                (CommandSettings::Review(Box::new(review)), notices)
-            }
-            Command::Config(args) => {
-                let located = locate::locate(
-                    repo,
-                    config_flag.as_deref(),
-                    args.values.base.as_deref(),
-                    env,
-                )?;
-                let notices = all_notices(&located);
-                let config = config_settings(args.json, &args.values, located, env, &mut warnings);
-                (CommandSettings::Config(Box::new(config)), notices)
-            }
-            Command::Hook(args) => match args.action {
-                HookAction::Install { force } => (
-                    CommandSettings::Hook(HookCommand::Install { force }),
-                    Vec::new(),
-                ),
-                HookAction::Uninstall => {
-                    (CommandSettings::Hook(HookCommand::Uninstall), Vec::new())
-                }
-                HookAction::Run { name, args } => {
-                    let located = locate::locate(repo, config_flag.as_deref(), None, env)?;
-                    let notices = all_notices(&located);
-                    let repo = repo.map_err(|why| Error::NoRepository(why.to_string()))?;
-                    let review = review_settings(
-                        ReviewArgs::default(),
-                        located,
-                        repo,
-                        &dir,
-                        env,
-                        &mut warnings,
-                    )?;
-                    let run = HookCommand::Run {
-                        hook: name,
-                        args,
-                        review: Box::new(review),
-                    };
-                    (CommandSettings::Hook(run), notices)
-                }
-            },
-            Command::Override(args) => {
-                let reason = args.reason.trim().to_string();
-                if reason.is_empty() {
-                    return Err(Error::Flag {
-                        flag: "--reason",
-                        message: "an override needs a reason: say why the task is accepted despite its review".to_string(),
-                    });
-                }
-                let located = locate::locate(repo, config_flag.as_deref(), None, env)?;
-                let notices = all_notices(&located);
-                let main = located.main?.branch;
-                let settings = OverrideSettings {
-                    task_id: args.task_id,
-                    feature: args.feature,
-                    reason,
-                    main,
-                };
-                (CommandSettings::Override(Box::new(settings)), notices)
-            }
+            Command::Review(args) => r.review(*args)?,
+            Command::Config(args) => r.config(args)?,
+            Command::Hook(args) => r.hook(args.action)?,
+            Command::Override(args) => r.override_task(args)?,
             Command::Approve(args) => {
                 let note = args
                     .note
@@ -348,7 +288,7 @@ impl Settings {
                     &args.by,
                     crate::ledger::human::Say::Approve(note),
                 )?;
-                (CommandSettings::Human(Box::new(human)), Vec::new())
+                (CommandSettings::Human(Box::new(human)), none())
             }
             Command::Reject(args) => {
                 let reason = args.reason.trim().to_string();
@@ -365,59 +305,171 @@ impl Settings {
                     &args.by,
                     crate::ledger::human::Say::Reject(reason),
                 )?;
-                (CommandSettings::Human(Box::new(human)), Vec::new())
+                (CommandSettings::Human(Box::new(human)), none())
             }
-            Command::Nits(args) => {
-                // Nits use no configuration, but a file named on the command
-                // line is still checked rather than silently ignored.
-                if let Some(path) = &config_flag {
-                    let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-                        path: path.clone(),
-                        source,
-                    })?;
-                    file::parse(&text, &Origin::Flag(path.clone()).describe(CONFIG_PATH))?;
-                }
-                (CommandSettings::Nits { json: args.json }, Vec::new())
-            }
+            Command::Nits(args) => r.nits(args.json)?,
             Command::Fix(args) => {
-                let (fix, notices) =
-                    fix::resolve(args, repo, config_flag.as_deref(), &dir, env, &mut warnings)?;
+                let (fix, notices) = fix::resolve(
+                    args,
+                    r.repo,
+                    r.config_flag.as_deref(),
+                    &r.dir,
+                    r.env,
+                    &mut r.warnings,
+                )?;
                 (CommandSettings::Fix(Box::new(fix)), notices)
             }
             Command::Spec(args) => {
                 let cli::SpecAction::Review(args) = args.action;
-                let located = locate::locate(repo, config_flag.as_deref(), None, env)?;
+                let located = r.locate(None)?;
                 let notices = all_notices(&located);
-                let repo = repo.map_err(|why| Error::NoRepository(why.to_string()))?;
-                let spec = spec::settings(*args, located, repo, &dir, env, &mut warnings)?;
+                let repo = r.repository()?;
+                let spec = spec::settings(*args, located, repo, &r.dir, r.env, &mut r.warnings)?;
                 (CommandSettings::SpecReview(Box::new(spec)), notices)
             }
-            Command::Completions(args) => {
-                (CommandSettings::Completions(args.shell.into()), Vec::new())
-            }
+            Command::Completions(args) => (CommandSettings::Completions(args.shell.into()), none()),
             Command::Show(args) => (
-                CommandSettings::Show(history::show(args, config_flag.as_deref())?),
-                Vec::new(),
+                CommandSettings::Show(history::show(args, r.config_flag.as_deref())?),
+                none(),
             ),
             Command::History(args) => (
-                CommandSettings::History(history::history(args, config_flag.as_deref())?),
-                Vec::new(),
+                CommandSettings::History(history::history(args, r.config_flag.as_deref())?),
+                none(),
             ),
             Command::Stats(args) => {
-                let (stats, notices) =
-                    history::stats(args, repo, config_flag.as_deref(), env, &mut warnings)?;
+                let (stats, notices) = history::stats(
+                    args,
+                    r.repo,
+                    r.config_flag.as_deref(),
+                    r.env,
+                    &mut r.warnings,
+                )?;
                 (CommandSettings::Stats(stats), notices)
             }
-            Command::Man => (CommandSettings::Man, Vec::new()),
+            Command::Man => (CommandSettings::Man, none()),
         };
         Ok(Settings {
-            dir,
+            dir: r.dir,
             verbose: cli.verbose,
             color: cli.color.into(),
-            warnings,
+            warnings: r.warnings,
             notices,
             command,
         })
+    }
+}
+
+/// What every command's settings are resolved from, and the warnings met.
+struct Resolver<'a> {
+    dir: PathBuf,
+    /// `--config FILE`, from the directory speed runs in.
+    config_flag: Option<PathBuf>,
+    repo: Result<&'a dyn Repo, &'a str>,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    warnings: Vec<String>,
+}
+
+/// A command's settings and what the user should be told of them.
+type Resolved = (CommandSettings, Vec<String>);
+
+impl<'a> Resolver<'a> {
+    fn locate(&self, base: Option<&str>) -> Result<locate::Located, Error> {
+        locate::locate(self.repo, self.config_flag.as_deref(), base, self.env)
+    }
+
+    fn repository(&self) -> Result<&'a dyn Repo, Error> {
+        self.repo
+            .map_err(|why| Error::NoRepository(why.to_string()))
+    }
+
+    fn review(&mut self, args: ReviewArgs) -> Result<Resolved, Error> {
+        let located = self.locate(args.values.base.as_deref())?;
+        let notices = all_notices(&located);
+        let repo = self.repository()?;
+        let review = review_settings(args, located, repo, &self.dir, self.env, &mut self.warnings)?;
+        Ok((CommandSettings::Review(Box::new(review)), notices))
+    }
+
+    fn config(&mut self, args: cli::ConfigArgs) -> Result<Resolved, Error> {
+        let located = self.locate(args.values.base.as_deref())?;
+        let notices = all_notices(&located);
+        let config = config_settings(
+            args.json,
+            &args.values,
+            located,
+            self.env,
+            &mut self.warnings,
+        );
+        Ok((CommandSettings::Config(Box::new(config)), notices))
+    }
+
+    /// Install and uninstall need no configuration; a hook run decides
+    /// with what a review would use.
+    fn hook(&mut self, action: HookAction) -> Result<Resolved, Error> {
+        let (name, args) = match action {
+            HookAction::Install { force } => {
+                return Ok((
+                    CommandSettings::Hook(HookCommand::Install { force }),
+                    Vec::new(),
+                ));
+            }
+            HookAction::Uninstall => {
+                return Ok((CommandSettings::Hook(HookCommand::Uninstall), Vec::new()));
+            }
+            HookAction::Run { name, args } => (name, args),
+        };
+        let located = self.locate(None)?;
+        let notices = all_notices(&located);
+        let repo = self.repository()?;
+        let review = review_settings(
+            ReviewArgs::default(),
+            located,
+            repo,
+            &self.dir,
+            self.env,
+            &mut self.warnings,
+        )?;
+        let run = HookCommand::Run {
+            hook: name,
+            args,
+            review: Box::new(review),
+        };
+        Ok((CommandSettings::Hook(run), notices))
+    }
+
+    fn override_task(&mut self, args: cli::OverrideArgs) -> Result<Resolved, Error> {
+        let reason = args.reason.trim().to_string();
+        if reason.is_empty() {
+            return Err(Error::Flag {
+                flag: "--reason",
+                message:
+                    "an override needs a reason: say why the task is accepted despite its review"
+                        .to_string(),
+            });
+        }
+        let located = self.locate(None)?;
+        let notices = all_notices(&located);
+        let main = located.main?.branch;
+        let settings = OverrideSettings {
+            task_id: args.task_id,
+            feature: args.feature,
+            reason,
+            main,
+        };
+        Ok((CommandSettings::Override(Box::new(settings)), notices))
+    }
+
+    /// Nits use no configuration, but a file named on the command line is
+    /// still checked rather than silently ignored.
+    fn nits(&mut self, json: bool) -> Result<Resolved, Error> {
+        if let Some(path) = &self.config_flag {
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+                path: path.clone(),
+                source,
+            })?;
+            file::parse(&text, &Origin::Flag(path.clone()).describe(CONFIG_PATH))?;
+        }
+        Ok((CommandSettings::Nits { json }, Vec::new()))
     }
 }
 

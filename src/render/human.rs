@@ -57,10 +57,10 @@ pub fn report(report: &Report, style: &Style) -> String {
             short(&report.head_commit),
         );
     }
-    if let Some(line) = coverage_line(report, style) {
-        let _ = writeln!(out, "{line}");
-    }
-    if let Some(line) = cost_line(report) {
+    for line in coverage_line(report, style)
+        .into_iter()
+        .chain(cost_line(report))
+    {
         let _ = writeln!(out, "{line}");
     }
     if report.parts.iter().any(|p| p.error.is_some()) {

@@ -86,84 +86,17 @@ pub fn load(
         }
     }
 
-    let spec_paths: Vec<&str> = specs.iter().map(|s| s.document.path.as_str()).collect();
-    let scope = subject.scope();
-    let mut spec_edits = Vec::new();
-    for file in &resolved.diff.files {
-        let touched = [Some(file.path.as_str()), file.old_path.as_deref()]
-            .into_iter()
-            .flatten()
-            .find(|p| spec_paths.contains(p));
-        let Some(path) = touched else { continue };
-        if let Subject::Branch { .. } = subject {
-            // A branch with no task has no scope to break: docs change with
-            // code. The review still judges against main's spec.
-            notices.push(format!(
-                "The branch also edits {path}, a spec this review uses; that is normal when docs change with code. The code is judged against the spec on {} at {}, not the branch's edit.",
-                ctx.main().name,
-                short(&ctx.main().commit)
-            ));
-            continue;
-        }
-        notices.push(format!(
-            "The diff edits {path}, a spec this review uses. The spec was read from {} at {}, not from the task branch.",
-            ctx.main().name,
-            short(&ctx.main().commit)
-        ));
-        if !scope.declares(path) {
-            spec_edits.push(path.to_string());
-        }
-    }
-
-    let documents: Vec<Document> = specs.iter().map(|s| s.document.clone()).collect();
-    // A task's reference to a section that does not exist is a planning
-    // mistake the reviewer should see; the ranking still picks the relevant
-    // sections. A `--spec PATH#Section` that names none is the user's typo:
-    // an error listing the sections there are.
-    for missing in specs::unresolved_references(&documents, &referenced) {
-        if from_cli {
-            return Err(Error::SpecSection {
-                subject: subject.label(),
-                source: missing,
-            });
-        }
-        notices.push(format!("Spec reference not resolved: {missing}"));
-    }
+    let spec_edits = spec_edits(ctx, subject, resolved, &specs, &mut notices);
     let task_text = task_text(subject);
     let identifiers = diff_identifiers(&resolved.diff);
-    let mut candidates = specs::select::rank(
-        &documents,
+    let spec_sections = ranked_sections(
+        subject,
+        &specs,
         &primary_spec,
-        &referenced,
-        &task_text,
-        &identifiers,
-    );
-    if from_cli {
-        // `--spec PATH#Section` sends that section (its heading path gives
-        // the parent headings), not the rest of the file.
-        let whole = |path: &str| referenced.iter().any(|(p, s)| p == path && s.is_none());
-        candidates.retain(|c| c.referenced || whole(&c.doc_path));
-    }
-    // The related sections go before the code; the others only fill what
-    // the code leaves.
-    let related = specs::related(&candidates);
-    // A heading with no text of its own says nothing its subsections' heading
-    // paths do not; it is sent only when the task references it.
-    let spec_sections: Vec<prompt::SpecSection> = candidates
-        .iter()
-        .zip(related)
-        .filter(|(c, _)| c.referenced || !c.section.body().trim().is_empty())
-        .map(|(c, related)| prompt::SpecSection {
-            doc_path: c.doc_path.clone(),
-            heading_path: c.section.heading_path(),
-            start_line: c.section.start_line,
-            end_line: c.section.end_line,
-            text: c.section.text.clone(),
-            primary: c.primary,
-            required: c.referenced,
-            related,
-        })
-        .collect();
+        (&referenced, from_cli),
+        (&task_text, &identifiers),
+        &mut notices,
+    )?;
 
     let mut redactions: Vec<Redaction> = specs
         .iter()
@@ -208,6 +141,104 @@ pub fn load(
         notices,
         redactions,
     })
+}
+
+/// The spec files the diff edits that the task did not declare; each edit
+/// of a spec the review uses is said in the notices (for a branch without
+/// a task, docs change with code: said, not held against it).
+fn spec_edits(
+    ctx: &Context,
+    subject: &Subject,
+    resolved: &Resolved,
+    specs: &[LoadedSpec],
+    notices: &mut Vec<String>,
+) -> Vec<String> {
+    let spec_paths: Vec<&str> = specs.iter().map(|s| s.document.path.as_str()).collect();
+    let scope = subject.scope();
+    let mut spec_edits = Vec::new();
+    for file in &resolved.diff.files {
+        let touched = [Some(file.path.as_str()), file.old_path.as_deref()]
+            .into_iter()
+            .flatten()
+            .find(|p| spec_paths.contains(p));
+        let Some(path) = touched else { continue };
+        if let Subject::Branch { .. } = subject {
+            // A branch with no task has no scope to break: docs change with
+            // code. The review still judges against main's spec.
+            notices.push(format!(
+                "The branch also edits {path}, a spec this review uses; that is normal when docs change with code. The code is judged against the spec on {} at {}, not the branch's edit.",
+                ctx.main().name,
+                short(&ctx.main().commit)
+            ));
+            continue;
+        }
+        notices.push(format!(
+            "The diff edits {path}, a spec this review uses. The spec was read from {} at {}, not from the task branch.",
+            ctx.main().name,
+            short(&ctx.main().commit)
+        ));
+        if !scope.declares(path) {
+            spec_edits.push(path.to_string());
+        }
+    }
+
+    spec_edits
+}
+
+/// The spec sections ranked by relevance to the task's text and the diff's
+/// identifiers, each marked required (referenced) and related (sent before
+/// the code). A task's reference to a section that does not exist is a
+/// notice; a `--spec PATH#Section` that names none is an error.
+fn ranked_sections(
+    subject: &Subject,
+    loaded: &[LoadedSpec],
+    primary_spec: &str,
+    (referenced, from_cli): (&[SectionRef], bool),
+    (task_text, identifiers): (&str, &[String]),
+    notices: &mut Vec<String>,
+) -> Result<Vec<prompt::SpecSection>, Error> {
+    let documents: Vec<Document> = loaded.iter().map(|s| s.document.clone()).collect();
+    // A task's reference to a section that does not exist is a planning
+    // mistake the reviewer should see; the ranking still picks the relevant
+    // sections. A `--spec PATH#Section` that names none is the user's typo:
+    // an error listing the sections there are.
+    for missing in specs::unresolved_references(&documents, referenced) {
+        if from_cli {
+            return Err(Error::SpecSection {
+                subject: subject.label(),
+                source: missing,
+            });
+        }
+        notices.push(format!("Spec reference not resolved: {missing}"));
+    }
+    let mut candidates =
+        specs::select::rank(&documents, primary_spec, referenced, task_text, identifiers);
+    if from_cli {
+        // `--spec PATH#Section` sends that section (its heading path gives
+        // the parent headings), not the rest of the file.
+        let whole = |path: &str| referenced.iter().any(|(p, s)| p == path && s.is_none());
+        candidates.retain(|c| c.referenced || whole(&c.doc_path));
+    }
+    // The related sections go before the code; the others only fill what
+    // the code leaves.
+    let related = specs::related(&candidates);
+    // A heading with no text of its own says nothing its subsections' heading
+    // paths do not; it is sent only when the task references it.
+    Ok(candidates
+        .iter()
+        .zip(related)
+        .filter(|(c, _)| c.referenced || !c.section.body().trim().is_empty())
+        .map(|(c, related)| prompt::SpecSection {
+            doc_path: c.doc_path.clone(),
+            heading_path: c.section.heading_path(),
+            start_line: c.section.start_line,
+            end_line: c.section.end_line,
+            text: c.section.text.clone(),
+            primary: c.primary,
+            required: c.referenced,
+            related,
+        })
+        .collect())
 }
 
 /// A referenced spec section: (document path, section name; None = all).
