@@ -4,7 +4,7 @@
 #
 #   scripts/render-pages.sh [OUT_DIR]      (default: target/pages)
 #
-# It builds the demo repository (`cargo run --release --example demo`),
+# It builds the demo repository (`cargo run --release --features demo --bin speed-demo`),
 # reviews its task 2 with a stand-in model (the `command` provider
 # printing scripts/demo-answer.json: an approval resting on a quote the
 # spec does not hold, with a major issue, which speed overrules), then
@@ -23,7 +23,7 @@ out=$(cd "$out" && pwd)
 cd "$root"
 
 # The demo exits 0 when its offline review requested changes, as it should.
-cargo run --quiet --release --example demo >/dev/null 2>&1
+cargo run --quiet --release --features demo --bin speed-demo >/dev/null 2>&1
 demo="$root/target/speed-demo"
 speed="$root/target/release/speed"
 

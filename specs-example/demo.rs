@@ -13,9 +13,10 @@
 //!    requirements the draft does not cover, a TODO, an empty section and a
 //!    requirement list nothing could test.
 //!
-//! Run with `cargo run --example demo`. It exits 0 when every step did what
-//! it shows (the offline review and the spec review request changes: exit
-//! 50).
+//! Run with `cargo run --release --features demo --bin speed-demo` (a
+//! binary behind a feature, not an example: see `Cargo.toml`). It exits 0
+//! when every step did what it shows (the offline review and the spec review
+//! request changes: exit 50).
 
 #[path = "materialize.rs"]
 mod materialize;

@@ -390,9 +390,10 @@ fn ctrl_c_during_a_command_check_stops_it_and_removes_its_checkout() {
     assert!(repo.log().is_empty());
 }
 
-/// The README's first command (`cargo run --example demo`) does this: an
-/// offline review that finds a placeholder, a debug leftover and a secret
-/// on a branch of the example, then a dry run, with no model server.
+/// The README's first command (`cargo run --release --features demo --bin
+/// speed-demo`) does this: an offline review that finds a placeholder, a
+/// debug leftover and a secret on a branch of the example, then a dry run,
+/// with no model server.
 #[test]
 fn the_demo_path_works_without_a_model_server() {
     let repo = repo::example();
