@@ -165,6 +165,7 @@ pub(super) fn collect_command(
         reports,
         skipped,
         mut notices,
+        problems,
         waiting,
         finished,
     } = collected;
@@ -175,6 +176,11 @@ pub(super) fn collect_command(
         eprintln!("note: {}: {}", s.label(), s.reason);
     }
     let mut outcome = worst(&reports);
+    for problem in &problems {
+        eprintln!("error: {problem}");
+        outcome = outcome.worst(Outcome::Error);
+    }
+    notices.extend(problems.iter().cloned());
     let mut batches: Vec<Value> = finished
         .iter()
         .map(|id| json!({"id": id, "status": "collected"}))
@@ -201,7 +207,12 @@ pub(super) fn collect_command(
             json!({"id": w.id, "provider": w.provider, "status": w.status, "reviews": w.reviews}),
         );
     }
-    if finished.is_empty() && waiting.is_empty() && reports.is_empty() && skipped.is_empty() {
+    if finished.is_empty()
+        && waiting.is_empty()
+        && reports.is_empty()
+        && skipped.is_empty()
+        && problems.is_empty()
+    {
         eprintln!("Nothing to collect: no batch is waiting under .speed/cache/batches/.");
     }
     let found = nits::collect(&reports);

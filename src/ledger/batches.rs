@@ -223,15 +223,47 @@ fn check(batch: &Batch) -> Result<(), String> {
     if let Some(file) = batch.input_file.as_deref().filter(|f| !valid_id(f)) {
         return Err(format!("{file:?} is not a file id"));
     }
+    // Printed in notes and errors: nothing a terminal would act on.
+    for (key, text) in [
+        ("model", batch.model.as_str()),
+        ("submitted_at", batch.submitted_at.as_str()),
+        ("status", batch.status.as_str()),
+    ] {
+        printable(key, text)?;
+    }
     for review in &batch.reviews {
         if review.task.is_none() && review.defect.is_none() {
             return Err("a review names neither a task nor a defect".to_string());
+        }
+        let names = [&review.task, &review.feature, &review.defect];
+        for (key, text) in ["task", "feature", "defect"].into_iter().zip(names) {
+            printable(key, text.as_deref().unwrap_or(""))?;
+        }
+        printable("branch", &review.branch)?;
+        let head = &review.head_commit;
+        if !matches!(head.len(), 40 | 64) || !head.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!(
+                "head_commit {:?} of {} is not a commit id",
+                head.chars().take(80).collect::<String>(),
+                review.label()
+            ));
         }
         for sent in &review.requests {
             if !valid_custom_id(&sent.custom_id) {
                 return Err(format!("{:?} is not a custom_id", sent.custom_id));
             }
         }
+    }
+    Ok(())
+}
+
+/// A text of the state that speed prints: one line of at most 1,000
+/// characters, no control characters.
+fn printable(key: &str, text: &str) -> Result<(), String> {
+    if text.chars().count() > 1000 || text.chars().any(char::is_control) {
+        return Err(format!(
+            "its {key} holds control characters or is too long to be one speed wrote"
+        ));
     }
     Ok(())
 }
@@ -308,6 +340,16 @@ mod tests {
         std::fs::write(path(root, "b3"), serde_json::to_string(&evil).unwrap()).unwrap();
         let err = load(root, "b3").unwrap_err().to_string();
         assert!(err.contains("custom_id"), "{err}");
+        let mut escape = batch("b6");
+        escape.reviews[0].task = Some("3\u{1b}[2J".to_string());
+        std::fs::write(path(root, "b6"), serde_json::to_string(&escape).unwrap()).unwrap();
+        let err = load(root, "b6").unwrap_err().to_string();
+        assert!(err.contains("its task holds control characters"), "{err}");
+        let mut head = batch("b7");
+        head.reviews[0].head_commit = "HEAD~1".to_string();
+        std::fs::write(path(root, "b7"), serde_json::to_string(&head).unwrap()).unwrap();
+        let err = load(root, "b7").unwrap_err().to_string();
+        assert!(err.contains("is not a commit id"), "{err}");
         let renamed = batch("b4");
         std::fs::write(path(root, "b5"), serde_json::to_string(&renamed).unwrap()).unwrap();
         assert!(
@@ -317,6 +359,6 @@ mod tests {
                 .contains("names batch")
         );
         let (ok, broken) = list(root).unwrap();
-        assert_eq!((ok.len(), broken.len()), (0, 3));
+        assert_eq!((ok.len(), broken.len()), (0, 5));
     }
 }

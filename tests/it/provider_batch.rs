@@ -610,3 +610,146 @@ fn the_tasks_of_a_feature_share_a_cached_prefix_and_the_cache_figures_are_kept()
     assert!(stable_tokens > 500, "{stable_tokens}");
     assert!(stable_tokens < dry["reviews"][0]["tokens"]["total"].as_u64().unwrap());
 }
+
+#[test]
+fn dry_runs_of_two_tasks_of_a_feature_share_their_prompt_up_to_the_task() {
+    let repo = tasks(2);
+    repo.config("[llm]\nprovider = \"anthropic\"\nmodel = \"m\"\n");
+    let dry = |id: &str| {
+        let run = speed(
+            repo.path(),
+            &["review", "--task-id", id, "--dry-run", "--json"],
+            &[KEY],
+        );
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        let out: Value = serde_json::from_str(&run.stdout).unwrap();
+        out["reviews"][0].clone()
+    };
+    let (a, b) = (dry("1"), dry("2"));
+    let (pa, pb) = (a["prompt"].as_str().unwrap(), b["prompt"].as_str().unwrap());
+    let common = pa
+        .char_indices()
+        .zip(pb.chars())
+        .take_while(|((_, x), y)| x == y)
+        .last()
+        .map_or(0, |((i, c), _)| i + c.len_utf8());
+    // Byte-identical up to the task: instructions, schema, spec, vision.
+    let task = pa.find("## 3. Task").expect("a task section");
+    assert!(
+        common >= task,
+        "the prompts part at byte {common}, before the task at {task}"
+    );
+    assert!(pa[..common].contains("Every counter stops at 100."));
+    assert!(pa[..common].contains("\"previous_findings\""));
+    assert_eq!(a["tokens"]["stable"], b["tokens"]["stable"]);
+    assert!(a["tokens"]["stable"].as_u64().unwrap() > 500);
+}
+
+#[test]
+fn a_broken_or_hand_edited_state_is_an_error_naming_its_file_and_changes_nothing() {
+    let repo = tasks(1);
+    let api = BatchApi::anthropic(Script::answering(|_, _| Fate::Answer(approval())));
+    configure(&repo, "anthropic", &api.server.root(), "");
+    assert_eq!(review(&repo, &["--batch-api"]).code, 54);
+    let file = ".speed/cache/batches/msgbatch_1.json";
+    let good = repo.read(file);
+    let torn = &good[..good.len() / 2];
+    let mut escaped: Value = serde_json::from_str(&good).unwrap();
+    escaped["reviews"][0]["task"] = json!("1\u{1b}[2J");
+    let mut headless: Value = serde_json::from_str(&good).unwrap();
+    headless["reviews"][0]["head_commit"] = json!("HEAD");
+    for (text, why) in [
+        (torn.to_string(), "not a batch state speed can read"),
+        (escaped.to_string(), "its task holds control characters"),
+        (headless.to_string(), "is not a commit id"),
+    ] {
+        repo.write(file, &text);
+        for args in [&["--collect", "msgbatch_1"][..], &["--collect"]] {
+            let run = review(&repo, args);
+            assert_eq!(run.code, 1, "{args:?}: {}", run.transcript());
+            assert!(
+                run.stderr.contains("batches/msgbatch_1.json") && run.stderr.contains(why),
+                "{args:?}: {}",
+                run.stderr
+            );
+            assert!(!run.stderr.contains("Nothing to collect"), "{}", run.stderr);
+            assert!(!run.stderr.contains('\u{1b}'), "{}", run.stderr);
+        }
+        let run = review(&repo, &["--collect", "--json"]);
+        assert_eq!(run.code, 1, "{}", run.transcript());
+        let out: Value = serde_json::from_str(&run.stdout).unwrap();
+        assert!(out["notices"].to_string().contains(why), "{out}");
+        assert_eq!(repo.read(file), text, "the state is left as it was");
+    }
+    assert!(task(&repo, 1).get("review_verdict").is_none());
+    assert!(repo.log().is_empty());
+    // The state as speed wrote it is collected.
+    repo.write(file, &good);
+    let run = review(&repo, &["--collect"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(task(&repo, 1)["review_verdict"], "approve");
+}
+
+#[test]
+fn a_hostile_batch_api_reaches_neither_the_terminal_nor_the_state() {
+    use crate::support::model_server::ModelServer;
+    use std::sync::{Arc, Mutex};
+    let repo = tasks(1);
+    let mode = Arc::new(Mutex::new(0u32));
+    let shared = Arc::clone(&mode);
+    let server = ModelServer::start(move |req| {
+        let batch = json!({"id": "msgbatch_x", "processing_status": "ended"});
+        match (
+            req.method.as_str(),
+            req.path.as_str(),
+            *shared.lock().unwrap(),
+        ) {
+            ("POST", "/v1/messages/batches", _) => Reply::json(
+                200,
+                json!({"id": "msgbatch_x", "processing_status": "in_progress"}),
+            ),
+            ("GET", "/v1/messages/batches/msgbatch_x", 0) => Reply::json(
+                200,
+                json!({"id": "msgbatch_x", "processing_status": "in_\u{1b}[31mprogress\nFAKE LINE",
+                       "request_counts": {"processing": "\u{1b}[2J"}}),
+            ),
+            ("GET", _, 1) => Reply::json(
+                200,
+                json!({"id": "msgbatch_x", "processing_status": "ended",
+                       "results_url": "http://evil.example/results"}),
+            ),
+            ("GET", _, 2) => Reply::status(200, "not json at all"),
+            ("GET", _, 3) => Reply::status(404, "no such batch"),
+            ("GET", _, _) => Reply::json(200, batch),
+            _ => Reply::status(404, "no"),
+        }
+    });
+    configure(&repo, "anthropic", &server.root(), "");
+    assert_eq!(review(&repo, &["--batch-api"]).code, 54);
+
+    let run = review(&repo, &["--collect", "--wait", "0"]);
+    assert_eq!(run.code, 54, "{}", run.transcript());
+    assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
+    assert!(
+        run.stderr.contains("is still in_[31mprogressFAKE LINE"),
+        "{:?}",
+        run.stderr
+    );
+    let kept = state(&repo, "msgbatch_x").unwrap();
+    assert_eq!(kept["status"], "in_[31mprogressFAKE LINE");
+
+    for (mode_now, why) in [
+        (1, "off the configured origin"),
+        (2, "the body is not JSON"),
+        (3, "HTTP 404"),
+        (4, "names no results_url"),
+    ] {
+        *mode.lock().unwrap() = mode_now;
+        let run = review(&repo, &["--collect", "msgbatch_x"]);
+        assert_eq!(run.code, 1, "{why}: {}", run.transcript());
+        assert!(run.stderr.contains(why), "{why}: {}", run.stderr);
+        assert!(state(&repo, "msgbatch_x").is_some(), "{why}: state kept");
+    }
+    assert!(task(&repo, 1).get("review_verdict").is_none());
+    assert!(repo.log().is_empty());
+}

@@ -137,10 +137,7 @@ impl Api for Batches {
 
 /// `processing_status`, or "unknown" when there is none.
 fn status_of(json: &Value) -> String {
-    json.get("processing_status")
-        .and_then(Value::as_str)
-        .map(|s| s.chars().take(40).collect())
-        .unwrap_or_else(|| "unknown".to_string())
+    super::status_word(json.get("processing_status").and_then(Value::as_str))
 }
 
 /// One line of the results: its custom_id and what became of it.
@@ -176,6 +173,12 @@ fn read_line(
                 .map(|e| {
                     let kind = e.get("type").and_then(Value::as_str).unwrap_or("error");
                     let message = e.get("message").and_then(Value::as_str).unwrap_or("");
+                    // An error type is a word: nothing else is printed.
+                    let kind: String = kind
+                        .chars()
+                        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .take(40)
+                        .collect();
                     format!("errored ({kind}: {})", super::shown(message))
                 })
                 .unwrap_or_else(|| "errored".to_string());
@@ -246,10 +249,10 @@ mod tests {
 
     #[test]
     fn errored_expired_and_canceled_are_unanswered_and_others_unreadable() {
-        let errored = json!({"type": "errored", "error": {"type": "error", "error": {"type": "invalid_request_error", "message": "too long"}}});
+        let errored = json!({"type": "errored", "error": {"type": "error", "error": {"type": "invalid_request_error\u{1b}[2J", "message": "too long"}}});
         let (_, answer) = read_line(&line(errored), "u", "b", 1).unwrap();
         assert!(
-            matches!(&answer, Answer::Unanswered(why) if why.contains("invalid_request_error") && why.contains("too long")),
+            matches!(&answer, Answer::Unanswered(why) if why.contains("(invalid_request_error2J: \"too long\")")),
             "{answer:?}"
         );
         for kind in ["expired", "canceled"] {

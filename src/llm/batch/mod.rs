@@ -203,6 +203,23 @@ fn read_lines(
     }
 }
 
+/// A provider's word for a batch's state, as speed keeps and prints it: at
+/// most 40 characters, control characters (a terminal's escapes, line
+/// breaks) left out.
+fn status_word(status: Option<&str>) -> String {
+    let word: String = status
+        .unwrap_or("unknown")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(40)
+        .collect();
+    if word.is_empty() {
+        "unknown".to_string()
+    } else {
+        word
+    }
+}
+
 /// A provider's text in a message: one line, control characters out, cut
 /// to a length a terminal shows.
 pub fn shown(text: &str) -> String {
@@ -260,6 +277,15 @@ mod tests {
         assert_eq!(results.notices.len(), 4, "{:?}", results.notices);
         assert!(results.notices[1].contains("repeats the result of \"b\""));
         assert!(results.notices[3].contains("line 6"));
+    }
+
+    #[test]
+    fn a_status_is_a_short_printable_word() {
+        assert_eq!(status_word(Some("in_progress")), "in_progress");
+        assert_eq!(status_word(Some("in_\u{1b}[31mx\nY")), "in_[31mxY");
+        assert_eq!(status_word(Some("\u{7}")), "unknown");
+        assert_eq!(status_word(None), "unknown");
+        assert_eq!(status_word(Some(&"a".repeat(100))).len(), 40);
     }
 
     #[test]

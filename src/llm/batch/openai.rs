@@ -173,10 +173,7 @@ impl Api for Batches {
 }
 
 fn status_of(json: &Value) -> String {
-    json.get("status")
-        .and_then(Value::as_str)
-        .map(|s| s.chars().take(40).collect())
-        .unwrap_or_else(|| "unknown".to_string())
+    super::status_word(json.get("status").and_then(Value::as_str))
 }
 
 /// One line of an output or error file.

@@ -83,6 +83,10 @@ pub struct Collected {
     pub skipped: Vec<Skipped>,
     /// What the user should know: results ignored, requests asked directly.
     pub notices: Vec<String>,
+    /// Batches that could not be collected (a state file speed cannot
+    /// read, a batch of another provider or model): left as they are, and
+    /// an error, for their reviews are not finished.
+    pub problems: Vec<String>,
     /// Batches still at work when the wait ran out: kept for the next call.
     pub waiting: Vec<Waiting>,
     /// The batches whose every review is finished (their state is gone).
@@ -122,13 +126,13 @@ pub fn collect(
         None => {
             let (all, broken) = batches::list(&ctx.root)?;
             collected
-                .notices
-                .extend(broken.iter().map(|e| format!("ignored: {e}")));
+                .problems
+                .extend(broken.iter().map(|e| format!("not collected: {e}")));
             let mut usable = Vec::new();
             for batch in all {
                 match same_model(&batch, api) {
                     Ok(()) => usable.push(batch),
-                    Err(err) => collected.notices.push(format!("not collected: {err}")),
+                    Err(err) => collected.problems.push(format!("not collected: {err}")),
                 }
             }
             usable
