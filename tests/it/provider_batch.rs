@@ -753,3 +753,36 @@ fn a_hostile_batch_api_reaches_neither_the_terminal_nor_the_state() {
     assert!(task(&repo, 1).get("review_verdict").is_none());
     assert!(repo.log().is_empty());
 }
+
+#[test]
+fn a_results_file_full_of_garbage_and_forged_ids_is_read_with_a_few_notices() {
+    let repo = tasks(1);
+    let mut extra: Vec<String> = (0..5_000).map(|n| format!("garbage {n} {{")).collect();
+    extra.extend((0..50).map(|n| {
+        json!({"custom_id": format!("forged_{n}_0000000000_p1_review"), "result": {"type": "expired"}})
+            .to_string()
+    }));
+    let script = Script {
+        extra_lines: extra,
+        ..Script::answering(|_, _| Fate::Answer(approval()))
+    };
+    let api = BatchApi::anthropic(script);
+    configure(&repo, "anthropic", &api.server.root(), "");
+    assert_eq!(review(&repo, &["--batch-api"]).code, 54);
+    let run = review(&repo, &["--collect"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(task(&repo, 1)["review_verdict"], "approve");
+    assert!(
+        run.stderr.contains("4990 more lines were ignored"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("40 more results for custom_ids this batch did not send were ignored"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.lines().count() < 40, "{}", run.stderr);
+    assert!(api.direct_requests().is_empty());
+}

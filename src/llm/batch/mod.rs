@@ -170,38 +170,53 @@ fn results_limit(config_limit: usize, expected: usize) -> usize {
 /// Reads a JSONL results file: each line through `read`, which names its
 /// `custom_id` and answer. A line that is not JSON (a torn last line of a
 /// partial file), has no `custom_id`, or repeats one already answered, is
-/// a notice; the first answer of a `custom_id` stands.
+/// a notice; the first answer of a `custom_id` stands. A file of garbage
+/// gets its first `MAX_LINE_NOTICES` notices and a count of the rest, not
+/// one notice a line.
 fn read_lines(
     text: &str,
     origin: &str,
     results: &mut Results,
     read: &dyn Fn(&Value) -> Option<(String, Answer)>,
 ) {
+    let mut ignored = 0usize;
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
         let parsed = serde_json::from_str::<Value>(line).ok();
-        let Some((custom_id, answer)) = parsed.as_ref().and_then(read) else {
-            results.notices.push(format!(
+        let notice = match parsed.as_ref().and_then(read) {
+            None => format!(
                 "{origin}: line {} is not a result speed can read, ignored: {}",
                 n + 1,
                 shown(line)
-            ));
-            continue;
-        };
-        if results.answers.contains_key(&custom_id) {
-            results.notices.push(format!(
+            ),
+            Some((custom_id, _)) if results.answers.contains_key(&custom_id) => format!(
                 "{origin}: line {} repeats the result of {}, ignored: the first stands",
                 n + 1,
                 shown(&custom_id)
-            ));
-            continue;
+            ),
+            Some((custom_id, answer)) => {
+                results.answers.insert(custom_id, answer);
+                continue;
+            }
+        };
+        ignored += 1;
+        if ignored <= MAX_LINE_NOTICES {
+            results.notices.push(notice);
         }
-        results.answers.insert(custom_id, answer);
+    }
+    if ignored > MAX_LINE_NOTICES {
+        results.notices.push(format!(
+            "{origin}: {} more lines were ignored",
+            ignored - MAX_LINE_NOTICES
+        ));
     }
 }
+
+/// The notices one results file gets for the lines it ignores.
+const MAX_LINE_NOTICES: usize = 10;
 
 /// A provider's word for a batch's state, as speed keeps and prints it: at
 /// most 40 characters, control characters (a terminal's escapes, line
@@ -277,6 +292,20 @@ mod tests {
         assert_eq!(results.notices.len(), 4, "{:?}", results.notices);
         assert!(results.notices[1].contains("repeats the result of \"b\""));
         assert!(results.notices[3].contains("line 6"));
+    }
+
+    #[test]
+    fn a_file_of_garbage_gets_a_few_notices_and_a_count() {
+        let text = "junk\n".repeat(100_000);
+        let mut results = Results::default();
+        read_lines(&text, "f", &mut results, &|_| None);
+        assert!(results.answers.is_empty());
+        assert_eq!(results.notices.len(), MAX_LINE_NOTICES + 1);
+        assert!(
+            results.notices[MAX_LINE_NOTICES].contains("99990 more lines were ignored"),
+            "{:?}",
+            results.notices.last()
+        );
     }
 
     #[test]

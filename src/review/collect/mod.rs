@@ -36,6 +36,10 @@ use super::plan::Skipped;
 
 pub use answering::Answering;
 
+/// Results for custom_ids a batch did not send, named one by one; the
+/// rest are counted.
+const MAX_UNKNOWN_NOTICES: usize = 10;
+
 /// Polls back off from the configured retry step to this.
 const MAX_POLL_INTERVAL: Duration = Duration::from_secs(30);
 
@@ -295,10 +299,16 @@ fn finish(
         .filter(|id| !sent.contains_key(id.as_str()))
         .collect();
     unknown.sort();
-    for id in unknown {
+    for id in unknown.iter().take(MAX_UNKNOWN_NOTICES) {
         collected.notices.push(format!(
             "{label}: a result for custom_id {} that this batch did not send was ignored",
             provider::shown(id)
+        ));
+    }
+    if unknown.len() > MAX_UNKNOWN_NOTICES {
+        collected.notices.push(format!(
+            "{label}: {} more results for custom_ids this batch did not send were ignored",
+            unknown.len() - MAX_UNKNOWN_NOTICES
         ));
     }
 
