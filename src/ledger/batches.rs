@@ -49,6 +49,15 @@ pub struct Batch {
     /// review is prepared again into the prompts the batch answered.
     #[serde(default)]
     pub incremental: bool,
+    /// The token budget the prompts were built to (`--budget` or the
+    /// configured one): collected with it, so the same inputs give the
+    /// same prompts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<usize>,
+    /// Why the guardian was off at submission (`--no-guardian`,
+    /// `SKIP_GUARDIAN=true`): it stays off when the batch is collected.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guardian_off: Option<String>,
     pub reviews: Vec<Pending>,
 }
 
@@ -228,6 +237,7 @@ fn check(batch: &Batch) -> Result<(), String> {
         ("model", batch.model.as_str()),
         ("submitted_at", batch.submitted_at.as_str()),
         ("status", batch.status.as_str()),
+        ("guardian_off", batch.guardian_off.as_deref().unwrap_or("")),
     ] {
         printable(key, text)?;
     }
@@ -283,6 +293,8 @@ mod tests {
             status: "in_progress".to_string(),
             polled_at: None,
             incremental: false,
+            budget: Some(60_000),
+            guardian_off: None,
             reviews: vec![Pending {
                 task: Some("3".to_string()),
                 feature: Some("shop".to_string()),

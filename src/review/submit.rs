@@ -105,6 +105,8 @@ pub fn submit(
         status: submitted.status,
         polled_at: None,
         incremental: ctx.config.incremental,
+        budget: Some(ctx.config.budget),
+        guardian_off: ctx.config.guardian.skip_reason.clone(),
         reviews: pending,
     };
     ledger::batches::save(&ctx.root, &batch).map_err(|source| Error::Keep {

@@ -215,8 +215,13 @@ fn first_shown_line(prompt: &str) -> String {
 
 /// An approval of whatever part the prompt is, citing a line it shows.
 fn approve_what_is_shown(req: &Recorded) -> Reply {
-    let at = first_shown_line(&prompt_of(req));
-    Reply::openai(&text(&json!({
+    Reply::openai(&approval_of(&prompt_of(req)))
+}
+
+/// An approval of the part `prompt` is, citing a line it shows.
+fn approval_of(prompt: &str) -> String {
+    let at = first_shown_line(prompt);
+    text(&json!({
         "verdict": "approve",
         "expectations": "A session default timeout used by requests that give none.",
         "criteria": [
@@ -231,7 +236,7 @@ fn approve_what_is_shown(req: &Recorded) -> Reply {
         "issues": [],
         "strengths": [],
         "dimensions": dimensions()
-    })))
+    }))
 }
 
 fn dry_json(repo: &TempRepo, budget: &str) -> Value {
@@ -632,4 +637,51 @@ fn a_batch_of_reviews_in_parts_keeps_to_the_concurrency() {
     assert!(parts >= 4, "{parts}");
     assert_eq!(server.requests().len(), parts);
     assert_eq!(server.max_in_flight(), 2);
+}
+
+#[test]
+fn a_review_in_parts_goes_into_a_batch_one_request_a_part_and_is_collected_whole() {
+    use crate::support::batch_api::{BatchApi, Fate, Script};
+    let repo = http_client();
+    let script = Script::answering(|_, body| {
+        let prompt = body["messages"][0]["content"].as_str().unwrap().to_string();
+        Fate::Answer(approval_of(&prompt))
+    });
+    let api = BatchApi::openai(script);
+    repo.config(&format!(
+        "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\ntimeout_secs = 10\nmax_retries = 0\nretry_base_ms = 10\n[guardian]\nenabled = true\n",
+        api.server.url()
+    ));
+    // Submitted with a budget and without the guardian: collected so,
+    // with no flag repeated.
+    let args = [
+        "review",
+        "--task-id",
+        "4",
+        "--budget",
+        TIGHT,
+        "--no-guardian",
+    ];
+    let run = speed(repo.path(), &[&args[..], &["--batch-api"]].concat(), &[]);
+    assert_eq!(run.code, 54, "{}", run.transcript());
+    let sent = api.submitted(0);
+    assert!(sent.len() > 1, "one request a part: {sent:?}");
+    for (n, (custom_id, _)) in sent.iter().enumerate() {
+        assert!(
+            custom_id.ends_with(&format!("_p{}_review", n + 1)),
+            "{custom_id}"
+        );
+    }
+    let run = speed(repo.path(), &["review", "--collect", "--json"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let r = &json_of(&run)["reviews"][0];
+    let parts = r["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), sent.len(), "{r}");
+    assert!(parts.iter().all(|p| p["status"] == "answered"), "{parts:?}");
+    assert_eq!(r["verdict"], "approve");
+    assert_eq!(r["guardian"]["status"], "skipped", "{}", r["guardian"]);
+    assert!(
+        api.direct_requests().is_empty(),
+        "every part from the batch"
+    );
 }

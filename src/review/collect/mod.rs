@@ -349,8 +349,15 @@ fn finish(
     let done = if subjects.is_empty() {
         Vec::new()
     } else {
+        // As submitted: the same inputs give the same prompts, and a
+        // guardian turned off for the batch stays off.
         let mut config = ctx.config.clone();
         config.incremental = batch.incremental;
+        config.budget = batch.budget.unwrap_or(config.budget);
+        if let Some(reason) = &batch.guardian_off {
+            config.guardian.enabled = false;
+            config.guardian.skip_reason = Some(reason.clone());
+        }
         config.report_notices.push(format!(
             "The model's answers came from {label}, submitted at {}; a corrective retry, the guardian and any request the batch did not answer were asked directly.",
             batch.submitted_at
