@@ -58,6 +58,11 @@ pub struct Batch {
     /// `SKIP_GUARDIAN=true`): it stays off when the batch is collected.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guardian_off: Option<String>,
+    /// `--spec PATH[#Section]` given at submission (relative to the
+    /// repository root, read at main's commit like every spec): the
+    /// prompts were built from them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub specs: Vec<String>,
     pub reviews: Vec<Pending>,
 }
 
@@ -241,6 +246,9 @@ fn check(batch: &Batch) -> Result<(), String> {
     ] {
         printable(key, text)?;
     }
+    for spec in &batch.specs {
+        printable("specs", spec)?;
+    }
     for review in &batch.reviews {
         if review.task.is_none() && review.defect.is_none() {
             return Err("a review names neither a task nor a defect".to_string());
@@ -295,6 +303,7 @@ mod tests {
             incremental: false,
             budget: Some(60_000),
             guardian_off: None,
+            specs: Vec::new(),
             reviews: vec![Pending {
                 task: Some("3".to_string()),
                 feature: Some("shop".to_string()),

@@ -107,6 +107,7 @@ pub fn submit(
         incremental: ctx.config.incremental,
         budget: Some(ctx.config.budget),
         guardian_off: ctx.config.guardian.skip_reason.clone(),
+        specs: ctx.config.spec_args.clone(),
         reviews: pending,
     };
     ledger::batches::save(&ctx.root, &batch).map_err(|source| Error::Keep {

@@ -786,3 +786,42 @@ fn a_results_file_full_of_garbage_and_forged_ids_is_read_with_a_few_notices() {
     assert!(run.stderr.lines().count() < 40, "{}", run.stderr);
     assert!(api.direct_requests().is_empty());
 }
+
+#[test]
+fn a_batch_submitted_with_spec_flags_is_collected_from_the_same_specs() {
+    let repo = tasks(1);
+    let mut builder = RepoBuilder::open(repo.path()).unwrap();
+    let other = "# Limits\n\n## Ceiling\n\nNo counter goes past 100, whatever the input.\n";
+    builder
+        .commit(
+            "main",
+            None,
+            &[("specs/product/ceiling.md", other)],
+            &[],
+            "spec",
+        )
+        .unwrap();
+    let answer = approval()
+        .replace(
+            "Every counter stops at 100.",
+            "No counter goes past 100, whatever the input.",
+        )
+        .replace("\"Limits\"", "\"Ceiling\"");
+    let api = BatchApi::anthropic(Script::answering(move |_, _| Fate::Answer(answer.clone())));
+    configure(&repo, "anthropic", &api.server.root(), "");
+    let run = review(
+        &repo,
+        &["--batch-api", "--spec", "specs/product/ceiling.md#Ceiling"],
+    );
+    assert_eq!(run.code, 54, "{}", run.transcript());
+    let (_, params) = &api.submitted(0)[0];
+    assert!(params.to_string().contains("whatever the input"));
+    assert_eq!(
+        state(&repo, "msgbatch_1").unwrap()["specs"],
+        json!(["specs/product/ceiling.md#Ceiling"])
+    );
+    let run = review(&repo, &["--collect"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(task(&repo, 1)["review_verdict"], "approve");
+    assert!(api.direct_requests().is_empty());
+}

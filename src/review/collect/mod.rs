@@ -354,6 +354,7 @@ fn finish(
         let mut config = ctx.config.clone();
         config.incremental = batch.incremental;
         config.budget = batch.budget.unwrap_or(config.budget);
+        config.spec_args = batch.specs.clone();
         if let Some(reason) = &batch.guardian_off {
             config.guardian.enabled = false;
             config.guardian.skip_reason = Some(reason.clone());
