@@ -63,6 +63,10 @@ pub struct Batch {
     /// prompts were built from them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub specs: Vec<String>,
+    /// The main branch the specs and configuration were read from
+    /// (`--base` names another): collected from the same one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main: Option<String>,
     pub reviews: Vec<Pending>,
 }
 
@@ -243,6 +247,7 @@ fn check(batch: &Batch) -> Result<(), String> {
         ("submitted_at", batch.submitted_at.as_str()),
         ("status", batch.status.as_str()),
         ("guardian_off", batch.guardian_off.as_deref().unwrap_or("")),
+        ("main", batch.main.as_deref().unwrap_or("")),
     ] {
         printable(key, text)?;
     }
@@ -304,6 +309,7 @@ mod tests {
             budget: Some(60_000),
             guardian_off: None,
             specs: Vec::new(),
+            main: Some("main".to_string()),
             reviews: vec![Pending {
                 task: Some("3".to_string()),
                 feature: Some("shop".to_string()),

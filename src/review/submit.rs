@@ -108,6 +108,7 @@ pub fn submit(
         budget: Some(ctx.config.budget),
         guardian_off: ctx.config.guardian.skip_reason.clone(),
         specs: ctx.config.spec_args.clone(),
+        main: Some(ctx.main().name.clone()),
         reviews: pending,
     };
     ledger::batches::save(&ctx.root, &batch).map_err(|source| Error::Keep {

@@ -825,3 +825,43 @@ fn a_batch_submitted_with_spec_flags_is_collected_from_the_same_specs() {
     assert_eq!(task(&repo, 1)["review_verdict"], "approve");
     assert!(api.direct_requests().is_empty());
 }
+
+#[test]
+fn a_batch_prepared_from_another_main_branch_says_how_to_collect_it() {
+    let repo = tasks(1);
+    let api = BatchApi::anthropic(Script::answering(|_, _| Fate::Answer(approval())));
+    configure(&repo, "anthropic", &api.server.root(), "");
+    // The configuration committed on main, then a develop branch of it.
+    let config = repo.read(".speed/config.toml");
+    let mut builder = RepoBuilder::open(repo.path()).unwrap();
+    builder
+        .commit(
+            "main",
+            None,
+            &[(".speed/config.toml", &config)],
+            &[],
+            "config",
+        )
+        .unwrap();
+    let status = std::process::Command::new("git")
+        .args(["branch", "develop", "main"])
+        .current_dir(repo.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let run = review(&repo, &["--batch-api", "--base", "develop"]);
+    assert_eq!(run.code, 54, "{}", run.transcript());
+    for args in [&["--collect"][..], &["--collect", "msgbatch_1"]] {
+        let run = review(&repo, args);
+        assert_eq!(run.code, 1, "{args:?}: {}", run.transcript());
+        assert!(
+            run.stderr.contains("collect it with --base develop"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+    assert!(state(&repo, "msgbatch_1").is_some());
+    let run = review(&repo, &["--collect", "--base", "develop"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(task(&repo, 1)["review_verdict"], "approve");
+}

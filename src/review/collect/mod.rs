@@ -63,6 +63,14 @@ pub enum Error {
         model: String,
         now: String,
     },
+    #[error(
+        "batch {id} was prepared from main branch {main:?}; this run reads {now:?}: collect it with --base {main}"
+    )]
+    OtherMain {
+        id: String,
+        main: String,
+        now: String,
+    },
 }
 
 impl Error {
@@ -125,6 +133,7 @@ pub fn collect(
         Some(id) => {
             let batch = batches::load(&ctx.root, id)?;
             same_model(&batch, api)?;
+            same_main(&batch, ctx)?;
             vec![batch]
         }
         None => {
@@ -134,7 +143,7 @@ pub fn collect(
                 .extend(broken.iter().map(|e| format!("not collected: {e}")));
             let mut usable = Vec::new();
             for batch in all {
-                match same_model(&batch, api) {
+                match same_model(&batch, api).and_then(|()| same_main(&batch, ctx)) {
                     Ok(()) => usable.push(batch),
                     Err(err) => collected.problems.push(format!("not collected: {err}")),
                 }
@@ -199,6 +208,18 @@ fn same_model(batch: &Batch, api: &dyn Api) -> Result<(), Error> {
         model: batch.model.clone(),
         now: format!("{} model {}", api.provider().as_str(), api.model()),
     })
+}
+
+/// A batch is collected from the main branch it was prepared from.
+fn same_main(batch: &Batch, ctx: &Context) -> Result<(), Error> {
+    match &batch.main {
+        Some(main) if *main != ctx.main().name => Err(Error::OtherMain {
+            id: batch.id.clone(),
+            main: main.clone(),
+            now: ctx.main().name.clone(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Where a batch stood at the end of the polling.
