@@ -114,6 +114,15 @@ pub fn find(
     if previous_head.is_empty() || &previous_head == head {
         return (None, notices);
     }
+    // A report is a file anyone can edit: its head must be a commit id,
+    // never a name git would resolve (`main`, `HEAD~3`) into another basis.
+    if !is_commit_id(&previous_head) {
+        notices.push(format!(
+            "The last review's report ({}) names no commit id as its head: this is a full review and its findings are not listed.",
+            last.path
+        ));
+        return (None, notices);
+    }
     match repo.is_ancestor(&previous_head, head) {
         Ok(true) => {}
         _ => {
@@ -296,6 +305,11 @@ fn file_item(file: &FileDiff) -> String {
 
 fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits.
+fn is_commit_id(text: &str) -> bool {
+    matches!(text.len(), 40 | 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 #[cfg(test)]

@@ -338,3 +338,43 @@ fn a_rewritten_branch_gets_a_full_review() {
     );
     assert!(!r["prompt"].as_str().unwrap().contains("PF-1 at"));
 }
+
+#[test]
+fn a_report_whose_head_is_no_commit_id_gives_no_interdiff() {
+    let repo = repo_with_task();
+    let server = server(verdict("approve", json!([]), resolved_pf1()));
+    configure(&repo, &server, "");
+    assert_eq!(review(&repo, &[]).0.code, 50);
+    fix(
+        &repo,
+        "src/steps.rs",
+        "pub fn step_1(x: u32) -> u32 { x }\n",
+    );
+    // A hand-edited report naming `main` as its head would make the
+    // "changes since" the whole change, touching every finding.
+    for name in repo.reviews() {
+        let path = format!(".speed/reviews/{name}");
+        if !name.ends_with("-task-1.json") {
+            continue;
+        }
+        let mut report: Value = serde_json::from_str(&repo.read(&path)).unwrap();
+        report["head_commit"] = json!("main");
+        repo.write(&path, &report.to_string());
+    }
+    let (run, out) = review(&repo, &["--dry-run"]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let r = &out["reviews"][0];
+    assert!(
+        r["notices"]
+            .to_string()
+            .contains("names no commit id as its head"),
+        "{}",
+        r["notices"]
+    );
+    let prompt = r["prompt"].as_str().unwrap();
+    assert!(!prompt.contains("PF-1 at"), "no findings on a bad basis");
+    assert!(
+        prompt.contains(". Changes since the last review\n(none declared)"),
+        "{prompt}"
+    );
+}

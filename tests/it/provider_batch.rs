@@ -597,6 +597,16 @@ fn the_tasks_of_a_feature_share_a_cached_prefix_and_the_cache_figures_are_kept()
     for line in repo.log() {
         assert_eq!(line["tokens"]["cache_read"], 2_000);
     }
+    // `speed stats` sums them: the cached input and the discounted cost.
+    let run = speed(repo.path(), &["stats", "--format", "json"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let stats: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(stats["tokens"]["input"], 4_600, "{stats}");
+    assert_eq!(stats["tokens"]["cache_read"], 4_000, "{stats}");
+    let total = stats["cost"]["total"].as_f64().unwrap();
+    assert!((total - 2.0 * expected).abs() < 1e-9, "{}", stats["cost"]);
+    let human = speed(repo.path(), &["stats"], &[]);
+    assert!(human.stdout.contains("cache"), "{}", human.stdout);
 
     // A dry run says how large the shared prefix is.
     let run = speed(
