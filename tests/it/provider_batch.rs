@@ -665,12 +665,15 @@ fn a_broken_or_hand_edited_state_is_an_error_naming_its_file_and_changes_nothing
     let good = repo.read(file);
     let torn = &good[..good.len() / 2];
     let mut escaped: Value = serde_json::from_str(&good).unwrap();
-    escaped["reviews"][0]["task"] = json!("1\u{1b}[2J");
+    escaped["submitted_at"] = json!("2026\u{1b}[2J");
     let mut headless: Value = serde_json::from_str(&good).unwrap();
     headless["reviews"][0]["head_commit"] = json!("HEAD");
     for (text, why) in [
         (torn.to_string(), "not a batch state speed can read"),
-        (escaped.to_string(), "its task holds control characters"),
+        (
+            escaped.to_string(),
+            "its submitted_at holds control characters",
+        ),
         (headless.to_string(), "is not a commit id"),
     ] {
         repo.write(file, &text);
