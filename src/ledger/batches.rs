@@ -2,8 +2,10 @@
 //! one file per submitted batch, from `speed review --batch-api` until
 //! `speed review --collect` has finished every review in it. A file holds
 //! what identifies each prepared review (its subject, branch, head commit,
-//! diff) and each request sent for it (its `custom_id`, part, stage and the
-//! hash of the prompt it carried), never a prompt or an answer: collection
+//! diff), each request sent for it (its `custom_id`, part, stage and the
+//! hash of the prompt it carried) and the flags the prompts were built with
+//! (`--incremental`, `--budget`, `--spec`, `--base`, `--no-guardian`),
+//! never a prompt or an answer: collection
 //! prepares each review again from git objects and uses an answer only for
 //! the very prompt it answers.
 //!
