@@ -704,6 +704,49 @@ fn a_broken_or_hand_edited_state_is_an_error_naming_its_file_and_changes_nothing
 }
 
 #[test]
+fn a_batch_the_provider_no_longer_knows_does_not_keep_the_others_from_being_collected() {
+    let repo = tasks(1);
+    let api = BatchApi::anthropic(Script::answering(|_, _| Fate::Answer(approval())));
+    configure(&repo, "anthropic", &api.server.root(), "");
+    assert_eq!(review(&repo, &["--batch-api"]).code, 54);
+    // A second state the provider never heard of (deleted on its side, or
+    // submitted to another account): its poll is a 404.
+    let mut gone = state(&repo, "msgbatch_1").unwrap();
+    gone["id"] = json!("msgbatch_gone");
+    repo.write(
+        ".speed/cache/batches/msgbatch_gone.json",
+        &serde_json::to_string_pretty(&gone).unwrap(),
+    );
+
+    let run = review(&repo, &["--collect"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_eq!(task(&repo, 1)["review_verdict"], "approve");
+    assert!(
+        state(&repo, "msgbatch_1").is_none(),
+        "collected: state gone"
+    );
+    assert!(
+        state(&repo, "msgbatch_gone").is_some(),
+        "not collected: kept"
+    );
+    assert!(
+        run.stderr
+            .contains("error: not collected: batch msgbatch_gone: ")
+            && run.stderr.contains("HTTP 404")
+            && run
+                .stderr
+                .contains("remove .speed/cache/batches/msgbatch_gone.json"),
+        "{}",
+        run.stderr
+    );
+
+    // Named on its own, the same batch is the error it was.
+    let run = review(&repo, &["--collect", "msgbatch_gone"]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("HTTP 404"), "{}", run.stderr);
+}
+
+#[test]
 fn a_hostile_batch_api_reaches_neither_the_terminal_nor_the_state() {
     use crate::support::model_server::ModelServer;
     use std::sync::{Arc, Mutex};

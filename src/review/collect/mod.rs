@@ -151,10 +151,17 @@ pub fn collect(
             usable
         }
     };
-    let ended = poll(api, &mut batches, wait, ctx.config.llm.retry_base)?;
+    let ended = poll(api, &mut batches, wait, ctx.config.llm.retry_base);
     for (mut batch, polled) in batches.into_iter().zip(ended) {
         let ended = match polled {
             Polled::Ended(ended) => ended,
+            Polled::Failed(err) if id.is_none() => {
+                // One batch the provider cannot answer for does not keep
+                // the others from being collected; its state stays.
+                collected.problems.push(unanswered(&batch, &err));
+                continue;
+            }
+            Polled::Failed(err) => return Err(err),
             Polled::Running(counts) => {
                 batch.polled_at = Some(ledger::now_rfc3339());
                 batches::save(&ctx.root, &batch)?;
@@ -171,16 +178,24 @@ pub fn collect(
         let results = match &ended.failure {
             // A failed batch answered nothing: every request is asked directly.
             Some(_) => Results::default(),
-            None => api
-                .results(
-                    &batch.id,
-                    &ended,
-                    batch.reviews.iter().map(|r| r.requests.len()).sum(),
-                )
-                .map_err(|source| Error::Provider {
-                    id: batch.id.clone(),
-                    source,
-                })?,
+            None => match api.results(
+                &batch.id,
+                &ended,
+                batch.reviews.iter().map(|r| r.requests.len()).sum(),
+            ) {
+                Ok(results) => results,
+                Err(source) => {
+                    let err = Error::Provider {
+                        id: batch.id.clone(),
+                        source,
+                    };
+                    if id.is_some() {
+                        return Err(err);
+                    }
+                    collected.problems.push(unanswered(&batch, &err));
+                    continue;
+                }
+            },
         };
         finish(
             ctx,
@@ -195,6 +210,24 @@ pub fn collect(
         )?;
     }
     Ok(collected)
+}
+
+/// Why a batch was not collected, and what to do when the provider no
+/// longer knows it.
+fn unanswered(batch: &Batch, err: &Error) -> String {
+    let gone = matches!(err, Error::Provider { source, .. }
+        if source.kind() == crate::llm::ErrorKind::Config);
+    let hint = if gone {
+        format!(
+            "; if the provider no longer has it, remove {} (its reviews were never finished)",
+            std::path::Path::new(batches::DIR)
+                .join(format!("{}.json", batch.id))
+                .display()
+        )
+    } else {
+        String::new()
+    };
+    format!("not collected: {err}{hint}")
 }
 
 /// A batch is collected with the provider and model it was submitted to.
@@ -227,16 +260,14 @@ enum Polled {
     Ended(Ended),
     /// Still at work, with the provider's counts.
     Running(String),
+    /// The provider did not answer for it; not polled again.
+    Failed(Error),
 }
 
-/// Polls every batch until each has ended or `wait` has passed, backing
-/// off from `step`; a running batch's status is updated in place.
-fn poll(
-    api: &dyn Api,
-    batches: &mut [Batch],
-    wait: Duration,
-    step: Duration,
-) -> Result<Vec<Polled>, Error> {
+/// Polls every batch until each has ended (or failed to answer) or `wait`
+/// has passed, backing off from `step`; a running batch's status is
+/// updated in place.
+fn poll(api: &dyn Api, batches: &mut [Batch], wait: Duration, step: Duration) -> Vec<Polled> {
     let deadline = Instant::now() + wait;
     let mut interval = step.max(Duration::from_millis(10));
     let mut polled: Vec<Polled> = batches
@@ -245,28 +276,28 @@ fn poll(
         .collect();
     loop {
         for (n, batch) in batches.iter_mut().enumerate() {
-            if matches!(polled[n], Polled::Ended(_)) {
+            if !matches!(polled[n], Polled::Running(_)) {
                 continue;
             }
-            let progress = api.poll(&batch.id).map_err(|source| Error::Provider {
-                id: batch.id.clone(),
-                source,
-            })?;
-            polled[n] = match progress {
-                Progress::Running { status, counts } => {
+            polled[n] = match api.poll(&batch.id) {
+                Ok(Progress::Running { status, counts }) => {
                     batch.status = status;
                     Polled::Running(counts)
                 }
-                Progress::Ended(end) => {
+                Ok(Progress::Ended(end)) => {
                     batch.status = end.status.clone();
                     Polled::Ended(end)
                 }
+                Err(source) => Polled::Failed(Error::Provider {
+                    id: batch.id.clone(),
+                    source,
+                }),
             };
         }
         let now = Instant::now();
-        let all_ended = polled.iter().all(|p| matches!(p, Polled::Ended(_)));
-        if all_ended || now >= deadline || crate::interrupt::requested() {
-            return Ok(polled);
+        let settled = !polled.iter().any(|p| matches!(p, Polled::Running(_)));
+        if settled || now >= deadline || crate::interrupt::requested() {
+            return polled;
         }
         sleep((deadline - now).min(interval));
         interval = (interval * 2).min(MAX_POLL_INTERVAL);

@@ -169,7 +169,9 @@ fn route(
                 Some(id) => (id, true),
                 None => (rest, false),
             };
-            let n = batch_number(id, "msgbatch_");
+            let Some(n) = batch_number(id, "msgbatch_") else {
+                return Reply::status(404, "no such batch");
+            };
             if results {
                 return Reply::status(200, &results_file(flavour, script, state, n, None));
             }
@@ -222,7 +224,9 @@ fn route(
         }
         (Flavour::OpenAi, "GET", _) if path.starts_with("/v1/batches/") => {
             let id = &path["/v1/batches/".len()..];
-            let n = batch_number(id, "batch_");
+            let Some(n) = batch_number(id, "batch_") else {
+                return Reply::status(404, "no such batch");
+            };
             if still_running(script, state) {
                 return Reply::json(
                     200,
@@ -254,10 +258,11 @@ fn route(
     }
 }
 
-fn batch_number(id: &str, prefix: &str) -> usize {
+/// The number of a batch this server gave, or none for any other id.
+fn batch_number(id: &str, prefix: &str) -> Option<usize> {
     id.strip_prefix(prefix)
         .and_then(|n| n.parse().ok())
-        .expect("a batch id this server gave")
+        .filter(|&n| n >= 1)
 }
 
 fn still_running(script: &Script, state: &Mutex<State>) -> bool {
