@@ -106,14 +106,19 @@ pub struct PerReview {
 
 /// In the prices' currency: each line's cost as it recorded it (its cache
 /// and batch discounts applied), or, on a line that recorded none, its
-/// tokens at the configured prices.
+/// tokens at the configured prices. Lines record their cost, so it is
+/// known even when the prices are no longer configured; then the lines
+/// that recorded none are counted in `unpriced`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Cost {
     pub input: f64,
     pub output: f64,
     pub total: f64,
     pub per_review: f64,
-    pub prices: Prices,
+    /// The configured prices, if any.
+    pub prices: Option<Prices>,
+    /// Reviews with no recorded cost and no prices to reckon it by.
+    pub unpriced: usize,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -316,6 +321,49 @@ fn older_reasons(entry: &Entry) -> Vec<Reason> {
     out
 }
 
+/// What the reviews cost: each line's recorded cost, else its tokens at
+/// `prices`. None when nothing is known (no prices, no recorded cost).
+fn cost(reviews: &[&&Line], prices: Option<Prices>) -> Option<Cost> {
+    if prices.is_none() && !reviews.iter().any(|l| l.cost.is_some()) {
+        return None;
+    }
+    let mut unpriced = 0;
+    let spent = reviews
+        .iter()
+        .fold(crate::llm::cost::Cost::default(), |sum, l| {
+            let line = l.cost.or_else(|| {
+                let usage = crate::llm::cost::Usage {
+                    input: l.tokens.0,
+                    output: l.tokens.1,
+                    cache_read: l.cache.0,
+                    cache_write: l.cache.1,
+                    batch: false,
+                };
+                prices.map(|p| crate::llm::cost::cost(&usage, &p))
+            });
+            match line {
+                Some(line) => sum.plus(line),
+                None => {
+                    unpriced += 1;
+                    sum
+                }
+            }
+        });
+    let total = spent.input + spent.output;
+    Some(Cost {
+        input: round(spent.input, 6),
+        output: round(spent.output, 6),
+        total: round(total, 6),
+        // Over the reviews whose cost is known.
+        per_review: match reviews.len() - unpriced {
+            0 => 0.0,
+            priced => round(total / priced as f64, 6),
+        },
+        prices,
+        unpriced,
+    })
+}
+
 fn summary(
     lines: &[&Line],
     subjects: &[&Facts],
@@ -357,35 +405,7 @@ fn summary(
             round(total as f64 / reviews.len() as f64, 1)
         }
     };
-    let cost = prices.map(|p| {
-        let spent = reviews
-            .iter()
-            .fold(crate::llm::cost::Cost::default(), |sum, l| {
-                let line = l.cost.unwrap_or_else(|| {
-                    let usage = crate::llm::cost::Usage {
-                        input: l.tokens.0,
-                        output: l.tokens.1,
-                        cache_read: l.cache.0,
-                        cache_write: l.cache.1,
-                        batch: false,
-                    };
-                    crate::llm::cost::cost(&usage, &p)
-                });
-                sum.plus(line)
-            });
-        let (input, output, total) = (spent.input, spent.output, spent.input + spent.output);
-        Cost {
-            input: round(input, 6),
-            output: round(output, 6),
-            total: round(total, 6),
-            per_review: if reviews.is_empty() {
-                0.0
-            } else {
-                round(total / reviews.len() as f64, 6)
-            },
-            prices: p,
-        }
-    });
+    let cost = cost(&reviews, prices);
 
     let mut durations: Vec<u64> = reviews.iter().filter_map(|l| l.duration).collect();
     durations.sort_unstable();
@@ -497,6 +517,13 @@ mod tests {
         // 2,000 fresh at 3.0, 8,000 cached at 0.3, 1,000 out at 15.0.
         let second = (2000.0 * 3.0 + 8000.0 * 0.3 + 1000.0 * 15.0) / 1e6;
         assert!((cost.total - (0.0117 + second)).abs() < 1e-9, "{cost:?}");
+        assert_eq!((cost.prices, cost.unpriced), (Some(prices), 0));
+
+        // The prices no longer configured: what the lines recorded still
+        // counts, and the line that recorded nothing is counted apart.
+        let cost = stats(log, None).all.cost.unwrap();
+        assert_eq!((cost.total, cost.prices, cost.unpriced), (0.0117, None, 1));
+        assert_eq!(cost.per_review, 0.0117);
     }
 
     #[test]

@@ -76,10 +76,24 @@ pub fn facts(s: &Summary) -> Vec<(String, String)> {
     out.push((
         "Cost".to_string(),
         match &s.cost {
-            Some(c) => format!(
-                "{:.4} in all, {:.4} per review (at {} and {} per million tokens in and out)",
-                c.total, c.per_review, c.prices.input_per_mtok, c.prices.output_per_mtok
-            ),
+            Some(c) => {
+                let basis = match &c.prices {
+                    Some(p) => format!(
+                        "at {} and {} per million tokens in and out",
+                        p.input_per_mtok, p.output_per_mtok
+                    ),
+                    None => "as the reviews recorded it; no prices configured now".to_string(),
+                };
+                let unpriced = match c.unpriced {
+                    0 => String::new(),
+                    1 => "; 1 review with no cost recorded".to_string(),
+                    n => format!("; {n} reviews with no cost recorded"),
+                };
+                format!(
+                    "{:.4} in all, {:.4} per review ({basis}{unpriced})",
+                    c.total, c.per_review
+                )
+            }
             None => "no prices configured ([llm] price_input_per_mtok, price_output_per_mtok)"
                 .to_string(),
         },

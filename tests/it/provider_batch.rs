@@ -608,6 +608,22 @@ fn the_tasks_of_a_feature_share_a_cached_prefix_and_the_cache_figures_are_kept()
     let human = speed(repo.path(), &["stats"], &[]);
     assert!(human.stdout.contains("cache"), "{}", human.stdout);
 
+    // The prices taken out of the configuration: what the log recorded is
+    // still the cost.
+    configure(&repo, "anthropic", &server.root(), "");
+    let run = speed(repo.path(), &["stats", "--format", "json"], &[]);
+    let stats: Value = serde_json::from_str(&run.stdout).unwrap();
+    let total = stats["cost"]["total"].as_f64().unwrap();
+    assert!((total - 2.0 * expected).abs() < 1e-9, "{}", stats["cost"]);
+    assert_eq!(stats["cost"]["prices"], Value::Null);
+    assert_eq!(stats["cost"]["unpriced"], 0);
+    let human = speed(repo.path(), &["stats"], &[]);
+    assert!(
+        human.stdout.contains("as the reviews recorded it"),
+        "{}",
+        human.stdout
+    );
+
     // A dry run says how large the shared prefix is.
     let run = speed(
         repo.path(),
