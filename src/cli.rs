@@ -537,7 +537,7 @@ pub struct SubjectArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group = clap::ArgGroup::new("whose").required(true).args(["task_id", "defect", "branch", "spec"]))]
+#[command(group = clap::ArgGroup::new("whose").args(["task_id", "defect", "branch", "spec"]))]
 pub struct ShowArgs {
     #[command(flatten)]
     pub subject: SubjectArgs,
