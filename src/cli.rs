@@ -537,7 +537,7 @@ pub struct SubjectArgs {
 }
 
 #[derive(Debug, Args)]
-#[command(group = clap::ArgGroup::new("whose").required(true).args(["task_id", "defect", "branch", "spec"]))]
+#[command(group = clap::ArgGroup::new("whose").args(["task_id", "defect", "branch", "spec"]))]
 pub struct ShowArgs {
     #[command(flatten)]
     pub subject: SubjectArgs,
@@ -798,9 +798,16 @@ mod tests {
     }
 
     #[test]
-    fn spec_review_needs_a_feature_or_a_spec_and_the_reviser_takes_the_rest() {
-        let err = Cli::try_parse_from(["speed", "spec", "review"]).unwrap_err();
-        assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+    fn spec_review_may_name_no_feature_and_the_reviser_takes_the_rest() {
+        // Neither FEATURE nor --spec: the active feature (decided later).
+        let cli = Cli::try_parse_from(["speed", "spec", "review"]).unwrap();
+        let Command::Spec(SpecArgs {
+            action: SpecAction::Review(args),
+        }) = cli.command
+        else {
+            panic!("expected spec review")
+        };
+        assert_eq!((args.feature, args.spec), (None, None));
         let cli = Cli::try_parse_from([
             "speed",
             "spec",

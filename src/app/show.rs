@@ -1,7 +1,7 @@
 //! `speed show`: one saved review (the last, or the N-th last) of a task,
-//! a defect or a branch, or a spec review's session, in the format asked
-//! for; and the HTML page of reports, which `speed review --format html`
-//! prints too.
+//! a defect or a branch (or of any, when none is named), or a spec
+//! review's session, in the format asked for; and the HTML page of
+//! reports, which `speed review --format html` prints too.
 
 use std::path::Path;
 
@@ -24,14 +24,16 @@ pub(super) fn show_command(
 ) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
     let root = repo.root().to_path_buf();
-    let wanted = match &settings.what {
+    let saved = match &settings.what {
         Shown::SpecSession(feature) => return show_session(&root, feature, settings.format),
-        Shown::Review(wanted) => wanted,
+        Shown::Latest => ledger::saved::nth_of_any(&root, settings.nth)?,
+        Shown::Review(wanted) => {
+            let active = tasks::Store::open(&root)
+                .active_features()
+                .context("cannot read which feature is active")?;
+            ledger::saved::nth(&root, wanted, settings.nth, &active)?
+        }
     };
-    let active = tasks::Store::open(&root)
-        .active_features()
-        .context("cannot read which feature is active")?;
-    let saved = ledger::saved::nth(&root, wanted, settings.nth, &active)?;
     let text = match settings.format {
         Format::Json => {
             let mut text = serde_json::to_string_pretty(&ledger::saved::as_printed(&saved))

@@ -45,30 +45,31 @@ pub use config::{
 };
 pub use tool::{Blocking, Category, Tool};
 
-/// One finding of a check. The fields after `message` come from a tool's
-/// parsed output (`[[checks.command]]` with a `parser`) and are written
-/// only when set, so a built-in check's finding reads as it always did.
+/// One finding of a check. `category`, `column`, `rule` and `preexisting`
+/// come from a tool's parsed output (`[[checks.command]]` with a
+/// `parser`); every finding carries them (null or false when unset), so
+/// every finding has the one shape of the contract's "Tool output".
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     /// A built-in check's name, or a command check's configured name.
     pub check: String,
     /// The command's `category` (typecheck, lint, test, …), when it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub category: Option<Category>,
     pub severity: Severity,
     pub file: Option<String>,
     pub line: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub column: Option<u32>,
     /// The tool's own rule or code (`clippy::needless_return`, `F401`,
     /// `TS2322`, a test's name).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub rule: Option<String>,
     pub message: String,
     /// On a line the diff did not touch (and, when speed could check, also
     /// found at the base commit): it does not block unless the command
     /// says `blocking = "all"`.
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default)]
     pub preexisting: bool,
     /// Shown, never blocking: the command says `blocking = false`, or the
     /// finding is preexisting.

@@ -1,7 +1,7 @@
 //! The clap types of `speed spec …`: the spec review loop.
 
 use clap::builder::RangedI64ValueParser;
-use clap::{ArgGroup, Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 
 use super::limits;
 
@@ -38,10 +38,10 @@ pub enum SpecFormat {
 }
 
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("subject").required(true).multiple(true).args(["feature", "spec"])))]
 pub struct SpecReviewArgs {
     /// The feature whose spec to review (its spec_path, else
-    /// specs/product/FEATURE.md); it names the session.
+    /// specs/product/FEATURE.md); it names the session [default: the one
+    /// .speed/active_feature names, without --spec].
     #[arg(value_name = "FEATURE")]
     pub feature: Option<String>,
 

@@ -86,7 +86,7 @@ pub const MAX_REPORT_BYTES: u64 = 256 << 20;
 
 /// The `nth` (1: the last) review of `wanted`.
 pub fn nth(root: &Path, wanted: &Wanted, nth: usize, active: &[String]) -> Result<Saved, Error> {
-    let candidates = candidates(root, &wanted.who())?;
+    let candidates = candidates(root, Some(&wanted.who()))?;
     let mut matched: Vec<(PathBuf, Identity)> = Vec::new();
     for path in candidates {
         let text = read(root, &path)?;
@@ -135,6 +135,25 @@ pub fn nth(root: &Path, wanted: &Wanted, nth: usize, active: &[String]) -> Resul
             n => format!(
                 "{} has {n} review{} under {REVIEWS_DIR}; --nth {nth} asks for more",
                 wanted.label(),
+                if n == 1 { "" } else { "s" }
+            ),
+        };
+        return Err(Error::NotReviewed(message));
+    };
+    load(root, &path)
+}
+
+/// The `nth` (1: the last) review of any subject: `speed show` without one.
+pub fn nth_of_any(root: &Path, nth: usize) -> Result<Saved, Error> {
+    let candidates = candidates(root, None)?;
+    let count = candidates.len();
+    let Some(path) = candidates.into_iter().nth(nth.saturating_sub(1)) else {
+        let message = match count {
+            0 => {
+                format!("no review yet: no report under {REVIEWS_DIR} (`speed review` writes them)")
+            }
+            n => format!(
+                "{REVIEWS_DIR} holds {n} review{}; --nth {nth} asks for more",
                 if n == 1 { "" } else { "s" }
             ),
         };
@@ -205,8 +224,8 @@ fn is_for(identity: &Identity, wanted: &Wanted) -> bool {
     }
 }
 
-/// The report files named for `who`, newest first.
-fn candidates(root: &Path, who: &str) -> Result<Vec<PathBuf>, Error> {
+/// The report files named for `who` (None: anyone's), newest first.
+fn candidates(root: &Path, who: Option<&str>) -> Result<Vec<PathBuf>, Error> {
     let dir = root.join(REVIEWS_DIR);
     let real = crate::fsx::confine(&area(root), &dir).map_err(|_| Error::Input {
         path: dir.clone(),
@@ -226,12 +245,24 @@ fn candidates(root: &Path, who: &str) -> Result<Vec<PathBuf>, Error> {
         .filter_map(Result::ok)
         .filter_map(|entry| {
             let name = entry.file_name().into_string().ok()?;
-            let key = named_for(&name, who)?;
+            let key = match who {
+                Some(who) => named_for(&name, who)?,
+                None => (stamp_of(&name)?, 0),
+            };
             Some((key, dir.join(name)))
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    // Same stamp and subject: the n-th of that millisecond; same stamp,
+    // another subject: by name, so the order never depends on the disk's.
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
     Ok(found.into_iter().map(|(_, path)| path).collect())
+}
+
+/// The stamp of a report's file name, `<stamp>-<who>[-<n>].json`.
+fn stamp_of(name: &str) -> Option<String> {
+    let (stamp, who) = name.strip_suffix(".json")?.split_once('-')?;
+    (!stamp.is_empty() && !who.is_empty() && stamp.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| stamp.to_string())
 }
 
 /// `(stamp, n)` when `name` is `<stamp>-<who>.json` or

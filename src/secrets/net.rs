@@ -155,21 +155,19 @@ fn walk(value: &mut Value, path: &mut String, place: &str, leaks: &mut Vec<Leak>
             }
         }
         Value::Object(map) => {
-            // Keys are text too; one holding a secret is renamed.
-            let keys: Vec<String> = map.keys().cloned().collect();
-            for key in keys {
-                let mut name = key.clone();
+            // Keys are text too; one holding a secret is renamed. The map
+            // is rebuilt in its order (removing a key from an ordered map
+            // moves its last key into the gap).
+            for (mut name, mut item) in std::mem::take(map) {
                 let found = redact_in_place(&mut name, &here(path));
-                if let Some(mut item) = map.remove(&key) {
-                    let len = path.len();
-                    if !path.is_empty() {
-                        path.push('.');
-                    }
-                    path.push_str(&name);
-                    walk(&mut item, path, place, leaks);
-                    path.truncate(len);
-                    map.insert(name, item);
+                let len = path.len();
+                if !path.is_empty() {
+                    path.push('.');
                 }
+                path.push_str(&name);
+                walk(&mut item, path, place, leaks);
+                path.truncate(len);
+                map.insert(name, item);
                 leaks.extend(found);
             }
         }
@@ -230,6 +228,16 @@ mod tests {
                 place: "the review prompt, line 2".to_string()
             }]
         );
+    }
+
+    #[test]
+    fn a_json_object_keeps_its_keys_in_order() {
+        let mut v = serde_json::json!({"d": 1, "c": {"z": 1, "a": 2, "m": 3}, "b": format!("{AWS}"), "a": 4});
+        json(&mut v, "the report");
+        let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+        assert_eq!(keys(&v), ["d", "c", "b", "a"]);
+        assert_eq!(keys(&v["c"]), ["z", "a", "m"]);
+        assert_eq!(v["b"], "[REDACTED:aws-access-key]");
     }
 
     #[test]

@@ -27,6 +27,8 @@ pub struct ShowSettings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shown {
     Review(Wanted),
+    /// No subject named: the last review of any.
+    Latest,
     /// The session of a spec review of this feature.
     SpecSession(String),
 }
@@ -80,14 +82,7 @@ pub(super) fn show(args: ShowArgs, config_flag: Option<&Path>) -> Result<ShowSet
         Some(feature) => Shown::SpecSession(feature),
         None => match wanted(args.subject, args.feature) {
             Some(wanted) => Shown::Review(wanted),
-            // clap requires one of them: this is a usage error all the same.
-            None => {
-                return Err(Error::Flag {
-                    flag: "--task-id",
-                    message: "say whose review to show: --task-id, --defect, --branch or --spec"
-                        .to_string(),
-                });
-            }
+            None => Shown::Latest,
         },
     };
     Ok(ShowSettings {

@@ -120,6 +120,24 @@ fn relative_inside(path: &str) -> bool {
     !path.is_empty() && p.components().all(|c| matches!(c, Component::Normal(_)))
 }
 
+/// With neither FEATURE nor --spec: the feature an `active_feature` file
+/// names (either layout), when they name one.
+fn active_feature(root: &Path) -> Result<String, Error> {
+    let active = crate::tasks::Store::open(root)
+        .active_features()
+        .map_err(|e| Error::Input(format!("cannot read which feature is active: {e}")))?;
+    match &active[..] {
+        [feature] => Ok(feature.clone()),
+        [] => Err(Error::Input(
+            "name the feature whose spec to review, or the spec with --spec PATH (no .speed/active_feature names one)".to_string(),
+        )),
+        several => Err(Error::Input(format!(
+            ".speed/active_feature and .speed/shared/active_feature name different features ({}): name the feature whose spec to review",
+            several.join(" and ")
+        ))),
+    }
+}
+
 /// Finds the feature, the spec and the PRD. `root` is the working tree,
 /// where the layout is read whatever `place` is.
 pub fn locate(root: &Path, target: &Target, place: &Place<'_>) -> Result<Located, Error> {
@@ -129,11 +147,7 @@ pub fn locate(root: &Path, target: &Target, place: &Place<'_>) -> Result<Located
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
-        (None, None) => {
-            return Err(Error::Input(
-                "name the feature whose spec to review, or the spec with --spec PATH".to_string(),
-            ));
-        }
+        (None, None) => active_feature(root)?,
     };
     if !valid_feature(&feature) {
         return Err(Error::Input(format!(

@@ -645,3 +645,67 @@ fn a_review_prints_markdown_for_a_pull_request_comment() {
     );
     assert!(run.stdout.contains("### Warnings"), "{}", run.stdout);
 }
+
+#[test]
+fn show_without_a_subject_prints_the_last_review_of_any_subject() {
+    let (repo, _server, printed) = reviewed();
+    let run = speed(repo.path(), &["show", "--format", "json"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(&json_of(&run), review_of(&printed, "2"), "the last review");
+    let run = speed(
+        repo.path(),
+        &["show", "--nth", "2", "--format", "json"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(&json_of(&run), review_of(&printed, "1"), "the one before");
+    let run = speed(repo.path(), &["show"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(run.stdout.contains("library-catalog/2"), "{}", run.stdout);
+    let run = speed(repo.path(), &["show", "--nth", "3"], &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("2 reviews"), "{}", run.stderr);
+
+    let fresh = repo::example();
+    let run = speed(fresh.path(), &["show"], &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(run.stderr.contains("no review"), "{}", run.stderr);
+}
+
+/// The keys of a JSON object, in the order they stand.
+fn keys(value: &Value) -> Vec<String> {
+    value
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_saved_report_keeps_its_keys_in_order_and_show_lists_the_dimensions_so() {
+    let (repo, _server, printed) = reviewed();
+    let printed_order = keys(&review_of(&printed, "1")["scores"]["dimensions"]);
+    assert_eq!(
+        printed_order[0], "requirement_adherence",
+        "{printed_order:?}"
+    );
+    let saved = repo
+        .report_files()
+        .into_iter()
+        .find(|r| r["task_id"] == "1")
+        .unwrap();
+    assert_eq!(keys(&saved["scores"]["dimensions"]), printed_order);
+    assert_eq!(
+        keys(&saved["scores"]["dimensions"]["code_quality"]),
+        ["score", "weight", "min_score", "passed", "reason"]
+    );
+    let run = speed(repo.path(), &["show", "--task-id", "1"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let at = |name: &str| run.stdout.find(name).unwrap_or(usize::MAX);
+    assert!(
+        at("requirement_adherence") < at("code_quality")
+            && at("code_quality") < at("test_quality")
+            && at("test_quality") < at("security_performance"),
+        "{}",
+        run.stdout
+    );
+}

@@ -756,3 +756,29 @@ fn the_demos_draft_spec_is_reviewed_offline() {
     assert!(!repo.path().join(".speed/events").exists());
     insta::assert_snapshot!("spec_review_demo_offline", run.transcript());
 }
+
+#[test]
+fn without_feature_or_spec_the_active_feature_is_reviewed() {
+    let server = ModelServer::scripted(vec![pass()]);
+    let repo = repo_with(&server, false, "");
+    let run = speed(repo.path(), &["spec", "review", "--format", "json"], &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("--spec PATH") && run.stderr.contains("active_feature"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(server.requests().len(), 0, "no model asked");
+
+    repo.write(".speed/active_feature", "late-fines\n");
+    let run = speed(repo.path(), &["spec", "review", "--format", "json"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["spec_review"]["feature"], "late-fines", "{out}");
+    assert_eq!(out["spec_review"]["verdict"], "pass", "{out}");
+    assert!(
+        repo.path()
+            .join(".speed/spec-reviews/late-fines.json")
+            .is_file()
+    );
+}

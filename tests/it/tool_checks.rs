@@ -316,7 +316,22 @@ category = "typecheck"
     let out: Value = serde_json::from_str(&run.stdout).unwrap();
     let checks = out["reviews"][0]["checks"].as_array().unwrap().clone();
     let call = checks.iter().find(|c| c["rule"] == "call-arg").unwrap();
-    assert_eq!(call["preexisting"], Value::Null, "{call}");
+    assert_eq!(call["preexisting"], false, "{call}");
+    // Every parsed message has the contract's whole shape, unset places null.
+    for key in [
+        "check",
+        "category",
+        "severity",
+        "file",
+        "line",
+        "column",
+        "rule",
+        "message",
+        "preexisting",
+    ] {
+        assert!(call.get(key).is_some(), "{key}: {call}");
+    }
+    assert_eq!(call["column"], Value::Null, "{call}");
     assert!(
         call["message"]
             .as_str()
