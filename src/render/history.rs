@@ -48,8 +48,8 @@ pub fn tally(history: &History, shown: usize) -> String {
     if history.skipped > 0 {
         let _ = write!(
             out,
-            "; {} lines skipped (torn, not text, or not speed's)",
-            history.skipped
+            "; {} skipped (torn, not text, or not speed's)",
+            super::plural(history.skipped, "line")
         );
     }
     out

@@ -174,6 +174,11 @@ impl Style {
 }
 
 /// 12345 → "12,345".
+/// "1 line", "2 lines".
+pub fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();

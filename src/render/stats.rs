@@ -132,8 +132,10 @@ pub fn human(stats: &Stats, scope: &str, style: &Style) -> String {
             out,
             "{}",
             style.yellow(&format!(
-                "! {} lines of the log were not speed's and were skipped",
-                stats.skipped_lines
+                "! {} of the log {} not speed's and {} skipped",
+                super::plural(stats.skipped_lines, "line"),
+                were(stats.skipped_lines),
+                were(stats.skipped_lines)
             ))
         );
     }
@@ -210,4 +212,9 @@ fn clip(text: &str, max: usize) -> String {
         Some((at, _)) if text.chars().count() > max => format!("{}…", &text[..at]),
         _ => text.to_string(),
     }
+}
+
+/// "was" for one, "were" for more.
+pub(super) fn were(n: usize) -> &'static str {
+    if n == 1 { "was" } else { "were" }
 }

@@ -12,6 +12,7 @@ use crate::git::{Diff, FileDiff, FileStatus, LineKind};
 use crate::render::findings::Finding;
 
 use super::{Html, clip};
+use crate::render::plural;
 
 /// Diff lines drawn on one page at most.
 pub const MAX_LINES: usize = 20_000;
@@ -215,10 +216,6 @@ fn describe(file: &FileDiff) -> String {
         plural(file.additions, "line"),
         file.deletions
     )
-}
-
-fn plural(n: usize, word: &str) -> String {
-    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// One finding where it stands, with its place as data.

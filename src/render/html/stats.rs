@@ -26,8 +26,10 @@ pub fn page(stats: &Stats, scope: &str) -> String {
                 "p",
                 &[("class", "note")],
                 &format!(
-                    "{} lines of the log were not speed's (torn, not text, or foreign) and were skipped.",
-                    stats.skipped_lines
+                    "{} of the log {} not speed's (torn, not text, or foreign) and {} skipped.",
+                    crate::render::plural(stats.skipped_lines, "line"),
+                    crate::render::stats::were(stats.skipped_lines),
+                    crate::render::stats::were(stats.skipped_lines)
                 ),
             );
         }
