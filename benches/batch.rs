@@ -18,17 +18,16 @@ const TASKS: usize = 20;
 const ANSWER_DELAY: Duration = Duration::from_secs(1);
 
 fn main() {
-    let approval = serde_json::to_string(&json!({
-        "verdict": "approve",
-        "expectations": "Counters stop at 100.",
-        "criteria": [{"id": "AC-1", "status": "met", "evidence": "src/c.rs:1"}],
-        "spec_verification": [{"spec_quote": "Every counter stops at 100.", "spec_section": "Limits",
-                               "satisfied": true, "evidence": "src/c.rs:1", "notes": ""}],
-        "issues": [],
-        "strengths": []
-    }))
-    .expect("static JSON");
-    let server = ModelServer::start(move |_| Reply::openai(&approval).delay(ANSWER_DELAY));
+    // Each task changes its own src/c<i>.rs: the approval cites the file of
+    // the task the prompt is about, so speed's evidence check stands.
+    let server = ModelServer::start(move |req| {
+        let file = (1..=TASKS)
+            .rev()
+            .map(|i| format!("src/c{i}.rs"))
+            .find(|f| req.body.contains(f.as_str()))
+            .unwrap_or_else(|| "src/c1.rs".to_string());
+        Reply::openai(&approval(&file)).delay(ANSWER_DELAY)
+    });
 
     let mut figures = Vec::new();
     for concurrency in [1, 4, 8] {
@@ -65,6 +64,29 @@ fn main() {
         "  max requests in flight seen by the server: {}",
         server.max_in_flight()
     );
+}
+
+/// An approval that quotes the spec and cites `file`, rating every default
+/// dimension (the scores speed requires).
+fn approval(file: &str) -> String {
+    let evidence = format!("{file}:1");
+    let dimension = json!({"score": 90, "reason": "The limit is raised as the spec says."});
+    serde_json::to_string(&json!({
+        "verdict": "approve",
+        "expectations": "Counters stop at 100.",
+        "criteria": [{"id": "AC-1", "status": "met", "evidence": evidence}],
+        "spec_verification": [{"spec_quote": "Every counter stops at 100.", "spec_section": "Limits",
+                               "satisfied": true, "evidence": evidence, "notes": ""}],
+        "dimensions": {
+            "requirement_adherence": dimension, "code_quality": dimension,
+            "pattern_consistency": dimension, "test_quality": dimension,
+            "security_performance": dimension
+        },
+        "previous_findings": [],
+        "issues": [],
+        "strengths": []
+    }))
+    .expect("static JSON")
 }
 
 /// A repository with TASKS done tasks, each on its own branch.
