@@ -8,6 +8,9 @@
 mod materialize;
 #[path = "../tests/it/support/model_server.rs"]
 mod model_server;
+#[path = "../tests/it/support/verdicts.rs"]
+#[allow(dead_code)]
+mod verdicts;
 
 use std::time::{Duration, Instant};
 
@@ -70,19 +73,13 @@ fn main() {
 /// dimension (the scores speed requires).
 fn approval(file: &str) -> String {
     let evidence = format!("{file}:1");
-    let dimension = json!({"score": 90, "reason": "The limit is raised as the spec says."});
     serde_json::to_string(&json!({
         "verdict": "approve",
         "expectations": "Counters stop at 100.",
         "criteria": [{"id": "AC-1", "status": "met", "evidence": evidence}],
         "spec_verification": [{"spec_quote": "Every counter stops at 100.", "spec_section": "Limits",
                                "satisfied": true, "evidence": evidence, "notes": ""}],
-        "dimensions": {
-            "requirement_adherence": dimension, "code_quality": dimension,
-            "pattern_consistency": dimension, "test_quality": dimension,
-            "security_performance": dimension
-        },
-        "previous_findings": [],
+        "dimensions": verdicts::dimensions(),
         "issues": [],
         "strengths": []
     }))

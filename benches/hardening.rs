@@ -23,6 +23,9 @@
 mod materialize;
 #[path = "../tests/it/support/model_server.rs"]
 mod model_server;
+#[path = "../tests/it/support/verdicts.rs"]
+#[allow(dead_code)]
+mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -64,6 +67,7 @@ fn answer(verdict: &str) -> String {
         "spec_verification": [{"spec_quote": "Every counter stops at 100.", "spec_section": "Limits",
                                "satisfied": verdict == "approve", "evidence": "src/c.rs:1", "notes": ""}],
         "missing_from_spec": [], "out_of_scope": [],
+        "dimensions": verdicts::dimensions(),
         "issues": issues,
         "strengths": []
     }))
