@@ -96,6 +96,10 @@ pub struct Tokens {
     pub cache_read: u64,
     pub cache_write: u64,
     pub per_review: PerReview,
+    /// Reviews whose provider reported no usage (a command such as
+    /// `claude -p`): their input in `input` is speed's own count of the
+    /// prompt, their output unknown (0).
+    pub estimated_reviews: usize,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -135,6 +139,9 @@ struct Line {
     decision: usize,
     kind: Kind,
     tokens: (u64, u64),
+    /// speed's own count of the prompt, where the provider reported no
+    /// usage at all (else 0).
+    counted: u64,
     /// Read from and written to the prompt cache.
     cache: (u64, u64),
     /// As the line recorded it.
@@ -243,6 +250,10 @@ impl Tally {
             decision,
             kind,
             tokens: (entry.tokens.prompt, entry.tokens.completion),
+            counted: match (entry.tokens.prompt, entry.tokens.completion) {
+                (0, 0) => entry.tokens.counted,
+                _ => 0,
+            },
             cache: (entry.tokens.cache_read, entry.tokens.cache_write),
             cost: entry.cost,
             duration: entry.duration_ms,
@@ -396,7 +407,7 @@ fn summary(
             .then_with(|| (&a.kind, &a.name).cmp(&(&b.kind, &b.name)))
     });
 
-    let input: u64 = reviews.iter().map(|l| l.tokens.0).sum();
+    let input: u64 = reviews.iter().map(|l| l.tokens.0 + l.counted).sum();
     let output: u64 = reviews.iter().map(|l| l.tokens.1).sum();
     let per = |total: u64| {
         if reviews.is_empty() {
@@ -447,6 +458,7 @@ fn summary(
                 input: per(input),
                 output: per(output),
             },
+            estimated_reviews: reviews.iter().filter(|l| l.counted > 0).count(),
         },
         cost,
         duration_ms: Durations {
@@ -495,6 +507,16 @@ mod tests {
 {"at":"2026-03-10T10:00:00Z","branch":"x","decision":null,"error":"unreachable","tokens":{"prompt":0,"completion":0},"duration_ms":9000}
 {"at":"2026-03-10T10:0
 "#;
+
+    #[test]
+    fn speeds_count_stands_in_only_for_a_line_with_no_usage_at_all() {
+        let log = r#"{"at":"2026-03-02T10:00:00Z","task":"1","decision":"approve","tokens":{"prompt":0,"completion":0,"counted":3000}}
+{"at":"2026-03-02T11:00:00Z","task":"2","decision":"approve","tokens":{"prompt":1000,"completion":100,"counted":900}}
+{"at":"2026-03-02T12:00:00Z","task":"3","decision":"approve","tokens":{"prompt":0,"completion":0}}
+"#;
+        let t = stats(log, None).all.tokens;
+        assert_eq!((t.input, t.output, t.estimated_reviews), (4000, 100, 1));
+    }
 
     #[test]
     fn a_recorded_cost_is_summed_as_recorded_and_cached_tokens_are_counted() {

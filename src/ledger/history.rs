@@ -75,6 +75,8 @@ pub struct Tokens {
     /// prompt cache (0 on a line written before speed recorded them).
     pub cache_read: u64,
     pub cache_write: u64,
+    /// speed's own count of the prompt it assembled (0 on older lines).
+    pub counted: u64,
 }
 
 /// The line's `decision`: a word, `null` (a review that failed), or no

@@ -63,12 +63,15 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
     append_log_line(root, &line)
 }
 
-/// The tokens of a review's line, as the providers counted them: the
-/// cached parts are parts of `prompt`.
+/// The tokens of a review's line, as the providers counted them (the
+/// cached parts are parts of `prompt`), and speed's own count of the
+/// prompt it assembled: a provider that reports no usage (a command such
+/// as `claude -p`) still leaves a figure for `speed stats`.
 fn tokens(report: &Report) -> Value {
     let t = &report.tokens;
     json!({"prompt": t.prompt, "completion": t.completion,
-           "cache_read": t.cache_read, "cache_write": t.cache_write})
+           "cache_read": t.cache_read, "cache_write": t.cache_write,
+           "counted": t.prompt_counted})
 }
 
 /// Append one line to the review log: a review's, or an override's.

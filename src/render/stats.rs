@@ -61,7 +61,7 @@ pub fn facts(s: &Summary) -> Vec<(String, String)> {
         (
             "Tokens".to_string(),
             format!(
-                "{} in{}, {} out; per review {:.0} in, {:.0} out",
+                "{} in{}, {} out; per review {:.0} in, {:.0} out{}",
                 thousands(s.tokens.input),
                 match s.tokens.cache_read {
                     0 => String::new(),
@@ -69,7 +69,14 @@ pub fn facts(s: &Summary) -> Vec<(String, String)> {
                 },
                 thousands(s.tokens.output),
                 s.tokens.per_review.input,
-                s.tokens.per_review.output
+                s.tokens.per_review.output,
+                match s.tokens.estimated_reviews {
+                    0 => String::new(),
+                    n => format!(
+                        " ({} with no usage from the provider: input as speed counted the prompt, output unknown)",
+                        super::plural(n, "review")
+                    ),
+                }
             ),
         ),
     ];

@@ -709,3 +709,38 @@ fn a_saved_report_keeps_its_keys_in_order_and_show_lists_the_dimensions_so() {
         run.stdout
     );
 }
+
+#[test]
+fn reviews_through_a_command_that_reports_no_usage_still_count_their_input() {
+    let repo = repo::example();
+    let answer = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(answer.path(), text(&verdicts::approve_task_1())).unwrap();
+    repo.config(&format!(
+        "[llm]\nprovider = \"command\"\ncommand = [\"sh\", \"-c\", 'cat >/dev/null; cat \"{}\"']\ntimeout_secs = 10\n[guardian]\nenabled = false\n",
+        answer.path().display()
+    ));
+    let run = speed(repo.path(), &["review", "--task-id", "1", "--json"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let counted = json_of(&run)["reviews"][0]["tokens"]["prompt_counted"]
+        .as_u64()
+        .unwrap();
+    assert!(counted > 1_000, "{counted}");
+    let line = &repo.log()[0];
+    assert_eq!(line["tokens"]["prompt"], 0, "the provider reported none");
+    assert_eq!(line["tokens"]["counted"], counted);
+
+    let run = speed(repo.path(), &["stats", "--format", "json"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let tokens = &json_of(&run)["tokens"];
+    assert_eq!(tokens["input"], counted, "{tokens}");
+    assert_eq!(tokens["output"], 0);
+    assert_eq!(tokens["estimated_reviews"], 1);
+    let human = speed(repo.path(), &["stats"], &[]);
+    assert!(
+        human
+            .stdout
+            .contains("1 review with no usage from the provider"),
+        "{}",
+        human.stdout
+    );
+}
