@@ -28,6 +28,31 @@ pub fn banner(style: &Style) -> String {
 
 /// One review, complete.
 pub fn report(report: &Report, style: &Style) -> String {
+    let mut out = header(report, style);
+    out.push_str(&part_failures(report, style));
+    for notice in &report.notices {
+        let _ = writeln!(out, "  {} {notice}", style.yellow("!"));
+    }
+    if let Some(block) = &report.defect {
+        out.push_str(&defect(block, style));
+    }
+    out.push_str(&checks(&report.checks, style));
+    if let Some(review) = &report.review {
+        out.push_str(&spec_lines(report, review, style));
+        out.push_str(&finding_lines(review, style));
+    }
+    out.push_str(&citations_nowhere(report, style));
+    out.push_str(&overrule_lines(report, style));
+    out.push_str(&score_block(report, style));
+    if let Some(block) = blast_radius(&report.impact, style) {
+        out.push_str(&block);
+    }
+    out.push_str(&outcome(report, style));
+    out
+}
+
+/// The title, the commits and the prompt's size, then coverage and cost.
+fn header(report: &Report, style: &Style) -> String {
     let mut out = String::new();
     let title = report.title.as_deref().unwrap_or(&report.branch);
     let _ = writeln!(
@@ -63,88 +88,102 @@ pub fn report(report: &Report, style: &Style) -> String {
     {
         let _ = writeln!(out, "{line}");
     }
-    if report.parts.iter().any(|p| p.error.is_some()) {
-        // A failed review in parts: which part failed, and which answered.
-        for p in &report.parts {
-            let of = report.parts.len();
-            let _ = match &p.error {
-                Some(why) => writeln!(
-                    out,
-                    "  {} part {} of {of}: {}",
-                    style.red("✗"),
-                    p.index,
-                    clip(why, TEXT)
-                ),
-                None => writeln!(
-                    out,
-                    "  {} part {} of {of}: answered (kept in the report)",
-                    style.green("✓"),
-                    p.index
-                ),
-            };
-        }
-    }
-    for notice in &report.notices {
-        let _ = writeln!(out, "  {} {notice}", style.yellow("!"));
-    }
-    if let Some(block) = &report.defect {
-        out.push_str(&defect(block, style));
-    }
-    out.push_str(&checks(&report.checks, style));
+    out
+}
 
-    if let Some(review) = &report.review {
-        out.push_str(&spec_lines(report, review, style));
-        out.push_str(&finding_lines(review, style));
+/// A failed review in parts: which part failed, and which answered.
+fn part_failures(report: &Report, style: &Style) -> String {
+    let mut out = String::new();
+    if !report.parts.iter().any(|p| p.error.is_some()) {
+        return out;
     }
-    let nowhere: Vec<_> = report.evidence.iter().filter(|c| !c.found).collect();
-    if !nowhere.is_empty() {
-        let _ = writeln!(out, "\n  Citations that point nowhere:");
-        for c in nowhere.iter().take(LISTED) {
-            let _ = writeln!(
+    let of = report.parts.len();
+    for p in &report.parts {
+        let _ = match &p.error {
+            Some(why) => writeln!(
                 out,
-                "    {} {} ({}): {}",
-                style.yellow("?"),
-                clip(&c.reference, 200),
-                c.from,
-                c.problem.as_deref().unwrap_or("not found")
-            );
-        }
-        more(&mut out, nowhere.len());
+                "  {} part {} of {of}: {}",
+                style.red("✗"),
+                p.index,
+                clip(why, TEXT)
+            ),
+            None => writeln!(
+                out,
+                "  {} part {} of {of}: answered (kept in the report)",
+                style.green("✓"),
+                p.index
+            ),
+        };
     }
+    out
+}
 
-    if !report.overrules.is_empty() {
-        let model = report
-            .model_verdict
-            .map(|k| k.as_str().to_string())
-            .unwrap_or_default();
+/// The model's citations speed could not find.
+fn citations_nowhere(report: &Report, style: &Style) -> String {
+    let mut out = String::new();
+    let nowhere: Vec<_> = report.evidence.iter().filter(|c| !c.found).collect();
+    if nowhere.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "\n  Citations that point nowhere:");
+    for c in nowhere.iter().take(LISTED) {
         let _ = writeln!(
             out,
-            "\n  {} the model said {model}; speed decided otherwise:",
-            style.yellow("Overruled:")
+            "    {} {} ({}): {}",
+            style.yellow("?"),
+            clip(&c.reference, 200),
+            c.from,
+            c.problem.as_deref().unwrap_or("not found")
         );
-        for o in report.overrules.iter().take(LISTED) {
-            let _ = writeln!(out, "    - {} ({})", clip(&o.reason, TEXT), o.rule.as_str());
-        }
-        more(&mut out, report.overrules.len());
     }
+    more(&mut out, nowhere.len());
+    out
+}
 
-    if let Some(scores) = &report.scores {
-        let lines = super::score_lines(scores);
-        let _ = writeln!(out, "\n  {}", lines[0]);
-        for line in &lines[1..] {
-            let painted = if line.starts_with('✗') {
-                style.red(line)
-            } else {
-                line.clone()
-            };
-            let _ = writeln!(out, "    {painted}");
-        }
+/// What the model said, and each rule by which speed decided otherwise.
+fn overrule_lines(report: &Report, style: &Style) -> String {
+    let mut out = String::new();
+    if report.overrules.is_empty() {
+        return out;
     }
-
-    if let Some(block) = blast_radius(&report.impact, style) {
-        out.push_str(&block);
+    let model = report
+        .model_verdict
+        .map(|k| k.as_str().to_string())
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "\n  {} the model said {model}; speed decided otherwise:",
+        style.yellow("Overruled:")
+    );
+    for o in report.overrules.iter().take(LISTED) {
+        let _ = writeln!(out, "    - {} ({})", clip(&o.reason, TEXT), o.rule.as_str());
     }
+    more(&mut out, report.overrules.len());
+    out
+}
 
+/// The scores, a failed dimension in red.
+fn score_block(report: &Report, style: &Style) -> String {
+    let mut out = String::new();
+    let Some(scores) = &report.scores else {
+        return out;
+    };
+    let lines = super::score_lines(scores);
+    let _ = writeln!(out, "\n  {}", lines[0]);
+    for line in &lines[1..] {
+        let painted = if line.starts_with('✗') {
+            style.red(line)
+        } else {
+            line.clone()
+        };
+        let _ = writeln!(out, "    {painted}");
+    }
+    out
+}
+
+/// The verdict, the guardian, what became of the task and where the report is.
+fn outcome(report: &Report, style: &Style) -> String {
+    let mut out = String::new();
     let _ = writeln!(out);
     let _ = writeln!(out, "{}", verdict_line(report, style));
     if let Some(line) = guardian_line(report, style) {
