@@ -426,7 +426,7 @@ pub fn describe(rule: &str) -> String {
     }
 }
 
-/// speed's built-in checks, as the README's table names them; a command
+/// speed's built-in checks, as docs/checks.md's table names them; a command
 /// check is named by its configuration.
 fn check_description(name: &str) -> String {
     let known = match name {

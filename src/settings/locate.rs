@@ -1,7 +1,7 @@
 //! Where the configuration and the prompt templates that decide a review come
 //! from, so that a branch under review cannot configure its own reviewer.
 //!
-//! The rule (the README's "Configuration" says the same):
+//! The rule (docs/configuration.md, "Where it is read", says the same):
 //!
 //! - With `--config FILE`, that file is the configuration. The main branch
 //!   is `--base`, else that file's `git.main_branch`, else `MAIN_BRANCH`,

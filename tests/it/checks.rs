@@ -390,7 +390,7 @@ fn ctrl_c_during_a_command_check_stops_it_and_removes_its_checkout() {
     assert!(repo.log().is_empty());
 }
 
-/// The README's first command (`cargo run --release --features demo --bin
+/// The README's demo (`cargo run --release --features demo --bin
 /// speed-demo`) does this: an offline review that finds a placeholder, a
 /// debug leftover and a secret on a branch of the example, then a dry run,
 /// with no model server.

@@ -3,7 +3,7 @@
 //! not leave it running: not at the time limit, not after the command's
 //! normal exit, not when speed gets SIGTERM or Ctrl-C; and one command's end
 //! does not end what another command, still running, started. Linux only:
-//! elsewhere speed cannot find what left the group (see the README).
+//! elsewhere speed cannot find what left the group (see docs/models.md).
 #![cfg(target_os = "linux")]
 
 use std::os::unix::process::ExitStatusExt;

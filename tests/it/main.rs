@@ -11,6 +11,7 @@ mod code_checks;
 mod config;
 mod daemons;
 mod defects;
+mod docs;
 mod dry_run;
 mod example_repo;
 mod fixes;

@@ -203,7 +203,7 @@ fn review_and_show_pages_hold_every_finding_at_its_file_and_line() {
 
 #[test]
 fn the_pages_work_on_the_demo_repository() {
-    // What the README's first command (the demo) does: an offline review of
+    // What the README's demo does: an offline review of
     // a branch that leaves a todo!(), a dbg! and a password behind.
     let repo = repo::example();
     let mut b = RepoBuilder::open(repo.path()).unwrap();

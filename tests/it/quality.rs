@@ -1,7 +1,7 @@
 //! Issue 29 end to end: quality dimensions scored by the model and held to
 //! speed's thresholds in every output format, answers whose scores are not
-//! scores, dimensions and the pass score from the configuration (seed 000's
-//! five as the README configures them), coordination requirements checked
+//! scores, dimensions and the pass score from the configuration (five other
+//! dimensions as docs/verdict.md configures them), coordination requirements checked
 //! at the head commit and shown to the model, the Markdown summary beside
 //! every report, and re-planning with the revision context the next review
 //! shows.
@@ -212,24 +212,24 @@ fn a_score_that_is_not_an_integer_from_0_to_100_gets_one_correction_then_53() {
     );
 }
 
-/// The `toml` block of the README that configures seed 000's five
-/// dimensions.
-fn readme_seed_000_config() -> String {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let from = readme
-        .find("Seed 000's five dimensions")
-        .expect("the README shows seed 000's dimensions");
-    let block = &readme[from..];
+/// The `toml` block of docs/verdict.md that replaces the dimensions by five
+/// others.
+fn docs_five_dimensions_config() -> String {
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/verdict.md")).unwrap();
+    let from = page
+        .find("### Replacing the dimensions: an example")
+        .expect("docs/verdict.md shows five other dimensions");
+    let block = &page[from..];
     let start = block.find("```toml\n").unwrap() + "```toml\n".len();
     let end = block[start..].find("```").unwrap();
     block[start..start + end].to_string()
 }
 
 #[test]
-fn seed_000s_five_dimensions_are_the_readmes_configuration_away() {
+fn five_other_dimensions_are_the_docs_configuration_away() {
     let repo = repo::example();
-    let seed = readme_seed_000_config();
+    let seed = docs_five_dimensions_config();
     let answer = verdicts::approve_task_1();
     let server = ModelServer::start(move |req| {
         let mut answer = answer.clone();
