@@ -558,15 +558,11 @@ fn explain(chosen: &str, passed_over: &[String]) -> String {
     }
 }
 
-/// A commit id cut to the length people read (ten hex digits, as the
-/// messages and reports of speed print it).
+/// A commit id cut to the length people read: ten hex digits, the one
+/// length every message, report and page of speed prints (whole when
+/// shorter).
 pub fn short(commit: &str) -> &str {
-    abbreviate(commit, 10)
-}
-
-/// A commit id cut to `len` characters (whole when shorter).
-pub fn abbreviate(commit: &str, len: usize) -> &str {
-    commit.get(..len).unwrap_or(commit)
+    commit.get(..10).unwrap_or(commit)
 }
 
 /// One delta of a git2 diff as plain data; None for an unchanged entry.

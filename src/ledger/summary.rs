@@ -8,6 +8,7 @@
 
 use std::fmt::Write;
 
+use crate::git::short;
 use crate::severity::Severity;
 use crate::verdict::Kind;
 
@@ -339,10 +340,6 @@ fn cell(text: &str) -> String {
         out.push('…');
     }
     out.replace('|', "\\|")
-}
-
-fn short(commit: &str) -> &str {
-    commit.get(..10).unwrap_or(commit)
 }
 
 fn plural(n: usize) -> &'static str {

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use crate::exit::Outcome;
+use crate::git::short;
 use crate::ledger::Report;
 use crate::ledger::nits::Nit;
 use crate::review::Skipped;
@@ -889,10 +890,6 @@ fn place(file: Option<&String>, line: Option<u64>, end_line: Option<u64>) -> Str
         (Some(f), None, _) if !f.is_empty() => f.clone(),
         _ => "(no file)".to_string(),
     }
-}
-
-fn short(commit: &str) -> &str {
-    crate::git::abbreviate(commit, 7)
 }
 
 /// Entries a list of the report shows; the report file keeps them all.
