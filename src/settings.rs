@@ -48,14 +48,8 @@ pub const DEFAULT_MAX_PARTS: usize = 4;
 pub const DEFAULT_TOKENIZER: &str = "o200k_base";
 pub const DEFAULT_VISION_FILE: &str = "specs/product/overview.md";
 pub const DEFAULT_PROVIDER: Choice = Choice::Model(ProviderKind::OpenAi);
-pub const DEFAULT_TIMEOUT_SECS: f64 = 120.0;
-pub const DEFAULT_CONNECT_TIMEOUT_SECS: f64 = 10.0;
-pub const DEFAULT_MAX_RETRIES: u32 = 3;
 /// `speed review --collect`: how long to wait for a batch to end.
 pub const DEFAULT_COLLECT_WAIT_SECS: f64 = 60.0;
-pub const DEFAULT_RETRY_BASE_MS: u64 = 1000;
-pub const DEFAULT_SEED: u64 = 7;
-pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
 /// An answer larger than this (from a server or a command) is refused.
 pub const DEFAULT_MAX_ANSWER_BYTES: usize = crate::llm::DEFAULT_MAX_ANSWER_BYTES;
 
@@ -825,6 +819,8 @@ impl Values {
     }
 }
 
+/// `[llm]` as the file read it into `llm::Config`, with `--offline`,
+/// `--provider` and `--model` over it, and where each value came from.
 fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> llm::Config {
     let flag = if flags.offline {
         Some((Choice::Offline, "--offline"))
@@ -838,88 +834,83 @@ fn llm_values(r: &mut Recorder, f: &file::Llm, flags: &ValueArgs) -> llm::Config
     // Nothing says which model to ask: review with speed's checks alone,
     // so a fresh machine with no model server can still review.
     let unconfigured = flag.is_none()
-        && f.provider.is_none()
-        && f.base_url.is_none()
-        && f.model.is_none()
         && flags.model.is_none()
-        && f.command.is_none()
-        && f.api_key_env.is_none();
-    let provider = r.pick(
+        && !["provider", "base_url", "model", "command", "api_key_env"]
+            .iter()
+            .any(|key| f.has(key));
+    let mut config = f.config.clone();
+    let written = |key: &str| f.has(key).then_some(());
+    config.provider = r.pick(
         "llm.provider",
         flag,
-        f.provider,
+        written("provider").map(|()| config.provider),
         if unconfigured {
             Choice::Offline
         } else {
             DEFAULT_PROVIDER
         },
     );
-    let offline_note = (unconfigured && provider == Choice::Offline).then(|| {
+    config.offline_note = (unconfigured && config.provider == Choice::Offline).then(|| {
         "no model provider is configured ([llm] in .speed/config.toml, or --provider): \
          reviewing offline with speed's own checks"
             .to_string()
     });
-    let base_url = r.file("llm.base_url", f.base_url.clone().map(Some), None);
-    let model = r.pick(
+    let in_file = r.file.clone();
+    let source = |key: &str| {
+        if f.has(key) {
+            in_file.clone()
+        } else {
+            Source::Default
+        }
+    };
+    let base_url = source("base_url");
+    r.record("llm.base_url", &config.base_url, base_url);
+    config.model = r.pick(
         "llm.model",
         flags.model.clone().map(|m| (Some(m), "--model")),
-        f.model.clone().map(Some),
+        written("model").map(|()| config.model.clone()),
         None,
     );
-    let api_key_env = r.file("llm.api_key_env", f.api_key_env.clone().map(Some), None);
-    let command = r.file("llm.command", f.command.clone(), Vec::new());
-    let timeout = r.file("llm.timeout_secs", f.timeout_secs, DEFAULT_TIMEOUT_SECS);
-    let connect_timeout = r.file(
-        "llm.connect_timeout_secs",
-        f.connect_timeout_secs,
-        DEFAULT_CONNECT_TIMEOUT_SECS,
-    );
-    let max_retries = r.file("llm.max_retries", f.max_retries, DEFAULT_MAX_RETRIES);
-    let retry_base_ms = r.file("llm.retry_base_ms", f.retry_base_ms, DEFAULT_RETRY_BASE_MS);
-    llm::Config {
-        provider,
-        offline_note,
-        base_url,
-        model,
-        api_key_env,
-        command,
-        // In range (checked by `file`), so these cannot panic.
-        timeout: Duration::from_secs_f64(timeout),
-        connect_timeout: Duration::from_secs_f64(connect_timeout),
-        max_retries,
-        retry_base: Duration::from_millis(retry_base_ms),
-        temperature: r.file("llm.temperature", f.temperature, 0.0),
-        seed: r.file("llm.seed", f.seed, DEFAULT_SEED),
-        max_output_tokens: r.file(
-            "llm.max_output_tokens",
-            f.max_output_tokens,
-            DEFAULT_MAX_OUTPUT_TOKENS,
+    let c = &config;
+    let values = [
+        ("api_key_env", serde_json::json!(c.api_key_env)),
+        ("command", serde_json::json!(c.command)),
+        ("timeout_secs", serde_json::json!(c.timeout.as_secs_f64())),
+        (
+            "connect_timeout_secs",
+            serde_json::json!(c.connect_timeout.as_secs_f64()),
         ),
-        structured_output: r.file("llm.structured_output", f.structured_output, false),
-        cache_read_discount: r.file(
-            "llm.cache_read_discount",
-            f.cache_read_discount.map(Some),
-            None,
+        ("max_retries", serde_json::json!(c.max_retries)),
+        (
+            "retry_base_ms",
+            serde_json::json!(c.retry_base.as_millis() as u64),
         ),
-        batch_discount: r.file("llm.batch_discount", f.batch_discount.map(Some), None),
-        rpm: r.file("llm.rpm", f.rpm.map(Some), None),
-        tpm: r.file("llm.tpm", f.tpm.map(Some), None),
-        max_answer_bytes: r.file(
-            "llm.max_answer_bytes",
-            f.max_answer_bytes,
-            DEFAULT_MAX_ANSWER_BYTES,
+        ("temperature", serde_json::json!(c.temperature)),
+        ("seed", serde_json::json!(c.seed)),
+        ("max_output_tokens", serde_json::json!(c.max_output_tokens)),
+        ("structured_output", serde_json::json!(c.structured_output)),
+        (
+            "cache_read_discount",
+            serde_json::json!(c.cache_read_discount),
         ),
-        price_input_per_mtok: r.file(
-            "llm.price_input_per_mtok",
-            f.price_input_per_mtok.map(Some),
-            None,
+        ("batch_discount", serde_json::json!(c.batch_discount)),
+        ("rpm", serde_json::json!(c.rpm)),
+        ("tpm", serde_json::json!(c.tpm)),
+        ("max_answer_bytes", serde_json::json!(c.max_answer_bytes)),
+        (
+            "price_input_per_mtok",
+            serde_json::json!(c.price_input_per_mtok),
         ),
-        price_output_per_mtok: r.file(
-            "llm.price_output_per_mtok",
-            f.price_output_per_mtok.map(Some),
-            None,
+        (
+            "price_output_per_mtok",
+            serde_json::json!(c.price_output_per_mtok),
         ),
+    ];
+    for (key, value) in values {
+        let source = source(key);
+        r.record(&format!("llm.{key}"), &value, source);
     }
+    config
 }
 
 fn guardian_values(

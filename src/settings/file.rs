@@ -99,28 +99,21 @@ pub struct Git {
     pub main_branch: Option<String>,
 }
 
+/// `[llm]`, read straight into the part's own type over its defaults
+/// (`llm::Config::default()`), so the keys are named once, there. `set`
+/// names the keys the file wrote: `settings` says where each value came
+/// from, and knows whether the file configures a model at all.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Llm {
-    pub provider: Option<Choice>,
-    pub base_url: Option<String>,
-    pub model: Option<String>,
-    pub api_key_env: Option<String>,
-    pub command: Option<Vec<String>>,
-    pub timeout_secs: Option<f64>,
-    pub connect_timeout_secs: Option<f64>,
-    pub max_retries: Option<u32>,
-    pub retry_base_ms: Option<u64>,
-    pub temperature: Option<f64>,
-    pub seed: Option<u64>,
-    pub max_output_tokens: Option<u32>,
-    pub structured_output: Option<bool>,
-    pub cache_read_discount: Option<f64>,
-    pub batch_discount: Option<f64>,
-    pub rpm: Option<u32>,
-    pub tpm: Option<u32>,
-    pub max_answer_bytes: Option<usize>,
-    pub price_input_per_mtok: Option<f64>,
-    pub price_output_per_mtok: Option<f64>,
+    pub config: crate::llm::Config,
+    pub set: Vec<&'static str>,
+}
+
+impl Llm {
+    /// Whether the file wrote `[llm] key`.
+    pub fn has(&self, key: &str) -> bool {
+        self.set.contains(&key)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -628,35 +621,83 @@ impl Reader<'_> {
 
     fn llm(&mut self, t: &Table) -> Llm {
         self.check_keys(t, keys("llm"));
-        let provider = self
-            .word(t, "provider", Choice::WORDS)
-            .and_then(|w| Choice::parse(&w));
-        Llm {
-            provider,
-            base_url: self.url(t, "base_url"),
-            model: self.string(t, "model"),
-            api_key_env: self.variable_name(t, "api_key_env"),
-            command: self.strings(t, "command", false),
-            timeout_secs: self.seconds(t, "timeout_secs", limits::MAX_TIMEOUT_SECS),
-            connect_timeout_secs: self.seconds(
-                t,
-                "connect_timeout_secs",
-                limits::MAX_CONNECT_TIMEOUT_SECS,
-            ),
-            max_retries: self.u32(t, "max_retries", limits::MAX_RETRIES),
-            retry_base_ms: self.u64(t, "retry_base_ms", limits::RETRY_BASE_MS),
-            temperature: self.number(t, "temperature", limits::TEMPERATURE, "a number"),
-            seed: self.u64(t, "seed", 0..=i64::MAX),
-            max_output_tokens: self.u32(t, "max_output_tokens", limits::MAX_OUTPUT_TOKENS),
-            structured_output: self.bool(t, "structured_output"),
-            cache_read_discount: self.discount(t, "cache_read_discount"),
-            batch_discount: self.discount(t, "batch_discount"),
-            rpm: self.u32(t, "rpm", limits::RPM),
-            tpm: self.u32(t, "tpm", limits::TPM),
-            max_answer_bytes: self.usize(t, "max_answer_bytes", limits::MAX_ANSWER_BYTES),
-            price_input_per_mtok: self.price(t, "price_input_per_mtok"),
-            price_output_per_mtok: self.price(t, "price_output_per_mtok"),
+        let mut c = crate::llm::Config::default();
+        // Each value read replaces the part's default; one that is absent
+        // or wrong leaves it (a wrong one makes the file an error anyway).
+        fn put<T>(slot: &mut T, value: Option<T>) {
+            if let Some(value) = value {
+                *slot = value;
+            }
         }
+        let secs = |s: Option<f64>| s.map(std::time::Duration::from_secs_f64);
+        put(
+            &mut c.provider,
+            self.word(t, "provider", Choice::WORDS)
+                .and_then(|w| Choice::parse(&w)),
+        );
+        put(&mut c.base_url, self.url(t, "base_url").map(Some));
+        put(&mut c.model, self.string(t, "model").map(Some));
+        put(
+            &mut c.api_key_env,
+            self.variable_name(t, "api_key_env").map(Some),
+        );
+        put(&mut c.command, self.strings(t, "command", false));
+        // In range (checked here), so the durations cannot panic.
+        put(
+            &mut c.timeout,
+            secs(self.seconds(t, "timeout_secs", limits::MAX_TIMEOUT_SECS)),
+        );
+        put(
+            &mut c.connect_timeout,
+            secs(self.seconds(t, "connect_timeout_secs", limits::MAX_CONNECT_TIMEOUT_SECS)),
+        );
+        put(
+            &mut c.max_retries,
+            self.u32(t, "max_retries", limits::MAX_RETRIES),
+        );
+        put(
+            &mut c.retry_base,
+            self.u64(t, "retry_base_ms", limits::RETRY_BASE_MS)
+                .map(std::time::Duration::from_millis),
+        );
+        put(
+            &mut c.temperature,
+            self.number(t, "temperature", limits::TEMPERATURE, "a number"),
+        );
+        put(&mut c.seed, self.u64(t, "seed", 0..=i64::MAX));
+        put(
+            &mut c.max_output_tokens,
+            self.u32(t, "max_output_tokens", limits::MAX_OUTPUT_TOKENS),
+        );
+        put(&mut c.structured_output, self.bool(t, "structured_output"));
+        put(
+            &mut c.cache_read_discount,
+            self.discount(t, "cache_read_discount").map(Some),
+        );
+        put(
+            &mut c.batch_discount,
+            self.discount(t, "batch_discount").map(Some),
+        );
+        put(&mut c.rpm, self.u32(t, "rpm", limits::RPM).map(Some));
+        put(&mut c.tpm, self.u32(t, "tpm", limits::TPM).map(Some));
+        put(
+            &mut c.max_answer_bytes,
+            self.usize(t, "max_answer_bytes", limits::MAX_ANSWER_BYTES),
+        );
+        put(
+            &mut c.price_input_per_mtok,
+            self.price(t, "price_input_per_mtok").map(Some),
+        );
+        put(
+            &mut c.price_output_per_mtok,
+            self.price(t, "price_output_per_mtok").map(Some),
+        );
+        let set = keys("llm")
+            .iter()
+            .copied()
+            .filter(|key| t.get(key).is_some())
+            .collect();
+        Llm { config: c, set }
     }
 
     fn price(&mut self, t: &Table, key: &str) -> Option<f64> {
@@ -1040,10 +1081,11 @@ unknown = "allow"
         let f = parse(text, "cfg.toml").unwrap();
         assert_eq!(f.git.main_branch.as_deref(), Some("main"));
         assert_eq!(
-            f.llm.provider,
-            Some(Choice::Model(crate::llm::ProviderKind::OpenAi))
+            f.llm.config.provider,
+            Choice::Model(crate::llm::ProviderKind::OpenAi)
         );
-        assert_eq!(f.llm.timeout_secs, Some(120.0));
+        assert!(f.llm.has("provider") && f.llm.has("timeout_secs") && !f.llm.has("seed"));
+        assert_eq!(f.llm.config.timeout, std::time::Duration::from_secs(120));
         assert_eq!(f.review.token_budget, Some(60000));
         assert_eq!(f.guardian.enabled, Some(true));
         assert_eq!(
@@ -1180,9 +1222,9 @@ unknown = "allow"
             "c",
         )
         .unwrap();
-        assert_eq!(f.llm.timeout_secs, Some(0.5));
-        assert_eq!(f.llm.seed, Some(16));
-        assert_eq!(f.llm.rpm, Some(1000));
+        assert_eq!(f.llm.config.timeout, std::time::Duration::from_millis(500));
+        assert_eq!(f.llm.config.seed, 16);
+        assert_eq!(f.llm.config.rpm, Some(1000));
         assert_eq!(f.review.token_budget, Some(60000));
     }
 
@@ -1217,7 +1259,7 @@ unknown = "allow"
             "c",
         )
         .unwrap();
-        assert_eq!(f.llm.provider, Some(Choice::Offline));
+        assert_eq!(f.llm.config.provider, Choice::Offline);
         assert_eq!(f.checks.levels, [(Check::Secret, None)]);
     }
 
@@ -1230,6 +1272,7 @@ unknown = "allow"
             parse("[llm]\napi_key_env = \"MY_KEY_2\"\n", "c")
                 .unwrap()
                 .llm
+                .config
                 .api_key_env
                 .as_deref(),
             Some("MY_KEY_2")
