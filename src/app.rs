@@ -346,6 +346,9 @@ fn review_command(
             eprintln!("error: {err}");
         }
     }
+    for again in &plan.reselected {
+        eprintln!("note: {}: {}", again.label(), again.reason);
+    }
     if plan.subjects.is_empty() {
         return Ok(nothing_to_review(&ctx.root, settings, &plan, colors));
     }

@@ -322,10 +322,19 @@ impl Settings {
                 (CommandSettings::SpecReview(Box::new(spec)), notices)
             }
             Command::Completions(args) => (CommandSettings::Completions(args.shell.into()), none()),
-            Command::Show(args) => (
-                CommandSettings::Show(history::show(args, r.config_flag.as_deref())?),
-                none(),
-            ),
+            Command::Show(args) => {
+                // Only to say whether an approval covers the subject now: a
+                // repository without a main branch still shows its reviews.
+                let main = r
+                    .locate(None)
+                    .ok()
+                    .and_then(|located| located.main.ok())
+                    .map(|found| found.branch);
+                (
+                    CommandSettings::Show(history::show(args, r.config_flag.as_deref(), main)?),
+                    none(),
+                )
+            }
             Command::History(args) => (
                 CommandSettings::History(history::history(args, r.config_flag.as_deref())?),
                 none(),

@@ -496,37 +496,22 @@ fn covered_text(arrival: &Arrival, cover: &Cover) -> String {
                 arrival.work.label()
             )
         }
-        Cover::SameDiff { head, .. } => format!(
-            "{} at {at}: the same diff was approved at {} against unchanged specs",
-            arrival.work.label(),
-            short(head)
-        ),
         Cover::HumanApproved { by, .. } => format!(
             "{} approved at {at}, confirmed by {by}",
             arrival.work.label()
+        ),
+        Cover::SameDiff { .. } | Cover::TaskFile { .. } => format!(
+            "{} at {at}: {}",
+            arrival.work.label(),
+            cover.describe(&arrival.commit)
         ),
     }
 }
 
 fn miss_text(arrival: &Arrival) -> String {
     let why = match arrival.verdict.as_ref().err() {
-        Some(Miss::NeverReviewed) | None => "no review approved this commit".to_string(),
-        Some(Miss::ChangesRequested { at }) => {
-            format!("its last review requested changes ({at})")
-        }
-        Some(Miss::OnlyChecks { at }) => format!(
-            "only an offline review ran ({at}): speed's checks passed, but no model checked the spec"
-        ),
-        Some(Miss::SpecChanged { path, head }) => format!(
-            "the same diff was approved at {}, but {path} has changed on the main branch since",
-            short(head)
-        ),
-        Some(Miss::AwaitingHuman { at }) => format!(
-            "the model approved it ({at}), and the approval waits for a person (review.human): speed approve or speed reject"
-        ),
-        Some(Miss::HumanRejected { by, at }) => {
-            format!("a person ({by}) rejected the model's approval ({at})")
-        }
+        Some(miss) => miss.describe(&arrival.commit),
+        None => Miss::NeverReviewed.describe(&arrival.commit),
     };
     let mut text = format!(
         "\n  {}, branch {}, commit {}: {why}\n",

@@ -7,13 +7,15 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
+use crate::defects;
 use crate::exit::Outcome;
-use crate::git::Repository;
+use crate::git::{MainBranch, Repository, short};
 use crate::history;
-use crate::ledger::{self, Report};
+use crate::ledger::{self, Report, covers};
 use crate::render::{self, Format};
 use crate::settings::{ShowSettings, Shown};
 use crate::tasks;
+use crate::work::{self, DefectReview, Subject};
 
 use super::{Colors, out};
 
@@ -43,10 +45,71 @@ pub(super) fn show_command(
         }
         Format::Markdown => render::markdown::report(&saved.report, saved.reviewed_at.as_deref()),
         Format::Html => review_page(&root, &[(&saved.report, saved.reviewed_at.as_deref())]),
-        _ => render::show::human(&saved, settings.nth, &colors.stdout),
+        _ => {
+            let mut text = render::show::human(&saved, settings.nth, &colors.stdout);
+            if let Some(main) = &settings.main {
+                if let Some(line) = covered_now(&repo, main, &saved.report) {
+                    text.push_str(&format!("{line}\n"));
+                }
+            }
+            text
+        }
     };
     out(&text);
     Ok(Outcome::Approved)
+}
+
+/// Whether an approval covers the shown review's task or defect now, at
+/// its branch's current head and against the specs on the main branch
+/// (`ledger::covers`, the answer batch mode and the merge gate give); None
+/// for a branch reviewed without a task, or a subject that is gone.
+fn covered_now(repo: &Repository, main: &MainBranch, report: &Report) -> Option<String> {
+    let root = repo.root();
+    let subject = match (&report.task_id, &report.defect) {
+        (Some(id), _) => Subject::Task(Box::new(
+            tasks::Store::open(root)
+                .find(id, report.feature.as_deref())
+                .ok()?,
+        )),
+        (None, Some(block)) => Subject::Defect(Box::new(DefectReview::new(
+            defects::Store::open(root).find(&block.name).ok()?,
+            false,
+        ))),
+        (None, None) => return None,
+    };
+    let work = subject.work()?;
+    let label = work.label();
+    let resolved = match work::resolve(repo, main, &subject) {
+        Ok(resolved) => resolved,
+        Err(err) => return Some(format!("Now: {label} cannot be diffed ({err}).")),
+    };
+    let head = &resolved.diff.head_commit;
+    let store = ledger::verdicts::Store::open(root);
+    let answer = covers::covers(
+        &covers::Ground {
+            repo,
+            main,
+            store: &store,
+        },
+        &covers::Question {
+            work: &work,
+            commit: head,
+            current: covers::Current::Diff(&resolved.diff.sha256),
+            task: subject.task(),
+        },
+    );
+    Some(match answer.verdict {
+        Ok(cover) => format!(
+            "Now: {label} at {} is covered: {}.",
+            short(head),
+            cover.describe(head)
+        ),
+        Err(miss) => format!(
+            "Now: {label} at {} is not covered: {}.",
+            short(head),
+            miss.describe(head)
+        ),
+    })
 }
 
 fn show_session(root: &Path, feature: &str, format: Format) -> anyhow::Result<Outcome> {

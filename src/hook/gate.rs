@@ -8,20 +8,18 @@
 //! of a task stacked on another arrives with that other task. Non-merge
 //! commits that belong to no task or defect are listed as unknown.
 //!
-//! Covered means: a review approved this commit (or a person overrode its
-//! review), or a review approved the same diff against spec documents that
-//! are unchanged on the main branch. An approval that waits for a person
-//! (`review.human`) covers nothing until `speed approve` confirms it at
-//! that commit. It reads git objects, task and defect
-//! files, the verdict cache and the review log; never an index, a tokenizer
-//! or a model.
+//! Whether an approval covers each arrival is `ledger::covers`'s answer, the
+//! one batch mode and `speed show` give too. It reads git objects, task and
+//! defect files, the verdict cache and the review log; never an index, a
+//! tokenizer or a model.
 
-use crate::git::short;
 use std::collections::{HashMap, HashSet};
 
 use crate::git::{CommitNode, MainBranch, Repository};
-use crate::ledger::verdicts::{self, Decision, Record, Trust};
-use crate::work::{self, Subject, Work};
+use crate::ledger::covers::{self, Current, Ground, Question};
+pub use crate::ledger::covers::{Cover, Miss};
+use crate::ledger::verdicts;
+use crate::work::{Subject, Work};
 
 use super::Error;
 use super::owners::Owner;
@@ -29,10 +27,6 @@ use super::owners::Owner;
 /// More new commits than this in one merge or push is refused rather than
 /// walked (the time limit would stop it anyway; this says why).
 const MAX_COMMITS: usize = 200_000;
-
-/// Files whose records a commit could forge by carrying them.
-const CACHE_PATH: &str = ".speed/cache";
-const LOG_PATH: &str = ".speed/reviews/log.jsonl";
 
 /// What a merge or a push brings in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,54 +37,6 @@ pub struct Incoming {
     /// remote's old commit or, for a new branch, what the remote was last
     /// seen to have. Commits this repository lacks are left out.
     pub known: Vec<String>,
-}
-
-/// Why a commit is covered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Cover {
-    Approved {
-        at: String,
-        source: verdicts::Source,
-    },
-    Overridden {
-        by: String,
-        reason: String,
-        at: String,
-    },
-    /// A review of `head` approved the same diff, and its spec documents
-    /// are unchanged.
-    SameDiff { head: String, at: String },
-    /// A person confirmed the model's approval (`speed approve`).
-    HumanApproved { by: String, at: String },
-}
-
-/// Why a commit is not covered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Miss {
-    NeverReviewed,
-    ChangesRequested {
-        at: String,
-    },
-    /// An offline review passed the checks; no model checked the spec.
-    OnlyChecks {
-        at: String,
-    },
-    /// The same diff was approved, but a spec it was reviewed against has
-    /// changed since (or is gone) on the main branch.
-    SpecChanged {
-        path: String,
-        head: String,
-    },
-    /// The model approved, and the approval waits for a person
-    /// (`review.human`): `speed approve` or `speed reject`.
-    AwaitingHuman {
-        at: String,
-    },
-    /// A person turned the model's approval down (`speed reject`).
-    HumanRejected {
-        by: String,
-        at: String,
-    },
 }
 
 /// A piece of work arriving at a commit, and the verdict on it.
@@ -285,158 +231,42 @@ impl Gate<'_> {
         })
     }
 
-    /// Whether `commit` of `owner`'s work is covered.
+    /// Whether `commit` of `owner`'s work is covered (`ledger::covers`
+    /// decides; the task file is not one of its sources here, since a
+    /// branch can carry a task file of its own making).
     fn judge(&self, owner: &Owner, commit: String, head: String) -> Result<Arrival, Error> {
         let mut notes: Vec<String> = owner.problem.iter().cloned().collect();
-        let trust = Trust {
-            cache: !self.repo.tracks(&commit, CACHE_PATH)?,
-            log: !self.repo.tracks(&commit, LOG_PATH)?,
+        let subject = owner
+            .task
+            .as_ref()
+            .map(|task| Subject::Task(Box::new((**task).clone())));
+        let current = match &subject {
+            Some(subject) if commit == head => Current::Of(subject),
+            _ => Current::NotTheHead,
         };
-        for (trusted, path) in [(trust.cache, CACHE_PATH), (trust.log, LOG_PATH)] {
-            if !trusted {
-                notes.push(format!(
-                    "commit {} carries {path}: records there could come from the branch itself, so they are not used",
-                    short(&commit)
-                ));
-            }
-        }
-        let found = self.store.at_head(&commit, &owner.work, trust);
-        notes.extend(found.notes.iter().cloned());
-        let mut verdict = decide_at_head(&found);
-        if verdict == Err(Miss::NeverReviewed) && commit == head && trust.cache {
-            if let Some(task) = &owner.task {
-                verdict = self.same_diff(owner, task, &mut notes);
-            }
-        }
+        let ground = Ground {
+            repo: self.repo,
+            main: self.main,
+            store: self.store,
+        };
+        let answer = covers::covers(
+            &ground,
+            &Question {
+                work: &owner.work,
+                commit: &commit,
+                current,
+                task: None,
+            },
+        );
+        notes.extend(answer.notes);
         Ok(Arrival {
             work: owner.work.clone(),
             branch: owner.branch.clone(),
             commit,
             head,
-            verdict,
+            verdict: answer.verdict,
             notes,
         })
-    }
-
-    /// Coverage by a review of the same diff against unchanged specs.
-    fn same_diff(
-        &self,
-        owner: &Owner,
-        task: &crate::tasks::Task,
-        notes: &mut Vec<String>,
-    ) -> Result<Cover, Miss> {
-        let subject = Subject::Task(Box::new(task.clone()));
-        let diff = match work::resolve(self.repo, self.main, &subject) {
-            Ok(resolved) => resolved.diff,
-            Err(err) => {
-                notes.push(format!("could not diff {}: {err}", owner.branch));
-                return Err(Miss::NeverReviewed);
-            }
-        };
-        let found = self.store.with_diff(&diff.sha256, &owner.work);
-        notes.extend(found.notes.iter().cloned());
-        let Some(last) = found.records.last() else {
-            return Err(Miss::NeverReviewed);
-        };
-        match last.decision {
-            Decision::Approve if last.awaiting_human => Err(Miss::AwaitingHuman {
-                at: last.at.clone(),
-            }),
-            Decision::Approve => match self.changed_spec(last) {
-                None => Ok(Cover::SameDiff {
-                    head: last.head_commit.clone(),
-                    at: last.at.clone(),
-                }),
-                Some(path) => Err(Miss::SpecChanged {
-                    path,
-                    head: last.head_commit.clone(),
-                }),
-            },
-            Decision::RequestChanges => Err(Miss::ChangesRequested {
-                at: last.at.clone(),
-            }),
-            // Not kept by diff: a person's word covers the head it was given at.
-            Decision::ChecksPassed
-            | Decision::Override
-            | Decision::HumanApprove
-            | Decision::HumanReject
-            | Decision::Skipped => Err(Miss::NeverReviewed),
-        }
-    }
-
-    /// The first spec document of a review that reads differently on the
-    /// main branch now; a review that recorded none proves nothing.
-    fn changed_spec(&self, record: &Record) -> Option<String> {
-        if record.specs.is_empty() {
-            return Some("(the review recorded no spec)".to_string());
-        }
-        record
-            .specs
-            .iter()
-            .find(
-                |spec| match self.repo.read_file(&self.main.commit, &spec.path) {
-                    Ok(Some(bytes)) => {
-                        crate::digest::sha256_text(&String::from_utf8_lossy(&bytes)) != spec.sha256
-                    }
-                    // Gone, or unreadable: not the spec that was reviewed.
-                    _ => true,
-                },
-            )
-            .map(|spec| spec.path.clone())
-    }
-}
-
-/// What the records at a head say: an override covers whatever was
-/// reviewed; otherwise the latest review that judged the spec, or a
-/// person's word on its approval, decides (an offline review's
-/// `checks_passed` and a person's skip neither cover nor revoke; the
-/// former says why nothing covers a head no model judged). An approval
-/// that waits for a person covers nothing.
-fn decide_at_head(found: &verdicts::Found) -> Result<Cover, Miss> {
-    if let Some(r) = found
-        .records
-        .iter()
-        .rev()
-        .find(|r| r.decision == Decision::Override)
-    {
-        return Ok(Cover::Overridden {
-            by: r.by.clone().unwrap_or_default(),
-            reason: r.reason.clone().unwrap_or_default(),
-            at: r.at.clone(),
-        });
-    }
-    let judged = found
-        .records
-        .iter()
-        .rev()
-        .find(|r| !matches!(r.decision, Decision::ChecksPassed | Decision::Skipped));
-    let checked = found
-        .records
-        .iter()
-        .rev()
-        .find(|r| r.decision == Decision::ChecksPassed);
-    let at = |r: &Record| r.at.clone();
-    match judged {
-        Some(r) if r.decision == Decision::Approve && r.awaiting_human => {
-            Err(Miss::AwaitingHuman { at: at(r) })
-        }
-        Some(r) if r.decision == Decision::Approve => Ok(Cover::Approved {
-            at: at(r),
-            source: found.source,
-        }),
-        Some(r) if r.decision == Decision::HumanApprove => Ok(Cover::HumanApproved {
-            by: r.by.clone().unwrap_or_default(),
-            at: at(r),
-        }),
-        Some(r) if r.decision == Decision::HumanReject => Err(Miss::HumanRejected {
-            by: r.by.clone().unwrap_or_default(),
-            at: at(r),
-        }),
-        Some(r) => Err(Miss::ChangesRequested { at: at(r) }),
-        None => match checked {
-            Some(r) => Err(Miss::OnlyChecks { at: at(r) }),
-            None => Err(Miss::NeverReviewed),
-        },
     }
 }
 
@@ -458,103 +288,6 @@ fn reachable<'g>(graph: &HashMap<&'g str, &'g CommitNode>, from: &[&'g str]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ledger::verdicts::{Found, Source};
-
-    fn found(decisions: &[Decision]) -> Found {
-        Found {
-            records: decisions
-                .iter()
-                .enumerate()
-                .map(|(i, d)| Record {
-                    task: Some("3".into()),
-                    feature: None,
-                    defect: None,
-                    head_commit: "a".repeat(40),
-                    decision: *d,
-                    at: format!("t{i}"),
-                    diff: None,
-                    specs: Vec::new(),
-                    by: Some("Ann".into()),
-                    reason: Some("why".into()),
-                    via: None,
-                    awaiting_human: false,
-                })
-                .collect(),
-            source: Source::Cache,
-            notes: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn the_latest_review_decides_and_an_override_stands() {
-        use Decision::*;
-        assert!(matches!(
-            decide_at_head(&found(&[RequestChanges, Approve])),
-            Ok(Cover::Approved { .. })
-        ));
-        assert_eq!(
-            decide_at_head(&found(&[Approve, RequestChanges])),
-            Err(Miss::ChangesRequested { at: "t1".into() })
-        );
-        assert!(matches!(
-            decide_at_head(&found(&[Override, RequestChanges])),
-            Ok(Cover::Overridden { .. })
-        ));
-        assert_eq!(
-            decide_at_head(&found(&[ChecksPassed])),
-            Err(Miss::OnlyChecks { at: "t0".into() })
-        );
-        // An offline review after an approval revokes nothing.
-        assert!(matches!(
-            decide_at_head(&found(&[Approve, ChecksPassed])),
-            Ok(Cover::Approved { .. })
-        ));
-        assert_eq!(
-            decide_at_head(&found(&[RequestChanges, ChecksPassed])),
-            Err(Miss::ChangesRequested { at: "t0".into() })
-        );
-        assert_eq!(decide_at_head(&found(&[])), Err(Miss::NeverReviewed));
-    }
-
-    #[test]
-    fn an_approval_waiting_for_a_person_covers_only_once_a_person_approves() {
-        use Decision::*;
-        let mut waiting = found(&[Approve]);
-        waiting.records[0].awaiting_human = true;
-        assert_eq!(
-            decide_at_head(&waiting),
-            Err(Miss::AwaitingHuman { at: "t0".into() })
-        );
-        let mut more = found(&[Approve, Skipped, HumanApprove]);
-        more.records[0].awaiting_human = true;
-        assert_eq!(
-            decide_at_head(&more),
-            Ok(Cover::HumanApproved {
-                by: "Ann".into(),
-                at: "t2".into()
-            })
-        );
-        // A skip changes nothing; a rejection revokes.
-        let mut skipped = found(&[Approve, Skipped]);
-        skipped.records[0].awaiting_human = true;
-        assert!(matches!(
-            decide_at_head(&skipped),
-            Err(Miss::AwaitingHuman { .. })
-        ));
-        let mut rejected = found(&[Approve, HumanReject]);
-        rejected.records[0].awaiting_human = true;
-        assert!(matches!(
-            decide_at_head(&rejected),
-            Err(Miss::HumanRejected { .. })
-        ));
-        // A new review awaiting a person after a person's approval: waits again.
-        let mut again = found(&[Approve, HumanApprove, Approve]);
-        again.records[2].awaiting_human = true;
-        assert!(matches!(
-            decide_at_head(&again),
-            Err(Miss::AwaitingHuman { .. })
-        ));
-    }
 
     #[test]
     fn reachable_stays_inside_the_graph() {

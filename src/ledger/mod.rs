@@ -10,6 +10,7 @@
 
 pub mod batches;
 pub mod blocking;
+pub mod covers;
 pub mod history;
 pub mod human;
 pub mod locks;

@@ -336,6 +336,18 @@ pub struct Hashes {
     pub diff: String,
     pub spec: String,
     pub prompt: String,
+    /// Each spec file the review read, by the hash of its bytes: what an
+    /// approval covers besides the diff (`ledger::covers`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub spec_files: Vec<SpecFile>,
+}
+
+/// A spec document a review read, by content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecFile {
+    pub path: String,
+    /// `sha256:<hex>` of its bytes as read at the main branch's commit.
+    pub sha256: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

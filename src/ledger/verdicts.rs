@@ -24,7 +24,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::fsx;
-use crate::specs::Document;
 use crate::verdict;
 use crate::work::Work;
 
@@ -99,13 +98,7 @@ impl Decision {
     }
 }
 
-/// A spec document a review read, by content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SpecFile {
-    pub path: String,
-    /// `sha256:<hex>` of its text.
-    pub sha256: String,
-}
+pub use super::report::SpecFile;
 
 /// One decision about one head commit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,7 +176,11 @@ impl Record {
                 .and_then(Value::as_str)
                 .filter(|d| !d.is_empty())
                 .map(str::to_string),
-            specs: Vec::new(),
+            specs: line
+                .get("hashes")
+                .and_then(|h| h.get("spec_files"))
+                .and_then(|f| serde_json::from_value(f.clone()).ok())
+                .unwrap_or_default(),
             by: text("by"),
             reason: text("reason"),
             via: text("via"),
@@ -412,7 +409,7 @@ impl Store {
 /// Keep a completed review's decision about a task's head (after its log
 /// line is written, so the log stays the fuller record). It is a cache: a
 /// failure to write it costs a lookup in the log later, not the review.
-pub fn keep_review(root: &Path, work: Option<Work>, report: &Report, specs: &[Document]) {
+pub fn keep_review(root: &Path, work: Option<Work>, report: &Report) {
     let Some(work) = work else {
         return;
     };
@@ -434,13 +431,7 @@ pub fn keep_review(root: &Path, work: Option<Work>, report: &Report, specs: &[Do
         decision,
         at: now_rfc3339(),
         diff: Some(report.hashes.diff.clone()).filter(|d| !d.is_empty()),
-        specs: specs
-            .iter()
-            .map(|s| SpecFile {
-                path: s.path.clone(),
-                sha256: crate::digest::sha256_text(&s.text),
-            })
-            .collect(),
+        specs: report.hashes.spec_files.clone(),
         by: None,
         reason: None,
         via: None,
@@ -535,6 +526,14 @@ pub(super) fn ignore_in_git(area: &Path, cache_root: &Path) -> Result<(), Error>
         &path,
         b"# Written by speed: this folder is a cache, safe to delete.\n*\n",
     )?)
+}
+
+/// Whether a spec file's bytes are the ones a record's hash was taken of:
+/// the hash of the bytes (as speed records it), or of the text as an older
+/// speed hashed it (the same for a file that is valid UTF-8).
+pub fn spec_matches(recorded: &str, bytes: &[u8]) -> bool {
+    recorded == crate::digest::sha256(bytes)
+        || recorded == crate::digest::sha256_text(&String::from_utf8_lossy(bytes))
 }
 
 fn is_hex(text: &str) -> bool {

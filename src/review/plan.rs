@@ -7,11 +7,9 @@
 //! same diff. A task that
 //! cannot be read is reported, never skipped in silence.
 
-use std::collections::HashMap;
-
 use crate::defects::{self, Defect};
 use crate::git::Repository;
-use crate::ledger::{self, Report};
+use crate::ledger::{self, Report, covers};
 use crate::tasks::{self, Status, Task};
 use crate::work::{self, DefectReview, Subject};
 
@@ -36,6 +34,9 @@ pub struct Plan {
     pub other_shards: usize,
     /// Batch mode: the subjects waiting in a provider batch (in `skipped`).
     pub waiting: usize,
+    /// Approved tasks reviewed again, each with why: in batch mode, why its
+    /// approval no longer covers it; with `--task-id`, that one still does.
+    pub reselected: Vec<Skipped>,
 }
 
 /// The tasks (or the branch, or the defect) to review, from the target.
@@ -50,12 +51,18 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
         defects_read: 0,
         other_shards: 0,
         waiting: 0,
+        reselected: Vec::new(),
     };
     match &ctx.config.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
             for id in ids {
                 match store.find(id, feature.as_deref()) {
-                    Ok(task) => gathered.subjects.push(Subject::Task(Box::new(task))),
+                    Ok(task) => {
+                        if let Some(note) = still_covered(ctx, &task) {
+                            gathered.reselected.push(note);
+                        }
+                        gathered.subjects.push(Subject::Task(Box::new(task)));
+                    }
                     Err(err) => gathered.unreadable.push(Report::unreadable(
                         Some(id.clone()),
                         feature.clone(),
@@ -81,12 +88,14 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
                 None => gather_fixed_defects(ctx, &mut gathered)?,
                 Some(_) => Vec::new(),
             };
-            let (selected, skipped) = select(ctx, all, ctx.config.force)?;
+            let selected = select(ctx, all, ctx.config.force)?;
+            gathered.reselected = selected.reselected;
             gathered.subjects = selected
+                .tasks
                 .into_iter()
                 .map(|t| Subject::Task(Box::new(t)))
                 .collect();
-            gathered.skipped = skipped;
+            gathered.skipped = selected.skipped;
             let (selected, skipped) = select_defects(ctx, fixed, ctx.config.force)?;
             gathered.subjects.extend(
                 selected
@@ -162,6 +171,7 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
             .filter(|s| waiting(s) && !shard.owns(&key(s)))
             .count();
         gathered.skipped.retain(|s| shard.owns(&key(s)));
+        gathered.reselected.retain(|s| shard.owns(&key(s)));
     }
     Ok(gathered)
 }
@@ -231,17 +241,22 @@ impl Skipped {
     }
 }
 
-/// Every `done` task whose last approval does not cover its current diff;
-/// with `force`, approved ones too. A task whose diff cannot be computed is
-/// selected, so its error is reported rather than hidden.
-fn select(
-    ctx: &Context,
-    tasks: Vec<Task>,
-    force: bool,
-) -> Result<(Vec<Task>, Vec<Skipped>), Error> {
+/// Every `done` task whose last approval does not cover it now (its diff
+/// and its spec, as `ledger::covers` decides); with `force`, approved ones
+/// too. A task whose diff cannot be computed is selected, so its error is
+/// reported rather than hidden; an approved task that is selected says why
+/// its approval no longer covers it.
+fn select(ctx: &Context, tasks: Vec<Task>, force: bool) -> Result<Selected, Error> {
     let repo = Repository::open(&ctx.root)?;
+    let store = ledger::verdicts::Store::open(&ctx.root);
+    let ground = covers::Ground {
+        repo: &repo,
+        main: ctx.main(),
+        store: &store,
+    };
     let mut selected = Vec::new();
     let mut skipped = Vec::new();
+    let mut why = Vec::new();
     for task in tasks {
         if task.status != Status::Done {
             continue;
@@ -252,39 +267,101 @@ fn select(
             continue;
         }
         let subject = Subject::Task(Box::new(task.clone()));
-        let reason = work::resolve(&repo, ctx.main(), &subject)
-            .ok()
-            .and_then(|resolved| {
-                let head_time = repo.commit_time(&resolved.diff.head_commit).ok();
-                covered(&task, &resolved.diff.sha256, head_time)
-            });
-        let waiting = tasks::human::pending(&task);
-        match (reason, waiting) {
-            (Some(_), Some(pending)) => skipped.push(Skipped {
-                task_id: Some(task.id.clone()),
-                defect: None,
-                feature: task.feature.clone(),
-                reason: format!(
-                    "approved by the model at its current diff, waiting for a person's review since {} (speed approve or speed reject): not covered until then",
-                    pending.requested_at
+        let Ok(resolved) = work::resolve(&repo, ctx.main(), &subject) else {
+            selected.push(task);
+            continue;
+        };
+        let head = &resolved.diff.head_commit;
+        let answer = covers::covers(
+            &ground,
+            &covers::Question {
+                work: &work::Work::of_task(&task),
+                commit: head,
+                current: covers::Current::Diff(&resolved.diff.sha256),
+                task: Some(&task),
+            },
+        );
+        let skip = |reason: String, awaiting_human: bool| Skipped {
+            task_id: Some(task.id.clone()),
+            defect: None,
+            feature: task.feature.clone(),
+            reason,
+            awaiting_human,
+        };
+        match answer.verdict {
+            Ok(cover) => skipped.push(skip(cover.describe(head), false)),
+            Err(covers::Miss::AwaitingHuman { at }) => skipped.push(skip(
+                format!(
+                    "approved by the model at its current diff, waiting for a person's review since {at} (speed approve or speed reject): not covered until then"
                 ),
-                awaiting_human: true,
-            }),
-            (Some(reason), None) => skipped.push(Skipped {
-                task_id: Some(task.id.clone()),
-                defect: None,
-                feature: task.feature.clone(),
-                reason,
-                awaiting_human: false,
-            }),
-            (None, _) => selected.push(task),
+                true,
+            )),
+            Err(miss) => {
+                why.push(skip(
+                    format!(
+                        "reviewed again: its approval does not cover it now: {}",
+                        miss.describe(head)
+                    ),
+                    false,
+                ));
+                selected.push(task);
+            }
         }
     }
-    Ok((selected, skipped))
+    Ok(Selected {
+        tasks: selected,
+        skipped,
+        reselected: why,
+    })
 }
 
-/// The fixed defects a batch reviews: each whose last review in the log
-/// did not approve its current diff; with `force`, all of them. A defect
+/// Batch mode's choice among the `done` tasks.
+struct Selected {
+    tasks: Vec<Task>,
+    skipped: Vec<Skipped>,
+    /// Approved tasks reviewed again, each with why.
+    reselected: Vec<Skipped>,
+}
+
+/// A task named with `--task-id` whose approval covers it now: it is
+/// reviewed as asked, and the user is told the approval stood.
+fn still_covered(ctx: &Context, task: &Task) -> Option<Skipped> {
+    if task.review_verdict.as_deref() != Some("approve") || ctx.config.dry_run {
+        return None;
+    }
+    let repo = Repository::open(&ctx.root).ok()?;
+    let store = ledger::verdicts::Store::open(&ctx.root);
+    let subject = Subject::Task(Box::new(task.clone()));
+    let resolved = work::resolve(&repo, ctx.main(), &subject).ok()?;
+    let head = &resolved.diff.head_commit;
+    let answer = covers::covers(
+        &covers::Ground {
+            repo: &repo,
+            main: ctx.main(),
+            store: &store,
+        },
+        &covers::Question {
+            work: &work::Work::of_task(task),
+            commit: head,
+            current: covers::Current::Diff(&resolved.diff.sha256),
+            task: Some(task),
+        },
+    );
+    let cover = answer.verdict.ok()?;
+    Some(Skipped {
+        task_id: Some(task.id.clone()),
+        defect: None,
+        feature: task.feature.clone(),
+        reason: format!(
+            "its approval covers it already ({}): reviewed again, as --task-id asks",
+            cover.describe(head)
+        ),
+        awaiting_human: false,
+    })
+}
+
+/// The fixed defects a batch reviews: each that no approval covers now
+/// (`ledger::covers`, as for tasks); with `force`, all of them. A defect
 /// whose diff cannot be computed is selected, so its error is reported.
 fn select_defects(
     ctx: &Context,
@@ -295,106 +372,42 @@ fn select_defects(
         return Ok((defects, Vec::new()));
     }
     let repo = Repository::open(&ctx.root)?;
-    let last = last_defect_reviews(&ctx.root);
+    let store = ledger::verdicts::Store::open(&ctx.root);
+    let ground = covers::Ground {
+        repo: &repo,
+        main: ctx.main(),
+        store: &store,
+    };
     let mut selected = Vec::new();
     let mut skipped = Vec::new();
     for defect in defects {
-        let Some((decision, diff_hash)) = last.get(&defect.name) else {
+        let subject = Subject::Defect(Box::new(DefectReview::new(defect.clone(), false)));
+        let Ok(resolved) = work::resolve(&repo, ctx.main(), &subject) else {
             selected.push(defect);
             continue;
         };
-        let subject = Subject::Defect(Box::new(DefectReview::new(defect.clone(), false)));
-        let current = work::resolve(&repo, ctx.main(), &subject)
-            .ok()
-            .map(|resolved| resolved.diff.sha256);
-        if decision == "approve" && current.as_deref() == Some(diff_hash.as_str()) {
-            skipped.push(Skipped {
+        let head = &resolved.diff.head_commit;
+        let answer = covers::covers(
+            &ground,
+            &covers::Question {
+                work: &work::Work::Defect {
+                    name: defect.name.clone(),
+                },
+                commit: head,
+                current: covers::Current::Diff(&resolved.diff.sha256),
+                task: None,
+            },
+        );
+        match answer.verdict {
+            Ok(cover) => skipped.push(Skipped {
                 task_id: None,
                 defect: Some(defect.name.clone()),
                 feature: None,
-                reason: "approved at its current diff".to_string(),
+                reason: cover.describe(head),
                 awaiting_human: false,
-            });
-        } else {
-            selected.push(defect);
+            }),
+            Err(_) => selected.push(defect),
         }
     }
     Ok((selected, skipped))
-}
-
-/// The last decided review of each defect in the review log: its decision
-/// and the hash of the diff it saw. A line that cannot be read is passed
-/// over: the log is the record, not an input that could approve anything.
-fn last_defect_reviews(root: &std::path::Path) -> HashMap<String, (String, String)> {
-    let mut last = HashMap::new();
-    let Ok(text) = std::fs::read_to_string(root.join(ledger::LOG_FILE)) else {
-        return last;
-    };
-    for line in text.lines() {
-        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let (Some(name), Some(decision), Some(diff)) = (
-            value["defect"].as_str(),
-            value["decision"].as_str(),
-            value["hashes"]["diff"].as_str(),
-        ) else {
-            continue;
-        };
-        last.insert(name.to_string(), (decision.to_string(), diff.to_string()));
-    }
-    last
-}
-
-/// Why an approved task's approval still covers its branch, if it does: it
-/// was given to this very diff, or (an approval written before speed
-/// recorded `reviewed_diff`) the branch's head commit is not newer than the
-/// approval's `reviewed_at`.
-fn covered(task: &Task, diff_hash: &str, head_time: Option<i64>) -> Option<String> {
-    if let Some(reviewed) = &task.reviewed_diff {
-        return (reviewed == diff_hash).then(|| "approved at its current diff".to_string());
-    }
-    let at = task.reviewed_at.as_deref()?;
-    let approved = humantime::parse_rfc3339_weak(at.trim()).ok()?;
-    let approved = approved
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs();
-    let head_time = u64::try_from(head_time?).ok()?;
-    (head_time <= approved)
-        .then(|| format!("approved at {at}, and its head commit is not newer than that approval"))
-}
-
-#[cfg(test)]
-mod tests {
-    use std::path::Path;
-
-    use super::*;
-
-    fn task(text: &str) -> Task {
-        Task::parse(Path::new(".speed/tasks/1.json"), None, text).unwrap()
-    }
-
-    #[test]
-    fn an_approval_covers_its_own_diff_only() {
-        let t = task(r#"{"reviewed_diff": "sha256:a", "reviewed_at": "2030-01-01T00:00:00Z"}"#);
-        assert!(covered(&t, "sha256:a", Some(0)).is_some());
-        // A recorded diff decides, whatever the times say.
-        assert_eq!(covered(&t, "sha256:b", Some(0)), None);
-    }
-
-    #[test]
-    fn an_older_approval_covers_a_head_not_newer_than_it() {
-        // 2026-03-15T03:34:11Z is 1773545651.
-        let t = task(r#"{"review_verdict": "approve", "reviewed_at": "2026-03-15T03:34:11Z"}"#);
-        assert!(covered(&t, "sha256:x", Some(1_773_545_651)).is_some());
-        assert!(covered(&t, "sha256:x", Some(1_773_545_000)).is_some());
-        assert_eq!(covered(&t, "sha256:x", Some(1_773_545_652)), None);
-        assert_eq!(covered(&t, "sha256:x", None), None);
-        let millis = task(r#"{"reviewed_at": "2026-03-15T03:34:11.500Z"}"#);
-        assert!(covered(&millis, "sha256:x", Some(1_773_545_651)).is_some());
-        for unreadable in [r#"{}"#, r#"{"reviewed_at": "yesterday"}"#] {
-            assert_eq!(covered(&task(unreadable), "sha256:x", Some(0)), None);
-        }
-    }
 }

@@ -59,6 +59,7 @@ pub fn report_for(ctx: &Context, models: &Models, prepared: &Prepared) -> Report
         spec: composed.spec_hash.clone(),
         // Of what was sent: every part, after the safety net.
         prompt: crate::digest::sha256_text(&composed.text()),
+        spec_files: prepared.sources.files(),
     };
     report.model = ModelInfo {
         provider: models.review.name().to_string(),
@@ -214,7 +215,6 @@ fn price(ctx: &Context, report: &mut Report, evidence: &Evidence) {
 pub fn decided(
     ctx: &Context,
     subject: &Subject,
-    specs: &[crate::specs::Document],
     mut report: Report,
     evidence: &Evidence,
 ) -> Report {
@@ -232,7 +232,7 @@ pub fn decided(
     match recorded {
         // The merge gate's record of this head: tasks and defects alike.
         Ok(()) => {
-            verdicts::keep_review(&ctx.root, subject.work(), &report, specs);
+            verdicts::keep_review(&ctx.root, subject.work(), &report);
             crate::fixes::record(&ctx.root, &ctx.config.checks, &ctx.actor.name, &mut report);
         }
         Err(err) => {

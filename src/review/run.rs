@@ -131,8 +131,7 @@ pub fn review(
     report.guardian = asked.outcome();
     record::checked(&mut report, &mut evidence, checked);
     record::rule(&mut report, ruling);
-    let documents = prepared.sources.documents();
-    record::decided(ctx, &prepared.subject, &documents, report, &evidence)
+    record::decided(ctx, &prepared.subject, report, &evidence)
 }
 
 /// What became of the guardian.
@@ -240,8 +239,7 @@ fn offline(
     record::seal(ctx, &mut report, &mut evidence);
     let ruling = decide::offline(&report.checks, prepared.facts.defect.as_ref());
     record::rule(&mut report, ruling);
-    let documents = prepared.sources.documents();
-    record::decided(ctx, &prepared.subject, &documents, report, &evidence)
+    record::decided(ctx, &prepared.subject, report, &evidence)
 }
 
 /// A branch with no changes: changes are requested without asking a
@@ -277,5 +275,5 @@ fn nothing_implemented(
     };
     report.duration_ms = started.elapsed().as_millis() as u64;
     record::seal(ctx, &mut report, &mut evidence);
-    record::decided(ctx, &subject, &[], report, &evidence)
+    record::decided(ctx, &subject, report, &evidence)
 }

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use crate::defects::{self, Defect};
 use crate::git::{self, Diff, Repository, short};
+use crate::ledger::verdicts::SpecFile;
 use crate::prompt;
 use crate::secrets::Redaction;
 use crate::specs::{self, Document};
@@ -51,6 +52,17 @@ impl Sources {
     /// The spec documents, parsed.
     pub fn documents(&self) -> Vec<Document> {
         self.specs.iter().map(|s| s.document.clone()).collect()
+    }
+
+    /// The spec files by path and content hash, as an approval records them.
+    pub fn files(&self) -> Vec<SpecFile> {
+        self.specs
+            .iter()
+            .map(|s| SpecFile {
+                path: s.document.path.clone(),
+                sha256: s.sha256.clone(),
+            })
+            .collect()
     }
 }
 
@@ -252,6 +264,10 @@ pub struct LoadedSpec {
     pub origin: String,
     /// Secrets replaced in its text.
     pub redactions: Vec<crate::secrets::Redaction>,
+    /// `sha256:<hex>` of the file's bytes as read, before any redaction:
+    /// what an approval records, and what decides later whether the spec
+    /// it was judged against has changed (`ledger::covers`).
+    pub sha256: String,
 }
 
 /// The spec documents for a subject (primary first), the referenced
@@ -342,12 +358,14 @@ fn load_specs(
             },
             None => return Err(spec_missing(subject, &path, ctx, false)),
         };
+        let sha256 = crate::digest::sha256(&bytes);
         let text = String::from_utf8_lossy(&bytes);
         let (text, redactions) = redact::spec(&path, &text);
         loaded.push(LoadedSpec {
             document: specs::markdown::parse(&path, &text),
             origin,
             redactions,
+            sha256,
         });
     }
     Ok((loaded, referenced, cli))

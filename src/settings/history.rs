@@ -21,6 +21,10 @@ pub struct ShowSettings {
     /// 1: the last review.
     pub nth: usize,
     pub format: Format,
+    /// The main branch, when one is found: `show` says whether an approval
+    /// covers the subject now, against the specs on it. None is no error:
+    /// the saved review is shown all the same.
+    pub main: Option<crate::git::MainBranch>,
 }
 
 /// What `speed show` shows.
@@ -76,7 +80,11 @@ pub(super) fn check_config_flag(path: Option<&Path>) -> Result<(), Error> {
     Ok(())
 }
 
-pub(super) fn show(args: ShowArgs, config_flag: Option<&Path>) -> Result<ShowSettings, Error> {
+pub(super) fn show(
+    args: ShowArgs,
+    config_flag: Option<&Path>,
+    main: Option<crate::git::MainBranch>,
+) -> Result<ShowSettings, Error> {
     check_config_flag(config_flag)?;
     let what = match args.spec {
         Some(feature) => Shown::SpecSession(feature),
@@ -89,6 +97,7 @@ pub(super) fn show(args: ShowArgs, config_flag: Option<&Path>) -> Result<ShowSet
         what,
         nth: args.nth,
         format: crate::cli::Format::from(args.format).into(),
+        main,
     })
 }
 

@@ -25,6 +25,7 @@ mod human;
 mod impact_fixtures;
 mod impact_review;
 mod incremental;
+mod integrity;
 mod layers;
 mod llm_providers;
 mod orchestrator;
