@@ -78,8 +78,10 @@ pub fn establish(
             (None, Some(err))
         }
     };
-    let mut other_secrets = subject_secrets;
-    other_secrets.extend(sources.redactions.iter().cloned());
+    // The subject's own fields are this change's: a secret there is its
+    // finding. The sources' (spec, vision, concerns) are not: they were
+    // redacted all the same, and `sources` says once per file to fix them.
+    let other_secrets = subject_secrets;
     let blobs = Blobs::new(Repository::open(&ctx.root)?, &diff.head_commit);
     let (checks, check_notices) = run_checks(
         ctx,
@@ -96,6 +98,7 @@ pub fn establish(
     notices.extend(check_notices);
     let mut redactions = redact::diff_redactions(diff_secrets);
     redactions.extend(other_secrets);
+    redactions.extend(sources.redactions.iter().cloned());
     Ok(Facts {
         impact,
         impact_error,
@@ -232,7 +235,8 @@ struct CheckInput<'a> {
     diff: &'a Diff,
     impact: Option<&'a impact::Impact>,
     diff_secrets: &'a [DiffSecret],
-    /// Secrets found in spec text and task fields: each is a finding too.
+    /// Secrets found in the subject's own fields (a task's, a defect's):
+    /// each is a finding too.
     other_secrets: &'a [Redaction],
     blobs: &'a Blobs,
     coordination: &'a crate::tasks::Coordination,

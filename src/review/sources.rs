@@ -142,6 +142,7 @@ pub fn load(
     if let Some((_, found)) = &vision {
         redactions.extend(found.iter().cloned());
     }
+    notices.extend(secret_notices(&redactions));
     Ok(Sources {
         specs,
         primary_spec,
@@ -153,6 +154,56 @@ pub fn load(
         notices,
         redactions,
     })
+}
+
+/// One notice per source file holding secrets: the spec, the vision or a
+/// feature file is not the change under review, so what it holds is not
+/// the change's finding (a diff that adds one is: the `secret` check), but
+/// it is replaced in everything speed sends or writes, and someone should
+/// fix the file. Lines are listed, the values never.
+fn secret_notices(redactions: &[Redaction]) -> Vec<String> {
+    let mut by_file: BTreeMap<&str, Vec<&Redaction>> = BTreeMap::new();
+    for r in redactions {
+        by_file.entry(r.file.as_str()).or_default().push(r);
+    }
+    by_file
+        .into_iter()
+        .map(|(file, found)| {
+            let mut rules: Vec<&str> = found.iter().map(|r| r.rule.as_str()).collect();
+            rules.dedup();
+            rules.sort_unstable();
+            rules.dedup();
+            let mut lines: Vec<u32> = found.iter().map(|r| r.line).filter(|&l| l > 0).collect();
+            lines.sort_unstable();
+            lines.dedup();
+            let at = match lines.len() {
+                0 => String::new(),
+                1 => format!(" at line {}", lines[0]),
+                _ => format!(
+                    " at lines {}",
+                    lines
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+            let n = found.len();
+            format!(
+                "{file} holds {n} secret-looking value{} ({}){at}: speed replaced {} with {} in everything it sends or writes. {} the file's, not this change's; replace {} in {file} with a placeholder (an example needs none that looks real) and rotate any that is real.",
+                if n == 1 { "" } else { "s" },
+                rules.join(", "),
+                if n == 1 { "it" } else { "them" },
+                if rules.len() == 1 {
+                    crate::secrets::placeholder(rules[0])
+                } else {
+                    "[REDACTED:<rule>]".to_string()
+                },
+                if n == 1 { "It is" } else { "They are" },
+                if n == 1 { "it" } else { "them" },
+            )
+        })
+        .collect()
 }
 
 /// The spec files the diff edits that the task did not declare; each edit
