@@ -1007,6 +1007,7 @@ mod tests {
             primary,
             required,
             related: required || primary,
+            mark: required.then(|| "referenced by the task".to_string()),
         }
     }
 
@@ -1757,11 +1758,16 @@ mod tests {
         }
         let second = &parts[1];
         assert!(second.text.contains("this is part 2."), "{}", second.text);
-        // src/a.rs, done after part 2, is named as reviewed in a later one.
+        // The file done in the first part is named as reviewed in every
+        // later one.
+        let done_first = ["src/a.rs", "src/b.rs", "src/c.rs"]
+            .into_iter()
+            .find(|f| parts[0].text.contains(&format!("diff --git a/{f} b/{f}")))
+            .unwrap();
         assert!(
-            parts[2..].iter().any(|p| p
-                .text
-                .contains("reviewed in an earlier part of this review:\n- src/a.rs")),
+            parts[1..].iter().all(|p| p.text.contains(&format!(
+                "reviewed in an earlier part of this review:\n- {done_first}"
+            ))),
             "{} parts",
             parts.len()
         );
@@ -1845,10 +1851,28 @@ mod tests {
         for (k, h) in sent[1..].iter().enumerate() {
             assert_eq!(*h, format!("Accounts > Rule {k}"));
         }
-        assert!(p.text.contains("Spec sections omitted for budget"));
+        // Counted, the highest ranked named; the report names every one.
+        assert!(p.text.contains(&format!(
+            "Spec sections omitted for budget: {} of 41, lower ranked, not shown to you. The highest ranked of them:",
+            spec.omitted.len()
+        )));
+        let next = sent.len() - 1;
         assert!(
+            p.text.contains(&format!(
+                "- specs/product/accounts.md § Accounts > Rule {next}\n"
+            )),
+            "{}",
             p.text
-                .contains("- specs/product/accounts.md § Accounts > Rule 39")
+        );
+        assert!(!p.text.contains("§ Accounts > Rule 39"));
+        assert!(p.text.contains(&format!(
+            "…and {} more (the report lists every one).",
+            spec.omitted.len() - 5
+        )));
+        assert!(
+            spec.omitted
+                .iter()
+                .any(|o| o.item == "specs/product/accounts.md § Accounts > Rule 39")
         );
         assert!(p.rest.is_some(), "the code does not fit either");
     }

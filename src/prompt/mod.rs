@@ -214,6 +214,9 @@ pub struct SpecSection {
     /// parent of a referenced one): sent before the code, within the spec's
     /// share. Other optional sections only fill what the code leaves.
     pub related: bool,
+    /// What the prompt says of it beside its heading: "referenced by the
+    /// task", or the reference it is sent in place of.
+    pub mark: Option<String>,
 }
 
 /// One changed symbol and its blast radius.

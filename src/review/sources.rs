@@ -256,41 +256,56 @@ fn ranked_sections(
     subject: &Subject,
     loaded: &[LoadedSpec],
     primary_spec: &str,
-    (referenced, from_cli): (&[SectionRef], bool),
+    (referenced, from_cli): (&[specs::Reference], bool),
     (task_text, identifiers): (&str, &[String]),
     notices: &mut Vec<String>,
 ) -> Result<Vec<prompt::SpecSection>, Error> {
     let documents: Vec<Document> = loaded.iter().map(|s| s.document.clone()).collect();
+    let index = specs::select::Index::new(&documents);
+    let resolved = specs::resolve::resolve(&documents, referenced, task_text, &index);
     // A task's reference to a section that does not exist is a planning
-    // mistake the reviewer should see; the ranking still picks the relevant
-    // sections. A `--spec PATH#Section` that names none is the user's typo:
-    // an error listing the sections there are.
-    for missing in specs::unresolved_references(&documents, referenced) {
+    // mistake the reviewer should see, with the headings it most likely
+    // means (the closest is sent in its place); one that names several is
+    // said too. A `--spec PATH#Section` that names none is the user's
+    // typo: an error naming the closest headings.
+    for r in &resolved {
         if from_cli {
-            return Err(Error::SpecSection {
-                subject: subject.label(),
-                source: missing,
-            });
+            if let Some(missing) = r.error(&documents) {
+                return Err(Error::SpecSection {
+                    subject: subject.label(),
+                    source: missing,
+                });
+            }
         }
-        notices.push(format!("Spec reference not resolved: {missing}"));
+        notices.extend(r.notice(&documents));
     }
-    let mut candidates =
-        specs::select::rank(&documents, primary_spec, referenced, task_text, identifiers);
+    let mut candidates = specs::select::rank(
+        &documents,
+        primary_spec,
+        &resolved,
+        &index,
+        (task_text, identifiers),
+    );
     if from_cli {
         // `--spec PATH#Section` sends that section (its heading path gives
         // the parent headings), not the rest of the file.
-        let whole = |path: &str| referenced.iter().any(|(p, s)| p == path && s.is_none());
+        let whole = |path: &str| {
+            referenced
+                .iter()
+                .any(|r| r.path == path && r.section.is_none())
+        };
         candidates.retain(|c| c.referenced || whole(&c.doc_path));
     }
     // The related sections go before the code; the others only fill what
     // the code leaves.
     let related = specs::related(&candidates);
     // A heading with no text of its own says nothing its subsections' heading
-    // paths do not; it is sent only when the task references it.
+    // paths do not; it is sent only when the task references it (or it
+    // stands in for a reference, whose mark it carries).
     Ok(candidates
         .iter()
         .zip(related)
-        .filter(|(c, _)| c.referenced || !c.section.body().trim().is_empty())
+        .filter(|(c, _)| c.referenced || c.mark.is_some() || !c.section.body().trim().is_empty())
         .map(|(c, related)| prompt::SpecSection {
             doc_path: c.doc_path.clone(),
             heading_path: c.section.heading_path(),
@@ -300,12 +315,10 @@ fn ranked_sections(
             primary: c.primary,
             required: c.referenced,
             related,
+            mark: c.mark.clone(),
         })
         .collect())
 }
-
-/// A referenced spec section: (document path, section name; None = all).
-type SectionRef = (String, Option<String>);
 
 /// A spec document as loaded, with where it came from.
 #[derive(Debug, Clone)]
@@ -331,7 +344,7 @@ fn load_specs(
     subject: &Subject,
     feature: Option<&Feature>,
     notices: &mut Vec<String>,
-) -> Result<(Vec<LoadedSpec>, Vec<SectionRef>, bool), Error> {
+) -> Result<(Vec<LoadedSpec>, Vec<specs::Reference>, bool), Error> {
     let main_commit = &ctx.main().commit;
     let exists = |path: &str| matches!(repo.read_file(main_commit, path), Ok(Some(_)));
     let from_args = |args: &[String]| {
@@ -343,7 +356,11 @@ fn load_specs(
             if !paths.contains(&path) {
                 paths.push(path.clone());
             }
-            referenced.push((path, section));
+            referenced.push(specs::Reference {
+                path,
+                section,
+                requirement: None,
+            });
         }
         (paths, referenced, true)
     };
@@ -351,7 +368,7 @@ fn load_specs(
         Subject::Task(_) if !ctx.config.spec_args.is_empty() => from_args(&ctx.config.spec_args),
         Subject::Task(task) => {
             let spec_path = feature.and_then(|f| f.spec_path.as_deref());
-            let mut referenced: Vec<SectionRef> = Vec::new();
+            let mut referenced: Vec<specs::Reference> = Vec::new();
             for r in &task.spec_references {
                 match specs::select::reference_path(
                     &r.spec,
@@ -361,12 +378,16 @@ fn load_specs(
                 ) {
                     Ok((path, note)) => {
                         notices.extend(note);
-                        referenced.push((normalise(&path), r.section.clone()));
+                        referenced.push(specs::Reference {
+                            path: normalise(&path),
+                            section: r.section.clone(),
+                            requirement: r.requirement.clone(),
+                        });
                     }
                     Err(why) => notices.push(format!("Spec reference not used: {why}.")),
                 }
             }
-            let ref_paths: Vec<String> = referenced.iter().map(|(p, _)| p.clone()).collect();
+            let ref_paths: Vec<String> = referenced.iter().map(|r| r.path.clone()).collect();
             let paths =
                 specs::select::spec_paths(&ref_paths, spec_path, task.feature.as_deref(), &exists);
             (paths, referenced, false)
@@ -388,7 +409,7 @@ fn load_specs(
             let (paths, referenced, _) = from_args(&args);
             let referenced = referenced
                 .into_iter()
-                .filter(|(_, s)| s.is_some())
+                .filter(|r| r.section.is_some())
                 .collect();
             (paths, referenced, false)
         }

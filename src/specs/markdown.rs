@@ -62,14 +62,28 @@ pub fn parse(path: &str, text: &str) -> Document {
 /// of one ("B > C" for "A > B > C"), or a title, compared case-insensitively
 /// with whitespace and emphasis markers normalised and leading `#`s ignored.
 /// An exact full path wins over a title, a title over a path suffix; among
-/// equals the first in document order wins.
+/// equals the first in document order wins (`matching` gives them all).
 pub fn find_section<'a>(doc: &'a Document, name: &str) -> Option<&'a Section> {
+    matching(doc, name)
+        .first()
+        .map(|&index| &doc.sections[index])
+}
+
+/// The indices of every section a reference names at the strongest kind of
+/// match there is (full path, else title, else path suffix), in document
+/// order: more than one means the reference is ambiguous.
+pub fn matching(doc: &Document, name: &str) -> Vec<usize> {
     let wanted = normalise_name(name.trim_start().trim_start_matches('#'));
     if wanted.is_empty() {
-        return None;
+        return Vec::new();
     }
     if wanted == "(preamble)" {
-        return doc.sections.iter().find(|s| s.level == 0);
+        return doc
+            .sections
+            .iter()
+            .position(|s| s.level == 0)
+            .into_iter()
+            .collect();
     }
     let parts: Vec<String> = wanted
         .split('>')
@@ -81,28 +95,30 @@ pub fn find_section<'a>(doc: &'a Document, name: &str) -> Option<&'a Section> {
         .iter()
         .map(|s| s.titles.iter().map(|t| normalise_name(t)).collect())
         .collect();
-
-    let full = paths.iter().position(|p| !p.is_empty() && *p == parts);
+    let all = |test: &dyn Fn(&Vec<String>) -> bool| -> Vec<usize> {
+        paths
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| test(p))
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let full = all(&|p| !p.is_empty() && *p == parts);
+    if !full.is_empty() {
+        return full;
+    }
     // A title may itself contain '>', so the whole reference is also tried
     // as one title.
-    let title = || {
-        paths
-            .iter()
-            .position(|p| p.last().is_some_and(|t| *t == wanted))
-    };
-    let suffix = || {
-        paths
-            .iter()
-            .position(|p| !parts.is_empty() && p.ends_with(&parts))
-    };
-    full.or_else(title)
-        .or_else(suffix)
-        .map(|index| &doc.sections[index])
+    let title = all(&|p| p.last().is_some_and(|t| *t == wanted));
+    if !title.is_empty() {
+        return title;
+    }
+    all(&|p| !parts.is_empty() && p.ends_with(&parts))
 }
 
 /// Lower-cased, whitespace collapsed, emphasis and code markers removed: the
 /// form in which references and titles are compared.
-fn normalise_name(name: &str) -> String {
+pub(super) fn normalise_name(name: &str) -> String {
     name.split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")

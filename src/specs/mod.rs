@@ -5,12 +5,16 @@
 
 pub mod markdown;
 pub mod quote;
+pub mod resolve;
+pub mod script;
 pub mod select;
+pub mod similar;
 pub mod vision;
 
 pub use markdown::{find_section, parse};
 pub use quote::{QuoteHit, QuoteIndex};
-pub use select::{Candidate, rank, related, spec_paths, split_spec_arg, unresolved_references};
+pub use resolve::{Reference, Resolved};
+pub use select::{Candidate, rank, related, spec_paths, split_spec_arg};
 
 use serde::Serialize;
 
@@ -20,13 +24,13 @@ use serde::Serialize;
 pub enum Error {
     #[error("spec reference names {path}, which is not among the specs loaded")]
     MissingDocument { path: String },
-    #[error("spec {path} has no section matching \"{section}\" (its sections: {available})")]
+    #[error("spec {path} has no section matching \"{section}\"{hint}")]
     MissingSection {
         path: String,
         section: String,
-        /// Heading paths of the document's sections, so the user can fix the
-        /// reference.
-        available: String,
+        /// The closest headings ("; did you mean …?"), or the document's
+        /// outline when none is close, so the user can fix the reference.
+        hint: String,
     },
 }
 

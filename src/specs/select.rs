@@ -8,7 +8,8 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::{Document, Error, Section, find_section};
+use super::resolve::Resolved;
+use super::{Document, Section};
 
 /// A section offered to the prompt, with why it is where it is.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -19,6 +20,12 @@ pub struct Candidate {
     pub primary: bool,
     /// The task's spec references select this section.
     pub referenced: bool,
+    /// What the prompt says of a section a reference selects: "referenced
+    /// by the task", or what it stands in for.
+    pub mark: Option<String>,
+    /// Selected in place of a reference no heading matches (with its
+    /// subsections): first after the referenced ones, but not required.
+    pub stand_in: bool,
     /// Relevance to the task text and changed identifiers (BM25); 0 when
     /// nothing matches.
     pub score: f64,
@@ -123,7 +130,7 @@ pub fn split_spec_arg(arg: &str) -> (String, Option<String>) {
     }
 }
 
-fn clean_path(path: &str) -> String {
+pub(super) fn clean_path(path: &str) -> String {
     let path = path.trim();
     path.strip_prefix("./").unwrap_or(path).to_string()
 }
@@ -139,62 +146,90 @@ fn dedup_paths(args: &[String]) -> Vec<String> {
 /// Orders every section of every document for the prompt. Sections the
 /// references select come first, in reference order (a reference naming a
 /// section selects it and its subsections; one without a section selects the
-/// whole document). All other sections follow by descending relevance to
+/// whole document; one standing in for a name no heading matches, after
+/// those). All other sections follow by descending relevance to
 /// `task_text` and `identifiers`, primary-spec sections first at equal score,
 /// otherwise in document order. Each section appears exactly once.
-///
-/// A reference that resolves to nothing selects nothing here; report it with
-/// [`unresolved_references`].
 pub fn rank(
     docs: &[Document],
     primary: &str,
-    referenced: &[(String, Option<String>)],
-    task_text: &str,
-    identifiers: &[String],
+    resolved: &[Resolved],
+    index: &Index,
+    (task_text, identifiers): (&str, &[String]),
 ) -> Vec<Candidate> {
     let primary = clean_path(primary);
-    let scores = Scorer::new(docs).score(task_text, identifiers);
+    let scores = index.0.score(task_text, identifiers);
 
     let mut chosen: HashSet<(usize, usize)> = HashSet::new();
     let mut out = Vec::new();
-    let candidate = |d: usize, s: usize, referenced: bool, reason: String| Candidate {
-        doc_path: docs[d].path.clone(),
-        section: docs[d].sections[s].clone(),
-        primary: clean_path(&docs[d].path) == primary,
-        referenced,
-        score: scores[d][s].0,
-        reason,
-    };
+    // How a section came to be chosen: by a reference, standing in for
+    // one, or by relevance alone.
+    let candidate =
+        |d: usize, s: usize, by: Option<bool>, reason: String, mark: Option<String>| Candidate {
+            doc_path: docs[d].path.clone(),
+            section: docs[d].sections[s].clone(),
+            primary: clean_path(&docs[d].path) == primary,
+            referenced: by == Some(false),
+            mark,
+            stand_in: by == Some(true),
+            score: scores[d][s].0,
+            reason,
+        };
 
-    for (path, section) in referenced {
-        let Some(d) = find_doc(docs, path) else {
-            continue;
-        };
-        let doc = &docs[d];
-        let selected: Vec<(usize, String)> = match section {
-            None => (0..doc.sections.len())
-                .map(|s| (s, format!("referenced by the task ({})", doc.path)))
-                .collect(),
-            Some(name) => match section_index(doc, name) {
-                Some(head) => subtree(doc, head)
-                    .map(|s| {
-                        let reason = if s == head {
-                            format!("referenced by the task ({}#{name})", doc.path)
-                        } else {
-                            format!(
-                                "subsection of referenced {}",
-                                doc.sections[head].heading_path()
-                            )
-                        };
-                        (s, reason)
+    // Referenced sections first, then those standing in for a reference.
+    for stand_ins in [false, true] {
+        for r in resolved {
+            let (Some(d), heads, stand_in) = r.selected() else {
+                continue;
+            };
+            if stand_in != stand_ins {
+                continue;
+            }
+            let doc = &docs[d];
+            let name = r.reference.section.as_deref().unwrap_or("");
+            let selected: Vec<(usize, String, Option<String>)> = if r.reference.section.is_none() {
+                (0..doc.sections.len())
+                    .map(|s| (s, format!("referenced by the task ({})", doc.path), None))
+                    .collect()
+            } else {
+                heads
+                    .iter()
+                    .flat_map(|&head| {
+                        subtree(doc, head).map(move |s| {
+                            if s != head {
+                                let reason = format!(
+                                    "subsection of {} {}",
+                                    if stand_in { "the stand-in" } else { "referenced" },
+                                    doc.sections[head].heading_path()
+                                );
+                                return (s, reason, None);
+                            }
+                            if stand_in {
+                                (
+                                    s,
+                                    format!(
+                                        "closest heading to the task's reference {}#{name}, which matches none",
+                                        doc.path
+                                    ),
+                                    Some(format!(
+                                        "sent in place of the task's reference \"{name}\", which matches no heading"
+                                    )),
+                                )
+                            } else {
+                                (
+                                    s,
+                                    format!("referenced by the task ({}#{name})", doc.path),
+                                    Some("referenced by the task".to_string()),
+                                )
+                            }
+                        })
                     })
-                    .collect(),
-                None => Vec::new(),
-            },
-        };
-        for (s, reason) in selected {
-            if chosen.insert((d, s)) {
-                out.push(candidate(d, s, true, reason));
+                    .collect()
+            };
+            for (s, reason, mark) in selected {
+                if chosen.insert((d, s)) {
+                    out.push(candidate(d, s, Some(stand_in), reason, mark));
+                }
             }
         }
     }
@@ -216,7 +251,7 @@ pub fn rank(
     });
     for (d, s) in rest {
         let reason = scores[d][s].1.clone();
-        out.push(candidate(d, s, false, reason));
+        out.push(candidate(d, s, None, reason, None));
     }
     out
 }
@@ -226,7 +261,7 @@ pub fn rank(
 const RELATED_SHARE: f64 = 0.3;
 
 /// Which of `rank`'s candidates are related to the task: the referenced
-/// ones, the sections a referenced one is nested in (its context), and the
+/// ones and those standing in for a reference, the sections a referenced one is nested in (its context), and the
 /// others scoring at least 30% of the best score of all (on requests and
 /// ripgrep specs: the parent section and a neighbour on the same subject
 /// pass, sections that share only common words such as "request" or
@@ -238,63 +273,20 @@ pub fn related(candidates: &[Candidate]) -> Vec<bool> {
         .iter()
         .map(|c| {
             let parent = candidates.iter().any(|r| {
-                r.referenced
+                (r.referenced || r.stand_in)
                     && r.doc_path == c.doc_path
                     && r.section.titles.len() > c.section.titles.len()
                     && r.section.titles.starts_with(&c.section.titles)
                     && c.section.level > 0
             });
-            c.referenced || parent || (best > 0.0 && c.score >= best * RELATED_SHARE)
+            c.referenced || c.stand_in || parent || (best > 0.0 && c.score >= best * RELATED_SHARE)
         })
         .collect()
 }
 
-/// The references that select nothing: a document that was not loaded, or a
-/// section name no heading matches. In reference order, without duplicates.
-pub fn unresolved_references(
-    docs: &[Document],
-    referenced: &[(String, Option<String>)],
-) -> Vec<Error> {
-    let mut out: Vec<Error> = Vec::new();
-    for (path, section) in referenced {
-        let error = match find_doc(docs, path) {
-            None => Error::MissingDocument {
-                path: clean_path(path),
-            },
-            Some(d) => match section {
-                Some(name) if section_index(&docs[d], name).is_none() => Error::MissingSection {
-                    path: docs[d].path.clone(),
-                    section: name.clone(),
-                    available: docs[d]
-                        .sections
-                        .iter()
-                        .map(Section::heading_path)
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                },
-                _ => continue,
-            },
-        };
-        if !out.contains(&error) {
-            out.push(error);
-        }
-    }
-    out
-}
-
-fn find_doc(docs: &[Document], path: &str) -> Option<usize> {
-    let path = clean_path(path);
-    docs.iter().position(|doc| clean_path(&doc.path) == path)
-}
-
-fn section_index(doc: &Document, name: &str) -> Option<usize> {
-    let found = find_section(doc, name)?;
-    doc.sections.iter().position(|s| std::ptr::eq(s, found))
-}
-
 /// The section at `head` and the sections nested under it (those that follow
 /// it with a deeper level). A preamble has no subsections.
-fn subtree(doc: &Document, head: usize) -> impl Iterator<Item = usize> + '_ {
+pub(super) fn subtree(doc: &Document, head: usize) -> impl Iterator<Item = usize> + '_ {
     let level = doc.sections[head].level;
     let end = if level == 0 {
         head + 1
@@ -517,6 +509,27 @@ mod tests {
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// `rank` over references given as (path, section).
+    fn rank(
+        docs: &[Document],
+        primary: &str,
+        refs: &[(String, Option<String>)],
+        task_text: &str,
+        identifiers: &[String],
+    ) -> Vec<Candidate> {
+        let index = Index::new(docs);
+        let references: Vec<super::super::Reference> = refs
+            .iter()
+            .map(|(path, section)| super::super::Reference {
+                path: path.clone(),
+                section: section.clone(),
+                requirement: None,
+            })
+            .collect();
+        let resolved = super::super::resolve::resolve(docs, &references, task_text, &index);
+        super::rank(docs, primary, &resolved, &index, (task_text, identifiers))
     }
 
     #[test]
@@ -811,34 +824,35 @@ mod tests {
     }
 
     #[test]
-    fn unresolved_references_name_the_document_and_section() {
+    fn a_stand_in_comes_after_the_referenced_and_is_related_but_not_required() {
         let docs = library();
         let refs = vec![
             (
                 "specs/product/library.md".to_string(),
-                Some("Checkout".to_string()),
+                Some("Acounts".to_string()),
             ),
             (
                 "specs/product/library.md".to_string(),
-                Some("search".to_string()),
+                Some("Borrowing".to_string()),
             ),
-            ("specs/product/gone.md".to_string(), None),
-            ("specs/product/gone.md".to_string(), Some("X".to_string())),
         ];
-        let errors = unresolved_references(&docs, &refs);
-        assert_eq!(errors.len(), 2);
-        let message = errors[0].to_string();
-        assert!(
-            message
-                .starts_with("spec specs/product/library.md has no section matching \"Checkout\""),
-            "{message}"
-        );
-        assert!(message.contains("Library Catalog > Search"), "{message}");
+        let ranked = rank(&docs, "specs/product/library.md", &refs, "", &[]);
+        let names = order(&ranked);
         assert_eq!(
-            errors[1],
-            Error::MissingDocument {
-                path: "specs/product/gone.md".to_string()
-            }
+            names[..2],
+            strings(&[
+                "library.md:Library Catalog > Borrowing",
+                "library.md:Accounts"
+            ])
         );
+        assert!(ranked[0].referenced && !ranked[0].stand_in);
+        assert_eq!(ranked[0].mark.as_deref(), Some("referenced by the task"));
+        assert!(!ranked[1].referenced && ranked[1].stand_in);
+        assert_eq!(
+            ranked[1].mark.as_deref(),
+            Some("sent in place of the task's reference \"Acounts\", which matches no heading")
+        );
+        assert!(related(&ranked)[1]);
+        assert!(ranked[2..].iter().all(|c| !c.referenced && !c.stand_in));
     }
 }

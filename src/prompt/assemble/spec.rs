@@ -1,18 +1,26 @@
 //! The spec sections' claim on the budget: the sections a task references
 //! are required; the related ones (most relevant to the task and the diff)
 //! are sent while their share lasts, before the code; the rest only fill
-//! what the code leaves. Each one left out is named in the prompt. Those
-//! sent are shown in document order, the source of truth first.
+//! what the code leaves. Those left out are counted in the prompt, the
+//! highest ranked of them named (the report names every one). Those sent
+//! are shown in document order, the source of truth first, each a reference
+//! selects marked so.
 
 use crate::prompt::fence::inline;
 use crate::prompt::{Omission, SpecSection};
 
 use super::{Ctx, OMITTED_FOR_BUDGET, omission};
 
+/// Omitted sections named in the prompt, the highest ranked: a spec of a
+/// hundred headings left out at a small budget would otherwise spend the
+/// spec's share on their names.
+const NAMED_OMITTED: usize = 5;
+
 /// Spec sections: required ones always, optional ones while their share lasts.
 pub(super) struct SpecPlan {
     entries: Vec<SpecEntry>,
-    /// How many omitted sections the prompt lists by name.
+    /// How many omitted sections the prompt lists by name (never more
+    /// than `NAMED_OMITTED`).
     list_limit: usize,
 }
 
@@ -61,8 +69,13 @@ impl SpecPlan {
                 } else {
                     format!("Related spec: {}", inline(&s.doc_path))
                 };
+                let mark = s
+                    .mark
+                    .as_deref()
+                    .map(|m| format!("; {}", inline(m)))
+                    .unwrap_or_default();
                 let block = format!(
-                    "{label} § {} (lines {}–{})\n{}",
+                    "{label} § {} (lines {}–{}{mark})\n{}",
                     inline(&s.heading_path),
                     s.start_line,
                     s.end_line,
@@ -99,7 +112,7 @@ impl SpecPlan {
     }
 
     pub(super) fn list_fixed(ctx: &Ctx) -> usize {
-        ctx.fence_tokens + 24
+        ctx.fence_tokens + 36
     }
 
     /// What the optional sections cost now: those included, and the list
@@ -112,7 +125,7 @@ impl SpecPlan {
         }
         let listed: usize = left_out
             .iter()
-            .take(self.list_limit)
+            .take(self.list_limit.min(NAMED_OMITTED))
             .map(|e| e.om_tokens)
             .sum();
         content + Self::list_fixed(ctx) + listed
@@ -122,14 +135,19 @@ impl SpecPlan {
     /// spend (content plus the list of those left out) stays within `cap`;
     /// returns the spend.
     pub(super) fn pack(&mut self, ctx: &Ctx, cap: usize, which: Which) -> usize {
-        self.list_limit = usize::MAX;
+        self.list_limit = NAMED_OMITTED;
         self.include(ctx, cap, which);
         if self.spend(ctx) > cap {
-            // The list itself is too long: list what fits, count the rest.
+            // The list itself is too long: name what fits, count the rest.
             let content = self.spend_content();
             let mut left = cap.saturating_sub(content + Self::list_fixed(ctx));
             self.list_limit = 0;
-            for e in self.entries.iter().filter(|e| !e.included) {
+            for e in self
+                .entries
+                .iter()
+                .filter(|e| !e.included)
+                .take(NAMED_OMITTED)
+            {
                 if e.om_tokens > left {
                     break;
                 }
@@ -146,7 +164,7 @@ impl SpecPlan {
     pub(super) fn pack_more(&mut self, ctx: &Ctx, extra: usize, which: Which) -> usize {
         let before = self.spend(ctx);
         let limit = self.list_limit;
-        self.list_limit = usize::MAX;
+        self.list_limit = NAMED_OMITTED;
         self.include(ctx, before + extra, which);
         if self.spend(ctx) > before + extra {
             self.list_limit = limit;
@@ -160,14 +178,20 @@ impl SpecPlan {
     fn include(&mut self, ctx: &Ctx, cap: usize, which: Which) {
         let list_fixed = Self::list_fixed(ctx);
         let mut content = self.spend_content();
-        let left_out = self.entries.iter().filter(|e| !e.included);
-        let (mut count, mut listed) = left_out.fold((0, 0), |(n, t), e| (n + 1, t + e.om_tokens));
+        // The list names only the highest ranked of those left out, which
+        // are at most `NAMED_OMITTED` entries' names: bounded by the
+        // longest of them.
+        let (mut count, longest) = self
+            .entries
+            .iter()
+            .filter(|e| !e.included)
+            .fold((0, 0), |(n, longest), e| (n + 1, e.om_tokens.max(longest)));
         for e in &mut self.entries {
             if e.included || !which.takes(e) {
                 continue;
             }
             let list = if count > 1 {
-                list_fixed + listed - e.om_tokens
+                list_fixed + longest * (count - 1).min(NAMED_OMITTED)
             } else {
                 0
             };
@@ -175,7 +199,6 @@ impl SpecPlan {
                 e.included = true;
                 content += e.tokens;
                 count -= 1;
-                listed -= e.om_tokens;
             }
         }
     }
@@ -214,10 +237,9 @@ impl SpecPlan {
         if !omitted.is_empty() {
             out.push(omission_list(
                 ctx,
-                "Spec sections omitted for budget (lower ranked; not shown to you):",
-                omitted.iter().map(|e| e.om_line.as_str()),
-                omitted.len(),
-                self.list_limit,
+                &omitted,
+                self.entries.len(),
+                self.list_limit.min(NAMED_OMITTED),
             ));
         }
         out.join("\n\n")
@@ -275,24 +297,49 @@ impl SpecPlan {
     }
 }
 
-/// A fenced list of omitted items, cut after `limit` items with a count.
-fn omission_list<'a>(
-    ctx: &Ctx,
-    title: &str,
-    lines: impl Iterator<Item = &'a str>,
-    total: usize,
-    limit: usize,
-) -> String {
-    let shown: Vec<&str> = lines.take(limit).collect();
-    let mut out = title.to_string();
+/// What was left out, compactly: how many sections (per document when
+/// there are several), and the names of the `limit` highest ranked.
+fn omission_list(ctx: &Ctx, omitted: &[&SpecEntry], total: usize, limit: usize) -> String {
+    let mut per_doc: Vec<(&str, usize)> = Vec::new();
+    for e in omitted {
+        match per_doc.iter_mut().find(|(d, _)| *d == e.doc_path) {
+            Some((_, n)) => *n += 1,
+            None => per_doc.push((&e.doc_path, 1)),
+        }
+    }
+    let by_doc = if per_doc.len() > 1 {
+        format!(
+            " ({})",
+            per_doc
+                .iter()
+                .map(|(d, n)| format!("{n} of {}", inline(d)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    } else {
+        String::new()
+    };
+    let mut out = format!(
+        "Spec sections omitted for budget: {} of {total}{by_doc}, lower ranked, not shown to you.",
+        omitted.len()
+    );
+    let shown: Vec<&str> = omitted
+        .iter()
+        .take(limit)
+        .map(|e| e.om_line.as_str())
+        .collect();
     if !shown.is_empty() {
-        out.push('\n');
+        out.push_str(if shown.len() == omitted.len() {
+            " They are:\n"
+        } else {
+            " The highest ranked of them:\n"
+        });
         out.push_str(&ctx.fence.wrap(&shown.join("\n")));
     }
-    if shown.len() < total {
+    if shown.len() < omitted.len() {
         out.push_str(&format!(
-            "\n…and {} more not listed here for budget (the report lists every one).",
-            total - shown.len()
+            "\n…and {} more (the report lists every one).",
+            omitted.len() - shown.len()
         ));
     }
     out
