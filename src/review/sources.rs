@@ -261,7 +261,7 @@ fn ranked_sections(
     notices: &mut Vec<String>,
 ) -> Result<Vec<prompt::SpecSection>, Error> {
     let documents: Vec<Document> = loaded.iter().map(|s| s.document.clone()).collect();
-    let index = specs::select::Index::new(&documents);
+    let index = specs::relevance::Index::new(&documents);
     let resolved = specs::resolve::resolve(&documents, referenced, task_text, &index);
     // A task's reference to a section that does not exist is a planning
     // mistake the reviewer should see, with the headings it most likely

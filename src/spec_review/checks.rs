@@ -7,7 +7,7 @@
 //! alone. Pure: parsed documents in, findings out.
 //!
 //! Tracing uses the relevance index speed ranks spec sections by for a
-//! review (`specs::select::Index`, BM25) to pick the candidate sections,
+//! review (`specs::relevance::Index`, BM25) to pick the candidate sections,
 //! then asks how much of the requirement's weight their words carry: each
 //! word counts by how rare it is in the spec, so a requirement whose
 //! distinctive words ("kiosk") appear nowhere is not traced by the words
@@ -21,7 +21,7 @@ use serde::Serialize;
 use super::requirements::{self, Requirement};
 use crate::secrets::Redaction;
 use crate::severity::Severity;
-use crate::specs::select::{Index, terms};
+use crate::specs::relevance::{Index, terms};
 use crate::specs::{Document, Section};
 
 /// A requirement is traced to a section that carries at least this share of

@@ -5,6 +5,7 @@
 
 pub mod markdown;
 pub mod quote;
+pub mod relevance;
 pub mod resolve;
 pub mod script;
 pub mod select;
@@ -56,6 +57,29 @@ pub struct Section {
     pub end_line: usize,
     /// The section's source text, heading line included.
     pub text: String,
+}
+
+/// A path as given, trimmed, without a leading `./`.
+fn clean_path(path: &str) -> String {
+    let path = path.trim();
+    path.strip_prefix("./").unwrap_or(path).to_string()
+}
+
+impl Document {
+    /// The section at `head` and the sections nested under it (those that follow
+    /// it with a deeper level). A preamble has no subsections.
+    pub fn subtree(&self, head: usize) -> impl Iterator<Item = usize> + '_ {
+        let level = self.sections[head].level;
+        let end = if level == 0 {
+            head + 1
+        } else {
+            self.sections[head + 1..]
+                .iter()
+                .position(|s| s.level <= level)
+                .map_or(self.sections.len(), |offset| head + 1 + offset)
+        };
+        head..end
+    }
 }
 
 impl Section {

@@ -7,8 +7,8 @@
 //! several silently, never a list of every heading. Pure: the caller loads
 //! the documents and decides what an unresolved reference means.
 
-use super::select::{Index, clean_path};
-use super::{Document, Error, markdown, similar};
+use super::relevance::Index;
+use super::{Document, Error, clean_path, markdown, similar};
 
 /// A reference to a spec: a document, maybe a section of it, and the
 /// requirement the task implements there.
@@ -96,11 +96,7 @@ fn outcome(docs: &[Document], reference: &Reference, task_text: &str, index: &In
         let document = &docs[doc];
         // A section's relevance is its own and its subsections': a title
         // over a short body is told apart by what lies under it.
-        move |section: usize| -> f64 {
-            super::select::subtree(document, section)
-                .map(|s| scores[doc][s].0)
-                .sum()
-        }
+        move |section: usize| -> f64 { document.subtree(section).map(|s| scores[doc][s].0).sum() }
     };
     let matches = markdown::matching(&docs[doc], name);
     match matches.len() {

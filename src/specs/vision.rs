@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use super::Document;
-use super::select::terms;
+use super::relevance::terms;
 
 /// One sentence of the vision, its line breaks joined by spaces.
 #[derive(Debug, Clone, PartialEq, Eq)]

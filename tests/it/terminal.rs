@@ -253,7 +253,7 @@ fn spec_section_sends_that_section_and_its_parents_headings_only() {
 }
 
 #[test]
-fn an_unknown_spec_section_is_an_error_listing_the_sections() {
+fn an_unknown_spec_section_is_an_error_naming_the_closest() {
     let repo = repo::example();
     let server = ModelServer::start(|_| Reply::openai(&text(&verdicts::approve_task_1())));
     configure(&repo, &server);
@@ -267,12 +267,26 @@ fn an_unknown_spec_section_is_an_error_listing_the_sections() {
         for needle in [
             "--spec",
             "no section matching \"Lending\"",
-            "Library Catalog > Borrowing > Loans",
-            "Library Catalog > Catalog > Search",
+            "no heading is close (its sections: Library Catalog; Library Catalog > Overview; Library Catalog > Catalog;",
         ] {
             assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
         }
     }
+    // A misspelt name: the closest headings, not all of them.
+    let arg = format!("{SPEC}#Borowing > Loan");
+    let run = speed(
+        repo.path(),
+        &["review", "--branch", "speed/task-2", "--spec", &arg],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert!(
+        run.stderr
+            .contains("no section matching \"Borowing > Loan\"; did you mean \"Library Catalog > Borrowing > Loans\" (line "),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("Catalog > Search"), "{}", run.stderr);
 }
 
 #[test]
