@@ -51,6 +51,8 @@ mod fix;
 mod gate;
 mod history;
 mod human;
+mod onboard;
+mod schema;
 mod show;
 mod spec;
 
@@ -258,6 +260,9 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Show(show) => show::show_command(&settings.dir, show, colors),
         CommandSettings::History(h) => history::history_command(&settings.dir, h, colors),
         CommandSettings::Stats(stats) => history::stats_command(&settings.dir, stats, colors),
+        CommandSettings::Init { hooks } => onboard::init_command(&settings.dir, *hooks, colors),
+        CommandSettings::Doctor(doctor) => onboard::doctor_command(&settings.dir, doctor, colors),
+        CommandSettings::Schema(kind) => schema::schema_command(*kind),
     }
 }
 

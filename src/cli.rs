@@ -153,9 +153,79 @@ pub enum Command {
     /// Statistics of the review log: approval rates, blocking reasons,
     /// tokens, cost, durations; in all, per feature and per week.
     Stats(StatsArgs),
+    /// Write what a first review needs here, never overwriting anything.
+    ///
+    /// .speed/config.toml for the model found on this machine
+    /// (ANTHROPIC_API_KEY, OPENAI_API_KEY, a server on localhost answering
+    /// its model list, `claude` on PATH; a key's value is never written),
+    /// checks for the languages found (commented out unless the tool is
+    /// installed), specs/product/ with the product vision and a spec
+    /// template, a task file template, and .gitignore lines for speed's
+    /// runtime state. A second run changes nothing and says what exists.
+    /// Exit 1 outside a git repository.
+    Init(InitArgs),
+    /// Say whether a review would work here, and what to do where it would
+    /// not.
+    ///
+    /// Checks git (main found, shallow clone, detached HEAD), the
+    /// configuration (valid, committed on main), the provider (its key's
+    /// variable, the server, one probe call that must answer JSON in the
+    /// verdict's shape), the specs and the vision, each check command
+    /// (found, run once at main in a temporary checkout) and the hooks.
+    /// Exit 1 on a problem that would make a review fail or mislead, 0
+    /// otherwise; --strict fails on warnings too.
+    Doctor(DoctorArgs),
+    /// Print the JSON Schema (2020-12) of what speed reads or writes.
+    ///
+    /// verdict and guardian: the model's answers to a review; spec-review:
+    /// the model's answer to a spec review; task: a task file (every
+    /// dialect the orchestrator writes); report: one entry of `speed review
+    /// --json`'s `reviews`.
+    Schema(SchemaArgs),
     /// Print the man page (roff) on stdout: `speed man > speed.1`.
     #[command(hide = true)]
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Also install the git hooks (the merge gate), as `speed hook install`.
+    #[arg(long)]
+    pub hooks: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Ask no model: the provider's key variable and command are checked,
+    /// no request is made.
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Fail (exit 1) on warnings too.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which schema.
+    #[arg(value_name = "KIND")]
+    pub kind: SchemaKind,
+}
+
+/// The documents `speed schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemaKind {
+    /// The reviewer's answer.
+    Verdict,
+    /// The guardian's answer.
+    Guardian,
+    /// The spec reviewer's answer.
+    SpecReview,
+    /// A task file.
+    Task,
+    /// One review of `speed review --json`'s `reviews`.
+    Report,
 }
 
 /// When to colour the output.

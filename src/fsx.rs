@@ -178,6 +178,27 @@ pub fn write_atomic(area: &Path, path: &Path, bytes: &[u8]) -> Result<(), Error>
     sync_dir(&dir).map_err(|source| Error::io(path, source))
 }
 
+/// Creates `path` holding `bytes` only when nothing is there: true when
+/// it was written, false (nothing written) when a file, a folder or a link
+/// is there already, even one another process created at the same instant.
+/// What a person wrote is never replaced.
+pub fn write_if_absent(area: &Path, path: &Path, bytes: &[u8]) -> Result<bool, Error> {
+    let real = confine(area, path)?;
+    if fs::symlink_metadata(&real).is_ok() {
+        return Ok(false);
+    }
+    let dir = parent_dir(area, path, &real)?;
+    let Temp { file, _cleanup } = Temp::write(&dir, path, bytes, None)?;
+    match file.persist_noclobber(&real) {
+        Ok(_) => {
+            sync_dir(&dir).map_err(|source| Error::io(path, source))?;
+            Ok(true)
+        }
+        Err(err) if err.error.kind() == io::ErrorKind::AlreadyExists => Ok(false),
+        Err(err) => Err(Error::io(path, err.error)),
+    }
+}
+
 /// Writes `bytes` to a new file in `dir` named `name(1)`, or `name(2)`, …
 /// when that name is taken, even by another process at the same instant.
 /// Returns the path written.

@@ -25,7 +25,8 @@
 //!   `hook` (the merge gate);
 //! - `render` prints reports, `cli` holds the clap types, `settings`
 //!   resolves flags, environment and config into each part's own
-//!   configuration, `app` runs a command and is the only place that prints;
+//!   configuration, `onboard` (`speed init`, `speed doctor`) judges what
+//!   settings resolved, `app` runs a command and is the only place that prints;
 //!   `main` the only place that exits.
 
 pub mod app;
@@ -44,6 +45,7 @@ pub mod interrupt;
 pub mod ledger;
 pub mod llm;
 pub mod memory;
+pub mod onboard;
 pub mod paths;
 pub mod process;
 pub mod prompt;

@@ -175,6 +175,56 @@ pub enum CommandSettings {
     Show(ShowSettings),
     History(HistorySettings),
     Stats(StatsSettings),
+    /// `speed init`: needs a repository, no configuration.
+    Init {
+        hooks: bool,
+    },
+    Doctor(Box<DoctorSettings>),
+    /// Needs no repository and no configuration.
+    Schema(SchemaKind),
+}
+
+/// `speed doctor`: what a review here would use (or why the configuration
+/// cannot be read), and how strict to be.
+#[derive(Debug, Clone)]
+pub struct DoctorSettings {
+    /// Ask no model.
+    pub offline: bool,
+    /// Warnings fail too.
+    pub strict: bool,
+    /// `--config FILE`, made absolute, when given.
+    pub config_flag: Option<PathBuf>,
+    /// A review's settings here, or why there are none (the error as a
+    /// review would print it).
+    pub review: Result<Box<ReviewSettings>, String>,
+}
+
+/// The documents `speed schema` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaKind {
+    Verdict,
+    Guardian,
+    SpecReview,
+    Task,
+    Report,
+}
+
+impl From<cli::SchemaKind> for SchemaKind {
+    fn from(kind: cli::SchemaKind) -> SchemaKind {
+        match kind {
+            cli::SchemaKind::Verdict => SchemaKind::Verdict,
+            cli::SchemaKind::Guardian => SchemaKind::Guardian,
+            cli::SchemaKind::SpecReview => SchemaKind::SpecReview,
+            cli::SchemaKind::Task => SchemaKind::Task,
+            cli::SchemaKind::Report => SchemaKind::Report,
+        }
+    }
+}
+
+/// Checks a configuration's text as speed reads `.speed/config.toml`
+/// (unknown keys, types, ranges); `file` names it in every problem.
+pub fn check_config(text: &str, file: &str) -> Result<(), FileError> {
+    file::parse(text, file).map(|_| ())
 }
 
 /// `speed approve` and `speed reject`.
@@ -350,6 +400,9 @@ impl Settings {
                 (CommandSettings::Stats(stats), notices)
             }
             Command::Man => (CommandSettings::Man, none()),
+            Command::Init(args) => (CommandSettings::Init { hooks: args.hooks }, none()),
+            Command::Doctor(args) => r.doctor(args)?,
+            Command::Schema(args) => (CommandSettings::Schema(args.kind.into()), none()),
         };
         Ok(Settings {
             dir: r.dir,
@@ -460,6 +513,36 @@ impl<'a> Resolver<'a> {
             main,
         };
         Ok((CommandSettings::Override(Box::new(settings)), notices))
+    }
+
+    /// A doctor's view: a review's settings when they resolve, and why
+    /// not when they do not (that is one of the things it reports).
+    fn doctor(&mut self, args: cli::DoctorArgs) -> Result<Resolved, Error> {
+        let repo = self.repository()?;
+        let (review, notices) = match self.locate(None) {
+            Ok(located) => {
+                let notices = all_notices(&located);
+                let review = review_settings(
+                    ReviewArgs::default(),
+                    located,
+                    repo,
+                    &self.dir,
+                    self.env,
+                    &mut self.warnings,
+                )
+                .map(Box::new)
+                .map_err(|e| e.to_string());
+                (review, notices)
+            }
+            Err(err) => (Err(err.to_string()), Vec::new()),
+        };
+        let doctor = DoctorSettings {
+            offline: args.offline,
+            strict: args.strict,
+            config_flag: self.config_flag.clone(),
+            review,
+        };
+        Ok((CommandSettings::Doctor(Box::new(doctor)), notices))
     }
 
     /// Nits use no configuration, but a file named on the command line is

@@ -33,6 +33,7 @@ pub mod signature;
 pub mod skips;
 pub mod test_fn;
 pub mod tool;
+pub mod trial;
 pub mod weakened;
 
 use serde::{Deserialize, Serialize};

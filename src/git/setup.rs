@@ -1,7 +1,8 @@
-//! What the repository's own setup says: the folder git runs hooks from and
-//! who the user is. Read-only, like the rest of `git`.
+//! What the repository's own setup says: the folder git runs hooks from,
+//! who the user is, what git ignores, whether the clone is shallow or HEAD
+//! detached. Read-only, like the rest of `git`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{Error, Repository};
 
@@ -29,6 +30,40 @@ impl Repository {
                 source,
             }),
         }
+    }
+
+    /// Whether git ignores `path` (relative to the work tree, `/`
+    /// separated), by any rule: `.gitignore` files, `info/exclude`, the
+    /// user's excludes file. A path inside an ignored folder is ignored.
+    pub fn is_ignored(&self, path: &str) -> bool {
+        self.repo.is_path_ignored(Path::new(path)).unwrap_or(false)
+    }
+
+    /// A value of git's configuration (`speed.bin`), as git reads it for
+    /// this repository; None when unset or empty.
+    pub fn config_value(&self, key: &str) -> Option<String> {
+        let config = self.repo.config().ok()?.snapshot().ok()?;
+        config
+            .get_string(key)
+            .ok()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// Whether this is a shallow clone: history is cut, so a merge base
+    /// may be missing.
+    pub fn is_shallow(&self) -> bool {
+        self.repo.is_shallow()
+    }
+
+    /// Whether HEAD points at a commit rather than a branch.
+    pub fn head_detached(&self) -> bool {
+        self.repo.head_detached().unwrap_or(false)
+    }
+
+    /// Whether the repository has a work tree (a bare one has none).
+    pub fn has_work_tree(&self) -> bool {
+        self.repo.workdir().is_some()
     }
 
     /// `Name <email>` from `user.name` and `user.email`, as git would sign a

@@ -11,6 +11,7 @@
 pub mod batches;
 pub mod blocking;
 pub mod covers;
+pub mod document;
 pub mod history;
 pub mod human;
 pub mod locks;

@@ -14,6 +14,8 @@ mod error;
 mod http;
 mod openai;
 pub mod pacing;
+mod served;
+pub use served::served_models;
 
 use std::fmt;
 use std::str::FromStr;

@@ -402,6 +402,57 @@ pub fn decide(answer: &Answer, criteria: &[Criterion], facts: &Facts, spec: &Doc
     }
 }
 
+/// The answer as a JSON Schema (2020-12) document for people and tools
+/// (`speed schema spec-review`), with `criteria` (the configured ones) as
+/// the scores asked: what `validate` accepts, in the spelling speed asks
+/// for (it also reads the verdict in any case, with spaces or hyphens).
+/// Whether each `section` is a heading of the spec is checked against the
+/// spec itself, which no schema knows.
+pub fn document(criteria: &[Criterion]) -> Value {
+    let names: Vec<&str> = criteria.iter().map(|c| c.name.as_str()).collect();
+    let properties: Map<String, Value> = criteria
+        .iter()
+        .map(|c| {
+            (
+                c.name.clone(),
+                json!({"type": "integer", "minimum": 0, "maximum": 100, "description": c.description}),
+            )
+        })
+        .collect();
+    let text =
+        json!({"type": "string", "minLength": 1, "pattern": "\\S", "maxLength": MAX_TEXT_CHARS});
+    json!({
+        "$schema": verdict::DRAFT,
+        "title": "speed: the spec reviewer's answer",
+        "description": "The JSON object a model answers `speed spec review` with. Every configured criterion is scored (the defaults are listed; [spec_review.criteria] replaces them); scores for other names are ignored. feedback must not be empty with needs_revision, and each section must be a heading (or heading path) of the spec.",
+        "type": "object",
+        "required": ["verdict", "scores"],
+        "properties": {
+            "verdict": {"enum": ["pass", "needs_revision"]},
+            "scores": {
+                "type": "object",
+                "required": names,
+                "properties": properties,
+            },
+            "feedback": {
+                "type": ["array", "null"],
+                "maxItems": MAX_FEEDBACK,
+                "items": {
+                    "type": "object",
+                    "required": ["section", "issue", "suggestion"],
+                    "properties": {
+                        "section": {"type": "string", "minLength": 1, "pattern": "\\S", "maxLength": MAX_TEXT_CHARS, "description": "A heading of the spec, or its heading path (Design > Errors)"},
+                        "issue": text,
+                        "suggestion": text,
+                    },
+                },
+            },
+        },
+        "if": {"properties": {"verdict": {"const": "needs_revision"}}, "required": ["verdict"]},
+        "then": {"required": ["feedback"], "properties": {"feedback": {"type": "array", "minItems": 1}}},
+    })
+}
+
 /// The answer's JSON Schema: for structured output, and in the prompt.
 pub fn json_schema(criteria: &[Criterion]) -> Value {
     let names: Vec<&str> = criteria.iter().map(|c| c.name.as_str()).collect();

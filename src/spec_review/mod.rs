@@ -30,7 +30,7 @@ mod session;
 mod source;
 mod step;
 
-pub use answer::{Feedback, Overrule, Verdict, json_schema};
+pub use answer::{Feedback, Overrule, Verdict, document as answer_document, json_schema};
 pub use checks::{Facts, Finding, Trace};
 pub use config::{
     Config, Criterion, DEFAULT_MAX_ITERATIONS, DEFAULT_MIN_SCORE, DEFAULT_REVISER_TIMEOUT_SECS,

@@ -12,6 +12,7 @@
 
 pub mod coordination;
 mod criteria;
+pub mod document;
 pub mod events;
 pub mod human;
 mod model;

@@ -12,6 +12,7 @@ mod corpus;
 mod decide;
 pub mod defect;
 pub mod dimensions;
+mod documents;
 mod evidence;
 mod extract;
 mod feedback;
@@ -23,6 +24,7 @@ mod validate;
 
 pub use decide::{Decision, DecisionInput, Overrule, QuoteCheck, QuoteHit, Rule, decide};
 pub use dimensions::{Dimension, Scores, Scoring};
+pub use documents::{DRAFT, guardian_document, verdict_document};
 pub use evidence::{Citation, Sources};
 pub use extract::{extract, extract_with_key};
 pub use feedback::{feedback, guardian_feedback};

@@ -33,6 +33,7 @@ const LAYERS: &[&[&str]] = &[
     &["render"],
     &["cli"],
     &["settings"],
+    &["onboard"],
     &["app"],
 ];
 

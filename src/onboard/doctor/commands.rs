@@ -1,0 +1,87 @@
+//! The configured check commands: each program found on the PATH, and
+//! each run once at main's commit in a temporary checkout (never the
+//! working tree), with its timeout: passing, failing, timing out, and
+//! whether it edits the files it checks.
+
+use std::path::Path;
+
+use super::{Findings, Inputs};
+use crate::checks::CommandCheck;
+use crate::checks::trial::{self, End};
+use crate::onboard::detect;
+
+pub(super) fn check(
+    root: &Path,
+    main: &str,
+    commands: &[CommandCheck],
+    inputs: &Inputs,
+    out: &mut Findings,
+) {
+    if commands.is_empty() {
+        out.note("none configured: reviews run speed's own checks only ([[checks.command]] adds your tools; see docs/checks.md)");
+        return;
+    }
+    for command in commands {
+        let name = &command.name;
+        let Some(program) = command.run.first() else {
+            out.problem(
+                format!("{name}: its `run` is empty"),
+                "give it the command to run",
+            );
+            continue;
+        };
+        if detect::which(program, inputs.env).is_none() {
+            out.problem(
+                format!("{name}: `{program}` is not found on PATH, so every review reports the check as failed"),
+                format!("install {program}, or comment the check out in .speed/config.toml"),
+            );
+            continue;
+        }
+        let tried = match trial::trial(root, main, command) {
+            Ok(tried) => tried,
+            Err(err) => {
+                out.warn(
+                    format!("{name}: could not be tried: {err}"),
+                    "check the temporary folder (TMPDIR) has room",
+                );
+                continue;
+            }
+        };
+        let took = tried.duration.as_secs_f64();
+        let shown = command.run.join(" ");
+        match &tried.ended {
+            End::Passed => out.ok(format!("{name}: `{shown}` passed at main in {took:.1} s")),
+            End::Failed(what) => {
+                let mut text = format!("{name}: `{shown}` {what} at main (in {took:.1} s)");
+                if !tried.tail.is_empty() {
+                    text.push_str(&format!("; its last lines:\n{}", tried.tail));
+                }
+                out.warn(
+                    text,
+                    "fix what fails on main first: each review carries these failures, and a finding on a line the change did not touch is only preexisting",
+                );
+            }
+            End::TimedOut(after) => out.warn(
+                format!(
+                    "{name}: `{shown}` did not finish within its timeout ({}) at main, and was killed",
+                    humantime::format_duration(*after)
+                ),
+                "raise its timeout_secs, or make the command quicker (a fresh checkout has no build cache)",
+            ),
+            End::NotStarted(why) => out.problem(
+                format!("{name}: `{shown}` could not be started: {why}"),
+                "check the command and that it is executable",
+            ),
+        }
+        if !tried.modified.is_empty() {
+            let mut files = tried.modified.join(", ");
+            if tried.modified_more > 0 {
+                files.push_str(&format!(" and {} more", tried.modified_more));
+            }
+            out.warn(
+                format!("{name} edits the files of its checkout: {files}; a check must report, not change the code it checks"),
+                "make it report only (ruff: `--no-fix`, or no `fix = true` in its configuration; formatters: `--check`)",
+            );
+        }
+    }
+}
