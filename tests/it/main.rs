@@ -33,6 +33,7 @@ mod orchestrator;
 mod pages;
 mod provider_batch;
 mod quality;
+mod release;
 mod review;
 mod safety_net;
 mod schemas;
