@@ -236,6 +236,9 @@ pub struct HumanSettings {
     pub by: String,
     /// What they say; a rejection's reason is never blank.
     pub say: crate::ledger::human::Say,
+    /// `review.max_revisions`: a person's rejection counts against it as a
+    /// review's does.
+    pub max_revisions: u32,
 }
 
 /// `speed hook …`. Install and uninstall need no configuration; a hook run
@@ -332,7 +335,7 @@ impl Settings {
                     &args.by,
                     crate::ledger::human::Say::Approve(note),
                 )?;
-                (CommandSettings::Human(Box::new(human)), none())
+                r.human(human)?
             }
             Command::Reject(args) => {
                 let reason = args.reason.trim().to_string();
@@ -349,7 +352,7 @@ impl Settings {
                     &args.by,
                     crate::ledger::human::Say::Reject(reason),
                 )?;
-                (CommandSettings::Human(Box::new(human)), none())
+                r.human(human)?
             }
             Command::Nits(args) => r.nits(args.json)?,
             Command::Fix(args) => {
@@ -545,6 +548,19 @@ impl<'a> Resolver<'a> {
         Ok((CommandSettings::Doctor(Box::new(doctor)), notices))
     }
 
+    /// `speed approve` / `speed reject`: the configuration's
+    /// `review.max_revisions` (the file main's commit holds, or `--config`).
+    fn human(&mut self, mut human: HumanSettings) -> Result<Resolved, Error> {
+        let located = self.locate(None)?;
+        let notices = all_notices(&located);
+        human.max_revisions = located
+            .config
+            .as_ref()
+            .and_then(|(file, _)| file.review.max_revisions)
+            .unwrap_or(DEFAULT_MAX_REVISIONS);
+        Ok((CommandSettings::Human(Box::new(human)), notices))
+    }
+
     /// Nits use no configuration, but a file named on the command line is
     /// still checked rather than silently ignored.
     fn nits(&mut self, json: bool) -> Result<Resolved, Error> {
@@ -594,6 +610,7 @@ fn human_settings(
         feature,
         by: by.to_string(),
         say,
+        max_revisions: DEFAULT_MAX_REVISIONS,
     })
 }
 

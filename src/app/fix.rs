@@ -46,6 +46,7 @@ pub fn fix_command(dir: &Path, settings: &FixSettings, colors: Colors) -> anyhow
         }
         FixSettings::Prompt { id } => {
             let (_, fix) = store.find(id)?;
+            refuse_plan(&fix, "a prompt for a coding agent")?;
             print!("{}", fixes::prompt::text(&fix));
             Ok(Outcome::Approved)
         }
@@ -129,6 +130,20 @@ fn list(
     })
 }
 
+/// A plan rejection is the planner's: no coding agent is handed it.
+fn refuse_plan(fix: &Fix, what: &str) -> anyhow::Result<()> {
+    if fix.source.coding() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "fix {} is a rejection of {}'s plan, not {what}: the planner re-plans the task ({}); `speed fix done {}` once it is re-planned",
+        fix.id,
+        fix.owner(),
+        fix.finding.headline(),
+        fix.id
+    )
+}
+
 /// Who acts, for a fix's history: the git user, else the login name.
 fn who(root: &Path) -> String {
     Repository::open(root)
@@ -193,6 +208,7 @@ fn run_fix(
         by: who(root),
     };
     let (_, fix) = Store::open(root).find(id)?;
+    refuse_plan(&fix, "a run by a coding agent")?;
     eprintln!(
         "Running `{}` on fix {} ({}) in a temporary worktree of {} (time limit {})…",
         agent.join(" "),

@@ -35,9 +35,32 @@ pub fn command(dir: &Path, settings: &HumanSettings) -> anyhow::Result<Outcome> 
         &settings.by,
         &settings.say,
         via,
+        settings.max_revisions,
     )?;
     eprintln!("{}", said(&done, &settings.by));
+    queue_reason(repo.root(), &done, &settings.say, &settings.by);
     Ok(Outcome::Approved)
+}
+
+/// A person's rejection is a fix in the task's queue, like a review's
+/// finding. The rejection stands whatever happens here.
+fn queue_reason(root: &Path, done: &human::Recorded, say: &Say, by: &str) {
+    let Say::Reject(reason) = say else {
+        return;
+    };
+    let owner = crate::fixes::Owner::Task {
+        id: done.task_id.clone(),
+        feature: done.feature.clone(),
+    };
+    let at = crate::fixes::queue::At {
+        branch: &done.branch,
+        head_commit: &done.head_commit,
+        report: None,
+    };
+    let store = crate::fixes::Store::open(root);
+    if let Err(err) = crate::fixes::queue::absorb_person(&store, &owner, &at, reason, by) {
+        eprintln!("warning: the fix queue could not be updated: {err}");
+    }
 }
 
 /// One line on what was recorded.
@@ -49,10 +72,17 @@ fn said(done: &human::Recorded, by: &str) -> String {
             "{task} approved by {by} at commit {at} of {}: the approval covers that commit.",
             done.branch
         ),
-        Decision::HumanReject => format!(
-            "{task} rejected by {by}: back to {} with the reason as its feedback (revision {}).",
-            done.status, done.revision_count
-        ),
+        Decision::HumanReject => match &done.error {
+            Some(error) => format!("{task} rejected by {by}: the task failed ({error})."),
+            None if done.new_revision => format!(
+                "{task} rejected by {by}: back to {} with the reason as its feedback (revision {}).",
+                done.status, done.revision_count
+            ),
+            None => format!(
+                "{task} rejected by {by}: back to {} with the reason as its feedback (revision {} still: the last rejection judged this commit too).",
+                done.status, done.revision_count
+            ),
+        },
         _ => format!("{task}: skipped by {by}; its approval still waits for a person."),
     }
 }
@@ -112,10 +142,12 @@ pub fn after_reviews(ctx: &Context, reports: &mut [Report]) {
             &by,
             &say,
             "the prompt after speed review",
+            ctx.config.max_revisions,
         );
         match recorded {
             Ok(done) => {
                 eprintln!("{}", said(&done, &by));
+                queue_reason(&ctx.root, &done, &say, &by);
                 apply(report, &done, &by, &say);
             }
             Err(err) => eprintln!("error: task {id}: {err}"),
@@ -144,8 +176,11 @@ fn apply(report: &mut Report, done: &human::Recorded, by: &str, say: &Say) {
     if matches!(say, Say::Reject(_)) {
         report.outcome = Outcome::ChangesRequested;
         if let Some(update) = &mut report.task_update {
+            update.was = update.status.clone();
             update.status = done.status.clone();
             update.revision_count = done.revision_count;
+            update.new_revision = done.new_revision;
+            update.error = done.error.clone();
         }
     }
 }

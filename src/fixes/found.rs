@@ -34,6 +34,10 @@ pub struct Judged {
     pub checks: HashSet<String>,
     /// The model answered (so its issues, criteria and nits were judged).
     pub model: bool,
+    /// The review rated a person's reason (a previous finding of theirs).
+    pub person: bool,
+    /// The review approved.
+    pub approved: bool,
 }
 
 impl Judged {
@@ -41,26 +45,115 @@ impl Judged {
         match source {
             Source::Check => check.is_some_and(|c| self.checks.contains(c)),
             Source::Model | Source::Criterion | Source::Nit => self.model,
+            // The plan stands rejected until a review approves the work
+            // (as the task's `replan` does); a person's reason until a
+            // review rates it.
+            Source::Plan => self.approved,
+            Source::Person => self.person,
         }
     }
 }
 
-/// The candidates of a decided review, and what it judged.
+/// The candidates of a decided review, and what it judged. A rejection of
+/// the plan is one fix for the planner: the model's findings of that
+/// review then keep existing fixes alive but make no coding fix (the work
+/// follows a plan that is to change).
 pub fn of(report: &Report, config: &checks::Config) -> (Vec<Candidate>, Judged) {
     let changes = report.verdict == Some(Kind::RequestChanges);
     let approved = report.verdict == Some(Kind::Approve);
+    let replan = report.replan();
+    let coding = changes && replan.is_none();
     let mut out: Vec<Candidate> = report
         .checks
         .iter()
         .map(|f| check(f, config, changes && f.blocking()))
         .collect();
+    out.extend(replan.map(|reason| plan(&reason)));
+    out.extend(people(report, changes));
     if let Some(review) = &report.review {
-        out.extend(review.issues.iter().map(|i| issue(i, changes, approved)));
-        out.extend(criteria(review, changes));
-        out.extend(requirements(review, changes));
+        out.extend(review.issues.iter().map(|i| issue(i, coding, approved)));
+        out.extend(criteria(review, coding));
+        out.extend(requirements(review, coding));
     }
     out.extend(report.guardian.flags.iter().map(|f| flag(f, approved)));
-    (out, judged(report, config))
+    // One candidate per finding: the same requirement named as unsatisfied
+    // and as missing, or an issue repeated, is one fix.
+    let mut unique: Vec<Candidate> = Vec::with_capacity(out.len());
+    for candidate in out {
+        match unique
+            .iter_mut()
+            .find(|c| c.fingerprint == candidate.fingerprint)
+        {
+            Some(kept) => kept.create |= candidate.create,
+            None => unique.push(candidate),
+        }
+    }
+    (unique, judged(report, config))
+}
+
+/// A review's rejection of the task's plan: the planner's, first.
+fn plan(reason: &str) -> Candidate {
+    let found = Found {
+        kind: "plan/rejection".to_string(),
+        check: None,
+        category: None,
+        severity: Severity::Major,
+        file: None,
+        line: None,
+        column: None,
+        rule: None,
+        message: reason.to_string(),
+        suggestion: None,
+        command: None,
+    };
+    Candidate {
+        source: Source::Plan,
+        // One per task: the latest reason replaces the last.
+        fingerprint: "plan".to_string(),
+        priority: 1,
+        description: format!("The plan is wrong: re-plan the task: {}", found.headline()),
+        found,
+        create: true,
+    }
+}
+
+/// A person's reason (`speed reject`), made a fix when they rejected and
+/// kept alive while a review finds it unresolved.
+pub fn person(reason: &str, by: &str, create: bool) -> Candidate {
+    let found = Found {
+        kind: "person/rejection".to_string(),
+        check: None,
+        category: None,
+        severity: Severity::Major,
+        file: None,
+        line: None,
+        column: None,
+        rule: Some(format!("rejected by {by}")),
+        message: reason.trim().to_string(),
+        suggestion: None,
+        command: None,
+    };
+    Candidate {
+        source: Source::Person,
+        fingerprint: format!("person\0{}", words(reason)),
+        priority: 2,
+        description: format!("Answer {by}'s rejection: {}", found.headline()),
+        found,
+        create,
+    }
+}
+
+/// The people's reasons the review rated: unresolved, they stay fixes.
+fn people(report: &Report, changes: bool) -> Vec<Candidate> {
+    report
+        .previous_findings
+        .iter()
+        .filter(|p| {
+            p.source == crate::verdict::previous::Source::Person
+                && p.status == crate::verdict::PreviousStatus::Unresolved
+        })
+        .map(|p| person(&p.message, p.by.as_deref().unwrap_or("a person"), changes))
+        .collect()
 }
 
 /// A model's issue: a fix when it blocks, a nit when it does not.
@@ -331,6 +424,11 @@ fn judged(report: &Report, config: &checks::Config) -> Judged {
     Judged {
         checks,
         model: report.review.is_some(),
+        person: report
+            .previous_findings
+            .iter()
+            .any(|p| p.source == crate::verdict::previous::Source::Person),
+        approved: report.verdict == Some(Kind::Approve),
     }
 }
 

@@ -22,6 +22,12 @@ pub enum Source {
     Criterion,
     /// A nit of an approval (what `speed nits` prints).
     Nit,
+    /// A person's reason for rejecting an approval (`speed reject`).
+    Person,
+    /// A review's rejection of the task's plan: the planner's to act on,
+    /// never a coding fix (`speed fix list` shows it apart; `fix run` and
+    /// `fix prompt` refuse it).
+    Plan,
 }
 
 impl Source {
@@ -31,7 +37,14 @@ impl Source {
             Source::Model => "model",
             Source::Criterion => "criterion",
             Source::Nit => "nit",
+            Source::Person => "person",
+            Source::Plan => "plan",
         }
+    }
+
+    /// A fix a coding agent can be handed.
+    pub fn coding(self) -> bool {
+        self != Source::Plan
     }
 }
 
@@ -266,15 +279,22 @@ pub fn word_set(text: &str) -> std::collections::BTreeSet<String> {
         .collect()
 }
 
-/// A fix's id: the first hex digits of the hash of its owner and
-/// fingerprint (`extra` lengthens it on a clash).
-pub fn id(owner: &str, fingerprint: &str, extra: usize) -> String {
-    let digest = Sha256::digest(format!("{owner}\0{fingerprint}").as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    match hex.get(..ID_LEN + extra) {
-        Some(id) => id.to_string(),
-        None => format!("{hex}-{}", ID_LEN + extra - hex.len()),
-    }
+/// A fix's id: the first `ID_LEN` hex digits of the hash of its owner and
+/// fingerprint; on a clash (`salt` > 0) of the hash with the salt added,
+/// so every id has the same length and none is a prefix of another.
+pub fn id(owner: &str, fingerprint: &str, salt: usize) -> String {
+    let text = match salt {
+        0 => format!("{owner}\0{fingerprint}"),
+        n => format!("{owner}\0{fingerprint}\0{n}"),
+    };
+    let digest = Sha256::digest(text.as_bytes());
+    digest
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()
+        .chars()
+        .take(ID_LEN)
+        .collect()
 }
 
 /// Hex digits in an id.
@@ -307,7 +327,13 @@ mod tests {
         assert_eq!(a.len(), ID_LEN);
         assert_eq!(a, id("task 3", "check\0clippy", 0));
         assert_ne!(a, id("task 4", "check\0clippy", 0));
-        assert!(id("task 3", "check\0clippy", 2).starts_with(&a));
+        let other = id("task 3", "check\0clippy", 2);
+        assert_eq!(
+            other.len(),
+            ID_LEN,
+            "a clash gives another id of the same length"
+        );
+        assert!(!other.starts_with(&a) && other != a);
     }
 
     #[test]

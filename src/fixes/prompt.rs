@@ -28,6 +28,8 @@ pub fn text(fix: &Fix) -> String {
         Source::Model => "the reviewer (a language model)".to_string(),
         Source::Criterion => "an acceptance criterion the review found unmet".to_string(),
         Source::Nit => "a nit of an approved review".to_string(),
+        Source::Person => "a person who rejected the reviewed work (speed reject)".to_string(),
+        Source::Plan => "a review that rejected the task's plan".to_string(),
     };
     let _ = writeln!(out, "- Found by: {source}");
     if let Some(category) = f.category {

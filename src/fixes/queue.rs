@@ -70,7 +70,7 @@ pub fn absorb(
             Some(i) => {
                 matched.insert(i);
                 let fix = &mut queue.fixes[i];
-                seen(fix, &candidate, report, &now);
+                seen(fix, &candidate, &At::of(report), &now);
                 done.seen += 1;
                 let closed = matches!(fix.status, Status::Resolved | Status::Completed);
                 if closed && candidate.create {
@@ -86,7 +86,7 @@ pub fn absorb(
                 }
             }
             None if candidate.create => {
-                let fix = new_fix(&owner, candidate, report, &now, by, &taken);
+                let fix = new_fix(&owner, candidate, &At::of(report), &now, by, &taken);
                 taken.insert(fix.id.clone());
                 matched.insert(queue.fixes.len());
                 queue.fixes.push(fix);
@@ -168,34 +168,109 @@ fn similarity(
     a.intersection(b).count() as f64 / union as f64
 }
 
+/// Where a finding was found: the branch, its head, the report.
+pub struct At<'a> {
+    pub branch: &'a str,
+    pub head_commit: &'a str,
+    pub report: Option<&'a str>,
+}
+
+impl<'a> At<'a> {
+    fn of(report: &'a Report) -> At<'a> {
+        At {
+            branch: &report.branch,
+            head_commit: &report.head_commit,
+            report: report.report_path.as_deref(),
+        }
+    }
+}
+
 /// A fix found again: where it is now.
-fn seen(fix: &mut Fix, candidate: &Candidate, report: &Report, now: &str) {
+fn seen(fix: &mut Fix, candidate: &Candidate, at: &At, now: &str) {
     fix.finding = candidate.found.clone();
     fix.description = candidate.description.clone();
     if candidate.create || fix.status.open() {
         fix.priority = candidate.priority;
     }
-    fix.last_seen_commit = report.head_commit.clone();
+    fix.last_seen_commit = at.head_commit.to_string();
     fix.last_seen_at = now.to_string();
-    fix.report = report.report_path.clone();
-    fix.branch = report.branch.clone();
+    if at.report.is_some() {
+        fix.report = at.report.map(str::to_string);
+    }
+    fix.branch = at.branch.to_string();
+}
+
+/// A person's rejection (`speed reject`) into the task's fixes: their
+/// reason is a fix like a review's finding (the same reason again is the
+/// same fix, open again if it was closed).
+pub fn absorb_person(
+    store: &Store,
+    owner: &Owner,
+    at: &At,
+    reason: &str,
+    by: &str,
+) -> Result<Absorbed, Error> {
+    let candidate = found::person(reason, by, true);
+    let _lock = store.lock()?;
+    let mut queue = store.load(owner)?;
+    let now = ledger::now_rfc3339();
+    let mut done = Absorbed::default();
+    match queue
+        .fixes
+        .iter()
+        .position(|f| f.fingerprint == candidate.fingerprint)
+    {
+        Some(i) => {
+            let fix = &mut queue.fixes[i];
+            seen(fix, &candidate, at, &now);
+            done.seen += 1;
+            if !fix.status.open() {
+                fix.status = Status::Pending;
+                fix.completed_at = None;
+                fix.history.push(Event {
+                    at: now.clone(),
+                    status: Status::Pending,
+                    by: by.to_string(),
+                    note: format!(
+                        "{by} rejected {} for it again",
+                        crate::git::short(at.head_commit)
+                    ),
+                });
+                done.reopened += 1;
+            }
+        }
+        None => {
+            let (all, _) = store.all();
+            let taken: HashSet<String> = all.into_iter().map(|(_, f)| f.id).collect();
+            let fix = new_fix(owner, candidate, at, &now, by, &taken);
+            queue.fixes.push(fix);
+            done.created += 1;
+        }
+    }
+    store.save(owner, &queue)?;
+    Ok(done)
 }
 
 fn new_fix(
     owner: &Owner,
     candidate: Candidate,
-    report: &Report,
+    at: &At,
     now: &str,
     by: &str,
     taken: &HashSet<String>,
 ) -> Fix {
     let key = owner.key();
-    // A clash (the same finding twice in one review, or two hashes that
-    // share their first digits) lengthens the id.
+    // A clash (two fingerprints whose hashes share their first digits)
+    // salts the hash: another id of the same length.
     let id = (0..)
-        .map(|extra| model::id(&key, &candidate.fingerprint, extra))
-        .find(|id| !taken.contains(id))
-        .expect("ids past the hash's length are numbered: one is free");
+        .map(|salt| model::id(&key, &candidate.fingerprint, salt))
+        .find(|id| {
+            !taken.contains(id)
+                && !taken
+                    .iter()
+                    .any(|t| t.starts_with(id.as_str()) || id.starts_with(t.as_str()))
+        })
+        .expect("salted hashes never run out: one is free");
     let (task, feature, defect) = match owner {
         Owner::Task { id, feature } => (Some(id.clone()), feature.clone(), None),
         Owner::Defect { name } => (None, None, Some(name.clone())),
@@ -205,7 +280,7 @@ fn new_fix(
         task,
         feature,
         defect,
-        branch: report.branch.clone(),
+        branch: at.branch.to_string(),
         priority: candidate.priority,
         source: candidate.source,
         finding: candidate.found,
@@ -214,19 +289,22 @@ fn new_fix(
         created_at: now.to_string(),
         completed_at: None,
         fingerprint: candidate.fingerprint,
-        last_seen_commit: report.head_commit.clone(),
+        last_seen_commit: at.head_commit.to_string(),
         last_seen_at: now.to_string(),
-        report: report.report_path.clone(),
+        report: at.report.map(str::to_string),
         reason: None,
         commit: None,
         history: vec![Event {
             at: now.to_string(),
             status: Status::Pending,
             by: by.to_string(),
-            note: format!(
-                "found by the review of {}",
-                crate::git::short(&report.head_commit)
-            ),
+            note: match candidate.source {
+                Source::Person => format!("{by} rejected {}", crate::git::short(at.head_commit)),
+                _ => format!(
+                    "found by the review of {}",
+                    crate::git::short(at.head_commit)
+                ),
+            },
         }],
     }
 }

@@ -47,6 +47,9 @@ pub struct Entry {
     pub blocking: Option<Vec<Reason>>,
     pub task_status: Option<String>,
     pub revision_count: Option<u32>,
+    /// What a request for changes asked for: `implementation`, `plan`
+    /// (re-plan), `nothing_implemented` (None on older lines).
+    pub rejection: Option<String>,
     pub overall_score: Option<f64>,
     pub duration_ms: Option<u64>,
     pub report: Option<String>,

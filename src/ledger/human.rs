@@ -64,10 +64,16 @@ pub struct Recorded {
     /// The task's status and revision count now.
     pub status: String,
     pub revision_count: u32,
+    /// A rejection counted a new revision (not one of a head the last
+    /// rejection already judged).
+    pub new_revision: bool,
+    /// Why the task failed, when the rejection failed it.
+    pub error: Option<String>,
 }
 
 /// Record what `by` says about task `id`'s approval, given `via` ("speed
-/// approve", "the prompt after speed review").
+/// approve", "the prompt after speed review"); a rejection counts against
+/// `max_revisions` (`review.max_revisions`) as a review's does.
 pub fn decide(
     root: &Path,
     id: &str,
@@ -75,6 +81,7 @@ pub fn decide(
     by: &str,
     say: &Say,
     via: &str,
+    max_revisions: u32,
 ) -> Result<Recorded, Error> {
     let store = tasks::Store::open(root);
     let found = store.find(id, feature)?;
@@ -133,33 +140,36 @@ pub fn decide(
         via: via.to_string(),
     };
     let decision = say.decision();
+    let revisions_before = task.revision_count;
+    match say {
+        Say::Approve(_) => human::approve(&mut task, &pending, &word),
+        Say::Reject(_) => human::reject(&mut task, &pending, &word, max_revisions),
+        Say::Skip(_) => human::skip(&mut task, &pending, &word),
+    }
     // The log first: a task file that says a person decided always has its
-    // line in the log.
+    // line in the log, and the line says what it left the task at.
     let text_key = if matches!(say, Say::Approve(_)) {
         "note"
     } else {
         "reason"
     };
-    append_log_line(
-        root,
-        &json!({
-            "at": at,
-            "task": task.id,
-            "feature": task.feature,
-            "branch": task.branch,
-            "head_commit": pending.head_commit,
-            "decision": decision.as_str(),
-            "by": by,
-            text_key: word.text,
-            "via": via,
-            "requested_at": pending.requested_at,
-        }),
-    )?;
-    match say {
-        Say::Approve(_) => human::approve(&mut task, &pending, &word),
-        Say::Reject(_) => human::reject(&mut task, &pending, &word),
-        Say::Skip(_) => human::skip(&mut task, &pending, &word),
+    let mut line = json!({
+        "at": at,
+        "task": task.id,
+        "feature": task.feature,
+        "branch": task.branch,
+        "head_commit": pending.head_commit,
+        "decision": decision.as_str(),
+        "by": by,
+        text_key: word.text,
+        "via": via,
+        "requested_at": pending.requested_at,
+    });
+    if let (Say::Reject(_), serde_json::Value::Object(map)) = (say, &mut line) {
+        map.insert("task_status".to_string(), json!(task.status.as_str()));
+        map.insert("revision_count".to_string(), json!(task.revision_count));
     }
+    append_log_line(root, &line)?;
     store.save(&task)?;
     let record = Record {
         task: Some(task.id.clone()),
@@ -192,6 +202,15 @@ pub fn decide(
         decision,
         status: task.status.to_string(),
         revision_count: task.revision_count,
+        new_revision: task.revision_count != revisions_before,
+        error: (task.status == tasks::Status::Failed)
+            .then(|| {
+                task.raw
+                    .get("error")
+                    .and_then(|e| e.as_str())
+                    .map(str::to_string)
+            })
+            .flatten(),
     })
 }
 

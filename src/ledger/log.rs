@@ -30,7 +30,7 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
         "tokens": tokens(report),
         "hashes": report.hashes,
         "guardian": report.guardian.status,
-        "overrules": report.overrules.iter().map(|o| o.rule).collect::<Vec<_>>(),
+        "overrules": rules(report),
         "overall_score": report.scores.as_ref().map(|s| s.overall),
         "blocking": super::blocking::reasons(report),
         "task_status": report.task_update.as_ref().map(|u| &u.status),
@@ -39,6 +39,10 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
         "report": report.report_path,
         "error": report.error,
     });
+    if let (Some(rejected), Value::Object(map)) = (report.judge_rejection(), &mut line) {
+        // What the request for changes asks for: `plan` is the planner's.
+        map.insert("rejection".to_string(), json!(rejected.kind));
+    }
     if let (Some(human), Value::Object(map)) = (&report.human_review, &mut line) {
         map.insert("human_review".to_string(), json!(human.status));
     }
@@ -61,6 +65,18 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
         map.insert("cost".to_string(), json!(report.cost));
     }
     append_log_line(root, &line)
+}
+
+/// The rules speed overruled the model by, each once (a rule that refused
+/// six citations is one reason the approval fell).
+fn rules(report: &Report) -> Vec<crate::verdict::Rule> {
+    let mut out = Vec::new();
+    for o in &report.overrules {
+        if !out.contains(&o.rule) {
+            out.push(o.rule);
+        }
+    }
+    out
 }
 
 /// The tokens of a review's line, as the providers counted them (the

@@ -82,6 +82,9 @@ pub fn override_task(
         "review_feedback",
         "override",
         "human_review",
+        "error",
+        "replan",
+        "guardian_verdict",
     ]
     .iter()
     .filter_map(|key| task.raw.get(*key).map(|v| (key.to_string(), v.clone())))
@@ -102,10 +105,20 @@ pub fn override_task(
             .insert("reviewed_diff".to_string(), Value::String(diff.clone()));
         task.reviewed_diff = Some(diff.clone());
     }
-    // A person's review the approval waited for is answered by this one.
-    if task.raw.get("human_review").is_some_and(|h| !h.is_null()) {
-        task.raw.insert("human_review".to_string(), Value::Null);
+    // A person's review the approval waited for is answered by this one;
+    // what speed wrote for the decision it overrules no longer stands (it
+    // is kept in `override.overruled`, and the history keeps the rest).
+    for key in [
+        "human_review",
+        "error",
+        "replan",
+        "revision_context",
+        "guardian_verdict",
+        "guardian_summary",
+    ] {
+        tasks::counting::clear(&mut task, key);
     }
+    let attempt = tasks::counting::next_attempt(&task);
     task.raw.insert(
         "override".to_string(),
         json!({
@@ -116,6 +129,18 @@ pub fn override_task(
             "overruled": if previous.is_empty() { Value::Null } else { Value::Object(previous) },
         }),
     );
+    // A decision like any other: one entry, numbered after the last.
+    let entry = json!({
+        "attempt": attempt,
+        "verdict": "override",
+        "by": decider.by,
+        "at": at,
+        "head_commit": head,
+        "reason": decider.reason,
+        "overruled": overruled,
+        "via": decider.via,
+    });
+    tasks::state::append_history(&mut task, entry);
     store.save(&task)?;
 
     let work = Work::Task {

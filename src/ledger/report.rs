@@ -53,6 +53,12 @@ pub struct Report {
     pub error: Option<String>,
     /// The feedback written to the task file (request_changes only).
     pub feedback: Option<String>,
+    /// What a request for changes asks for and of whom: the work
+    /// (`implementation`), the task's plan (`plan`: the planner re-plans),
+    /// or anything at all (`nothing_implemented`: speed found an empty
+    /// diff and asked no model). None for any other verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejection: Option<Rejected>,
     /// Where the full report was saved, relative to the repository root.
     pub report_path: Option<String>,
     /// Its Markdown summary beside it.
@@ -189,6 +195,7 @@ impl Report {
             duration_ms: 0,
             error: None,
             feedback: None,
+            rejection: None,
             report_path: None,
             summary_path: None,
             human_review: None,
@@ -217,6 +224,90 @@ impl Report {
             (None, Some(defect)) => format!("defect {}", defect.name),
             (None, None) => format!("branch {}", self.branch),
         }
+    }
+}
+
+/// What a request for changes asks for, as every format says it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejected {
+    pub kind: RejectedKind,
+    /// The model's reason for a plan rejection; speed's words otherwise.
+    #[serde(default)]
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectedKind {
+    /// The work must change.
+    Implementation,
+    /// The task is planned wrong: the planner re-plans, no coding fix.
+    Plan,
+    /// The branch does not differ from its base: speed decided, no model.
+    NothingImplemented,
+}
+
+impl Rejected {
+    /// The decision in a few words, the same in every format.
+    pub fn headline(&self) -> &'static str {
+        match self.kind {
+            RejectedKind::Implementation => "changes requested",
+            RejectedKind::Plan => "the plan is wrong: re-plan",
+            RejectedKind::NothingImplemented => "speed found nothing implemented",
+        }
+    }
+
+    /// The headline at the start of a sentence.
+    pub fn title(&self) -> &'static str {
+        match self.kind {
+            RejectedKind::Implementation => "Changes requested",
+            RejectedKind::Plan => "The plan is wrong: re-plan",
+            RejectedKind::NothingImplemented => "speed found nothing implemented",
+        }
+    }
+}
+
+impl Report {
+    /// What this report's request for changes asks for, from what was
+    /// decided: a plan rejection when the model rejected the plan and
+    /// speed requests changes too (speed's own reasons to request changes
+    /// still leave the plan to re-plan first). The stored `rejection`
+    /// (an empty diff's) wins.
+    pub fn judge_rejection(&self) -> Option<Rejected> {
+        if self.verdict != Some(verdict::Kind::RequestChanges) {
+            return None;
+        }
+        if let Some(known) = &self.rejection {
+            return Some(known.clone());
+        }
+        let plan = self
+            .review
+            .as_ref()
+            .and_then(|r| r.rejection.as_ref())
+            .filter(|r| {
+                r.kind == verdict::RejectionKind::Plan
+                    && self.model_verdict == Some(verdict::Kind::RequestChanges)
+            });
+        Some(match plan {
+            Some(rejection) => Rejected {
+                kind: RejectedKind::Plan,
+                reason: match rejection.reason.trim() {
+                    "" => "the review rejected the task's plan".to_string(),
+                    reason => reason.to_string(),
+                },
+            },
+            None => Rejected {
+                kind: RejectedKind::Implementation,
+                reason: String::new(),
+            },
+        })
+    }
+
+    /// The plan rejection's reason, when this report is one.
+    pub fn replan(&self) -> Option<String> {
+        self.judge_rejection()
+            .filter(|r| r.kind == RejectedKind::Plan)
+            .map(|r| r.reason)
     }
 }
 
@@ -258,6 +349,15 @@ pub struct TaskUpdate {
     /// `done` after an approval, `pending` or `failed` after request_changes.
     pub status: String,
     pub revision_count: u32,
+    /// The status before the review.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub was: String,
+    /// A request for changes counted a new revision: false when the last
+    /// rejection judged the same head (the count stays).
+    pub new_revision: bool,
+    /// Why the task failed, when this review failed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -70,6 +70,16 @@ fn decision(report: &Report) -> (String, String) {
         Some(said) if said != verdict => format!(" (the model said {said})"),
         _ => String::new(),
     };
+    // What a request for changes asks for: the work, the plan, anything.
+    if let Some(rejected) = report
+        .judge_rejection()
+        .filter(|r| r.kind != super::report::RejectedKind::Implementation)
+    {
+        let _ = write!(more, ": {}", rejected.headline());
+        if !rejected.reason.is_empty() {
+            let _ = write!(more, " ({})", cell(&rejected.reason));
+        }
+    }
     if let Some(human) = &report.human_review {
         let _ = write!(more, "; a person's review: {}", human.status);
         if !human.by.is_empty() {

@@ -14,10 +14,13 @@ use super::Style;
 /// Characters of a description shown in the table.
 const DESCRIPTION_CHARS: usize = 100;
 
-/// `{"fixes": [...]}`, in the order given.
+/// `{"fixes": [...], "replans": [...]}`, in the order given: the coding
+/// fixes, and apart from them the plan rejections, which are the
+/// planner's and never a coding agent's.
 pub fn json(fixes: &[Fix]) -> String {
-    let mut text = serde_json::to_string_pretty(&json!({ "fixes": fixes }))
-        .unwrap_or_else(|_| "{\"fixes\": []}".to_string());
+    let (coding, plans): (Vec<&Fix>, Vec<&Fix>) = fixes.iter().partition(|f| f.source.coding());
+    let mut text = serde_json::to_string_pretty(&json!({ "fixes": coding, "replans": plans }))
+        .unwrap_or_else(|_| "{\"fixes\": [], \"replans\": []}".to_string());
     text.push('\n');
     text
 }
@@ -37,8 +40,30 @@ pub fn json_one(fix: &Fix) -> String {
     text
 }
 
-/// The table of `speed fix list`.
+/// The table of `speed fix list`: the coding fixes, then the plan
+/// rejections apart, for the planner.
 pub fn list(fixes: &[Fix], style: &Style) -> String {
+    let (coding, plans): (Vec<Fix>, Vec<Fix>) =
+        fixes.iter().cloned().partition(|f| f.source.coding());
+    let mut out = String::new();
+    if !coding.is_empty() {
+        out.push_str(&table(&coding, style));
+    }
+    if !plans.is_empty() {
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        let _ = writeln!(
+            out,
+            "{}",
+            style.bold("For the planner: the plan is wrong, re-plan (not a coding fix)")
+        );
+        out.push_str(&table(&plans, style));
+    }
+    out
+}
+
+fn table(fixes: &[Fix], style: &Style) -> String {
     let mut out = String::new();
     let rows: Vec<[String; 6]> = fixes
         .iter()

@@ -81,11 +81,13 @@ fn line(row: &Row, style: &Style) -> String {
             if !e.commits.is_empty() {
                 fields.push(format!("{} commits", e.commits.len()));
             }
+            if let Some(status) = &e.task_status {
+                fields.push(format!("task {}", one_line(status)));
+            }
         }
         Kind::Decided | Kind::Failed => {
             if !e.overrules.is_empty() {
-                let rules: Vec<String> = e.overrules.iter().map(|r| one_line(r)).collect();
-                fields.push(format!("overruled: {}", rules.join(",")));
+                fields.push(format!("overruled: {}", overruled(&e.overrules)));
             }
             if let Some(guardian) = e.guardian.as_deref().filter(|g| *g != "not_run") {
                 fields.push(format!("guardian: {}", one_line(guardian)));
@@ -118,11 +120,36 @@ fn line(row: &Row, style: &Style) -> String {
     fields.join("  ")
 }
 
+/// Each rule once, in the order first named (an older line lists a rule
+/// once per overrule: counted then).
+fn overruled(rules: &[String]) -> String {
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for rule in rules {
+        match counted.iter_mut().find(|(r, _)| r == rule) {
+            Some((_, n)) => *n += 1,
+            None => counted.push((rule, 1)),
+        }
+    }
+    counted
+        .iter()
+        .map(|(rule, n)| match n {
+            1 => one_line(rule),
+            n => format!("{} ×{n}", one_line(rule)),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn decision(e: &Entry, style: &Style) -> String {
-    let word = one_line(e.decision_word());
+    let mut word = one_line(e.decision_word());
+    match e.rejection.as_deref() {
+        Some("plan") => word.push_str(" (the plan is wrong: re-plan)"),
+        Some("nothing_implemented") => word.push_str(" (speed found nothing implemented)"),
+        _ => {}
+    }
     match e.kind() {
         Kind::Decided if e.approved() => style.green(&word),
-        Kind::Decided if word == "request_changes" => style.red(&word),
+        Kind::Decided if e.decision_word() == "request_changes" => style.red(&word),
         Kind::Failed => style.red(&word),
         _ => style.yellow(&word),
     }
@@ -165,5 +192,17 @@ mod tests {
     #[test]
     fn log_text_cannot_move_the_terminal() {
         assert_eq!(one_line("a\x1b[2Jb\n c\u{7}"), "a?[2Jb c?");
+    }
+
+    #[test]
+    fn a_rule_is_named_once() {
+        let rules: Vec<String> = [
+            "evidence_not_found",
+            "unmet_criterion",
+            "evidence_not_found",
+        ]
+        .map(str::to_string)
+        .to_vec();
+        assert_eq!(overruled(&rules), "evidence_not_found ×2, unmet_criterion");
     }
 }

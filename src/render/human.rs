@@ -572,13 +572,37 @@ fn verdict_line(report: &Report, style: &Style) -> String {
             style.red(&format!("✗ {who}: changes requested by speed's checks (offline)"))
         }
         (Outcome::Approved, _) => style.green(&format!("✓ {who}: approved by the reviewer")),
+        (Outcome::ChangesRequested, Some(verdict::Kind::Approve))
+            if report
+                .human_review
+                .as_ref()
+                .is_some_and(|h| h.status == "rejected") =>
+        {
+            let by = report.human_review.as_ref().map_or("", |h| h.by.as_str());
+            style.red(&format!(
+                "✗ {who}: rejected by {by} (the model approved; a person's word decides)"
+            ))
+        }
         (Outcome::ChangesRequested, _) => {
-            let by = if report.overrules.is_empty() {
-                "by the reviewer"
-            } else {
-                "by speed (overruled the model)"
+            use crate::ledger::report::RejectedKind;
+            let judged = report.judge_rejection();
+            let text = match judged.as_ref().map(|r| (r.kind, r)) {
+                Some((RejectedKind::Plan, r)) => format!(
+                    "✗ {who}: {} (the reviewer rejected the task's plan: {})",
+                    r.headline(),
+                    r.reason
+                ),
+                Some((RejectedKind::NothingImplemented, r)) => format!(
+                    "✗ {who}: {} ({}; no model was asked)",
+                    r.headline(),
+                    r.reason
+                ),
+                _ if report.overrules.is_empty() => {
+                    format!("✗ {who}: changes requested by the reviewer")
+                }
+                _ => format!("✗ {who}: changes requested by speed (overruled the model)"),
             };
-            style.red(&format!("✗ {who}: changes requested {by}"))
+            style.red(&text)
         }
         (_, _) => style.red(&format!(
             "✗ {who}: review failed: {}",
@@ -587,27 +611,61 @@ fn verdict_line(report: &Report, style: &Style) -> String {
     }
 }
 
-/// What the review did to the task file: approved (it stays done), back to
-/// pending with its findings, or failed past the revision limit.
+/// What the review did to the task file: approved (and done), back to
+/// pending with its findings (or to the planner), or failed past the
+/// revision limit. One line, whatever the verdict: an approval never reads
+/// as a task sent back.
 fn task_line(report: &Report) -> Option<String> {
     let update = report.task_update.as_ref()?;
     let subject = super::report_subject(report);
-    let findings = findings::of(report).len();
-    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    Some(match update.status.as_str() {
-        "pending" => format!(
-            "→ {subject} is back to pending with {} (revision {})",
-            plural(findings, "finding"),
+    let person_rejected = report
+        .human_review
+        .as_ref()
+        .is_some_and(|h| h.status == "rejected");
+    if report.verdict == Some(verdict::Kind::Approve) && !person_rejected {
+        return Some(match update.was.as_str() {
+            was if !was.is_empty() && was != update.status => format!(
+                "→ {subject} is approved; its status is now {} (was {was})",
+                update.status
+            ),
+            _ => format!(
+                "→ {subject} is approved; its status stays {}",
+                update.status
+            ),
+        });
+    }
+    let revision = if update.new_revision || update.revision_count == 0 {
+        format!("revision {}", update.revision_count)
+    } else {
+        format!(
+            "revision {} still: the last rejection judged this commit too",
             update.revision_count
+        )
+    };
+    let plan = report
+        .judge_rejection()
+        .filter(|r| r.kind == crate::ledger::report::RejectedKind::Plan);
+    Some(match (update.status.as_str(), plan) {
+        ("failed", _) => format!(
+            "→ {subject} failed: {}",
+            update
+                .error
+                .as_deref()
+                .unwrap_or("past review.max_revisions")
         ),
-        "failed" => format!(
-            "→ {subject} failed after {}: the task is marked failed",
-            plural(update.revision_count as usize, "revision")
-        ),
-        status if report.verdict == Some(verdict::Kind::Approve) => {
-            format!("→ {subject} is approved; its status stays {status}")
+        ("pending", Some(_)) => {
+            format!(
+                "→ {subject}: the plan is wrong: re-plan; the task is back to pending ({revision})"
+            )
         }
-        status => format!("→ {subject} is now {status}"),
+        ("pending", None) => {
+            let findings = findings::of(report).len();
+            format!(
+                "→ {subject} is back to pending with {} ({revision})",
+                super::plural(findings, "finding")
+            )
+        }
+        (status, _) => format!("→ {subject} is now {status}"),
     })
 }
 
@@ -688,7 +746,10 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
                         "approved, waiting for a person".to_string()
                     }
                     Outcome::Approved => "approved".to_string(),
-                    Outcome::ChangesRequested => "changes requested".to_string(),
+                    Outcome::ChangesRequested => r
+                        .judge_rejection()
+                        .map_or("changes requested", |j| j.headline())
+                        .to_string(),
                     Outcome::Blocked => "blocked".to_string(),
                     Outcome::ModelUnreachable => "model unreachable".to_string(),
                     Outcome::InvalidOutput => "invalid output".to_string(),

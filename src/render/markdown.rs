@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::git::short;
 use crate::ledger::Report;
+use crate::ledger::report::RejectedKind;
 use crate::verdict::Kind;
 
 use super::findings::{self, Level};
@@ -100,10 +101,15 @@ fn decision(report: &Report) -> String {
         (Some(Kind::ChecksPassed), _) => {
             "checks passed (offline: nothing was approved)".to_string()
         }
-        (Some(Kind::RequestChanges), _) if !report.overrules.is_empty() => {
-            "changes requested by speed (it overruled the model)".to_string()
-        }
-        (Some(Kind::RequestChanges), _) => "changes requested".to_string(),
+        (Some(Kind::RequestChanges), _) => match report.judge_rejection() {
+            Some(r) if r.kind != RejectedKind::Implementation => {
+                format!("{} ({})", r.headline(), r.reason)
+            }
+            _ if !report.overrules.is_empty() => {
+                "changes requested by speed (it overruled the model)".to_string()
+            }
+            _ => "changes requested".to_string(),
+        },
         (None, Some(err)) => format!("the review failed: {err}"),
         (None, None) => "no decision".to_string(),
     }

@@ -1,5 +1,8 @@
 //! A re-review: when the subject was reviewed before at a head its branch
-//! has moved on from, what that review found and what changed since. The
+//! has moved on from, what that review found and what changed since; and
+//! whenever a person's rejection (`speed reject`) is still open, its reason
+//! as a finding of its own (`PF-n`, source `person`), at the very head they
+//! rejected too, where nothing can have answered it. The
 //! last decided review is read back from its report (`ledger::saved`); its
 //! blocking findings become `PF-1`, `PF-2`, … (the model's critical and
 //! major issues, its unmet criteria and missing requirements, and the
@@ -52,11 +55,20 @@ impl Rereview {
         self.facts.iter().map(|f| f.id.as_str()).collect()
     }
 
-    /// The previous findings as the prompt lists them.
+    /// The previous findings as the prompt lists them; a person's says
+    /// whose it is and, when nothing changed since, that it still stands.
     pub fn finding_lines(&self) -> Vec<String> {
         self.facts
             .iter()
-            .map(|f| format!("{} at {}: {}", f.id, f.location(), f.message))
+            .map(|f| match &f.person {
+                Some(_) if !f.touched => format!(
+                    "{}: {} (nothing changed since this commit was rejected)",
+                    f.label(),
+                    f.message
+                ),
+                Some(_) => format!("{}: {}", f.label(), f.message),
+                None => format!("{} at {}: {}", f.id, f.location(), f.message),
+            })
             .collect()
     }
 
@@ -100,7 +112,16 @@ pub fn find(
         Subject::Defect(review) => Wanted::Defect(review.defect.name.clone()),
         Subject::Branch { branch, .. } => Wanted::Branch(branch.clone()),
     };
-    let Some(last) = last_decided(&ctx.root, &wanted) else {
+    let last = last_decided(&ctx.root, &wanted);
+    let people = people(subject, last.as_ref().map(|l| &l.report));
+    // The head the findings were raised at: the last review's, else (its
+    // report gone) the commit a person rejected.
+    let previous_head = last
+        .as_ref()
+        .map(|l| l.report.head_commit.clone())
+        .or_else(|| people.first().map(|p| p.head.clone()))
+        .unwrap_or_default();
+    if previous_head.is_empty() {
         if ctx.config.incremental {
             notices.push(
                 "--incremental: there is no earlier review to build on; this is a full review"
@@ -108,20 +129,42 @@ pub fn find(
             );
         }
         return (None, notices);
-    };
+    }
     let head = &resolved.diff.head_commit;
-    let previous_head = last.report.head_commit.clone();
-    if previous_head.is_empty() || &previous_head == head {
-        return (None, notices);
+    let verdict = last
+        .as_ref()
+        .and_then(|l| l.report.verdict)
+        .unwrap_or(verdict::Kind::RequestChanges);
+    let report_path = last.as_ref().map(|l| l.path.clone()).unwrap_or_default();
+    // Without an interdiff, a person's reasons are still listed: the same
+    // head cannot answer them (nothing changed since), a rewritten branch
+    // may have (something did).
+    let unchanged = |touched: bool| {
+        (!people.is_empty()).then(|| Rereview {
+            previous_head: previous_head.clone(),
+            previous_verdict: verdict,
+            previous_report: report_path.clone(),
+            facts: number(people.iter().map(|p| p.fact(touched)).collect()),
+            criteria: Vec::new(),
+            interdiff: Diff {
+                base_commit: previous_head.clone(),
+                head_commit: head.clone(),
+                files: Vec::new(),
+                sha256: String::new(),
+            },
+            incremental: false,
+        })
+    };
+    if &previous_head == head {
+        return (unchanged(false), notices);
     }
     // A report is a file anyone can edit: its head must be a commit id,
     // never a name git would resolve (`main`, `HEAD~3`) into another basis.
     if !is_commit_id(&previous_head) {
         notices.push(format!(
-            "The last review's report ({}) names no commit id as its head: this is a full review and its findings are not listed.",
-            last.path
+            "The last review's report ({report_path}) names no commit id as its head: this is a full review and its findings are not listed."
         ));
-        return (None, notices);
+        return (unchanged(true), notices);
     }
     match repo.is_ancestor(&previous_head, head) {
         Ok(true) => {}
@@ -131,7 +174,7 @@ pub fn find(
                 crate::git::short(&previous_head),
                 crate::git::short(head)
             ));
-            return (None, notices);
+            return (unchanged(true), notices);
         }
     }
     let mut interdiff = match repo.diff(&previous_head, head) {
@@ -140,7 +183,7 @@ pub fn find(
             notices.push(format!(
                 "The changes since the last review could not be computed ({err}): this is a full review."
             ));
-            return (None, notices);
+            return (unchanged(true), notices);
         }
     };
     // Only the change's own files: a merge of main into the branch brings
@@ -153,17 +196,33 @@ pub fn find(
             .any(|own| own.path == f.path || own.old_path.as_deref() == Some(f.path.as_str()))
     });
     crate::secrets::redact_diff(&mut interdiff);
-    let (facts, cut) = facts(&last.report, &interdiff);
+    let mut found = last
+        .as_ref()
+        .map(|l| facts(&l.report, &interdiff))
+        .unwrap_or_default();
+    let touched = !interdiff.files.is_empty();
+    found.extend(people.iter().map(|p| p.fact(touched)));
+    let cut = found.len().saturating_sub(MAX_FINDINGS);
     if cut > 0 {
         notices.push(format!(
             "The last review had {} more blocking findings than the {MAX_FINDINGS} listed here.",
             cut
         ));
     }
+    // A person's word is listed whatever the limit: it is few, and theirs.
+    let mut facts: Vec<Fact> = found
+        .iter()
+        .filter(|f| f.person.is_some())
+        .cloned()
+        .collect();
+    let room = MAX_FINDINGS.saturating_sub(facts.len());
+    facts.splice(
+        0..0,
+        found.into_iter().filter(|f| f.person.is_none()).take(room),
+    );
     let criteria = last
-        .report
-        .review
         .as_ref()
+        .and_then(|l| l.report.review.as_ref())
         .map(|v| {
             v.criteria
                 .iter()
@@ -171,19 +230,96 @@ pub fn find(
                 .collect()
         })
         .unwrap_or_default();
-    let verdict = last.report.verdict.unwrap_or(verdict::Kind::RequestChanges);
     (
         Some(Rereview {
             previous_head,
             previous_verdict: verdict,
-            previous_report: last.path,
-            facts,
+            previous_report: report_path,
+            facts: number(facts),
             criteria,
             interdiff,
             incremental: false,
         }),
         notices,
     )
+}
+
+/// A person's reason that the next review must answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Said {
+    by: String,
+    reason: String,
+    /// The commit they rejected.
+    head: String,
+}
+
+impl Said {
+    fn fact(&self, touched: bool) -> Fact {
+        Fact {
+            id: String::new(),
+            blocking: true,
+            file: None,
+            line: None,
+            message: one_line(&self.reason),
+            touched,
+            person: Some(self.by.clone()),
+        }
+    }
+}
+
+/// The people's reasons still open: a rejection no review has answered
+/// yet (the task's `human_review` says `rejected`: a review clears it),
+/// and those the last review recorded unresolved.
+fn people(subject: &Subject, last: Option<&crate::ledger::Report>) -> Vec<Said> {
+    let mut out: Vec<Said> = Vec::new();
+    if let Some(rejected) = subject
+        .task()
+        .and_then(|t| t.raw.get("human_review"))
+        .filter(|h| h.get("status").and_then(|s| s.as_str()) == Some("rejected"))
+    {
+        let text = |key: &str| {
+            rejected
+                .get(key)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .trim()
+                .to_string()
+        };
+        let said = Said {
+            by: text("by"),
+            reason: text("reason"),
+            head: text("head_commit"),
+        };
+        if !said.reason.is_empty() {
+            out.push(said);
+        }
+    }
+    let carried = last
+        .into_iter()
+        .flat_map(|r| &r.previous_findings)
+        .filter(|p| {
+            p.source == verdict::previous::Source::Person
+                && p.blocking
+                && p.status == PreviousStatus::Unresolved
+        });
+    for p in carried {
+        if out.iter().all(|s| one_line(&s.reason) != p.message) {
+            out.push(Said {
+                by: p.by.clone().unwrap_or_else(|| "a person".to_string()),
+                reason: p.message.clone(),
+                head: last.map(|r| r.head_commit.clone()).unwrap_or_default(),
+            });
+        }
+    }
+    out
+}
+
+/// `PF-1`, `PF-2`, … in the order given.
+fn number(mut facts: Vec<Fact>) -> Vec<Fact> {
+    for (n, fact) in facts.iter_mut().enumerate() {
+        fact.id = format!("PF-{}", n + 1);
+    }
+    facts
 }
 
 /// The last review of `wanted` that decided something.
@@ -193,9 +329,9 @@ fn last_decided(root: &std::path::Path, wanted: &Wanted) -> Option<saved::Saved>
         .find(|s| s.report.verdict.is_some() && s.report.error.is_none())
 }
 
-/// The last review's blocking findings, numbered, with whether the
-/// interdiff touches each; and how many were left out past the limit.
-fn facts(report: &crate::ledger::Report, interdiff: &Diff) -> (Vec<Fact>, usize) {
+/// The last review's blocking findings, with whether the interdiff
+/// touches each (a person's are `people`'s).
+fn facts(report: &crate::ledger::Report, interdiff: &Diff) -> Vec<Fact> {
     let mut found: Vec<(Option<String>, Option<u64>, String)> = Vec::new();
     if let Some(review) = &report.review {
         for issue in review.issues.iter().filter(|i| i.severity.is_blocking()) {
@@ -221,36 +357,32 @@ fn facts(report: &crate::ledger::Report, interdiff: &Diff) -> (Vec<Fact>, usize)
             found.push((None, None, format!("missing from the change: {what}")));
         }
     }
-    for p in report
-        .previous_findings
-        .iter()
-        .filter(|p| p.blocking && p.status == PreviousStatus::Unresolved)
-    {
+    for p in report.previous_findings.iter().filter(|p| {
+        p.blocking
+            && p.status == PreviousStatus::Unresolved
+            && p.source == verdict::previous::Source::Review
+    }) {
         let (file, line) = split_location(&p.location);
         found.push((file, line, p.message.clone()));
     }
-    found.dedup();
     let mut unique: Vec<(Option<String>, Option<u64>, String)> = Vec::new();
     for f in found {
         if !unique.contains(&f) {
             unique.push(f);
         }
     }
-    let cut = unique.len().saturating_sub(MAX_FINDINGS);
-    let facts = unique
+    unique
         .into_iter()
-        .take(MAX_FINDINGS)
-        .enumerate()
-        .map(|(n, (file, line, message))| Fact {
-            id: format!("PF-{}", n + 1),
+        .map(|(file, line, message)| Fact {
+            id: String::new(),
             blocking: true,
             touched: touches(interdiff, file.as_deref(), line),
             file,
             line,
             message: one_line(&message),
+            person: None,
         })
-        .collect();
-    (facts, cut)
+        .collect()
 }
 
 /// `src/a.rs:12` back into its parts; `(no location)` into none.

@@ -218,6 +218,7 @@ pub fn decided(
     mut report: Report,
     evidence: &Evidence,
 ) -> Report {
+    report.rejection = report.judge_rejection();
     let defect = subject.defect();
     if let Some(review) = defect {
         plan_state(review, &mut report);
@@ -291,6 +292,9 @@ fn write(
         report.task_update = Some(TaskUpdate {
             status: after.status.to_string(),
             revision_count: after.revision_count,
+            was: fresh.status.to_string(),
+            new_revision: after.revision_count != fresh.revision_count,
+            error: tasks::counting::error_now(&after).and_then(|e| e.as_str().map(str::to_string)),
         });
         // The report and the log line first: a task file that says
         // "reviewed" always has its line in the log, whatever stops speed
@@ -355,7 +359,7 @@ fn task_outcome(ctx: &Context, report: &Report, evidence: &Evidence, now: &str) 
                 scores: serde_json::to_value(&report.scores).unwrap_or_default(),
             }
         }),
-        replan: revision::replan(report).map(|reason| net(&reason)),
+        replan: report.replan().map(|reason| net(&reason)),
         human_pending: report.human_review.as_ref().is_some_and(|h| h.is_pending()),
         summary: report.summary_path.clone(),
     }

@@ -264,9 +264,17 @@ fn nothing_implemented(
     report.guardian = GuardianOutcome::not_run("nothing was implemented");
     let (finding, ruling) = decide::nothing_implemented(ctx, &subject, resolved);
     report.checks.extend(finding);
+    report.rejection = Some(crate::ledger::report::Rejected {
+        kind: crate::ledger::report::RejectedKind::NothingImplemented,
+        reason: format!(
+            "branch {} does not differ from its base {}",
+            resolved.branch,
+            crate::git::short(&resolved.base.commit)
+        ),
+    });
     report
         .notices
-        .push("The diff is empty: changes were requested without calling a model.".to_string());
+        .push("The diff is empty: speed found nothing implemented and asked no model.".to_string());
     report.base_resolved_by = resolved.base.how.clone();
     record::rule(&mut report, ruling);
     let mut evidence = Evidence {

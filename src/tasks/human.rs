@@ -4,15 +4,17 @@
 //! writes it). Each appends one `review_history` entry and never rewrites
 //! an earlier one; existing keys keep their place.
 //!
-//! A rejection sends the task back like a review's request for changes
-//! (`status: "pending"`, the reason as `review_feedback`, one more
-//! `revision_count`, a `revision_context`); nothing here turns a request
-//! for changes into an approval: that stays `speed override`.
+//! A rejection counts like a review's request for changes (`counting`):
+//! `status: "pending"` (or `failed` past `review.max_revisions`), the
+//! reason as `review_feedback` (feedback someone else wrote kept in the
+//! entry as `previous_feedback`), a `revision_context`; the reason is a
+//! previous finding the next review must answer. Nothing here turns a
+//! request for changes into an approval: that stays `speed override`.
 
 use serde_json::{Value, json};
 
-use super::state::{Revision, revision_context};
-use super::{Status, Task};
+use super::state::{Revision, append_history, revision_context, unrecorded_feedback};
+use super::{Task, counting};
 
 /// The approval a person is asked to confirm.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +58,7 @@ pub struct Word {
 /// The person confirms the model's approval: the task stays approved and
 /// done, and says who confirmed it at which commit.
 pub fn approve(task: &mut Task, pending: &Pending, word: &Word) {
+    let entry = entry(task, "human_approve", pending, word, "note");
     set(
         task,
         "human_review",
@@ -63,30 +66,46 @@ pub fn approve(task: &mut Task, pending: &Pending, word: &Word) {
                "head_commit": pending.head_commit, "requested_at": pending.requested_at,
                "via": word.via}),
     );
-    let entry = entry(task, "human_approve", pending, word, "note");
-    append(task, entry);
+    append_history(task, entry);
 }
 
-/// The person turns the model's approval down: the task goes back to
-/// `pending` with the reason as its feedback and one more revision.
-pub fn reject(task: &mut Task, pending: &Pending, word: &Word) {
+/// The person turns the model's approval down: a rejection like a
+/// review's (`counting`): back to `pending` with the reason as its
+/// feedback, one more revision unless the last rejection judged the same
+/// head, `failed` past `max_revisions`. Feedback someone else wrote since
+/// the model's review (the orchestrator's) is kept in the entry.
+pub fn reject(task: &mut Task, pending: &Pending, word: &Word, max_revisions: u32) {
     let reason = word.text.clone().unwrap_or_default();
+    let previous_feedback = unrecorded_feedback(task);
     let mut entry = entry(task, "human_reject", pending, word, "reason");
+    let counted = counting::reject(
+        task,
+        &counting::Rejection {
+            head: &pending.head_commit,
+            max_revisions,
+            last: format!("the last, {}'s rejection ({}): {reason}", word.by, word.via),
+        },
+    );
     if let Value::Object(fields) = &mut entry {
         // As a review's entry: the feedback it wrote, so a later review
         // knows the task's feedback is this one's and not a person's edit.
         fields.insert("feedback".to_string(), Value::String(reason.clone()));
+        if !counted.new_revision {
+            fields.insert("same_head".to_string(), Value::Bool(true));
+        }
+        if let Some(error) = counting::error_now(task) {
+            fields.insert("error".to_string(), error);
+        }
+        if let Some(previous) = previous_feedback {
+            fields.insert("previous_feedback".to_string(), previous);
+        }
     }
-    task.revision_count = task.revision_count.saturating_add(1);
-    task.status = Status::Pending;
-    set(task, "status", Value::String(task.status.to_string()));
     set(
         task,
         "review_verdict",
         Value::String("request_changes".into()),
     );
     set(task, "review_feedback", Value::String(reason.clone()));
-    set(task, "revision_count", Value::from(task.revision_count));
     set(
         task,
         "human_review",
@@ -94,9 +113,13 @@ pub fn reject(task: &mut Task, pending: &Pending, word: &Word) {
                "head_commit": pending.head_commit, "requested_at": pending.requested_at,
                "via": word.via}),
     );
-    append(task, entry);
+    // The guardian judged the approval a person has now turned down; its
+    // word is kept in that review's history entry.
+    counting::clear(task, "guardian_verdict");
+    counting::clear(task, "guardian_summary");
+    append_history(task, entry);
     let revision = Revision {
-        blocking_issues: vec![json!({"message": reason, "by": word.by})],
+        blocking_issues: vec![json!({"message": reason, "by": word.by, "source": "person"})],
         scores: Value::Null,
     };
     let context = revision_context(task, &revision, &reason);
@@ -105,16 +128,19 @@ pub fn reject(task: &mut Task, pending: &Pending, word: &Word) {
     task.review_feedback = Some(reason).filter(|r| !r.trim().is_empty());
 }
 
-/// The person was asked and decided nothing: recorded, and the approval
-/// still waits.
+/// The person was asked and decided nothing: recorded without an attempt
+/// number (nothing was decided), and the approval still waits.
 pub fn skip(task: &mut Task, pending: &Pending, word: &Word) {
-    let entry = entry(task, "skipped", pending, word, "reason");
-    append(task, entry);
+    let mut entry = entry(task, "skipped", pending, word, "reason");
+    if let Value::Object(fields) = &mut entry {
+        fields.remove("attempt");
+    }
+    append_history(task, entry);
 }
 
 fn entry(task: &Task, verdict: &str, pending: &Pending, word: &Word, text_key: &str) -> Value {
     let mut entry = json!({
-        "attempt": task.attempt(),
+        "attempt": counting::next_attempt(task),
         "verdict": verdict,
         "by": word.by,
         "at": word.at,
@@ -128,19 +154,6 @@ fn entry(task: &Task, verdict: &str, pending: &Pending, word: &Word, text_key: &
         );
     }
     entry
-}
-
-fn append(task: &mut Task, entry: Value) {
-    match task.raw.get_mut("review_history") {
-        Some(Value::Array(items)) => items.push(entry.clone()),
-        _ => {
-            task.raw.insert(
-                "review_history".to_string(),
-                Value::Array(vec![entry.clone()]),
-            );
-        }
-    }
-    task.review_history.push(entry);
 }
 
 fn set(task: &mut Task, key: &str, value: Value) {
@@ -212,6 +225,37 @@ mod tests {
     }
 
     #[test]
+    fn a_persons_rejection_counts_like_a_reviews_and_keeps_what_others_wrote() {
+        let mut t = approved_waiting();
+        // The orchestrator's own feedback after the model approved.
+        t.raw.insert(
+            "review_feedback".into(),
+            "ORCH: integration smoke test failed".into(),
+        );
+        t.raw.insert("revision_count".into(), 2.into());
+        t.revision_count = 2;
+        let p = pending(&t).unwrap();
+        reject(&mut t, &p, &word(Some("the hint text is wrong")), 2);
+        assert_eq!(t.raw["status"], "failed");
+        assert_eq!(t.raw["revision_count"], 3);
+        assert_eq!(
+            t.raw["error"],
+            "rejected 3 times, more than review.max_revisions (2) allows; the last, Ana's rejection (speed approve): the hint text is wrong"
+        );
+        let entry = &t.raw["review_history"][1];
+        assert_eq!(
+            entry["previous_feedback"],
+            "ORCH: integration smoke test failed"
+        );
+        assert_eq!(
+            entry["attempt"], 2,
+            "its own number, after the model's review"
+        );
+        assert_eq!(entry["error"], t.raw["error"]);
+        assert_eq!(t.raw["review_feedback"], "the hint text is wrong");
+    }
+
+    #[test]
     fn a_rejection_sends_the_task_back_and_a_skip_changes_nothing_else() {
         let mut t = approved_waiting();
         let p = pending(&t).unwrap();
@@ -222,7 +266,7 @@ mod tests {
             pending(&t).is_some(),
             "a skip approves nothing and keeps it waiting"
         );
-        reject(&mut t, &p, &word(Some("the hint text is wrong")));
+        reject(&mut t, &p, &word(Some("the hint text is wrong")), 2);
         assert_eq!(t.raw["status"], "pending");
         assert_eq!(t.raw["review_verdict"], "request_changes");
         assert_eq!(t.raw["review_feedback"], "the hint text is wrong");

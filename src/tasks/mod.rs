@@ -3,7 +3,8 @@
 //! finds, lists and atomically saves them in the orchestrator's layouts, the
 //! acceptance-criteria dialects, the coordination requirements of a task and
 //! its feature, the state changes a review makes and those a person's answer
-//! to an approval makes (`human`), and the event a review leaves in the
+//! to an approval makes (`human`), the counting rules every decider shares
+//! (`counting`: attempts, revisions, failure at the limit), and the event a review leaves in the
 //! multi-player layout.
 //!
 //! It must keep every field it does not know, in order, when it writes a file
@@ -11,6 +12,7 @@
 //! `.speed/` but task files and event files.
 
 pub mod coordination;
+pub mod counting;
 mod criteria;
 pub mod document;
 pub mod events;

@@ -1,7 +1,8 @@
 //! What a review changes in a task (the contract's "What a review changes"):
 //! the verdict, feedback, time, reviewer, reviewed diff hash, status,
 //! revision count, the reason a task failed, and one new entry in
-//! `review_history`. It edits the task in memory only; `Store::save` writes
+//! `review_history` (the counting rules are `counting`'s, shared with a
+//! person's decisions). It edits the task in memory only; `Store::save` writes
 //! it. Existing keys keep their position in the file; new keys are appended;
 //! earlier history entries are never touched.
 //!
@@ -9,8 +10,10 @@
 //! quality score in the history entry, the path of its Markdown summary
 //! (`review_summary`), a `revision_context` with every request for changes
 //! (the builder's next attempt reads it; an approval clears it), `replan`
-//! when the rejection is of the plan, and `human_review` when a person must
-//! confirm the model's approval.
+//! when the rejection is of the plan (marked with its head; an approval
+//! clears it), and
+//! `human_review` when a person must confirm the model's approval. The
+//! guardian's verdict and summary stand only beside the review it judged.
 //!
 //! Nothing someone else wrote is lost: a `review_feedback` that speed did
 //! not write (the orchestrator's "--- Attempt 2 --- … Human guidance: …", a
@@ -19,7 +22,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Status, Task};
+use super::{Task, counting};
 
 /// The decided outcome of one review, as the task file records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,33 +73,36 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
     } else {
         "request_changes"
     };
-    let attempt = task.attempt();
-    if !outcome.approved {
-        task.revision_count = task.revision_count.saturating_add(1);
-        task.status = if task.revision_count > outcome.max_revisions {
-            Status::Failed
-        } else {
-            Status::Pending
-        };
-        set(task, "status", Value::String(task.status.to_string()));
-        if task.status == Status::Failed {
-            let reason = failure_reason(task.revision_count, outcome);
-            set(task, "error", Value::String(reason));
-        }
-    }
-    set(task, "review_verdict", Value::String(verdict.to_string()));
-    // Read before the field changes below.
+    let attempt = counting::next_attempt(task);
+    // Read before the fields change below.
     let previous_feedback = unrecorded_feedback(task);
+    let counted = if outcome.approved {
+        counting::approve(task);
+        None
+    } else {
+        let last = match &outcome.replan {
+            Some(reason) => format!("the last review rejected the plan: {reason}"),
+            None => format!(
+                "the last review: {}",
+                counting::first_reasons(&outcome.blocking, outcome.feedback.as_deref())
+            ),
+        };
+        Some(counting::reject(
+            task,
+            &counting::Rejection {
+                head: &outcome.head_commit,
+                max_revisions: outcome.max_revisions,
+                last,
+            },
+        ))
+    };
+    set(task, "review_verdict", Value::String(verdict.to_string()));
     let feedback = outcome.feedback.clone().unwrap_or_default();
     if !outcome.approved {
         set(task, "review_feedback", Value::String(feedback.clone()));
-    } else if task
-        .raw
-        .get("review_feedback")
-        .is_some_and(|v| !v.is_null())
-    {
+    } else {
         // The feedback was for an earlier attempt; the history keeps it.
-        set(task, "review_feedback", Value::Null);
+        counting::clear(task, "review_feedback");
     }
     set(
         task,
@@ -113,12 +119,17 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         "reviewed_by",
         Value::String(outcome.reviewed_by.clone()),
     );
-    if !outcome.approved {
-        set(task, "revision_count", Value::from(task.revision_count));
-    }
-    if let Some((status, summary)) = &outcome.guardian {
-        set(task, "guardian_verdict", Value::String(status.clone()));
-        set(task, "guardian_summary", Value::String(summary.clone()));
+    // The guardian's word belongs to this review or to none: a review it
+    // did not judge leaves no earlier one standing.
+    match &outcome.guardian {
+        Some((status, summary)) => {
+            set(task, "guardian_verdict", Value::String(status.clone()));
+            set(task, "guardian_summary", Value::String(summary.clone()));
+        }
+        None => {
+            counting::clear(task, "guardian_verdict");
+            counting::clear(task, "guardian_summary");
+        }
     }
     if let Some(summary) = &outcome.summary {
         set(task, "review_summary", Value::String(summary.clone()));
@@ -134,6 +145,19 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
     if let Value::Object(fields) = &mut entry {
         if let Some(score) = outcome.overall_score {
             fields.insert("overall_score".to_string(), Value::from(score));
+        }
+        if let Some((status, _)) = outcome.guardian.as_ref().filter(|(s, _)| s != "skipped") {
+            fields.insert("guardian".to_string(), Value::String(status.clone()));
+        }
+        if outcome.replan.is_some() {
+            fields.insert("rejection".to_string(), Value::from("plan"));
+        }
+        if counted.is_some_and(|c| !c.new_revision) {
+            // Said, so a reader of the history knows why the count stayed.
+            fields.insert("same_head".to_string(), Value::Bool(true));
+        }
+        if let Some(error) = counting::error_now(task) {
+            fields.insert("error".to_string(), error);
         }
         if let Some(previous) = previous_feedback {
             fields.insert("previous_feedback".to_string(), previous);
@@ -171,7 +195,9 @@ fn record_follow_up(task: &mut Task, outcome: &ReviewOutcome) {
             "replan",
             json!({"reason": reason, "at": outcome.reviewed_at, "head_commit": outcome.head_commit}),
         ),
-        (_, true) if present(task, "replan") => set(task, "replan", Value::Null),
+        // Marked with the review that rejected the plan, it stands for
+        // whoever plans until an approval says the work is right.
+        (_, true) => counting::clear(task, "replan"),
         _ => {}
     }
     if outcome.approved && outcome.human_pending {
@@ -227,7 +253,7 @@ fn attempts(task: &Task) -> Vec<Value> {
 /// without unknown fields, and errs only towards keeping: text the history
 /// already holds is never lost. Null and blank feedback carry nothing. A
 /// non-string value (the orchestrator's own verdict object) is kept as it is.
-fn unrecorded_feedback(task: &Task) -> Option<Value> {
+pub(super) fn unrecorded_feedback(task: &Task) -> Option<Value> {
     let current = task.raw.get("review_feedback")?;
     match current {
         Value::Null => return None,
@@ -243,28 +269,10 @@ fn unrecorded_feedback(task: &Task) -> Option<Value> {
     (recorded != Some(current)).then(|| current.clone())
 }
 
-/// Why the task failed, for its `error` field: the count, the limit, and the
-/// first line of what the last review asked for.
-fn failure_reason(revisions: u32, outcome: &ReviewOutcome) -> String {
-    let mut reason = format!(
-        "review requested changes {revisions} times, more than review.max_revisions ({})",
-        outcome.max_revisions
-    );
-    let first = outcome
-        .feedback
-        .as_deref()
-        .and_then(|f| f.lines().map(str::trim).find(|l| !l.is_empty()));
-    if let Some(line) = first {
-        reason.push_str("; last review: ");
-        reason.push_str(line);
-    }
-    reason
-}
-
 /// Appends to `review_history`, creating it at the end of the file when
 /// absent. `Task::parse` refused any other type, so an existing value is an
 /// array here.
-fn append_history(task: &mut Task, entry: Value) {
+pub fn append_history(task: &mut Task, entry: Value) {
     match task.raw.get_mut("review_history") {
         Some(Value::Array(items)) => items.push(entry.clone()),
         _ => {
@@ -338,6 +346,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
+    use crate::tasks::Status;
 
     fn task(text: &str) -> Task {
         Task::parse(Path::new(".speed/tasks/3.json"), None, text).unwrap()
@@ -454,8 +463,89 @@ mod tests {
         assert_eq!(t.raw["revision_count"], 3);
         assert_eq!(
             t.raw["error"],
-            "review requested changes 3 times, more than review.max_revisions (2); last review: AC-2 is unmet: add the empty-catalog hint"
+            "rejected 3 times, more than review.max_revisions (2) allows; the last review: AC-2 unmet: no hint"
         );
+    }
+
+    #[test]
+    fn a_rejection_of_the_same_head_replaces_verdict_and_feedback_not_the_count() {
+        let mut t = task(r#"{"status": "done", "revision_count": 2}"#);
+        record_review(&mut t, &outcome(false));
+        assert_eq!(
+            (t.raw["status"].as_str(), t.revision_count),
+            (Some("failed"), 3)
+        );
+        // The orchestrator sets it going again; the same head is judged
+        // again: the count stays, the verdict and feedback are replaced.
+        let mut t = task(r#"{"status": "done", "revision_count": 1}"#);
+        record_review(&mut t, &outcome(false));
+        t.raw.insert("status".into(), "done".into());
+        let mut again = outcome(false);
+        again.feedback = Some("AC-3 is unmet too".into());
+        record_review(&mut t, &again);
+        assert_eq!(
+            (t.raw["status"].as_str(), t.revision_count),
+            (Some("pending"), 2)
+        );
+        assert_eq!(t.raw["review_feedback"], "AC-3 is unmet too");
+        let history = t.raw["review_history"].as_array().unwrap();
+        assert_eq!(history[1]["same_head"], true);
+        assert_eq!(
+            history[1]["attempt"], 2,
+            "a new entry, numbered after the last"
+        );
+        assert!(history[0].get("same_head").is_none());
+    }
+
+    #[test]
+    fn an_approval_of_a_task_sent_back_says_done_and_drops_stale_fields() {
+        let mut t = task(r#"{"status": "done", "revision_count": 2}"#);
+        let mut first = outcome(true);
+        first.guardian = Some(("aligned".into(), "fits the vision".into()));
+        record_review(&mut t, &first);
+        assert_eq!(t.raw["guardian_verdict"], "aligned");
+        let mut plan = outcome(false);
+        plan.head_commit = "fedcba9876543210".into();
+        plan.replan = Some("AC-2 contradicts the spec".into());
+        record_review(&mut t, &plan);
+        assert_eq!(t.raw["status"], "failed");
+        assert_eq!(
+            t.raw["guardian_verdict"],
+            Value::Null,
+            "the guardian judged the approval"
+        );
+        assert_eq!(t.raw["replan"]["reason"], "AC-2 contradicts the spec");
+        assert_eq!(
+            t.raw["error"],
+            "rejected 3 times, more than review.max_revisions (2) allows; the last review rejected the plan: AC-2 contradicts the spec"
+        );
+        let entry = &t.raw["review_history"][1];
+        assert_eq!(
+            (entry["rejection"].as_str(), entry["error"].as_str()),
+            (Some("plan"), t.raw["error"].as_str())
+        );
+        assert_eq!(t.raw["review_history"][0]["guardian"], "aligned");
+        // Re-planned, reworked and approved: done, nothing of the failure left.
+        let mut done = outcome(true);
+        done.head_commit = "1111111111111111".into();
+        record_review(&mut t, &done);
+        assert_eq!(t.raw["status"], "done");
+        assert_eq!(t.status, Status::Done);
+        for key in ["error", "replan", "revision_context", "review_feedback"] {
+            assert!(
+                t.raw.get(key).is_none_or(Value::is_null),
+                "{key}: {}",
+                t.raw[key]
+            );
+        }
+        assert_eq!(t.raw["revision_count"], 3, "the revisions happened");
+        let attempts: Vec<u64> = t.raw["review_history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["attempt"].as_u64().unwrap())
+            .collect();
+        assert_eq!(attempts, [1, 2, 3]);
     }
 
     #[test]
@@ -498,7 +588,10 @@ mod tests {
             history[1]["feedback"],
             "AC-2 is unmet: add the empty-catalog hint"
         );
-        assert_eq!(history[2]["attempt"], 3, "retry 1 + revision 1 + 1");
+        assert_eq!(
+            history[2]["attempt"], 3,
+            "one past the last number; retry_count is not added"
+        );
         // The approval clears the stale feedback but keeps the key's place.
         assert_eq!(t.raw["review_feedback"], Value::Null);
         assert_eq!(t.review_feedback, None);

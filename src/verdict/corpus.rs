@@ -192,6 +192,7 @@ fn previous_facts(case: &Case, context: &Value) -> Vec<super::previous::Fact> {
                 line: p["line"].as_u64(),
                 message: p["message"].as_str().unwrap().to_string(),
                 touched,
+                person: None,
             }
         })
         .collect()

@@ -31,6 +31,9 @@ pub struct Fact {
     /// The changes since the previous review touch its location: its file
     /// and line, its file when it has no line, anything when it has no file.
     pub touched: bool,
+    /// Who raised it when a person did (`speed reject`): their reason is a
+    /// finding like a review's; None for a review's.
+    pub person: Option<String>,
 }
 
 impl Fact {
@@ -42,6 +45,33 @@ impl Fact {
             (None, _) => "(no location)".to_string(),
         }
     }
+
+    /// `PF-1 at src/a.rs:12`, or `PF-2 (Ana's rejection)` for a person's.
+    pub fn label(&self) -> String {
+        match &self.person {
+            Some(by) => format!("{} ({by}'s rejection)", self.id),
+            None => format!("{} at {}", self.id, self.location()),
+        }
+    }
+
+    /// Where it comes from: `review` or `person`.
+    pub fn source(&self) -> Source {
+        match self.person {
+            Some(_) => Source::Person,
+            None => Source::Review,
+        }
+    }
+}
+
+/// Who raised a previous finding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// A review's blocking finding.
+    #[default]
+    Review,
+    /// A person's rejection (`speed reject`): its reason.
+    Person,
 }
 
 /// What speed recorded of one previous finding.
@@ -59,6 +89,12 @@ pub struct Check {
     /// Why speed records another status than the model's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overruled: Option<String>,
+    /// A review's finding or a person's reason (older reports: a review's).
+    #[serde(default)]
+    pub source: Source,
+    /// The person, for a person's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 /// The previous-findings problems of an answer that was shown `ids`: each
@@ -168,11 +204,19 @@ pub fn apply(decision: &mut Decision, verdict: &Verdict, facts: &[Fact]) -> Vec<
             ),
             Some(PreviousStatus::Resolved | PreviousStatus::Obsolete) if !fact.touched => (
                 PreviousStatus::Unresolved,
-                Some(format!(
-                    "claimed {}, but the changes since the last review do not touch {}",
-                    claimed.map_or("", PreviousStatus::as_str),
-                    fact.location()
-                )),
+                Some(match &fact.person {
+                    // A person's reason has no place: only a change can
+                    // answer it, and there is none since they rejected.
+                    Some(_) => format!(
+                        "claimed {}, but nothing changed since the rejection",
+                        claimed.map_or("", PreviousStatus::as_str)
+                    ),
+                    None => format!(
+                        "claimed {}, but the changes since the last review do not touch {}",
+                        claimed.map_or("", PreviousStatus::as_str),
+                        fact.location()
+                    ),
+                }),
             ),
             Some(status) => (status, None),
         };
@@ -185,9 +229,8 @@ pub fn apply(decision: &mut Decision, verdict: &Verdict, facts: &[Fact]) -> Vec<
                 decision.overrules.push(Overrule {
                     rule: Rule::PreviousFindingUnresolved,
                     reason: format!(
-                        "previous finding {} at {} is unresolved{why}: {}",
-                        fact.id,
-                        fact.location(),
+                        "previous finding {} is unresolved{why}: {}",
+                        fact.label(),
                         fact.message
                     ),
                 });
@@ -202,7 +245,11 @@ pub fn apply(decision: &mut Decision, verdict: &Verdict, facts: &[Fact]) -> Vec<
                     end_line: None,
                     message: format!(
                         "Previous finding {} is still open: {}",
-                        fact.id, fact.message
+                        match fact.person {
+                            Some(_) => fact.label(),
+                            None => fact.id.clone(),
+                        },
+                        fact.message
                     ),
                     suggestion: "Fix it, or say with evidence why it no longer applies."
                         .to_string(),
@@ -219,6 +266,8 @@ pub fn apply(decision: &mut Decision, verdict: &Verdict, facts: &[Fact]) -> Vec<
             status,
             evidence: claim.map(|c| c.evidence.clone()).unwrap_or_default(),
             overruled,
+            source: fact.source(),
+            by: fact.person.clone(),
         });
     }
     if !decision.overrules.is_empty() {
@@ -240,6 +289,7 @@ mod tests {
             line: Some(12),
             message: "the cap is not checked".to_string(),
             touched,
+            person: None,
         }
     }
 

@@ -535,7 +535,11 @@ fn two_reviews_of_one_task_at_once_take_turns_and_both_are_recorded() {
     // The lock made the second wait for the first: never two at the model.
     assert_eq!(server.max_in_flight(), 1);
     let task = repo.task("2");
-    assert_eq!(task["revision_count"], 2);
+    // Both recorded, one after the other; the second judged the head the
+    // first had rejected: a new verdict, not a new revision.
+    assert_eq!(task["revision_count"], 1);
+    assert_eq!(task["review_history"][1]["same_head"], true);
+    assert_eq!(task["review_history"][1]["attempt"], 2);
     assert_eq!(repo.log().len(), 2);
     let reports: Vec<String> = repo
         .reviews()

@@ -437,3 +437,112 @@ fn a_hand_written_pending_review_is_not_an_approval_to_confirm() {
     );
     assert_eq!(decisions(&repo), ["approve"], "nothing was recorded");
 }
+
+/// The model's approval of task 1 rating the previous findings listed.
+fn approval_rating(ids: &[&str]) -> Value {
+    let mut answer = verdicts::approve_task_1();
+    answer["previous_findings"] = ids
+        .iter()
+        .map(|id| json!({"id": id, "status": "resolved", "evidence": "catalog/src/search.rs:20"}))
+        .collect();
+    answer
+}
+
+#[test]
+fn a_persons_reason_is_a_finding_the_next_review_of_that_head_cannot_approve_past() {
+    let repo = repo::example();
+    let answers = std::sync::Mutex::new(vec![
+        text(&verdicts::approve_task_1()),
+        text(&approval_rating(&["PF-1"])),
+    ]);
+    let server = ModelServer::start(move |_| {
+        let mut answers = answers.lock().unwrap();
+        let next = if answers.len() > 1 {
+            answers.remove(0)
+        } else {
+            answers[0].clone()
+        };
+        Reply::openai(&next)
+    });
+    configure(&repo, &server, "require");
+    let run = speed(repo.path(), &["review", "--task-id", "1"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let reason = "Authors with accents are not found: fold diacritics.";
+    let run = speed(
+        repo.path(),
+        &[
+            "reject",
+            "--task-id",
+            "1",
+            "--by",
+            "Ana",
+            "--reason",
+            reason,
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    // The reason is a fix in the queue, a coding agent's to act on.
+    let run = speed(repo.path(), &["fix", "list", "--format", "json"], &[]);
+    let fixes: Value = serde_json::from_str(&run.stdout).unwrap();
+    let fix = &fixes["fixes"][0];
+    assert_eq!(fix["source"], "person", "{fixes}");
+    assert_eq!(fix["finding"]["message"], reason);
+    assert_eq!(fixes["replans"], json!([]));
+
+    // The same head again: the model is shown the reason and claims it
+    // resolved; nothing changed since, so the approval does not stand.
+    let run = speed(repo.path(), &["review", "--task-id", "1", "--json"], &[]);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let prompt = server.requests()[1].json()["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        prompt.contains(&format!(
+            "PF-1 (Ana's rejection): {reason} (nothing changed since this commit was rejected)"
+        )),
+        "{prompt}"
+    );
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    let review = &out["reviews"][0];
+    assert_eq!(review["verdict"], "request_changes");
+    assert_eq!(
+        review["overrules"][0]["rule"],
+        "previous_finding_unresolved"
+    );
+    let pf = &review["previous_findings"][0];
+    assert_eq!(
+        (
+            pf["source"].as_str(),
+            pf["by"].as_str(),
+            pf["status"].as_str()
+        ),
+        (Some("person"), Some("Ana"), Some("unresolved"))
+    );
+    let task = repo.task("1");
+    assert_eq!(task["status"], "pending");
+    assert_eq!(
+        task["revision_count"], 1,
+        "the head Ana rejected: no new revision"
+    );
+    let attempts: Vec<&Value> = task["review_history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| &e["attempt"])
+        .collect();
+    assert_eq!(attempts, [&json!(1), &json!(2), &json!(3)]);
+    // Still a fix, still open.
+    let run = speed(repo.path(), &["fix", "list", "--format", "json"], &[]);
+    let fixes: Value = serde_json::from_str(&run.stdout).unwrap();
+    // (beside the nits of the model's first approval)
+    let theirs: Vec<&Value> = fixes["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["source"] == "person")
+        .collect();
+    assert_eq!(theirs.len(), 1, "{fixes:#}");
+    assert_eq!(theirs[0]["status"], "pending");
+}

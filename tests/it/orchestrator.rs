@@ -452,7 +452,10 @@ fn a_multi_player_batch_reviews_what_the_orchestrator_left() {
             .starts_with("Nothing was implemented")
     );
     let entry = &nine["review_history"][0];
-    assert_eq!(entry["attempt"], 2, "one retry before this attempt");
+    assert_eq!(
+        entry["attempt"], 1,
+        "speed's first decision: the orchestrator's retry_count is its own"
+    );
     assert_eq!(entry["verdict"], "request_changes");
     assert_eq!(entry["head_commit"], task_9_head.as_str());
     assert!(
@@ -1055,8 +1058,12 @@ fn feedback_speed_did_not_write_is_kept_when_a_review_replaces_it() {
     assert_eq!(after["review_verdict"], "approve");
     assert_eq!(after["review_feedback"], Value::Null);
     let history = after["review_history"].as_array().unwrap();
-    assert_eq!(history.len(), 3);
-    assert_eq!(history[2]["previous_feedback"], guided.as_str());
-    assert_eq!(history[2]["feedback"], Value::Null);
+    // The review, the override (a decision too), and this review.
+    assert_eq!(history.len(), 4);
+    assert_eq!(history[2]["verdict"], "override");
+    assert_eq!(history[3]["previous_feedback"], guided.as_str());
+    assert_eq!(history[3]["feedback"], Value::Null);
+    let attempts: Vec<&Value> = history.iter().map(|e| &e["attempt"]).collect();
+    assert_eq!(attempts, [&json!(1), &json!(2), &json!(3), &json!(4)]);
     assert_eq!(after["override"], overridden["override"]);
 }

@@ -148,16 +148,18 @@ fn the_terminal_says_what_the_review_did_to_the_task() {
         "{line}"
     );
 
-    // Past review.max_revisions (2): the third request fails the task.
+    // Past review.max_revisions (2): the third request fails the task (a
+    // task whose history names no rejection of this head: a new attempt).
     let mut task = repo.task("2");
     task["status"] = json!("done");
     task["revision_count"] = json!(2);
+    task["review_history"] = json!([]);
     repo.write(&repo.task_path("2"), &task.to_string());
     let run = speed(repo.path(), &["review", "--task-id", "2"], &[]);
     assert_eq!(run.code, 50, "{}", run.transcript());
     assert!(
         run.stdout
-            .contains("→ library-catalog/2 failed after 3 revisions"),
+            .contains("→ library-catalog/2 failed: rejected 3 times, more than review.max_revisions (2) allows; the last review: "),
         "{}",
         run.stdout
     );

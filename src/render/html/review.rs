@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::exit::Outcome;
 use crate::git::{Diff, short};
 use crate::ledger::Report;
+use crate::ledger::report::RejectedKind;
 use crate::render::findings::{self, Finding};
 use crate::verdict::{CriterionStatus, Kind};
 
@@ -279,10 +280,15 @@ fn decision(report: &Report) -> String {
             "Checks passed (offline: no model compared the work with the spec; nothing was approved)"
                 .to_string()
         }
-        (Some(Kind::RequestChanges), _) if !report.overrules.is_empty() => {
-            "Changes requested, by speed (it overruled the model's approval)".to_string()
-        }
-        (Some(Kind::RequestChanges), _) => "Changes requested".to_string(),
+        (Some(Kind::RequestChanges), _) => match report.judge_rejection() {
+            Some(r) if r.kind != RejectedKind::Implementation => {
+                format!("{} ({})", r.title(), clip(&r.reason, 2_000))
+            }
+            _ if !report.overrules.is_empty() => {
+                "Changes requested, by speed (it overruled the model's approval)".to_string()
+            }
+            _ => "Changes requested".to_string(),
+        },
         (None, Some(err)) => format!("The review failed: {}", clip(err, 2_000)),
         (None, None) => "No decision".to_string(),
     }

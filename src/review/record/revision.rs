@@ -5,23 +5,7 @@
 
 use crate::ledger::Report;
 use crate::ledger::report::Evidence;
-use crate::verdict::{self, CriterionStatus, RejectionKind, Rule};
-
-/// Why the plan must change, when the model rejected the plan rather than
-/// its implementation (and speed's verdict requests changes too).
-pub fn replan(report: &Report) -> Option<String> {
-    let requested = report.verdict == Some(verdict::Kind::RequestChanges)
-        && report.model_verdict == Some(verdict::Kind::RequestChanges);
-    let rejection = report.review.as_ref()?.rejection.as_ref()?;
-    (requested && rejection.kind == RejectionKind::Plan).then(|| {
-        let reason = rejection.reason.trim();
-        if reason.is_empty() {
-            "the review rejected the task's plan".to_string()
-        } else {
-            reason.to_string()
-        }
-    })
-}
+use crate::verdict::{CriterionStatus, Rule};
 
 /// What stands in the way of an approval, one object each, for the
 /// builder's revision context: blocking issues (the model's and speed's,
