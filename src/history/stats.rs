@@ -8,9 +8,12 @@
 //! A review counts in the week and feature of its line. A subject (a task,
 //! a defect, a branch) counts in its feature and in the week of its first
 //! review in the lines read, and its figures follow its decided reviews in
-//! the order written: the first decides "approved at first review", any
-//! approval "eventually", the number up to the first approval "reviews to
-//! approval", the last task status it left "failed at max_revisions".
+//! the order written: the first decides "approved at first review"; the
+//! last judgement, a review's or a person's (`speed approve`, `speed
+//! reject`; an override accepts work, it judges none), "approved
+//! eventually" when it is an approval that stands (a model's approval a
+//! person must still confirm is not yet one); the decided reviews up to that approval "reviews to
+//! approval"; the last task status a line left "failed at max_revisions".
 //! Failed reviews (no decision) count as reviews, with their tokens and
 //! time, but decide nothing. Lines of older speeds without `blocking` give
 //! the reasons they can: their overrules and the guardian's outcome.
@@ -97,8 +100,8 @@ pub struct Tokens {
     pub cache_write: u64,
     pub per_review: PerReview,
     /// Reviews whose provider reported no usage (a command such as
-    /// `claude -p`): their input in `input` is speed's own count of the
-    /// prompt, their output unknown (0).
+    /// `claude -p`): their figures are speed's own count of what was sent
+    /// and answered (an older line's: of the prompt only, output 0).
     pub estimated_reviews: usize,
 }
 
@@ -139,9 +142,12 @@ struct Line {
     decision: usize,
     kind: Kind,
     tokens: (u64, u64),
-    /// speed's own count of the prompt, where the provider reported no
-    /// usage at all (else 0).
+    /// speed's own count of the prompt, on an older line whose provider
+    /// reported no usage at all (else 0: a newer line's figures are
+    /// speed's count already, `counted_by: "speed"`).
     counted: u64,
+    /// Its figures are speed's count, not the provider's.
+    estimated: bool,
     /// Read from and written to the prompt cache.
     cache: (u64, u64),
     /// As the line recorded it.
@@ -157,7 +163,10 @@ struct Facts {
     first_week: i64,
     decided: usize,
     first_approved: Option<bool>,
-    /// Decided reviews up to and including the first approval.
+    /// Approved at the end: the last decision, whoever made it (a
+    /// review, a person, an override), is an approval that stands.
+    approved_now: bool,
+    /// Decided reviews up to that approval.
     approved_after: Option<usize>,
     last_status: Option<String>,
 }
@@ -223,24 +232,39 @@ impl Tally {
                 .collect(),
             _ => Vec::new(),
         };
-        if kind != Kind::Other {
-            let facts = self
-                .subjects
-                .entry(entry.subject())
-                .or_insert_with(|| Facts {
-                    feature,
-                    first_week: week,
-                    ..Facts::default()
-                });
+        // A review makes a subject; a person's word or an override
+        // changes one that was reviewed.
+        let facts = match kind {
+            Kind::Other => self.subjects.get_mut(&entry.subject()),
+            _ => Some(
+                self.subjects
+                    .entry(entry.subject())
+                    .or_insert_with(|| Facts {
+                        feature,
+                        first_week: week,
+                        ..Facts::default()
+                    }),
+            ),
+        };
+        if let Some(facts) = facts {
             if kind == Kind::Decided {
                 facts.decided += 1;
-                let approved = entry.approved();
-                facts.first_approved.get_or_insert(approved);
-                if approved && facts.approved_after.is_none() {
-                    facts.approved_after = Some(facts.decided);
-                }
+                facts.first_approved.get_or_insert(entry.approved());
             }
-            if let Some(status) = entry.task_status {
+            match entry.approves() {
+                Some(true) => {
+                    if !facts.approved_now {
+                        facts.approved_after = Some(facts.decided);
+                    }
+                    facts.approved_now = true;
+                }
+                Some(false) => {
+                    facts.approved_now = false;
+                    facts.approved_after = None;
+                }
+                None => {}
+            }
+            if let Some(status) = entry.task_status.clone() {
                 facts.last_status = Some(status);
             }
         }
@@ -254,6 +278,9 @@ impl Tally {
                 (0, 0) => entry.tokens.counted,
                 _ => 0,
             },
+            estimated: entry.tokens.counted_by.as_deref() == Some("speed")
+                || ((entry.tokens.prompt, entry.tokens.completion) == (0, 0)
+                    && entry.tokens.counted > 0),
             cache: (entry.tokens.cache_read, entry.tokens.cache_write),
             cost: entry.cost,
             duration: entry.duration_ms,
@@ -384,7 +411,11 @@ fn summary(
 ) -> Summary {
     let reviews: Vec<&&Line> = lines.iter().filter(|l| l.kind != Kind::Other).collect();
     let decided: Vec<&&Facts> = subjects.iter().filter(|f| f.decided > 0).collect();
-    let approved: Vec<usize> = decided.iter().filter_map(|f| f.approved_after).collect();
+    let approved: Vec<usize> = decided
+        .iter()
+        .filter(|f| f.approved_now)
+        .filter_map(|f| f.approved_after)
+        .collect();
     let share = |n: usize| (!decided.is_empty()).then(|| round(n as f64 / decided.len() as f64, 4));
 
     let mut counts: HashMap<usize, usize> = HashMap::new();
@@ -458,7 +489,7 @@ fn summary(
                 input: per(input),
                 output: per(output),
             },
-            estimated_reviews: reviews.iter().filter(|l| l.counted > 0).count(),
+            estimated_reviews: reviews.iter().filter(|l| l.estimated).count(),
         },
         cost,
         duration_ms: Durations {
@@ -507,6 +538,41 @@ mod tests {
 {"at":"2026-03-10T10:00:00Z","branch":"x","decision":null,"error":"unreachable","tokens":{"prompt":0,"completion":0},"duration_ms":9000}
 {"at":"2026-03-10T10:0
 "#;
+
+    #[test]
+    fn approved_eventually_is_the_last_judgement_a_review_or_a_person_made() {
+        // 1: approved, then rejected at a new head (pending); 2: approved,
+        // waiting for a person, who rejects it (failed); 3: waiting, then
+        // confirmed; 4: rejected once, then approved.
+        let log = r#"{"at":"2026-03-02T10:00:00Z","task":"1","decision":"approve"}
+{"at":"2026-03-02T11:00:00Z","task":"1","decision":"request_changes","task_status":"pending"}
+{"at":"2026-03-02T10:00:00Z","task":"2","decision":"approve","human_review":"pending"}
+{"at":"2026-03-02T10:05:00Z","task":"2","decision":"human_reject","task_status":"failed","revision_count":3}
+{"at":"2026-03-02T10:00:00Z","task":"3","decision":"approve","human_review":"pending"}
+{"at":"2026-03-02T10:05:00Z","task":"3","decision":"human_approve"}
+{"at":"2026-03-02T10:00:00Z","task":"4","decision":"request_changes","task_status":"pending"}
+{"at":"2026-03-02T11:00:00Z","task":"4","decision":"approve"}
+"#;
+        let all = stats(log, None).all;
+        assert_eq!(all.subjects, 4);
+        assert_eq!(all.approval_rate.eventual, Some(0.5), "tasks 3 and 4");
+        assert_eq!(
+            all.approval_rate.first_review,
+            Some(0.75),
+            "the first review's verdict: tasks 1, 2, 3"
+        );
+        assert_eq!(all.mean_reviews_to_approval, Some(1.5), "(1 + 2) / 2");
+        assert_eq!(all.failed_at_max_revisions, 1);
+    }
+
+    #[test]
+    fn a_defect_counts_under_the_feature_its_line_names() {
+        let log = r#"{"at":"2026-03-02T10:00:00Z","defect":"crash","feature":"cat","decision":"approve"}
+"#;
+        let s = stats(log, None);
+        assert_eq!(s.by_feature["cat"].subjects, 1);
+        assert!(!s.by_feature.contains_key(NO_FEATURE));
+    }
 
     #[test]
     fn speeds_count_stands_in_only_for_a_line_with_no_usage_at_all() {

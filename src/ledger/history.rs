@@ -60,6 +60,8 @@ pub struct Entry {
     pub via: Option<String>,
     /// A bypass that could not tell which work it let in: the commits.
     pub commits: Vec<String>,
+    /// A model's approval that waits for a person: `pending`.
+    pub human_review: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -69,7 +71,7 @@ pub struct Model {
     pub name: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Tokens {
     pub prompt: u64,
@@ -80,6 +82,9 @@ pub struct Tokens {
     pub cache_write: u64,
     /// speed's own count of the prompt it assembled (0 on older lines).
     pub counted: u64,
+    /// `speed` when the provider reported no usage and `prompt` and
+    /// `completion` are speed's count (None on older lines).
+    pub counted_by: Option<String>,
 }
 
 /// The line's `decision`: a word, `null` (a review that failed), or no
@@ -172,6 +177,21 @@ impl Entry {
 
     pub fn approved(&self) -> bool {
         self.decision == Decision::Word("approve".to_string())
+    }
+
+    /// What the line leaves the subject's approval at: Some(true) for an
+    /// approval that stands (a model's no person waits on, a person's
+    /// confirmation), Some(false) for a rejection (a review's, a
+    /// person's), None for what is no review's judgement (a failed review,
+    /// a skip, checks that passed offline, an override: a person accepting
+    /// the work despite its review).
+    pub fn approves(&self) -> Option<bool> {
+        match self.decision_word() {
+            "approve" => Some(self.human_review.as_deref() != Some("pending")),
+            "human_approve" => Some(true),
+            "request_changes" | "human_reject" => Some(false),
+            _ => None,
+        }
     }
 
     pub fn subject(&self) -> Subject {

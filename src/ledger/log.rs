@@ -20,7 +20,8 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
     let mut line = json!({
         "at": now,
         "task": report.task_id,
-        "feature": report.feature,
+        // A defect's reviews count under the feature its report names.
+        "feature": report.feature.clone().or_else(|| report.defect.as_ref().and_then(|d| d.feature.clone())),
         "branch": report.branch,
         "head_commit": (!report.head_commit.is_empty()).then_some(&report.head_commit),
         "decision": report.verdict,
@@ -81,13 +82,14 @@ fn rules(report: &Report) -> Vec<crate::verdict::Rule> {
 
 /// The tokens of a review's line, as the providers counted them (the
 /// cached parts are parts of `prompt`), and speed's own count of the
-/// prompt it assembled: a provider that reports no usage (a command such
-/// as `claude -p`) still leaves a figure for `speed stats`.
+/// prompt it assembled; `counted_by: "speed"` when a provider reported no
+/// usage (a command such as `claude -p`) and the figures are speed's count
+/// of what was sent and answered.
 fn tokens(report: &Report) -> Value {
     let t = &report.tokens;
     json!({"prompt": t.prompt, "completion": t.completion,
            "cache_read": t.cache_read, "cache_write": t.cache_write,
-           "counted": t.prompt_counted})
+           "counted": t.prompt_counted, "counted_by": t.counted_by})
 }
 
 /// Append one line to the review log: a review's, or an override's.

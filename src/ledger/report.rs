@@ -457,7 +457,7 @@ pub struct ModelInfo {
     pub name: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Tokens {
     /// As the API reported them, summed over every call of this review.
@@ -471,6 +471,36 @@ pub struct Tokens {
     /// prompt caches.
     pub cache_read: u64,
     pub cache_write: u64,
+    /// Who counted `prompt` and `completion`: `provider` (its usage), or
+    /// `speed` when a call's provider reported none (a command such as
+    /// `claude -p`) and speed counted what was sent and answered.
+    #[serde(default = "provider")]
+    pub counted_by: String,
+}
+
+fn provider() -> String {
+    "provider".to_string()
+}
+
+impl Default for Tokens {
+    fn default() -> Tokens {
+        Tokens {
+            prompt: 0,
+            completion: 0,
+            budget: 0,
+            prompt_counted: 0,
+            cache_read: 0,
+            cache_write: 0,
+            counted_by: provider(),
+        }
+    }
+}
+
+impl Tokens {
+    /// speed counted (some of) the figures itself.
+    pub fn by_speed(&self) -> bool {
+        self.counted_by == "speed"
+    }
 }
 
 /// One model call, kept in the report file to reproduce the decision.
@@ -482,6 +512,10 @@ pub struct Call {
     pub attempts: u32,
     pub prompt_tokens: Option<u64>,
     pub completion_tokens: Option<u64>,
+    /// The provider reported no usage: the two figures above are speed's
+    /// count of the messages sent and the answer.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub counted: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_read_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -533,6 +567,10 @@ pub struct DefectBlock {
     pub name: String,
     pub dir: String,
     pub title: String,
+    /// The feature its report names (the first of its related features):
+    /// the log counts the defect's reviews under it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feature: Option<String>,
     pub severity: Option<String>,
     pub complexity: Option<String>,
     /// `state.json`'s status when the review started.
@@ -575,6 +613,7 @@ impl DefectBlock {
             name: name.to_string(),
             dir: String::new(),
             title: String::new(),
+            feature: None,
             severity: None,
             complexity: None,
             status: None,
@@ -590,6 +629,12 @@ impl DefectBlock {
             name: defect.name.clone(),
             dir: defect.dir.display().to_string(),
             title: defect.report.title.clone(),
+            feature: defect
+                .report
+                .related_features
+                .first()
+                .filter(|f| !f.trim().is_empty())
+                .cloned(),
             severity: defect.report.severity_label.clone(),
             complexity: defect.complexity().map(str::to_string),
             status: defect.status().map(str::to_string),

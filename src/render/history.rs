@@ -92,11 +92,22 @@ fn line(row: &Row, style: &Style) -> String {
             if let Some(guardian) = e.guardian.as_deref().filter(|g| *g != "not_run") {
                 fields.push(format!("guardian: {}", one_line(guardian)));
             }
-            fields.push(format!(
-                "{} in {} out",
-                thousands(e.tokens.prompt),
-                thousands(e.tokens.completion)
-            ));
+            fields.push(if e.tokens.counted_by.as_deref() == Some("speed") {
+                format!(
+                    "{} in {} out (counted)",
+                    thousands(e.tokens.prompt),
+                    thousands(e.tokens.completion)
+                )
+            } else if (e.tokens.prompt, e.tokens.completion) == (0, 0) && e.tokens.counted > 0 {
+                // An older line: speed counted its prompt, nothing else.
+                format!("{} in (counted) ? out", thousands(e.tokens.counted))
+            } else {
+                format!(
+                    "{} in {} out",
+                    thousands(e.tokens.prompt),
+                    thousands(e.tokens.completion)
+                )
+            });
             if let Some(ms) = e.duration_ms {
                 fields.push(format!("{:.1} s", ms as f64 / 1000.0));
             }

@@ -455,6 +455,15 @@ fn coverage_line(report: &Report, style: &Style) -> Option<String> {
     } else {
         String::new()
     };
+    // Incremental: the figures are the interdiff's, and the notice says
+    // the model did not see the whole change.
+    if c.incremental && d.files_unseen == 0 {
+        return Some(format!(
+            "  The model saw the changes since the last review{parts}, not the whole change: {}, {}{by_name}",
+            plural(files, "changed file"),
+            plural(lines, "changed line")
+        ));
+    }
     if d.files_unseen == 0 {
         return Some(format!(
             "  The model saw the whole diff{parts}: {}, {}{by_name}",
@@ -711,20 +720,28 @@ fn guardian_line(report: &Report, style: &Style) -> Option<String> {
     Some(line)
 }
 
-/// What the review cost, with the tokens it was priced on (None when no
-/// prices are configured).
+/// What the review cost and the tokens it was priced on; without prices,
+/// the tokens alone (a provider that reports no usage: speed's count).
 fn cost_line(report: &Report) -> Option<String> {
-    let cost = report.cost?;
-    let cached = match report.tokens.cache_read {
+    let t = &report.tokens;
+    let cached = match t.cache_read {
         0 => String::new(),
         n => format!(", {} read from the cache", thousands(n)),
     };
-    Some(format!(
-        "  cost {:.4} ({} tokens in{cached}, {} out)",
-        cost.total,
-        thousands(report.tokens.prompt),
-        thousands(report.tokens.completion)
-    ))
+    let figures = format!(
+        "{}{cached}{}",
+        super::tokens_in_out(t.prompt, t.completion, false),
+        if t.by_speed() {
+            super::COUNTED_BY_SPEED
+        } else {
+            ""
+        }
+    );
+    match report.cost {
+        Some(cost) => Some(format!("  cost {:.4} for {figures}", cost.total)),
+        None if t.by_speed() => Some(format!("  tokens {figures}")),
+        None => None,
+    }
 }
 
 /// The table printed after a batch.
@@ -760,7 +777,13 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
                     .as_ref()
                     .map_or_else(|| "-".to_string(), |u| u.status.clone()),
                 r.guardian.status.replace("not_run", "-"),
-                thousands(r.tokens.prompt + r.tokens.completion),
+                match r.tokens.by_speed() {
+                    true => format!(
+                        "{} (counted)",
+                        thousands(r.tokens.prompt + r.tokens.completion)
+                    ),
+                    false => thousands(r.tokens.prompt + r.tokens.completion),
+                },
                 format!("{:.1}s", r.duration_ms as f64 / 1000.0),
             ]
         })

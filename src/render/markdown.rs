@@ -17,7 +17,6 @@ use crate::verdict::Kind;
 
 use super::findings::{self, Level};
 use super::github::{code, inline};
-use super::thousands;
 
 /// One report; `reviewed_at` for a saved one.
 pub fn report(report: &Report, reviewed_at: Option<&str>) -> String {
@@ -59,9 +58,12 @@ pub fn report(report: &Report, reviewed_at: Option<&str>) -> String {
     }
     let _ = writeln!(
         out,
-        "- **Tokens:** {} in, {} out; **duration** {:.1} s",
-        thousands(report.tokens.prompt),
-        thousands(report.tokens.completion),
+        "- **Tokens:** {}; **duration** {:.1} s",
+        super::tokens_in_out(
+            report.tokens.prompt,
+            report.tokens.completion,
+            report.tokens.by_speed()
+        ),
         report.duration_ms as f64 / 1000.0
     );
     if let Some(update) = &report.task_update {
@@ -231,8 +233,16 @@ fn coverage(out: &mut String, report: &Report) {
     let c = &report.coverage.diff;
     let _ = writeln!(
         out,
-        "\n## What the model did not see\n\nIt saw {} of {} changed files and {} of {} changed lines.",
-        c.files_shown, c.files_total, c.lines_shown, c.lines_total
+        "\n## What the model did not see\n\nIt saw {} of {} changed files and {} of {} changed lines{}.",
+        c.files_shown,
+        c.files_total,
+        c.lines_shown,
+        c.lines_total,
+        if report.coverage.incremental {
+            " of the changes since the last review (incremental: not the whole change)"
+        } else {
+            ""
+        }
     );
     for f in &c.files_omitted {
         let _ = writeln!(out, "- {}: {}", code(&f.path), inline(&f.reason));

@@ -173,12 +173,26 @@ impl Style {
     }
 }
 
-/// 12345 → "12,345".
 /// "1 line", "2 lines".
 pub fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
+/// "12,345 in, 678 out", and when the provider reported no usage and speed
+/// counted what was sent and answered, said after: every format shows the
+/// same figures the log and `speed stats` hold.
+pub fn tokens_in_out(prompt: u64, completion: u64, by_speed: bool) -> String {
+    let mut text = format!("{} in, {} out", thousands(prompt), thousands(completion));
+    if by_speed {
+        text.push_str(COUNTED_BY_SPEED);
+    }
+    text
+}
+
+/// What follows figures speed counted itself.
+pub const COUNTED_BY_SPEED: &str = " (counted by speed: the provider reported no usage)";
+
+/// 12345 → "12,345".
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use crate::ledger::saved::Saved;
 
-use super::{Style, thousands};
+use super::Style;
 
 pub fn human(saved: &Saved, nth: usize, style: &Style) -> String {
     let report = &saved.report;
@@ -32,9 +32,12 @@ pub fn human(saved: &Saved, nth: usize, style: &Style) -> String {
         out,
         "{}",
         style.dim(&format!(
-            "  tokens {} in, {} out; {:.1} s{}",
-            thousands(report.tokens.prompt),
-            thousands(report.tokens.completion),
+            "  tokens {}; {:.1} s{}",
+            super::tokens_in_out(
+                report.tokens.prompt,
+                report.tokens.completion,
+                report.tokens.by_speed()
+            ),
             report.duration_ms as f64 / 1000.0,
             match model.trim() {
                 "" => String::new(),

@@ -73,7 +73,7 @@ pub fn facts(s: &Summary) -> Vec<(String, String)> {
                 match s.tokens.estimated_reviews {
                     0 => String::new(),
                     n => format!(
-                        " ({} with no usage from the provider: input as speed counted the prompt, output unknown)",
+                        " ({} counted by speed: the provider reported no usage)",
                         super::plural(n, "review")
                     ),
                 }

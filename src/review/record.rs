@@ -169,8 +169,14 @@ pub fn seal(ctx: &Context, report: &mut Report, evidence: &mut Evidence) {
     absorb_leaks(ctx, report, evidence);
 }
 
-/// The tokens the providers reported, summed over every call.
+/// The tokens the providers reported, summed over every call; where a
+/// provider reported none, speed's count (and the report says so).
 pub fn fill_tokens(report: &mut Report, evidence: &Evidence) {
+    report.tokens.counted_by = if evidence.calls.iter().any(|c| c.counted) {
+        "speed".to_string()
+    } else {
+        "provider".to_string()
+    };
     report.tokens.prompt = evidence.calls.iter().filter_map(|c| c.prompt_tokens).sum();
     report.tokens.completion = evidence
         .calls

@@ -711,36 +711,95 @@ fn a_saved_report_keeps_its_keys_in_order_and_show_lists_the_dimensions_so() {
 }
 
 #[test]
-fn reviews_through_a_command_that_reports_no_usage_still_count_their_input() {
+fn reviews_through_a_command_that_reports_no_usage_are_counted_by_speed_everywhere() {
     let repo = repo::example();
     let answer = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(answer.path(), text(&verdicts::approve_task_1())).unwrap();
     repo.config(&format!(
-        "[llm]\nprovider = \"command\"\ncommand = [\"sh\", \"-c\", 'cat >/dev/null; cat \"{}\"']\ntimeout_secs = 10\n[guardian]\nenabled = false\n",
+        "[llm]\nprovider = \"command\"\ncommand = [\"sh\", \"-c\", 'cat >/dev/null; cat \"{}\"']\ntimeout_secs = 10\nprice_input_per_mtok = 3.0\nprice_output_per_mtok = 15.0\n[guardian]\nenabled = false\n",
         answer.path().display()
     ));
     let run = speed(repo.path(), &["review", "--task-id", "1", "--json"], &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
-    let counted = json_of(&run)["reviews"][0]["tokens"]["prompt_counted"]
-        .as_u64()
-        .unwrap();
+    let report = &json_of(&run)["reviews"][0];
+    let tokens = &report["tokens"];
+    let counted = tokens["prompt_counted"].as_u64().unwrap();
     assert!(counted > 1_000, "{counted}");
+    // What was sent is the prompt speed assembled, counted the same way;
+    // the answer is counted too, and the report says whose figures these are.
+    let prompt = tokens["prompt"].as_u64().unwrap();
+    assert!(prompt.abs_diff(counted) <= counted / 100, "{tokens}");
+    let completion = tokens["completion"].as_u64().unwrap();
+    assert!(completion > 100, "{tokens}");
+    assert_eq!(tokens["counted_by"], "speed");
+    // The cost follows the figures.
+    let cost = report["cost"]["total"].as_f64().unwrap();
+    let expected = (prompt as f64 * 3.0 + completion as f64 * 15.0) / 1e6;
+    assert!((cost - expected).abs() < 1e-4, "{cost} vs {expected}");
     let line = &repo.log()[0];
-    assert_eq!(line["tokens"]["prompt"], 0, "the provider reported none");
-    assert_eq!(line["tokens"]["counted"], counted);
+    assert_eq!(line["tokens"]["prompt"], prompt);
+    assert_eq!(line["tokens"]["counted_by"], "speed");
+    assert!(line["cost"]["total"].as_f64().unwrap() > 0.0, "{line}");
 
     let run = speed(repo.path(), &["stats", "--format", "json"], &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
-    let tokens = &json_of(&run)["tokens"];
-    assert_eq!(tokens["input"], counted, "{tokens}");
-    assert_eq!(tokens["output"], 0);
-    assert_eq!(tokens["estimated_reviews"], 1);
+    let stats = json_of(&run);
+    assert_eq!(stats["tokens"]["input"], prompt, "{stats}");
+    assert_eq!(stats["tokens"]["output"], completion);
+    assert_eq!(stats["tokens"]["estimated_reviews"], 1);
+    assert!(stats["cost"]["total"].as_f64().unwrap() > 0.0, "{stats}");
     let human = speed(repo.path(), &["stats"], &[]);
     assert!(
-        human
-            .stdout
-            .contains("1 review with no usage from the provider"),
+        human.stdout.contains("1 review counted by speed"),
         "{}",
         human.stdout
     );
+    // Every format shows the same figures, marked as speed's count.
+    let figures = format!(
+        "{} in, {} out (counted by speed",
+        thousands(prompt),
+        thousands(completion)
+    );
+    for args in [
+        &["show", "--task-id", "1"][..],
+        &["show", "--task-id", "1", "--format", "markdown"],
+        &["show", "--task-id", "1", "--format", "html"],
+    ] {
+        let run = speed(repo.path(), args, &[]);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        assert!(run.stdout.contains(&figures), "{args:?}: {}", run.stdout);
+    }
+    let run = speed(repo.path(), &["history"], &[]);
+    assert!(
+        run.stdout.contains(&format!(
+            "{} in {} out (counted)",
+            thousands(prompt),
+            thousands(completion)
+        )),
+        "{}",
+        run.stdout
+    );
+    // The review's own report, and the batch summary.
+    let run = speed(repo.path(), &["review", "--force"], &[]);
+    assert!(
+        run.stdout
+            .contains("out (counted by speed: the provider reported no usage)"),
+        "{}",
+        run.stdout
+    );
+    let summary = &run.stdout[run.stdout.find("Summary").unwrap()..];
+    assert!(summary.contains(" (counted)"), "{summary}");
+}
+
+/// 12345 → "12,345", as speed prints figures.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

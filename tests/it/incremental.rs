@@ -288,6 +288,15 @@ fn incremental_shows_the_interdiff_and_the_previous_verdict_only() {
         "{}",
         r["notices"]
     );
+    // The terminal says what the model saw once, and never "the whole diff".
+    let run = speed(repo.path(), &["show", "--task-id", "1"], &[]);
+    assert!(!run.stdout.contains("whole diff"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("The model saw the changes since the last review, not the whole change"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

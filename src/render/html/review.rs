@@ -244,9 +244,12 @@ fn facts(page: &mut Html, r: &Review<'_>) {
     fact(
         "Tokens",
         &format!(
-            "{} in, {} out (prompt budget {})",
-            crate::render::thousands(report.tokens.prompt),
-            crate::render::thousands(report.tokens.completion),
+            "{} (prompt budget {})",
+            crate::render::tokens_in_out(
+                report.tokens.prompt,
+                report.tokens.completion,
+                report.tokens.by_speed()
+            ),
             crate::render::thousands(report.tokens.budget as u64)
         ),
     );

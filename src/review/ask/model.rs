@@ -70,6 +70,9 @@ pub struct Question<'a, T> {
     /// The prompt's first this many bytes are its stable part, for the
     /// provider's prompt cache.
     pub cache_prefix: Option<usize>,
+    /// speed's token counter: what a call whose provider reports no usage
+    /// sent and received is counted with it (None: left unknown).
+    pub counter: Option<&'a crate::prompt::Counter>,
 }
 
 pub fn ask<T>(
@@ -232,12 +235,26 @@ impl Exchange<'_> {
                     &format!("the model's {} answer", self.named),
                 ));
                 let parsed = (question.parse)(&completion.text);
+                // No usage from the provider (a command such as `claude
+                // -p`): speed's own count, said to be one.
+                let counted = match (completion.prompt_tokens, completion.completion_tokens) {
+                    (None, None) => question.counter.map(|counter| {
+                        let sent: usize = self
+                            .messages
+                            .iter()
+                            .map(|m| counter.count(&m.content))
+                            .sum();
+                        (sent as u64, counter.count(&completion.text) as u64)
+                    }),
+                    _ => None,
+                };
                 calls.push(Call {
                     stage: self.stage,
                     duration_ms: completion.duration.as_millis() as u64,
                     attempts: completion.attempts,
-                    prompt_tokens: completion.prompt_tokens,
-                    completion_tokens: completion.completion_tokens,
+                    prompt_tokens: counted.map(|c| c.0).or(completion.prompt_tokens),
+                    completion_tokens: counted.map(|c| c.1).or(completion.completion_tokens),
+                    counted: counted.is_some(),
                     cache_read_tokens: completion.cache_read_tokens,
                     cache_write_tokens: completion.cache_write_tokens,
                     batch: completion.batch.clone(),
@@ -253,6 +270,7 @@ impl Exchange<'_> {
                     attempts: err.attempts().unwrap_or(1),
                     prompt_tokens: None,
                     completion_tokens: None,
+                    counted: false,
                     cache_read_tokens: None,
                     cache_write_tokens: None,
                     batch: None,
