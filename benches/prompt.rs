@@ -86,7 +86,8 @@ fn measure_one(
     // assembles more prompts, which `review.max_parts` = 1 leaves out.
     config.max_parts = 1;
     let ctx = Context {
-        root: repo.root().to_path_buf(),
+        root: repo.state_root().to_path_buf(),
+        worktree: repo.root().to_path_buf(),
         templates: Templates::from_overrides(&config.prompts).expect("templates"),
         calls: speed::llm::pacing::Slots::new(config.concurrency),
         config,

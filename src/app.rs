@@ -442,11 +442,35 @@ fn nothing_to_review(
             "Nothing to review: no task files{feature}{fixed} found (looked in {}).",
             looked.join(", ")
         );
+    } else if !plan.batch_mode {
+        // `--task-id` or `--defect` named work that is merged.
+        for s in &plan.skipped {
+            eprintln!(
+                "{}: {}. Nothing to review; its file is unchanged.",
+                render::skipped_subject(s),
+                s.reason
+            );
+        }
     } else {
         let human = plan.skipped.iter().filter(|s| s.awaiting_human).count();
-        let approved = match plan.skipped.len() - human - plan.waiting {
+        let merged = plan.skipped.iter().filter(|s| s.merged).count();
+        let missing = plan
+            .skipped
+            .iter()
+            .filter(|s| s.branch_missing.is_some())
+            .count();
+        let approved = match plan.skipped.len() - human - merged - missing - plan.waiting {
             0 => String::new(),
             n => format!("; {n} approved and still covered by that approval"),
+        };
+        let approved = match merged {
+            0 => approved,
+            n => format!("{approved}; {n} merged into {}", settings.review.main.name),
+        };
+        let approved = match missing {
+            0 => approved,
+            1 => format!("{approved}; 1 whose branch is gone"),
+            n => format!("{approved}; {n} whose branches are gone"),
         };
         let mut approved = match human {
             0 => approved,
@@ -473,6 +497,13 @@ fn nothing_to_review(
             plan.tasks_read,
             if plan.tasks_read == 1 { "" } else { "s" }
         );
+        for s in plan
+            .skipped
+            .iter()
+            .filter(|s| s.merged || s.branch_missing.is_some())
+        {
+            eprintln!("  {}: {}", render::skipped_subject(s), s.reason);
+        }
     }
     Outcome::Approved
 }
@@ -673,7 +704,7 @@ fn config_command(config: &ConfigSettings, settings: &Settings) -> anyhow::Resul
 
 fn nits_command(dir: &Path, json: bool, colors: Colors) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
-    let saved = nits::load(repo.root())?;
+    let saved = nits::load(repo.state_root())?;
     if json {
         print!("{}", render::json::nits(&saved));
     } else if saved.is_empty() {

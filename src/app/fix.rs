@@ -18,7 +18,7 @@ use super::{Colors, note, out};
 
 pub fn fix_command(dir: &Path, settings: &FixSettings, colors: Colors) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
-    let root = repo.root().to_path_buf();
+    let root = repo.state_root().to_path_buf();
     drop(repo);
     let store = Store::open(&root);
     match settings {

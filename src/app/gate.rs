@@ -351,7 +351,7 @@ fn check(
     review: bool,
 ) -> anyhow::Result<Option<Checked>> {
     let repo = Repository::discover(dir)?;
-    let root = repo.root().to_path_buf();
+    let root = repo.state_root().to_path_buf();
     let main = settings.review.main.clone();
     let vars: Vec<(String, String)> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
@@ -500,7 +500,7 @@ fn covered_text(arrival: &Arrival, cover: &Cover) -> String {
             "{} approved at {at}, confirmed by {by}",
             arrival.work.label()
         ),
-        Cover::SameDiff { .. } | Cover::TaskFile { .. } => format!(
+        Cover::SameDiff { .. } | Cover::TaskFile { .. } | Cover::Merged { .. } => format!(
             "{} at {at}: {}",
             arrival.work.label(),
             cover.describe(&arrival.commit)
@@ -671,11 +671,11 @@ fn bypass_blind(dir: &Path, hook: Hook, reason: String, why: &str) -> Outcome {
         Hook::PrePush => Vec::new(),
     };
     let who = decider(
-        repo.root(),
+        repo.state_root(),
         reason,
         format!("SPEED_SKIP_HOOK ({})", hook.name()),
     );
-    match overrides::record_blind_bypass(repo.root(), &commits, &who) {
+    match overrides::record_blind_bypass(repo.state_root(), &commits, &who) {
         Ok(()) => {
             eprintln!(
                 "{label}: bypassed by SPEED_SKIP_HOOK=1 ({}; reason: {}), logged",
@@ -695,7 +695,7 @@ fn bypass_blind(dir: &Path, hook: Hook, reason: String, why: &str) -> Outcome {
 
 pub fn override_command(dir: &Path, settings: &OverrideSettings) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
-    let root = repo.root().to_path_buf();
+    let root = repo.state_root().to_path_buf();
     let who = decider(&root, settings.reason.clone(), "speed override".to_string());
     let done = overrides::override_task(
         &root,

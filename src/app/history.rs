@@ -18,7 +18,7 @@ pub(super) fn history_command(
     colors: Colors,
 ) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
-    let found = history::history(repo.root(), &settings.filter, settings.limit)?;
+    let found = history::history(repo.state_root(), &settings.filter, settings.limit)?;
     if settings.format == Format::Json {
         out(&render::history::json(&found));
     } else {
@@ -33,7 +33,7 @@ pub(super) fn history_command(
     if found.rows.is_empty() && settings.limit != Some(0) {
         note(&format!(
             "error: {}\n",
-            nothing(repo.root(), &settings.filter, found.read)
+            nothing(repo.state_root(), &settings.filter, found.read)
         ));
         return Ok(Outcome::Error);
     }
@@ -61,7 +61,7 @@ pub(super) fn stats_command(
     colors: Colors,
 ) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
-    let (stats, read) = history::stats(repo.root(), &settings.filter, settings.prices)?;
+    let (stats, read) = history::stats(repo.state_root(), &settings.filter, settings.prices)?;
     let scope = scope(&settings.filter, stats.all.reviews);
     let text = match settings.format {
         Format::Json => render::stats::json(&stats),
@@ -72,7 +72,7 @@ pub(super) fn stats_command(
     if stats.all.reviews == 0 {
         note(&format!(
             "error: {}\n",
-            nothing(repo.root(), &settings.filter, read)
+            nothing(repo.state_root(), &settings.filter, read)
         ));
         return Ok(Outcome::Error);
     }

@@ -29,7 +29,7 @@ pub fn command(dir: &Path, settings: &HumanSettings) -> anyhow::Result<Outcome> 
         _ => "speed reject",
     };
     let done = human::decide(
-        repo.root(),
+        repo.state_root(),
         &settings.task_id,
         settings.feature.as_deref(),
         &settings.by,

@@ -25,7 +25,7 @@ pub(super) fn show_command(
     colors: Colors,
 ) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
-    let root = repo.root().to_path_buf();
+    let root = repo.state_root().to_path_buf();
     let saved = match &settings.what {
         Shown::SpecSession(feature) => return show_session(&root, feature, settings.format),
         Shown::Latest => ledger::saved::nth_of_any(&root, settings.nth)?,

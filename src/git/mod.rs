@@ -9,13 +9,16 @@
 pub mod diff;
 mod export;
 mod graph;
+mod landed;
 mod setup;
+mod worktrees;
 
 use std::path::{Path, PathBuf};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 pub use export::{ExportError, Exported};
 pub use graph::CommitNode;
+pub use landed::Landed;
 
 /// Everything that can go wrong reading a repository; each variant names the
 /// path, branch, revision or blob concerned.
@@ -136,6 +139,8 @@ pub struct History {
 pub struct Repository {
     repo: git2::Repository,
     root: PathBuf,
+    /// A linked worktree's main worktree, which holds speed's state.
+    main_worktree: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Repository {
@@ -170,7 +175,12 @@ impl Repository {
         let root = repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf();
         // git2 reports work dirs with a trailing slash; callers join paths onto it.
         let root = root.components().collect::<PathBuf>();
-        Repository { repo, root }
+        let main_worktree = worktrees::main_worktree(&repo);
+        Repository {
+            repo,
+            root,
+            main_worktree,
+        }
     }
 
     /// The work-tree root (the git dir for a bare repository).

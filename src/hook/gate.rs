@@ -19,7 +19,7 @@ use crate::git::{CommitNode, MainBranch, Repository};
 use crate::ledger::covers::{self, Current, Ground, Question};
 pub use crate::ledger::covers::{Cover, Miss};
 use crate::ledger::verdicts;
-use crate::work::{Subject, Work};
+use crate::work::{self, Subject, Work};
 
 use super::Error;
 use super::owners::Owner;
@@ -111,7 +111,7 @@ impl Gate<'_> {
             .owners
             .iter()
             .enumerate()
-            .filter_map(|(i, o)| self.repo.branch_tip(&o.branch).map(|h| (i, h)))
+            .filter_map(|(i, o)| self.head_of(o).map(|h| (i, h)))
             .collect();
 
         // Work whose head arrives, and every commit that comes with it.
@@ -228,6 +228,19 @@ impl Gate<'_> {
                 .then(|| self.repo.merge_base(&self.main.commit, head).ok())
                 .flatten()
                 .filter(|fork| fork != head)
+        })
+    }
+
+    /// The head of `owner`'s work: its branch's, else (a task whose branch
+    /// was deleted once merged, as hosts do) the last head a review of it
+    /// saw, so its commits arriving on a push are still its own.
+    fn head_of(&self, owner: &Owner) -> Option<String> {
+        self.repo.branch_tip(&owner.branch).or_else(|| {
+            owner
+                .task
+                .as_deref()
+                .and_then(work::reviewed_head)
+                .and_then(|head| self.repo.resolve_commit(&head).ok())
         })
     }
 

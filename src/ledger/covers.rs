@@ -30,7 +30,13 @@
 //!    can carry a task file of its own making.
 //!
 //! Work whose branch is merged into the main branch stays covered: that is
-//! a `Cover` of its own, decided in `covers` before the sources above.
+//! a `Cover` of its own (`Merged`), decided in `covers` when none of the
+//! sources above covers it: every file the branch changes already holds
+//! its content on the main branch (`work::holds_already`), so bringing it
+//! in changes nothing. The branch's own changes are measured from where it
+//! forked, or from the base its task file declares only when the caller
+//! trusts the task file. Batch mode and `--task-id` do not ask: a merged
+//! task is not reviewed at all (`work::standing`).
 //!
 //! Records a commit could forge are not read: a commit that carries
 //! `.speed/cache` or the review log in its tree could have written them.
@@ -70,6 +76,10 @@ pub enum Cover {
     /// `reviewed_diff` existed, at a time no older than the head), and no
     /// record says otherwise; the spec it was judged against is not known.
     TaskFile { at: String, legacy: bool },
+    /// The work is merged already: every file its branch changes holds, on
+    /// the main branch at `target`, the content the branch gives it (a
+    /// squash or rebase merge), so bringing it in brings nothing new.
+    Merged { target: String },
 }
 
 /// Why a commit is not covered.
@@ -158,12 +168,29 @@ impl Answer {
 /// Whether an approval covers `question.work` at `question.commit`.
 pub fn covers(ground: &Ground, question: &Question) -> Answer {
     let mut notes = Vec::new();
-    let trust = trust(ground.repo, question.commit, &mut notes);
+    let mut verdict = from_sources(ground, question, &mut notes);
+    let head = !matches!(question.current, Current::NotTheHead);
+    if verdict.is_err() && head {
+        if let Some(merged) = merged(ground, question, &mut notes) {
+            verdict = Ok(merged);
+        }
+    }
+    Answer { verdict, notes }
+}
+
+/// The first source that knows the work speaking (see the module's
+/// documentation).
+fn from_sources(
+    ground: &Ground,
+    question: &Question,
+    notes: &mut Vec<String>,
+) -> Result<Cover, Miss> {
+    let trust = trust(ground.repo, question.commit, notes);
     let found = ground.store.at_head(question.commit, question.work, trust);
     notes.extend(found.notes.iter().cloned());
-    let mut verdict = at_commit(ground, &found, question.commit, &mut notes);
+    let verdict = at_commit(ground, &found, question.commit, notes);
     if verdict != Err(Miss::NeverReviewed) {
-        return Answer { verdict, notes };
+        return verdict;
     }
     let diff = match question.current {
         Current::NotTheHead => None,
@@ -177,18 +204,38 @@ pub fn covers(ground: &Ground, question: &Question) -> Answer {
         },
     };
     let Some(diff) = diff else {
-        return Answer { verdict, notes };
+        return verdict;
     };
     if trust.cache {
-        verdict = same_diff(ground, &diff, question.work, &mut notes);
+        let verdict = same_diff(ground, &diff, question.work, notes);
         if verdict != Err(Miss::NeverReviewed) {
-            return Answer { verdict, notes };
+            return verdict;
         }
     }
-    if let Some(task) = question.task {
-        verdict = task_file(ground.repo, task, question.commit, &diff, &mut notes);
+    match question.task {
+        Some(task) => task_file(ground.repo, task, question.commit, &diff, notes),
+        None => verdict,
     }
-    Answer { verdict, notes }
+}
+
+/// `Cover::Merged` when the work at its head brings nothing the main
+/// branch does not hold already.
+fn merged(ground: &Ground, question: &Question, notes: &mut Vec<String>) -> Option<Cover> {
+    let head = question.commit;
+    match work::holds_already(ground.repo, ground.main, question.task, head, &ground.main.commit)
+    {
+        Ok(true) => Some(Cover::Merged {
+            target: ground.main.commit.clone(),
+        }),
+        Ok(false) => None,
+        Err(err) => {
+            notes.push(format!(
+                "could not tell whether {} is merged already: {err}",
+                short(head)
+            ));
+            None
+        }
+    }
 }
 
 /// Which records may be trusted at `commit`: not those a commit carries.
@@ -455,6 +502,10 @@ impl Cover {
             Cover::TaskFile { at, legacy: true } => {
                 format!("approved at {at}, and its head commit is not newer than that approval")
             }
+            Cover::Merged { target } => format!(
+                "merged already: the main branch at {} holds every file it changes as {commit} has it",
+                short(target)
+            ),
         }
     }
 }

@@ -811,11 +811,13 @@ pub fn summary(reports: &[Report], skipped: &[Skipped], style: &Style) -> String
         let _ = writeln!(out, "  {}", line(row));
     }
     for s in skipped {
+        // A merged task's reason says what it is; others were skipped.
+        let skipped = if s.merged { "" } else { "skipped, " };
         let _ = writeln!(
             out,
             "  {}",
             style.dim(&format!(
-                "{}: skipped, {}",
+                "{}: {skipped}{}",
                 super::skipped_subject(s),
                 s.reason
             ))

@@ -148,7 +148,12 @@ pub enum Target {
 
 /// What is shared by every review of a run (and across batch threads).
 pub struct Context {
+    /// Where speed's state lives (the folder holding `.speed/`): the main
+    /// worktree's root, from whichever worktree speed runs in.
     pub root: PathBuf,
+    /// The root of the worktree speed runs in, whose files (a `--spec` not
+    /// committed on main) are read from the checkout.
+    pub worktree: PathBuf,
     pub config: Config,
     /// Built on its own thread; taken when the first prompt is assembled.
     pub counter: Arc<PendingCounter>,
@@ -168,7 +173,8 @@ impl Context {
         let counter = Arc::new(PendingCounter::start(&config.tokenizer)?);
         let repo = Repository::discover(dir)?;
         Ok(Context {
-            root: repo.root().to_path_buf(),
+            root: repo.state_root().to_path_buf(),
+            worktree: repo.root().to_path_buf(),
             counter,
             templates: Templates::from_overrides(&config.prompts)?,
             actor: actor(&repo, config.actor.as_deref()),

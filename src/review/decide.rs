@@ -14,7 +14,7 @@ use crate::defects;
 use crate::git::short;
 use crate::specs::QuoteIndex;
 use crate::verdict::{self, Kind, Overrule, Rule, Scores, Verdict};
-use crate::work::{Resolved, Subject};
+use crate::work::{self, Resolved, Subject};
 
 use super::Error;
 use super::context::Context;
@@ -272,8 +272,10 @@ pub fn nothing_implemented(
             severity,
             file: None,
             line: None,
-            message: "Nothing was implemented: the branch does not differ from its base."
-                .to_string(),
+            message: format!(
+                "{}: the branch does not differ from its base.",
+                work::NOTHING_IMPLEMENTED
+            ),
             ..Finding::default()
         });
     let what = match subject {
@@ -284,7 +286,8 @@ pub fn nothing_implemented(
         verdict: Kind::RequestChanges,
         overrules: Vec::new(),
         feedback: Some(format!(
-            "Nothing was implemented: branch {} has no changes against its base {} ({}). {what}",
+            "{}: branch {} has no changes against its base {} ({}). {what}",
+            work::NOTHING_IMPLEMENTED,
             resolved.branch,
             short(&resolved.base.commit),
             resolved.base.how

@@ -8,10 +8,12 @@
 //! cannot be read is reported, never skipped in silence.
 
 use crate::defects::{self, Defect};
-use crate::git::Repository;
+use std::collections::HashMap;
+
+use crate::git::{MainBranch, Repository};
 use crate::ledger::{self, Report, covers};
 use crate::tasks::{self, Status, Task};
-use crate::work::{self, DefectReview, Subject};
+use crate::work::{self, DefectReview, Standing, Subject};
 
 use super::Error;
 use super::context::{Context, Target};
@@ -55,14 +57,20 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
     };
     match &ctx.config.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
+            let repo = Repository::open(&ctx.root)?;
             for id in ids {
                 match store.find(id, feature.as_deref()) {
-                    Ok(task) => {
-                        if let Some(note) = still_covered(ctx, &task) {
-                            gathered.reselected.push(note);
+                    // Merged whatever `--force` says: its diff against main
+                    // is no longer its work.
+                    Ok(task) => match merged_task(&repo, ctx.main(), &task) {
+                        Some(merged) => gathered.skipped.push(merged),
+                        None => {
+                            if let Some(note) = still_covered(ctx, &task) {
+                                gathered.reselected.push(note);
+                            }
+                            gathered.subjects.push(Subject::Task(Box::new(task)));
                         }
-                        gathered.subjects.push(Subject::Task(Box::new(task)));
-                    }
+                    },
                     Err(err) => gathered.unreadable.push(Report::unreadable(
                         Some(id.clone()),
                         feature.clone(),
@@ -118,12 +126,15 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
                     .unreadable
                     .push(Report::unreadable_defect(name, missing.to_string()));
             }
-            Ok(defect) => gathered
-                .subjects
-                .push(Subject::Defect(Box::new(DefectReview::new(
-                    defect,
-                    *update_state,
-                )))),
+            Ok(defect) => {
+                let repo = Repository::open(&ctx.root)?;
+                let approved = defect_approved_heads(&ctx.root);
+                let subject = Subject::Defect(Box::new(DefectReview::new(defect, *update_state)));
+                match merged_defect(&repo, ctx.main(), &subject, &approved) {
+                    Some(merged) => gathered.skipped.push(merged),
+                    None => gathered.subjects.push(subject),
+                }
+            }
             Err(err) => gathered
                 .unreadable
                 .push(Report::unreadable_defect(name, err.to_string())),
@@ -187,14 +198,7 @@ fn skip_waiting(ctx: &Context, subjects: &mut Vec<Subject>, skipped: &mut Vec<Sk
     let before = subjects.len();
     subjects.retain(|subject| match waiting.reason(ctx, subject) {
         Some(reason) => {
-            let task = subject.task();
-            skipped.push(Skipped {
-                task_id: task.map(|t| t.id.clone()),
-                defect: subject.defect().map(|d| d.defect.name.clone()),
-                feature: task.and_then(|t| t.feature.clone()),
-                reason,
-                awaiting_human: false,
-            });
+            skipped.push(Skipped::new(subject, reason));
             false
         }
         None => true,
@@ -228,9 +232,45 @@ pub struct Skipped {
     /// confirm it (`speed approve`, `speed reject`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub awaiting_human: bool,
+    /// Its work is on the main branch (`work::standing`): nothing to
+    /// review, and its task file keeps its verdict.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub merged: bool,
+    /// Its branch is gone and nothing says its work reached the main
+    /// branch: left out of a batch, which it does not fail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch_missing: Option<String>,
 }
 
 impl Skipped {
+    pub fn new(subject: &Subject, reason: String) -> Skipped {
+        let task = subject.task();
+        Skipped {
+            task_id: task.map(|t| t.id.clone()),
+            defect: subject.defect().map(|d| d.defect.name.clone()),
+            feature: task.and_then(|t| t.feature.clone()),
+            reason,
+            awaiting_human: false,
+            merged: false,
+            branch_missing: None,
+        }
+    }
+
+    fn merged(subject: &Subject, merged: &work::Merged, main: &MainBranch) -> Skipped {
+        Skipped {
+            merged: true,
+            ..Skipped::new(subject, format!("merged into {}: {}", main.name, merged.how))
+        }
+    }
+
+    fn branch_missing(subject: &Subject, branch: String, why: &str) -> Skipped {
+        let reason = format!("its branch {branch} is not found, and {why}: not reviewed");
+        Skipped {
+            branch_missing: Some(branch),
+            ..Skipped::new(subject, reason)
+        }
+    }
+
     /// "task 3" or "defect login-crash".
     pub fn label(&self) -> String {
         match (&self.task_id, &self.defect) {
@@ -261,12 +301,26 @@ fn select(ctx: &Context, tasks: Vec<Task>, force: bool) -> Result<Selected, Erro
         if task.status != Status::Done {
             continue;
         }
+        let subject = Subject::Task(Box::new(task.clone()));
+        let reviewed = work::reviewed_head(&task);
+        // A task whose work cannot be placed is reviewed, so its error is
+        // reported rather than hidden.
+        match work::standing(&repo, ctx.main(), &subject, reviewed.as_deref()) {
+            Ok(Standing::Merged(merged)) => {
+                skipped.push(Skipped::merged(&subject, &merged, ctx.main()));
+                continue;
+            }
+            Ok(Standing::Gone { branch, why }) => {
+                skipped.push(Skipped::branch_missing(&subject, branch, &why));
+                continue;
+            }
+            Ok(Standing::Open) | Err(_) => {}
+        }
         let approved = task.review_verdict.as_deref() == Some("approve");
         if !approved || force {
             selected.push(task);
             continue;
         }
-        let subject = Subject::Task(Box::new(task.clone()));
         let Ok(resolved) = work::resolve(&repo, ctx.main(), &subject) else {
             selected.push(task);
             continue;
@@ -282,11 +336,8 @@ fn select(ctx: &Context, tasks: Vec<Task>, force: bool) -> Result<Selected, Erro
             },
         );
         let skip = |reason: String, awaiting_human: bool| Skipped {
-            task_id: Some(task.id.clone()),
-            defect: None,
-            feature: task.feature.clone(),
-            reason,
             awaiting_human,
+            ..Skipped::new(&subject, reason)
         };
         match answer.verdict {
             Ok(cover) => skipped.push(skip(cover.describe(head), false)),
@@ -348,16 +399,13 @@ fn still_covered(ctx: &Context, task: &Task) -> Option<Skipped> {
         },
     );
     let cover = answer.verdict.ok()?;
-    Some(Skipped {
-        task_id: Some(task.id.clone()),
-        defect: None,
-        feature: task.feature.clone(),
-        reason: format!(
+    Some(Skipped::new(
+        &subject,
+        format!(
             "its approval covers it already ({}): reviewed again, as --task-id asks",
             cover.describe(head)
         ),
-        awaiting_human: false,
-    })
+    ))
 }
 
 /// The fixed defects a batch reviews: each that no approval covers now
@@ -368,10 +416,11 @@ fn select_defects(
     defects: Vec<Defect>,
     force: bool,
 ) -> Result<(Vec<Defect>, Vec<Skipped>), Error> {
-    if force || defects.is_empty() {
+    if defects.is_empty() {
         return Ok((defects, Vec::new()));
     }
     let repo = Repository::open(&ctx.root)?;
+    let approved = defect_approved_heads(&ctx.root);
     let store = ledger::verdicts::Store::open(&ctx.root);
     let ground = covers::Ground {
         repo: &repo,
@@ -382,6 +431,14 @@ fn select_defects(
     let mut skipped = Vec::new();
     for defect in defects {
         let subject = Subject::Defect(Box::new(DefectReview::new(defect.clone(), false)));
+        if let Some(merged) = merged_defect(&repo, ctx.main(), &subject, &approved) {
+            skipped.push(merged);
+            continue;
+        }
+        if force {
+            selected.push(defect);
+            continue;
+        }
         let Ok(resolved) = work::resolve(&repo, ctx.main(), &subject) else {
             selected.push(defect);
             continue;
@@ -399,15 +456,62 @@ fn select_defects(
             },
         );
         match answer.verdict {
-            Ok(cover) => skipped.push(Skipped {
-                task_id: None,
-                defect: Some(defect.name.clone()),
-                feature: None,
-                reason: cover.describe(head),
-                awaiting_human: false,
-            }),
+            Ok(cover) => skipped.push(Skipped::new(&subject, cover.describe(head))),
             Err(_) => selected.push(defect),
         }
     }
     Ok((selected, skipped))
+}
+
+/// The head of each defect's last approval (or override) in the review
+/// log: a sign its branch had work, for `work::standing`. A line that
+/// cannot be read is passed over: the log is the record, not an input that
+/// could approve anything.
+fn defect_approved_heads(root: &std::path::Path) -> HashMap<String, String> {
+    let mut heads = HashMap::new();
+    let Ok(text) = std::fs::read_to_string(root.join(ledger::LOG_FILE)) else {
+        return heads;
+    };
+    for line in text.lines() {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let (Some(name), Some("approve" | "override"), Some(head)) = (
+            value["defect"].as_str(),
+            value["decision"].as_str(),
+            value["head_commit"].as_str(),
+        ) {
+            heads.insert(name.to_string(), head.to_string());
+        }
+    }
+    heads
+}
+
+/// A named task whose work is on the main branch, as batch mode lists it;
+/// None for any other (one whose work cannot be placed is reviewed, so its
+/// error is reported).
+fn merged_task(repo: &Repository, main: &MainBranch, task: &Task) -> Option<Skipped> {
+    let subject = Subject::Task(Box::new(task.clone()));
+    let reviewed = work::reviewed_head(task);
+    match work::standing(repo, main, &subject, reviewed.as_deref()) {
+        Ok(Standing::Merged(merged)) => Some(Skipped::merged(&subject, &merged, main)),
+        _ => None,
+    }
+}
+
+/// A defect whose fix is on the main branch; None for any other.
+fn merged_defect(
+    repo: &Repository,
+    main: &MainBranch,
+    subject: &Subject,
+    approved: &HashMap<String, String>,
+) -> Option<Skipped> {
+    let reviewed = subject
+        .defect()
+        .and_then(|d| approved.get(&d.defect.name))
+        .map(String::as_str);
+    match work::standing(repo, main, subject, reviewed) {
+        Ok(Standing::Merged(merged)) => Some(Skipped::merged(subject, &merged, main)),
+        _ => None,
+    }
 }

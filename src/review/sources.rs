@@ -424,7 +424,7 @@ fn load_specs(
         let path = normalise(&path);
         let (bytes, origin) = match repo.read_file(main_commit, &path)? {
             Some(bytes) => (bytes, format!("{}@{}", ctx.main().name, short(main_commit))),
-            None if cli => match std::fs::read(ctx.root.join(&path)) {
+            None if cli => match std::fs::read(ctx.worktree.join(&path)) {
                 Ok(bytes) => (bytes, "working tree".to_string()),
                 Err(_) => return Err(spec_missing(subject, &path, ctx, true)),
             },

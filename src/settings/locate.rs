@@ -33,9 +33,10 @@ use crate::git::{self, MainBranch};
 /// What settings need from the repository; `git::Repository` is one, tests
 /// use a fake.
 pub trait Repo {
-    /// The work-tree root.
+    /// The worktree whose working copy of the configuration counts: the
+    /// one holding speed's state (the main worktree, from a linked one).
     fn root(&self) -> &Path;
-    /// The branch HEAD is on, if any.
+    /// The branch that worktree has checked out, if any.
     fn head_branch(&self) -> Option<String>;
     /// See `git::Repository::resolve_main`.
     fn resolve_main(&self, explicit: Option<&str>) -> Result<MainBranch, git::Error>;
@@ -45,10 +46,10 @@ pub trait Repo {
 
 impl Repo for git::Repository {
     fn root(&self) -> &Path {
-        git::Repository::root(self)
+        self.state_root()
     }
     fn head_branch(&self) -> Option<String> {
-        self.current_branch()
+        self.state_branch()
     }
     fn resolve_main(&self, explicit: Option<&str>) -> Result<MainBranch, git::Error> {
         git::Repository::resolve_main(self, explicit)

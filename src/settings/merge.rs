@@ -23,6 +23,14 @@ pub struct MergeView<'a> {
 
 impl<'a> MergeView<'a> {
     pub fn of(repo: &'a Repository) -> MergeView<'a> {
+        // From a linked worktree the configuration's working copy is the
+        // main worktree's, which this merge is not being made in.
+        if repo.is_linked_worktree() {
+            return MergeView {
+                repo,
+                head_branch: repo.state_branch(),
+            };
+        }
         let head_branch = repo.current_branch();
         let head = repo.head_commit();
         let mut incoming = repo.merge_heads().unwrap_or_default();
@@ -49,7 +57,7 @@ impl<'a> MergeView<'a> {
 
 impl Repo for MergeView<'_> {
     fn root(&self) -> &Path {
-        self.repo.root()
+        self.repo.state_root()
     }
     fn head_branch(&self) -> Option<String> {
         self.head_branch.clone()

@@ -8,6 +8,7 @@
 //! models or verdicts, and writes nothing.
 
 mod resolve;
+mod standing;
 
 use std::path::PathBuf;
 
@@ -15,6 +16,7 @@ use crate::defects::{self, Defect};
 use crate::tasks::{self, Criterion, Task};
 
 pub use resolve::{Resolved, resolve};
+pub use standing::{Merged, NOTHING_IMPLEMENTED, Standing, holds_already, reviewed_head, standing};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -66,7 +66,7 @@ fn stack(
     head: &str,
     base: git::Base,
 ) -> (git::Base, Vec<String>) {
-    let store = tasks::Store::open(repo.root());
+    let store = tasks::Store::open(repo.state_root());
     let mut lines = Vec::new();
     let mut unmerged: Vec<Unmerged> = Vec::new();
     // Each dependency costs graph walks, and choosing among them compares

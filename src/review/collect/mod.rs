@@ -468,6 +468,8 @@ fn current(
             feature: review.feature.clone(),
             reason,
             awaiting_human: false,
+            merged: false,
+            branch_missing: None,
         })
     };
     let subject = match (&review.task, &review.defect) {

@@ -4,6 +4,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod batch_api;
+pub mod git;
 pub mod model_server;
 pub mod repo;
 pub mod speed;
