@@ -166,6 +166,20 @@ pub fn create_dir_all(area: &Path, dir: &Path) -> Result<PathBuf, Error> {
     Ok(real)
 }
 
+/// Writes `dir/.gitignore` holding `*` (after a comment saying `why`),
+/// unless one is there already: speed's own runtime state under `.speed/`
+/// (reviews, the cache, the fix queue, spec review sessions, their locks)
+/// never shows in `git status` nor lands in a commit, the way cargo keeps
+/// `target/` out. Task files, events and specs are not speed's to hide.
+pub fn ignore_in_git(area: &Path, dir: &Path, why: &str) -> Result<(), Error> {
+    let path = dir.join(".gitignore");
+    if path.exists() {
+        return Ok(());
+    }
+    create_dir_all(area, dir)?;
+    write_atomic(area, &path, format!("# Written by speed: {why}\n*\n").as_bytes())
+}
+
 /// Replaces (or creates) `path` with `bytes`: readers see the old file or
 /// the whole new one. An existing file keeps its permissions.
 pub fn write_atomic(area: &Path, path: &Path, bytes: &[u8]) -> Result<(), Error> {

@@ -98,8 +98,14 @@ impl Store {
         }
     }
 
-    /// Held while the queue is read and written back.
+    /// Held while the queue is read and written back. The queue (and its
+    /// lock) is this machine's record of what to fix: ignored by git.
     pub fn lock(&self) -> Result<fsx::Lock, Error> {
+        fsx::ignore_in_git(
+            &self.area(),
+            &self.root.join(FIXES_DIR),
+            "the fix queue of this machine's reviews and its lock; keep them out of git.",
+        )?;
         let path = self.root.join(FIXES_DIR).join(".lock");
         Ok(fsx::Lock::acquire(&self.area(), &path, LOCK_WAIT)?)
     }

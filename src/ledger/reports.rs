@@ -92,13 +92,9 @@ fn body(report: &Report, evidence: &Evidence, now: &str) -> Vec<u8> {
 /// A `.gitignore` of `*` in the reviews folder, as the cache has: reports
 /// hold diffs and prompts, which have no place in a commit.
 fn ignore_in_git(root: &Path) -> Result<(), Error> {
-    let path = root.join(REVIEWS_DIR).join(".gitignore");
-    if path.exists() {
-        return Ok(());
-    }
-    Ok(fsx::write_atomic(
+    Ok(fsx::ignore_in_git(
         &area(root),
-        &path,
-        b"# Written by speed: review reports and logs hold diffs; keep them out of git.\n*\n",
+        &root.join(REVIEWS_DIR),
+        "review reports and logs hold diffs; keep them out of git.",
     )?)
 }

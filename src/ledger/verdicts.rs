@@ -517,14 +517,10 @@ pub(super) fn read_regular(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, S
 /// A `.gitignore` of `*` in the cache root, as the impact cache writes, so
 /// the cache never shows in `git status` or lands in a commit.
 pub(super) fn ignore_in_git(area: &Path, cache_root: &Path) -> Result<(), Error> {
-    let path = cache_root.join(".gitignore");
-    if path.exists() {
-        return Ok(());
-    }
-    Ok(fsx::write_atomic(
+    Ok(fsx::ignore_in_git(
         area,
-        &path,
-        b"# Written by speed: this folder is a cache, safe to delete.\n*\n",
+        cache_root,
+        "this folder is a cache, safe to delete.",
     )?)
 }
 

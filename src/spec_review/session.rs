@@ -238,14 +238,10 @@ impl Store {
 
     /// A `.gitignore` of `*`: sessions and kept texts are this machine's.
     fn ignore_in_git(&self) -> Result<(), Error> {
-        let path = self.root.join(DIR).join(".gitignore");
-        if path.exists() {
-            return Ok(());
-        }
-        fsx::write_atomic(
+        fsx::ignore_in_git(
             &self.area(),
-            &path,
-            b"# Written by speed: spec review sessions and the spec texts they replaced.\n*\n",
+            &self.root.join(DIR),
+            "spec review sessions and the spec texts they replaced.",
         )?;
         Ok(())
     }
