@@ -177,7 +177,11 @@ pub fn ignore_in_git(area: &Path, dir: &Path, why: &str) -> Result<(), Error> {
         return Ok(());
     }
     create_dir_all(area, dir)?;
-    write_atomic(area, &path, format!("# Written by speed: {why}\n*\n").as_bytes())
+    write_atomic(
+        area,
+        &path,
+        format!("# Written by speed: {why}\n*\n").as_bytes(),
+    )
 }
 
 /// Replaces (or creates) `path` with `bytes`: readers see the old file or

@@ -326,6 +326,20 @@ fn lifecycle(linked: bool) {
     for id in ["1", "3"] {
         assert_eq!(state(&shop.task(id)), st("done", "", 0, 0), "task {id}");
     }
+    // What speed wrote for itself is out of git's way; the task files are
+    // the team's, not speed's to hide.
+    assert!(shop.root.join(".speed/fixes/.gitignore").is_file());
+    let status = ok(
+        &shop.root,
+        &["status", "--porcelain", "--untracked-files=all"],
+    );
+    assert!(status.contains(".speed/tasks/2.json"), "{status}");
+    for hidden in [".speed/fixes", ".speed/reviews", ".speed/cache"] {
+        assert!(
+            !status.contains(hidden),
+            "{hidden} shows in git status:\n{status}"
+        );
+    }
 
     // 2. The same head, reviewed again: the verdict and feedback are
     // replaced, one more entry in the history, the same head in it.
