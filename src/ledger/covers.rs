@@ -222,8 +222,13 @@ fn from_sources(
 /// branch does not hold already.
 fn merged(ground: &Ground, question: &Question, notes: &mut Vec<String>) -> Option<Cover> {
     let head = question.commit;
-    match work::holds_already(ground.repo, ground.main, question.task, head, &ground.main.commit)
-    {
+    match work::holds_already(
+        ground.repo,
+        ground.main,
+        question.task,
+        head,
+        &ground.main.commit,
+    ) {
         Ok(true) => Some(Cover::Merged {
             target: ground.main.commit.clone(),
         }),

@@ -259,7 +259,10 @@ impl Skipped {
     fn merged(subject: &Subject, merged: &work::Merged, main: &MainBranch) -> Skipped {
         Skipped {
             merged: true,
-            ..Skipped::new(subject, format!("merged into {}: {}", main.name, merged.how))
+            ..Skipped::new(
+                subject,
+                format!("merged into {}: {}", main.name, merged.how),
+            )
         }
     }
 
