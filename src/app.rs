@@ -699,6 +699,18 @@ fn config_command(config: &ConfigSettings, settings: &Settings) -> anyhow::Resul
     } else {
         print!("{}", config::human(config));
     }
+    if config.strict && !settings.warnings.is_empty() {
+        eprintln!(
+            "error: --strict: reading the settings gave {} warning{} (above)",
+            settings.warnings.len(),
+            if settings.warnings.len() == 1 {
+                ""
+            } else {
+                "s"
+            }
+        );
+        return Ok(Outcome::Error);
+    }
     Ok(Outcome::Approved)
 }
 

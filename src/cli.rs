@@ -688,6 +688,11 @@ pub struct ConfigArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Fail (exit 1) when reading the settings gave a warning (an unknown
+    /// value of an environment variable, say), after printing them.
+    #[arg(long)]
+    pub strict: bool,
+
     #[command(flatten)]
     pub values: ValueArgs,
 }

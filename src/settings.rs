@@ -282,6 +282,8 @@ pub struct ReviewSettings {
 #[derive(Debug, Clone)]
 pub struct ConfigSettings {
     pub json: bool,
+    /// `--strict`: warnings fail the command.
+    pub strict: bool,
     /// Where the configuration is read (None outside a repository or
     /// without a main branch).
     pub origin: Option<Origin>,
@@ -452,13 +454,14 @@ impl<'a> Resolver<'a> {
     fn config(&mut self, args: cli::ConfigArgs) -> Result<Resolved, Error> {
         let located = self.locate(args.values.base.as_deref())?;
         let notices = all_notices(&located);
-        let config = config_settings(
+        let mut config = config_settings(
             args.json,
             &args.values,
             located,
             self.env,
             &mut self.warnings,
         );
+        config.strict = args.strict;
         Ok((CommandSettings::Config(Box::new(config)), notices))
     }
 
@@ -758,6 +761,7 @@ fn config_settings(
     );
     ConfigSettings {
         json,
+        strict: false,
         file_found: located.config.is_some(),
         origin: located.origin,
         main,

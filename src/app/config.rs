@@ -200,6 +200,7 @@ mod tests {
         };
         ConfigSettings {
             json: false,
+            strict: false,
             origin: Some(origin.clone()),
             file_found: true,
             main: Ok((

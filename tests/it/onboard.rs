@@ -458,13 +458,22 @@ fn a_tool_that_is_not_installed_is_suggested_commented_out() {
         run.transcript()
     );
     // Valid as written: speed reads it without a complaint.
-    let config_run = fresh.speed(&["config"], None, &[]);
+    let config_run = fresh.speed(&["config", "--strict"], None, &[]);
     assert_eq!(config_run.code, 0, "{}", config_run.transcript());
     assert!(
         !config_run.stderr.contains("warning"),
         "{}",
         config_run.transcript()
     );
+    // --strict fails on a warning, after printing the settings.
+    let warned = fresh.speed(&["config", "--strict"], None, &[("SKIP_GUARDIAN", "maybe")]);
+    assert_eq!(warned.code, 1, "{}", warned.transcript());
+    assert!(
+        warned.stderr.contains("warning: "),
+        "{}",
+        warned.transcript()
+    );
+    assert!(warned.stdout.contains("[llm]"), "{}", warned.transcript());
 }
 
 #[test]
