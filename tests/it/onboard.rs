@@ -756,6 +756,11 @@ fn assert_finding(run: &Run, level: &str, text: &str) {
 #[test]
 fn doctor_names_a_configuration_that_is_not_committed_on_main() {
     let fresh = Fresh::new(Lang::Neither);
+    // None at all.
+    let run = doctor(&fresh, &["--offline"], &[]);
+    assert_eq!(run.code, 1, "{}", run.transcript());
+    assert_finding(&run, "problem", "there is no .speed/config.toml on main");
+    // One in the working tree only.
     fresh.write(".speed/config.toml", "[llm]\nprovider = \"none\"\n");
     let run = doctor(&fresh, &[], &[]);
     assert_eq!(run.code, 1, "{}", run.transcript());

@@ -132,8 +132,8 @@ pub(super) fn config(
     }
     let ignored = repo.is_ignored(CONFIG_PATH);
     match (&tree, &committed, main) {
-        (None, None, _) => out.warn(
-            format!("there is no {CONFIG_PATH}: reviews ask no model (offline: speed's own checks alone, never an approval)"),
+        (None, None, _) => out.problem(
+            format!("there is no {CONFIG_PATH} on main: reviews ask no model (offline: speed's own checks alone, never an approval), whatever this machine has"),
             "`speed init` writes one for the model found on this machine; commit it on main",
         ),
         (Some(_), None, Some(main)) => {
