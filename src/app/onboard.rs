@@ -100,15 +100,22 @@ fn init_text(report: &init::Report, style: Style) -> String {
             report.task_files[0]
         );
     }
+    let mut hooks_changed = false;
     if let Some(Ok(actions)) = &report.hooks {
         for action in actions {
+            hooks_changed |= !matches!(action, Action::Unchanged(_));
             let _ = writeln!(text, "hooks: {}", hook_action(action));
         }
     }
     if !wrote {
         let _ = writeln!(
             text,
-            "\nNothing was written: what speed init writes is here already."
+            "\n{}: what speed init writes is here already.",
+            if hooks_changed {
+                "No other file was written"
+            } else {
+                "Nothing was written"
+            }
         );
     }
     text.push_str(&next_steps(report, style));
@@ -159,29 +166,46 @@ fn next_steps(report: &init::Report, style: Style) -> String {
     let on_main = report.head_branch.as_deref() == Some(main) || report.main_branch.is_none();
     let spec = &report.spec;
     let mut text = format!("\n{}\n", style.bold("Next:"));
-    let _ = writeln!(
-        text,
-        "  1. Write the spec, {spec} (its comments say how), and the product vision, {}.",
-        templates::VISION
-    );
-    let switch = if on_main {
-        String::new()
-    } else {
-        format!(" (`git switch {main}` first: HEAD is not on it)")
+    let mut step = 0;
+    let mut next = || {
+        step += 1;
+        step
     };
+    if report.committed_on_main {
+        let _ = writeln!(
+            text,
+            "  {}. The configuration, {spec} and {} are committed on {main}: speed reads them at its commit, so commit what you change in them there.",
+            next(),
+            templates::VISION
+        );
+    } else {
+        let _ = writeln!(
+            text,
+            "  {}. Write the spec, {spec} (its comments say how), and the product vision, {}.",
+            next(),
+            templates::VISION
+        );
+        let switch = if on_main {
+            String::new()
+        } else {
+            format!(" (`git switch {main}` first: HEAD is not on it)")
+        };
+        let _ = writeln!(
+            text,
+            "  {}. Commit them and the configuration on {main}{switch}: speed reads them at {main}'s commit.",
+            next()
+        );
+        let _ = writeln!(
+            text,
+            "       git add {CONFIG_PATH} .gitignore specs && git commit -m \"speed: configuration and specs\""
+        );
+    }
     let _ = writeln!(
         text,
-        "  2. Commit them and the configuration on {main}{switch}: speed reads them at {main}'s commit."
+        "  {}. speed doctor        (says whether a review would work here, and what to fix)",
+        next()
     );
-    let _ = writeln!(
-        text,
-        "       git add {CONFIG_PATH} .gitignore specs && git commit -m \"speed: configuration and specs\""
-    );
-    let _ = writeln!(
-        text,
-        "  3. speed doctor        (says whether a review would work here, and what to fix)"
-    );
-    let _ = writeln!(text, "  4. Review a branch against the spec:");
+    let _ = writeln!(text, "  {}. Review a branch against the spec:", next());
     let _ = writeln!(text, "       speed review --branch BRANCH --spec {spec}");
     if report.task_files.is_empty() {
         let _ = writeln!(
@@ -209,6 +233,7 @@ pub fn doctor_command(
         settings,
         env: &env,
         this_speed: std::env::current_exe().ok(),
+        progress: &|step: &str| eprintln!("speed doctor: {step}"),
     };
     let report = doctor::doctor(&inputs)?;
     out(&doctor_text(&report, colors.stdout));

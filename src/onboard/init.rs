@@ -58,6 +58,9 @@ pub struct Report {
     /// The branch HEAD is on, and the main branch when one is found.
     pub head_branch: Option<String>,
     pub main_branch: Option<String>,
+    /// The configuration, the vision and the spec are all in the main
+    /// branch's commit already (a later run: nothing is left to commit).
+    pub committed_on_main: bool,
 }
 
 /// Write what a first review needs in the repository containing `dir`.
@@ -177,6 +180,13 @@ pub fn init(
             .and_then(|dir| install::install(&dir, false).map_err(|e| e.to_string()))
     });
 
+    let main = repo.resolve_main(None).ok();
+    let committed_on_main = main.as_ref().is_some_and(|main| {
+        [CONFIG_PATH, vision, spec.as_str()]
+            .iter()
+            .all(|path| matches!(repo.read_file(&main.commit, path), Ok(Some(_))))
+    });
+
     Ok(Report {
         root,
         found,
@@ -188,7 +198,8 @@ pub fn init(
         notices,
         hooks,
         head_branch: repo.current_branch(),
-        main_branch: repo.resolve_main(None).ok().map(|m| m.name),
+        main_branch: main.map(|m| m.name),
+        committed_on_main,
     })
 }
 

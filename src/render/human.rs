@@ -55,13 +55,19 @@ pub fn report(report: &Report, style: &Style) -> String {
 /// The title, the commits and the prompt's size, then coverage and cost.
 fn header(report: &Report, style: &Style) -> String {
     let mut out = String::new();
+    // Names as they are written (a branch `Feature/X` stays so); a branch
+    // review's title is its branch, said once.
+    let subject = match (&report.task_id, &report.defect) {
+        (Some(id), _) => format!("task {id}"),
+        (None, Some(defect)) => format!("defect {}", defect.name),
+        (None, None) => format!("branch {}", report.branch),
+    };
     let title = report.title.as_deref().unwrap_or(&report.branch);
-    let _ = writeln!(
-        out,
-        "\nReviewing {}: {}",
-        who(report).to_lowercase(),
-        style.bold(title)
-    );
+    if report.task_id.is_none() && report.defect.is_none() && title == report.branch {
+        let _ = writeln!(out, "\nReviewing branch {}", style.bold(title));
+    } else {
+        let _ = writeln!(out, "\nReviewing {subject}: {}", style.bold(title));
+    }
     if !report.head_commit.is_empty() {
         let prompt = match report.coverage.parts {
             0 | 1 => format!(

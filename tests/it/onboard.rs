@@ -375,6 +375,12 @@ printf '<testsuite tests="1" failures="0"><testcase classname="t" name="test_car
     let review = run_of(&runs, "speed review");
     assert_eq!(review.code, 0, "{}", review.transcript());
     assert!(review.stdout.contains("approve"), "{}", review.transcript());
+    // A branch review's title is its branch: named once.
+    assert!(
+        review.stdout.contains("Reviewing branch my-feature\n"),
+        "{}",
+        review.transcript()
+    );
     (fresh, runs)
 }
 
@@ -511,6 +517,34 @@ fn a_second_run_changes_nothing_and_says_what_exists() {
         .filter(|r| r.path.ends_with("/models"))
         .count();
     assert_eq!(lists, 1);
+    // Nothing committed yet: the next steps still say to commit.
+    assert!(
+        second
+            .stderr
+            .contains("Commit them and the configuration on main"),
+        "{}",
+        second.transcript()
+    );
+    // Once committed on main, a later run says so instead of asking to
+    // commit again; `--hooks` then installs the hooks, and says it did.
+    fresh.git(&["add", ".speed/config.toml", ".gitignore", "specs"]);
+    fresh.git(&["commit", "-qm", "speed: configuration and specs"]);
+    let third = fresh.speed(&["init", "--hooks"], Some(&server), &[]);
+    assert_eq!(third.code, 0, "{}", third.transcript());
+    assert!(
+        third.stderr.contains("1. The configuration, specs/product/shop.md and specs/product/overview.md are committed on main")
+            && !third.stderr.contains("git add")
+            && third.stderr.contains("2. speed doctor"),
+        "{}",
+        third.transcript()
+    );
+    assert!(
+        third.stderr.contains("hooks: installed")
+            && third.stderr.contains("No other file was written")
+            && !third.stderr.contains("Nothing was written"),
+        "{}",
+        third.transcript()
+    );
     // The template is a task file to copy, not a task speed reads.
     let review = fresh.speed(&["review", "--offline"], None, &[]);
     assert!(
@@ -940,6 +974,15 @@ fn doctor_runs_check_commands_at_main_in_a_temporary_checkout() {
     );
     // The working tree is as the person left it.
     assert_eq!(fresh.read("shop/__init__.py"), "CAP = 12\n");
+    // A check may run for minutes: stderr said which one was running,
+    // before it ran (the not-found one is never run).
+    assert!(
+        run.stderr.contains(
+            "speed doctor: running pytest (`pytest`) at main in a temporary checkout, for at most"
+        ) && !run.stderr.contains("running mypy"),
+        "{}",
+        run.transcript()
+    );
 }
 
 #[test]

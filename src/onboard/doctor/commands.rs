@@ -37,6 +37,11 @@ pub(super) fn check(
             );
             continue;
         }
+        (inputs.progress)(&format!(
+            "running {name} (`{}`) at main in a temporary checkout, for at most {}…",
+            command.run.join(" "),
+            humantime::format_duration(command.timeout)
+        ));
         let tried = match trial::trial(root, main, command) {
             Ok(tried) => tried,
             Err(err) => {

@@ -143,6 +143,9 @@ pub struct Inputs<'a> {
     pub env: &'a dyn Fn(&str) -> Option<String>,
     /// The speed running now, to compare with the one the hooks would run.
     pub this_speed: Option<PathBuf>,
+    /// Told before each step that may take a while (a check command run at
+    /// main, the probe call), so a person knows what is being waited for.
+    pub progress: &'a dyn Fn(&str),
 }
 
 /// Look at everything a review here depends on.

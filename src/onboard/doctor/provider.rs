@@ -170,6 +170,7 @@ fn probe(config: &llm::Config, inputs: &Inputs, out: &mut Findings) {
         cache_prefix: None,
     };
     let what = format!("{} ({})", provider.model(), provider.name());
+    (inputs.progress)(&format!("asking {what} one probe call…"));
     let completion = match provider.complete(&request) {
         Ok(completion) => completion,
         Err(err) => {
