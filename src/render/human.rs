@@ -638,15 +638,18 @@ fn task_line(report: &Report) -> Option<String> {
         .as_ref()
         .is_some_and(|h| h.status == "rejected");
     if report.verdict == Some(verdict::Kind::Approve) && !person_rejected {
+        let waits = report.human_review.as_ref().is_some_and(|h| h.is_pending());
+        let subject = if waits {
+            format!("{subject}: the model's approval waits for a person;")
+        } else {
+            format!("{subject} is approved;")
+        };
         return Some(match update.was.as_str() {
             was if !was.is_empty() && was != update.status => format!(
-                "→ {subject} is approved; its status is now {} (was {was})",
+                "→ {subject} its status is now {} (was {was})",
                 update.status
             ),
-            _ => format!(
-                "→ {subject} is approved; its status stays {}",
-                update.status
-            ),
+            _ => format!("→ {subject} its status stays {}", update.status),
         });
     }
     let revision = if update.new_revision || update.revision_count == 0 {

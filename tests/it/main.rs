@@ -35,6 +35,7 @@ mod orchestrator;
 mod pages;
 mod provider_batch;
 mod quality;
+mod record;
 mod release;
 mod review;
 mod safety_net;
