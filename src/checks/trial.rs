@@ -2,18 +2,21 @@
 //! exported into a temporary folder outside the repository (never the
 //! working tree), the command run there once with its timeout, and what
 //! came of it: passed, failed, timed out or could not start, in how long,
-//! the tail of its output, and the files of the checkout it changed or
-//! removed (a check that edits what it checks, as ruff with `fix = true`
-//! does, changes the code under review). Files it adds are its output
-//! (build folders, caches, reports), not edits.
+//! the tail of its output, what its parser read of it (the findings a
+//! review would carry, and what could not be read), and the files of the
+//! checkout it changed or removed (a check that edits what it checks, as
+//! ruff with `fix = true` does, changes the code under review). Files it
+//! adds are its output (build folders, caches, reports), not edits.
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use super::messages::{Changed, MAX_FINDINGS};
+use super::reading::{self, Ran};
 use super::running::{Ended, run_one, tail};
-use super::{CommandCheck, Error};
+use super::{CommandCheck, Error, Finding};
 use crate::git::Repository;
 use crate::interrupt;
 
@@ -39,6 +42,14 @@ pub struct Trial {
     /// sorted; at most `MAX_NAMED`, with the rest counted.
     pub modified: Vec<String>,
     pub modified_more: usize,
+    /// What a review would make of its output, read as at a review (its
+    /// parser, its `report` file): the findings, every line counting as
+    /// changed, at most `MAX_FINDINGS`. Without a parser, or when its
+    /// output cannot be read, the one finding of a failed command.
+    pub findings: Vec<Finding>,
+    /// What could not be read of it (the parser's complaint, a missing
+    /// report).
+    pub notices: Vec<String>,
 }
 
 /// The most changed files named.
@@ -59,18 +70,31 @@ pub fn trial(root: &Path, commit: &str, check: &CommandCheck) -> Result<Trial, E
         std::fs::remove_dir_all(&checkout).ok();
     });
     let repo = Repository::open(root)?;
-    repo.export(commit, dir.path()).map_err(|e| match e {
+    let exported = repo.export(commit, dir.path()).map_err(|e| match e {
         crate::git::ExportError::Git(e) => Error::Git(e),
         crate::git::ExportError::Write { path, source } => Error::Checkout {
             commit: commit.to_string(),
             source: std::io::Error::new(source.kind(), format!("{path}: {source}")),
         },
     })?;
+    let report = reading::prepare_report(check, dir.path());
     let before = snapshot(dir.path());
     let started = Instant::now();
     let outcome = run_one(check, dir.path());
     let duration = started.elapsed();
     let after = snapshot(dir.path());
+    let mut ran = Ran::default();
+    let short = &commit[..commit.len().min(10)];
+    reading::Read {
+        command: check,
+        dir: dir.path(),
+        changed: &Changed::everything(),
+        cap: MAX_FINDINGS,
+        short,
+        skipped: &exported.skipped,
+        report,
+    }
+    .outcome(&outcome, &mut ran);
     let mut modified: Vec<String> = before
         .iter()
         .filter(|(path, hash)| after.get(*path) != Some(hash))
@@ -95,6 +119,8 @@ pub fn trial(root: &Path, commit: &str, check: &CommandCheck) -> Result<Trial, E
         tail,
         modified,
         modified_more,
+        findings: ran.findings,
+        notices: ran.notices,
     })
 }
 

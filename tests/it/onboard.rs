@@ -985,6 +985,56 @@ fn doctor_runs_check_commands_at_main_in_a_temporary_checkout() {
     );
 }
 
+/// One entry of `ruff check --output-format=json` (ruff 0.17) at `row`
+/// of shop/__init__.py in the folder the command runs in.
+const RUFF_ENTRY: &str = r#"{"cell": null, "code": "F401", "end_location": {"column": 10, "row": ROW}, "filename": "'"$PWD"'/shop/__init__.py", "fix": {"applicability": "safe", "edits": [], "message": "Remove unused import: `os`"}, "location": {"column": 8, "row": ROW}, "message": "`os` imported but unused", "name": "unused-import", "noqa_row": ROW, "severity": "error", "url": "https://docs.astral.sh/ruff/rules/unused-import"}"#;
+
+#[test]
+fn doctor_names_what_a_failing_check_found_at_main_as_its_parser_reads_it() {
+    let fresh = configured(
+        Lang::Python,
+        "[llm]\nprovider = \"none\"\n\n[[checks.command]]\nname = \"ruff\"\nrun = [\"ruff\", \"check\", \"--no-fix\", \"--output-format=json\", \".\"]\nparser = \"ruff\"\n",
+    );
+    fresh.write(
+        "shop/__init__.py",
+        "import os\nimport os\nimport os\nimport os\nimport os\nimport os\nimport os\nCAP = 10\n",
+    );
+    fresh.git(&["commit", "-qam", "imports"]);
+    // Seven unused imports at main, as ruff's JSON (one line each).
+    let entries: Vec<String> = (1..=7)
+        .map(|row| RUFF_ENTRY.replace("ROW", &row.to_string()))
+        .collect();
+    fresh.tool(
+        "ruff",
+        &format!("printf '%s\\n' '[{}]'\nexit 1", entries.join(",")),
+    );
+    let run = doctor(&fresh, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_finding(
+        &run,
+        "warning",
+        "ruff: `ruff check --no-fix --output-format=json .` exited with status 1 at main",
+    );
+    for expected in [
+        "7 findings (a review shows them as preexisting where a change does not touch their lines)",
+        "shop/__init__.py:1: F401 `os` imported but unused",
+        "shop/__init__.py:5: F401",
+        "… and 2 more",
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "{expected}\n{}",
+            run.transcript()
+        );
+    }
+    // What was read, not the end of the JSON array.
+    assert!(
+        !run.stdout.contains("\"noqa_row\"") && !run.stdout.contains("shop/__init__.py:6:"),
+        "{}",
+        run.transcript()
+    );
+}
+
 #[test]
 fn doctor_on_hooks_and_the_speed_they_run() {
     let fresh = configured(Lang::Neither, "[llm]\nprovider = \"none\"\n");

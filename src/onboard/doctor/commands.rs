@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use super::{Findings, Inputs};
-use crate::checks::CommandCheck;
 use crate::checks::trial::{self, End};
+use crate::checks::{CommandCheck, Finding};
 use crate::onboard::detect;
 
 pub(super) fn check(
@@ -58,8 +58,17 @@ pub(super) fn check(
             End::Passed => out.ok(format!("{name}: `{shown}` passed at main in {took:.1} s")),
             End::Failed(what) => {
                 let mut text = format!("{name}: `{shown}` {what} at main (in {took:.1} s)");
-                if !tried.tail.is_empty() {
-                    text.push_str(&format!("; its last lines:\n{}", tried.tail));
+                match found(&tried.findings) {
+                    // Its parser read it: what a review would show, not
+                    // the end of a JSON array.
+                    Some(list) => text.push_str(&list),
+                    None if !tried.tail.is_empty() => {
+                        text.push_str(&format!("; its last lines:\n{}", tried.tail));
+                    }
+                    None => {}
+                }
+                for notice in &tried.notices {
+                    text.push_str(&format!("\n{notice}"));
                 }
                 out.warn(
                     text,
@@ -89,4 +98,53 @@ pub(super) fn check(
             );
         }
     }
+}
+
+/// How many of a failed command's findings are named.
+const SHOWN_FINDINGS: usize = 5;
+
+/// The longest message shown of a finding.
+const SHOWN_MESSAGE: usize = 160;
+
+/// A failed command's findings as its parser read them, the first few
+/// named at their file and line; None when nothing located was read (no
+/// parser, or output it could not read: the tail says more then).
+fn found(findings: &[Finding]) -> Option<String> {
+    let located: Vec<&Finding> = findings.iter().filter(|f| f.file.is_some()).collect();
+    if located.is_empty() {
+        return None;
+    }
+    let count = located.len();
+    let mut text = format!(
+        ": {count} finding{} (a review shows them as preexisting where a change does not touch their lines)",
+        if count == 1 { "" } else { "s" }
+    );
+    for finding in located.iter().take(SHOWN_FINDINGS) {
+        let place = match (&finding.file, finding.line) {
+            (Some(file), Some(line)) => format!("{file}:{line}"),
+            (Some(file), None) => file.clone(),
+            _ => String::new(),
+        };
+        let rule = finding
+            .rule
+            .as_deref()
+            .map(|r| format!("{r} "))
+            .unwrap_or_default();
+        let message = finding.message.lines().next().unwrap_or_default();
+        let message: String = if message.chars().count() > SHOWN_MESSAGE {
+            let cut: String = message.chars().take(SHOWN_MESSAGE).collect();
+            format!("{cut}…")
+        } else {
+            message.to_string()
+        };
+        text.push_str(&format!("\n{place}: {rule}{message}"));
+    }
+    if count > SHOWN_FINDINGS {
+        text.push_str(&format!("\n… and {} more", count - SHOWN_FINDINGS));
+    }
+    // A failure its output did not explain is said too.
+    for failure in findings.iter().filter(|f| f.file.is_none()) {
+        text.push_str(&format!("\n{}", failure.message));
+    }
+    Some(text)
 }
