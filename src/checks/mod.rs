@@ -31,6 +31,7 @@ mod reading;
 mod running;
 pub mod signature;
 pub mod skips;
+mod snapshot;
 pub mod test_fn;
 pub mod tool;
 pub mod trial;
@@ -40,6 +41,10 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::severity::Severity;
 pub use command::run_commands;
+pub use reading::{CheckRun, RunOutcome};
+
+/// The finding of a command check that changed files of its checkout.
+pub const MODIFIED_CHECKOUT: &str = "check_modified_checkout";
 pub use config::{
     Check, CommandCheck, Config, DEFAULT_COMMAND_SEVERITY, DEFAULT_COMMAND_TIMEOUT_SECS,
     DEFAULT_LARGE_DIFF_FILES, DEFAULT_LARGE_DIFF_LINES,

@@ -14,6 +14,8 @@ use std::path::{Component, Path, PathBuf};
 use super::messages::{self, Changed};
 use super::parsers::{Input, Level};
 use super::running::{Ended, Outcome, PARSED_BYTES, failure};
+use serde::{Deserialize, Serialize};
+
 use super::{CommandCheck, Finding};
 
 /// Where a command's report is, checked before the command runs.
@@ -40,7 +42,7 @@ pub(super) fn prepare_report(command: &CommandCheck, dir: &Path) -> Report {
 
 /// `relative` under `dir`, when no part of it is a symbolic link, `..` or
 /// absolute.
-fn inside(dir: &Path, relative: &str) -> Result<PathBuf, String> {
+pub(super) fn inside(dir: &Path, relative: &str) -> Result<PathBuf, String> {
     let mut path = dir.to_path_buf();
     for component in Path::new(relative).components() {
         match component {
@@ -88,6 +90,103 @@ pub struct Ran {
     /// The commands whose output gave nothing to rely on (not run to the
     /// end, unreadable, a failure it does not explain).
     pub unread: Vec<String>,
+    /// Each command as it ran, in order: what a report's `checks_run` lists.
+    pub runs: Vec<CheckRun>,
+}
+
+/// One command check as it ran (or why it did not), as every report lists
+/// it in `checks_run`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRun {
+    pub name: String,
+    pub outcome: RunOutcome,
+    pub duration_ms: u64,
+    /// How many findings it gave (a changed checkout's included).
+    pub findings: usize,
+    /// Why it failed, timed out or was skipped; None when it passed.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// The files of its checkout it changed (`check_modified_checkout`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunOutcome {
+    Passed,
+    Failed,
+    TimedOut,
+    Skipped,
+}
+
+impl RunOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Passed => "passed",
+            RunOutcome::Failed => "failed",
+            RunOutcome::TimedOut => "timed out",
+            RunOutcome::Skipped => "skipped",
+        }
+    }
+}
+
+impl CheckRun {
+    /// Each of `commands`, not run, and why (the checkout could not be
+    /// made).
+    pub fn skipped(commands: &[CommandCheck], why: &str) -> Vec<CheckRun> {
+        commands
+            .iter()
+            .map(|c| CheckRun {
+                name: c.name.clone(),
+                outcome: RunOutcome::Skipped,
+                duration_ms: 0,
+                findings: 0,
+                reason: Some(why.to_string()),
+                changed: Vec::new(),
+            })
+            .collect()
+    }
+
+    /// How a finished command did: by its end, and failed whenever it
+    /// changed its checkout (what it found is then unknown).
+    pub(super) fn of(
+        command: &CommandCheck,
+        outcome: &Outcome,
+        duration: std::time::Duration,
+        findings: usize,
+        changed: Vec<String>,
+    ) -> CheckRun {
+        let (run, reason) = match (&outcome.ended, outcome.problem()) {
+            (Ended::TimedOut(_), problem) => (RunOutcome::TimedOut, problem),
+            (_, Some(problem)) => (RunOutcome::Failed, Some(problem)),
+            (_, None) if !changed.is_empty() => (
+                RunOutcome::Failed,
+                Some(format!(
+                    "it changed {} of its checkout: what it found is unknown",
+                    files(changed.len())
+                )),
+            ),
+            (_, None) => (RunOutcome::Passed, None),
+        };
+        CheckRun {
+            name: command.name.clone(),
+            outcome: run,
+            duration_ms: duration.as_millis() as u64,
+            findings,
+            reason,
+            changed,
+        }
+    }
+}
+
+/// "1 file", "3 files".
+pub(super) fn files(n: usize) -> String {
+    if n == 1 {
+        "1 file".to_string()
+    } else {
+        format!("{n} files")
+    }
 }
 
 /// One finished command and what reading it needs.
@@ -170,7 +269,11 @@ impl Read<'_> {
                     "`{}`: the {name} parser could not read its output ({why}); {what}",
                     command.name
                 ));
-                ran.findings.extend(problem.as_deref().map(fail));
+                ran.findings.extend(problem.as_deref().map(|problem| {
+                    fail(&format!(
+                        "{problem}, and the {name} parser could not read its output ({why})"
+                    ))
+                }));
                 unread(ran);
                 return;
             }

@@ -8,12 +8,37 @@ use std::path::{Component, Path};
 use super::{Error, Repository};
 
 /// What an export wrote, and what it could not.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exported {
     pub files: usize,
     /// Submodules (not exported: their commits live in other repositories)
     /// and entries whose names cannot be a path here.
     pub skipped: Vec<String>,
+    /// Every file written, with its blob: what the checkout holds before
+    /// anything runs in it.
+    pub written: Vec<Written>,
+    /// The commit's time, given to every file written as its modification
+    /// time (as `git archive` does), so a later write shows whatever the
+    /// file system's clock resolution.
+    pub mtime: std::time::SystemTime,
+}
+
+/// One file an export wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// Relative to the folder written to, `/`-separated.
+    pub path: String,
+    /// The blob id (hex).
+    pub blob: String,
+    pub link: bool,
+}
+
+/// The id git gives `bytes` as a blob (hex): whether a file still holds
+/// what a blob holds, without reading the blob.
+pub fn blob_id(bytes: &[u8]) -> String {
+    git2::Oid::hash_object(git2::ObjectType::Blob, bytes)
+        .map(|oid| oid.to_string())
+        .unwrap_or_default()
 }
 
 /// Why an export failed: the repository, or the folder written to.
@@ -37,7 +62,10 @@ impl Repository {
             path: String::new(),
             source,
         };
-        let tree = self.commit(commit)?.tree().map_err(read_err)?;
+        let head = self.commit(commit)?;
+        let tree = head.tree().map_err(read_err)?;
+        let seconds = u64::try_from(head.time().seconds()).unwrap_or(0);
+        let mtime = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds);
         let mut entries = Vec::new();
         tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
             let name = String::from_utf8_lossy(entry.name_bytes()).into_owned();
@@ -50,7 +78,12 @@ impl Repository {
             git2::TreeWalkResult::Ok
         })
         .map_err(read_err)?;
-        let mut out = Exported::default();
+        let mut out = Exported {
+            files: 0,
+            skipped: Vec::new(),
+            written: Vec::new(),
+            mtime,
+        };
         let mut links = Vec::new();
         for (path, id, mode, kind) in entries {
             if kind == Some(git2::ObjectType::Tree) {
@@ -67,7 +100,7 @@ impl Repository {
             })?;
             if mode == 0o120000 {
                 // Links last, so no file is ever written through one.
-                links.push((path, blob.content().to_vec()));
+                links.push((path, id, blob.content().to_vec()));
                 continue;
             }
             let target = dest.join(&path);
@@ -85,9 +118,19 @@ impl Repository {
                 std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
                     .map_err(write)?;
             }
+            std::fs::File::options()
+                .write(true)
+                .open(&target)
+                .and_then(|file| file.set_modified(mtime))
+                .map_err(write)?;
             out.files += 1;
+            out.written.push(Written {
+                path,
+                blob: id.to_string(),
+                link: false,
+            });
         }
-        for (path, link) in links {
+        for (path, id, link) in links {
             let target = dest.join(&path);
             let write = |source| ExportError::Write {
                 path: path.clone(),
@@ -105,6 +148,11 @@ impl Repository {
             #[cfg(not(unix))]
             std::fs::write(&target, &link).map_err(write)?;
             out.files += 1;
+            out.written.push(Written {
+                path,
+                blob: id.to_string(),
+                link: true,
+            });
         }
         Ok(out)
     }

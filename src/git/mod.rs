@@ -16,7 +16,7 @@ mod worktrees;
 use std::path::{Path, PathBuf};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
-pub use export::{ExportError, Exported};
+pub use export::{ExportError, Exported, Written, blob_id};
 pub use graph::CommitNode;
 pub use landed::Landed;
 

@@ -115,6 +115,20 @@ pub fn document() -> Value {
         ),
     );
     properties.insert(
+        "checks_run".to_string(),
+        objects(
+            json!({
+                "name": string(),
+                "outcome": {"enum": ["passed", "failed", "timed_out", "skipped"]},
+                "duration_ms": count(),
+                "findings": count(),
+                "reason": nullable_string(),
+                "changed": {"type": "array", "items": string(), "description": "the files of its checkout the command changed (check_modified_checkout)"}
+            }),
+            &["name", "outcome", "duration_ms", "findings", "reason"],
+        ),
+    );
+    properties.insert(
         "redactions".to_string(),
         objects(
             json!({"rule": string(), "file": nullable_string(), "line": nullable_count()}),

@@ -38,6 +38,9 @@ pub struct Report {
     pub evidence: Vec<verdict::Citation>,
     /// speed's own checks, worst first.
     pub checks: Vec<crate::checks::Finding>,
+    /// The command checks that ran (`[[checks.command]]`), in order: each
+    /// one's outcome, duration and findings, or why it did not run.
+    pub checks_run: Vec<crate::checks::CheckRun>,
     /// Secrets replaced by `[REDACTED:<rule>]` wherever they were read.
     pub redactions: Vec<crate::secrets::Redaction>,
     pub guardian: GuardianOutcome,
@@ -184,6 +187,7 @@ impl Report {
             quotes: Vec::new(),
             evidence: Vec::new(),
             checks: Vec::new(),
+            checks_run: Vec::new(),
             redactions: Vec::new(),
             guardian: GuardianOutcome::not_run("the review did not complete"),
             impact: serde_json::Value::Array(Vec::new()),

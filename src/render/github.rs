@@ -226,7 +226,11 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
     }
     for report in reports {
         let found = findings::of(report);
-        if found.is_empty() && report.error.is_none() && report.scores.is_none() {
+        if found.is_empty()
+            && report.error.is_none()
+            && report.scores.is_none()
+            && report.checks_run.is_empty()
+        {
             continue;
         }
         let _ = write!(out, "\n### {}", inline(&super::report_subject(report)));
@@ -244,6 +248,17 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
         }
         if let Some(line) = super::human_review_line(report) {
             let _ = writeln!(out, "- {}", inline(&line));
+        }
+        if !report.checks_run.is_empty() {
+            let each: Vec<String> = report
+                .checks_run
+                .iter()
+                .map(|run| {
+                    let (mark, words) = super::check_run_words(run);
+                    format!("{} {mark} {}", code(&run.name), inline(&words))
+                })
+                .collect();
+            let _ = writeln!(out, "- checks: {}", each.join(" · "));
         }
         for (i, f) in found.iter().enumerate() {
             if out.len() > SUMMARY_BYTES {

@@ -37,6 +37,7 @@ pub fn report(report: &Report, style: &Style) -> String {
     if let Some(block) = &report.defect {
         out.push_str(&defect(block, style));
     }
+    out.push_str(&checks_run(&report.checks_run, style));
     out.push_str(&checks(&report.checks, style));
     if let Some(review) = &report.review {
         out.push_str(&spec_lines(report, review, style));
@@ -545,6 +546,27 @@ fn blast_radius(impact: &serde_json::Value, style: &Style) -> Option<String> {
         );
     }
     Some(out)
+}
+
+/// The command checks as they ran, on one line:
+/// `checks: ruff ✓ 0.4 s · pytest ✗ 1.2 s, 2 findings`.
+fn checks_run(runs: &[crate::checks::CheckRun], style: &Style) -> String {
+    if runs.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = runs
+        .iter()
+        .map(|run| {
+            let (mark, words) = super::check_run_words(run);
+            let mark = match run.outcome {
+                crate::checks::RunOutcome::Passed => style.green(mark),
+                crate::checks::RunOutcome::Skipped => style.yellow(mark),
+                _ => style.red(mark),
+            };
+            format!("{} {mark} {words}", clip(&run.name, 60))
+        })
+        .collect();
+    format!("  checks: {}\n", each.join(" · "))
 }
 
 /// speed's own checks, worst first; a command's output tail indented.

@@ -89,6 +89,7 @@ pub fn report(report: &Report, reviewed_at: Option<&str>) -> String {
     {
         scores_table(&mut out, &scores);
     }
+    checks_run(&mut out, report);
     findings_by_level(&mut out, report);
     quotes(&mut out, report);
     criteria(&mut out, report);
@@ -152,6 +153,40 @@ fn scores_table(out: &mut String, scores: &Value) {
                 inline(d["reason"].as_str().unwrap_or_default())
             );
         }
+    }
+}
+
+/// The command checks as they ran: one row each.
+fn checks_run(out: &mut String, report: &Report) {
+    if report.checks_run.is_empty() {
+        return;
+    }
+    out.push_str("\n## Command checks\n\n| check | outcome | duration | findings | why |\n| --- | --- | --- | --- | --- |\n");
+    for run in &report.checks_run {
+        let why = match (&run.reason, run.changed.is_empty()) {
+            (Some(reason), true) => inline(reason),
+            (reason, false) => format!(
+                "{}{}",
+                reason
+                    .as_deref()
+                    .map(|r| inline(r) + ": ")
+                    .unwrap_or_default(),
+                run.changed
+                    .iter()
+                    .map(|f| code(f))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            (None, true) => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.1} s | {} | {why} |",
+            code(&run.name),
+            run.outcome.as_str(),
+            run.duration_ms as f64 / 1000.0,
+            run.findings
+        );
     }
 }
 

@@ -142,6 +142,37 @@ pub fn human_review_line(report: &crate::ledger::Report) -> Option<String> {
     })
 }
 
+/// One command check as it ran, for people: its mark (`✓` passed, `✗`
+/// failed or timed out, `–` skipped) and a few words after its name
+/// (`0.4 s`, `1.2 s, 3 findings`, `timed out after 600.0 s`, `skipped: why`).
+/// Every printer of a report says them so.
+pub fn check_run_words(run: &crate::checks::CheckRun) -> (&'static str, String) {
+    use crate::checks::RunOutcome;
+    let seconds = format!("{:.1} s", run.duration_ms as f64 / 1000.0);
+    let found = match run.findings {
+        0 => String::new(),
+        n => format!(", {}", plural(n, "finding")),
+    };
+    let edited = match run.changed.len() {
+        0 => String::new(),
+        n => format!(", edited {} of its checkout", plural(n, "file")),
+    };
+    match run.outcome {
+        RunOutcome::Passed => ("✓", format!("{seconds}{found}")),
+        RunOutcome::Failed => ("✗", format!("{seconds}{found}{edited}")),
+        RunOutcome::TimedOut => ("✗", format!("timed out after {seconds}{found}")),
+        RunOutcome::Skipped => {
+            let why = run.reason.as_deref().unwrap_or("not run");
+            let why = why.split_whitespace().collect::<Vec<_>>().join(" ");
+            let why = match why.char_indices().nth(160) {
+                Some((at, _)) => format!("{}…", &why[..at]),
+                None => why,
+            };
+            ("–", format!("skipped: {why}"))
+        }
+    }
+}
+
 /// ANSI styling, or none.
 #[derive(Debug, Clone, Copy)]
 pub struct Style {

@@ -27,6 +27,8 @@ pub struct Facts {
     pub impact_error: Option<String>,
     /// speed's own checks, worst first.
     pub checks: Vec<Finding>,
+    /// The command checks as they ran (`[[checks.command]]`), in order.
+    pub checks_run: Vec<checks::CheckRun>,
     /// What speed established about a defect fix.
     pub defect: Option<defects::Findings>,
     /// What could not be seen or checked, for the prompt and the report.
@@ -83,7 +85,7 @@ pub fn establish(
     // redacted all the same, and `sources` says once per file to fix them.
     let other_secrets = subject_secrets;
     let blobs = Blobs::new(Repository::open(&ctx.root)?, &diff.head_commit);
-    let (checks, check_notices) = run_checks(
+    let (checks, check_notices, checks_run) = run_checks(
         ctx,
         &CheckInput {
             subject,
@@ -103,6 +105,7 @@ pub fn establish(
         impact,
         impact_error,
         checks,
+        checks_run,
         defect,
         notices,
         redactions,
@@ -243,8 +246,11 @@ struct CheckInput<'a> {
 }
 
 /// Run the built-in checks and the configured commands. What could not be
-/// checked is returned as notices.
-fn run_checks(ctx: &Context, input: &CheckInput) -> (Vec<Finding>, Vec<String>) {
+/// checked is returned as notices; how each command ran, as its run.
+fn run_checks(
+    ctx: &Context,
+    input: &CheckInput,
+) -> (Vec<Finding>, Vec<String>, Vec<checks::CheckRun>) {
     let config = &ctx.config.checks;
     let criteria: &[Criterion] = input.subject.criteria();
     let outcome = checks::builtin::run(
@@ -290,25 +296,30 @@ fn run_checks(ctx: &Context, input: &CheckInput) -> (Vec<Finding>, Vec<String>) 
             });
         }
     }
+    let mut runs = Vec::new();
     if !config.commands.is_empty() {
         match checks::command::run(&ctx.root, input.diff, &config.commands) {
             Ok(ran) => {
                 findings.extend(ran.findings);
                 notices.extend(ran.notices);
+                runs = ran.runs;
             }
             // A configured gate that could not run does not pass.
-            Err(e) => findings.extend(config.commands.iter().map(|c| Finding {
-                check: c.name.clone(),
-                severity: c.severity,
-                file: None,
-                line: None,
-                message: format!("`{}` could not be run: {e}", c.run.join(" ")),
-                ..Finding::default()
-            })),
+            Err(e) => {
+                findings.extend(config.commands.iter().map(|c| Finding {
+                    check: c.name.clone(),
+                    severity: c.severity,
+                    file: None,
+                    line: None,
+                    message: format!("`{}` could not be run: {e}", c.run.join(" ")),
+                    ..Finding::default()
+                }));
+                runs = checks::CheckRun::skipped(&config.commands, &e.to_string());
+            }
         }
     }
     checks::sort(&mut findings);
-    (findings, notices)
+    (findings, notices, runs)
 }
 
 /// A reader of blobs for the checks: one repository handle behind a lock

@@ -77,6 +77,7 @@ pub fn report_for(ctx: &Context, models: &Models, prepared: &Prepared) -> Report
         block.speed = prepared.facts.defect.clone();
     }
     report.checks = prepared.facts.checks.clone();
+    report.checks_run = prepared.facts.checks_run.clone();
     report.redactions = prepared.facts.redactions.clone();
     // Where the configuration came from, when that needs saying, first.
     report.notices = ctx.config.report_notices.clone();

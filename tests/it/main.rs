@@ -6,6 +6,7 @@ mod support;
 
 mod batch;
 mod budget;
+mod check_runs;
 mod checks;
 mod code_checks;
 mod config;

@@ -253,7 +253,7 @@ fn a_real_rust_and_python_change_gives_located_findings_in_every_format() {
 /// A repository whose branch adds a parameter to `fine` and whose "type
 /// checker" (a command reading the checkout) then reports a call in a file
 /// the diff does not touch.
-fn caller_broken() -> TempRepo {
+pub fn caller_broken() -> TempRepo {
     let (tmp, root) = repo::empty();
     let mut b = RepoBuilder::init(&root).unwrap();
     b.commit(
@@ -374,6 +374,11 @@ parser = "eslint"
     assert_eq!(checks.len(), 1, "{checks:?}");
     let message = checks[0]["message"].as_str().unwrap();
     assert!(message.contains("exited with status 2"), "{message}");
+    // The finding names the parser it tried.
+    assert!(
+        message.contains("the ruff parser could not read its output"),
+        "{message}"
+    );
     assert!(
         message.contains("ruff crashed: stack overflow"),
         "{message}"

@@ -117,6 +117,11 @@ fn review(page: &mut Html, r: &Review<'_>, n: usize, level: &str) {
             self::scores(page, &scores)
         });
     }
+    if !report.checks_run.is_empty() {
+        section(page, &id, "checks-run", sub, "Command checks", |page| {
+            checks_run(page, report)
+        });
+    }
     let found = findings::of(report);
     let placed: Vec<Placed<'_>> = found
         .iter()
@@ -500,6 +505,39 @@ fn criteria(page: &mut Html, review: &crate::verdict::Verdict) {
             .elem("th", &[("scope", "row")], &c.id)
             .elem("td", &[("class", class)], c.status.as_str())
             .elem("td", &[], &clip(&c.evidence, 2_000))
+            .close("tr")
+            .newline();
+    }
+    page.close("tbody").close("table").newline();
+}
+
+/// The command checks as they ran: one row each.
+fn checks_run(page: &mut Html, report: &Report) {
+    page.open("table", &[])
+        .elem("caption", &[], "The commands of [[checks.command]], in the order they ran")
+        .raw("<thead><tr><th scope=\"col\">Check</th><th scope=\"col\">Outcome</th><th scope=\"col\">Duration</th><th scope=\"col\">Findings</th><th scope=\"col\">Why</th></tr></thead>")
+        .open("tbody", &[])
+        .newline();
+    for run in &report.checks_run {
+        let mut why = run.reason.clone().unwrap_or_default();
+        if !run.changed.is_empty() {
+            why = format!("{why} (files changed: {})", run.changed.join(", "));
+        }
+        let class = match run.outcome {
+            crate::checks::RunOutcome::Passed => "found",
+            crate::checks::RunOutcome::Skipped => "flagged",
+            _ => "not-found",
+        };
+        page.open("tr", &[])
+            .elem("th", &[("scope", "row")], &run.name)
+            .elem("td", &[("class", class)], run.outcome.as_str())
+            .elem(
+                "td",
+                &[],
+                &format!("{:.1} s", run.duration_ms as f64 / 1000.0),
+            )
+            .elem("td", &[], &run.findings.to_string())
+            .elem("td", &[], &clip(why.trim(), 2_000))
             .close("tr")
             .newline();
     }
