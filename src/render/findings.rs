@@ -398,6 +398,12 @@ pub fn describe(rule: &str) -> String {
         "overrule/fabricated_quote" => {
             "An approval rests on a spec quote the spec does not contain"
         }
+        "overrule/quote_too_short" => {
+            "An approval rests on a spec quote too short to identify a requirement"
+        }
+        "overrule/quote_in_comment" => {
+            "An approval rests on text inside an HTML comment of the spec, which is not spec text"
+        }
         "overrule/blocking_issue" => "An approval came with a critical or major issue",
         "overrule/unmet_criterion" => "An approval left an acceptance criterion unmet",
         "overrule/unchecked_criterion" => "An approval did not report on an acceptance criterion",

@@ -247,7 +247,7 @@ fn spec_lines(report: &Report, review: &verdict::Verdict, style: &Style) -> Stri
             .take(LISTED)
         {
             let mark = match (quote.found, check.satisfied) {
-                (false, _) => style.red("✗ not in spec"),
+                (false, _) => style.red(&format!("✗ {}", quote.refusal())),
                 (true, true) => style.green("✓"),
                 (true, false) => style.red("✗"),
             };

@@ -232,7 +232,7 @@ fn quotes(out: &mut String, report: &Report) {
         let found = match (q.found, &q.doc_path, q.line) {
             (true, Some(doc), Some(line)) => format!("found at {}", code(&format!("{doc}:{line}"))),
             (true, _, _) => "found".to_string(),
-            (false, _, _) => "**not found**".to_string(),
+            (false, _, _) => format!("**not found: {}**", q.refusal()),
         };
         let _ = writeln!(
             out,

@@ -12,8 +12,9 @@
 use crate::checks::{self, Check, Finding};
 use crate::defects;
 use crate::git::short;
-use crate::specs::QuoteIndex;
-use crate::verdict::{self, Kind, Overrule, Rule, Scores, Verdict};
+use crate::specs::quote::Miss;
+use crate::specs::{QuoteIndex, Section};
+use crate::verdict::{self, Kind, Overrule, QuoteMiss, Rule, Scores, Verdict};
 use crate::work::{self, Resolved, Subject};
 
 use super::Error;
@@ -47,13 +48,21 @@ pub fn check_answer(ctx: &Context, prepared: &Prepared, answer: Verdict) -> Resu
         .cloned()
         .collect();
     let index = QuoteIndex::new(&sent);
-    let find = |quote: &str| {
-        index.find(quote).map(|hit| verdict::QuoteHit {
+    // The specs' HTML comments were never sent: a quote of one is told
+    // apart from a quote of nothing.
+    let comments = QuoteIndex::new(&comment_passages(&prepared.sources));
+    let find = |quote: &str| match index.look_up(quote) {
+        Ok(hit) => Ok(verdict::QuoteHit {
             vision: composed.vision_sent.iter().any(|(p, _)| *p == hit.doc_path),
             doc_path: hit.doc_path,
             section: hit.section,
             line: hit.line,
-        })
+        }),
+        Err(Miss::TooShort) => Err(QuoteMiss::TooShort),
+        Err(Miss::NotFound) => match comments.look_up(quote) {
+            Ok(_) | Err(Miss::TooShort) => Err(QuoteMiss::HtmlComment),
+            Err(Miss::NotFound) => Err(QuoteMiss::NotInSpec),
+        },
     };
     let head = HeadFiles::open(&ctx.root, &prepared.resolved.diff.head_commit)?;
     let lines_at_head = |path: &str| head.lines(path);
@@ -94,6 +103,30 @@ pub fn check_answer(ctx: &Context, prepared: &Prepared, answer: Verdict) -> Resu
         scores,
         previous,
     })
+}
+
+/// Each HTML comment taken out of the specs, as a passage of its own at
+/// its line.
+fn comment_passages(sources: &super::sources::Sources) -> Vec<(String, Section)> {
+    sources
+        .specs
+        .iter()
+        .flat_map(|spec| {
+            spec.comments.iter().map(|c| {
+                let lines = c.text.matches('\n').count();
+                (
+                    spec.document.path.clone(),
+                    Section {
+                        titles: vec!["(HTML comment)".to_string()],
+                        level: 0,
+                        start_line: c.line,
+                        end_line: c.line + lines,
+                        text: c.text.clone(),
+                    },
+                )
+            })
+        })
+        .collect()
 }
 
 /// What the guardian said, as far as the decision is concerned.

@@ -332,6 +332,8 @@ pub struct LoadedSpec {
     /// what an approval records, and what decides later whether the spec
     /// it was judged against has changed (`ledger::covers`).
     pub sha256: String,
+    /// Its HTML comments, taken out of `document`'s text (lines kept).
+    pub comments: Vec<specs::comments::Comment>,
 }
 
 /// The spec documents for a subject (primary first), the referenced
@@ -430,17 +432,100 @@ fn load_specs(
             },
             None => return Err(spec_missing(subject, &path, ctx, false)),
         };
-        let sha256 = crate::digest::sha256(&bytes);
-        let text = String::from_utf8_lossy(&bytes);
-        let (text, redactions) = redact::spec(&path, &text);
-        loaded.push(LoadedSpec {
-            document: specs::markdown::parse(&path, &text),
-            origin,
-            redactions,
-            sha256,
-        });
+        loaded.push(loaded_spec(&path, &bytes, origin));
+    }
+    if !cli {
+        let linked = linked_specs(repo, ctx, &loaded)?;
+        if !linked.is_empty() {
+            notices.push(format!(
+                "Read as related specs, since a spec of this review links to them: {}.",
+                linked
+                    .iter()
+                    .map(|s| s.document.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        loaded.extend(linked);
+    }
+    for spec in &loaded {
+        notices.extend(comment_notice(spec));
     }
     Ok((loaded, referenced, cli))
+}
+
+/// At most this many files linked from a review's specs are read.
+const MAX_LINKED: usize = 16;
+
+/// The spec files the loaded specs link to (`[ledger](ledger.md)`, `see
+/// ledger.md`) that exist at the main branch's commit, one level deep: they
+/// are candidates for the prompt, ranked like the specs' own sections.
+fn linked_specs(
+    repo: &Repository,
+    ctx: &Context,
+    loaded: &[LoadedSpec],
+) -> Result<Vec<LoadedSpec>, Error> {
+    let main_commit = &ctx.main().commit;
+    let mut out: Vec<LoadedSpec> = Vec::new();
+    for spec in loaded {
+        for path in specs::links::linked(&spec.document) {
+            if out.len() == MAX_LINKED {
+                tracing::info!("spec links: only the first {MAX_LINKED} linked files are read");
+                return Ok(out);
+            }
+            let known = |p: &str| loaded.iter().chain(&out).any(|s| s.document.path == p);
+            if known(&path) {
+                continue;
+            }
+            match repo.read_file(main_commit, &path)? {
+                Some(bytes) => {
+                    let origin = format!("{}@{}", ctx.main().name, short(main_commit));
+                    out.push(loaded_spec(&path, &bytes, origin));
+                }
+                None => tracing::debug!(
+                    "{} links to {path}, which is not a file at {}",
+                    spec.document.path,
+                    short(main_commit)
+                ),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A spec as read: redacted, its HTML comments taken out (not rendered, so
+/// not spec text), parsed.
+fn loaded_spec(path: &str, bytes: &[u8], origin: String) -> LoadedSpec {
+    let sha256 = crate::digest::sha256(bytes);
+    let text = String::from_utf8_lossy(bytes);
+    let (text, redactions) = redact::spec(path, &text);
+    let (text, comments) = specs::comments::strip(&text);
+    LoadedSpec {
+        document: specs::markdown::parse(path, &text),
+        origin,
+        redactions,
+        sha256,
+        comments,
+    }
+}
+
+/// What the user should know of a spec's HTML comments: they were not
+/// sent, and a quote of one is no basis.
+fn comment_notice(spec: &LoadedSpec) -> Option<String> {
+    let n = spec.comments.len();
+    if n == 0 {
+        return None;
+    }
+    let lines: Vec<String> = spec.comments.iter().map(|c| c.line.to_string()).collect();
+    Some(format!(
+        "{} holds {n} HTML comment{} (line{} {}): not rendered, so not spec text; {} left out of the prompt and no quote can rest on {}.",
+        spec.document.path,
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "" } else { "s" },
+        lines.join(", "),
+        if n == 1 { "it was" } else { "they were" },
+        if n == 1 { "it" } else { "them" },
+    ))
 }
 
 fn spec_missing(subject: &Subject, path: &str, ctx: &Context, looked_in_tree: bool) -> Error {
@@ -540,6 +625,7 @@ fn load_vision(
         return Ok(None);
     };
     let (text, found) = redact::spec(&path, &String::from_utf8_lossy(&bytes));
+    let (text, _) = specs::comments::strip(&text);
     let doc = specs::markdown::parse(&path, &text);
     let ranked = specs::vision::rank(&doc, task_text, identifiers)
         .into_iter()

@@ -608,6 +608,34 @@ mod tests {
     }
 
     #[test]
+    fn japanese_requirements_are_traced_to_japanese_sections() {
+        let prd = "# 製品要求\n\n- 返金はカード決済の場合、5営業日以内に処理する\n\
+                   - 部分返金は管理者のみが実行できる\n\
+                   - 領収書をPDFでダウンロードできる\n";
+        let spec = "# 決済仕様\n\n## 返金処理\n\nカード決済の返金は、申請から5営業日以内に処理する。\n\n\
+                    ## 権限\n\n部分返金を実行できるのは管理者のみとする。一般ユーザーは全額返金の申請のみ行える。\n\n\
+                    ## 通知\n\n処理が完了したら、メールで利用者に通知する。\n";
+        let facts = checks(spec, Some(prd));
+        let traced: Vec<Vec<&str>> = facts
+            .requirements
+            .iter()
+            .map(|t| t.sections.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(
+            traced,
+            [
+                vec!["決済仕様 > 返金処理"],
+                vec!["決済仕様 > 権限"],
+                // No section speaks of receipts.
+                vec![],
+            ]
+        );
+        let untraced = of(&facts, "untraced_requirement");
+        assert_eq!(untraced.len(), 1, "{untraced:?}");
+        assert!(untraced[0].contains("PRD line 5"), "{untraced:?}");
+    }
+
+    #[test]
     fn structure_and_markers() {
         let facts = checks(SPEC, None);
         assert_eq!(

@@ -64,8 +64,9 @@ pub fn extract(prd: &Document) -> (Vec<Requirement>, usize) {
         }
         let (id, text) = split_id(item);
         let text = plain(text);
-        // "- Yes", "- See below": too short to state or trace anything.
-        if id.is_none() && text.split_whitespace().count() < 3 {
+        // "- Yes", "- See below": too short to state or trace anything
+        // (Chinese and Japanese letters count two to a word).
+        if id.is_none() && specs::script::words(&text) < 3.0 {
             continue;
         }
         if text.is_empty() {

@@ -3,6 +3,9 @@
 //! sentences, and quote lookup.
 //! Pure text in, plain data out: this module never reads git or files itself.
 
+pub mod blocks;
+pub mod comments;
+pub mod links;
 pub mod markdown;
 pub mod quote;
 pub mod relevance;

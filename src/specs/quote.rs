@@ -1,17 +1,23 @@
 //! Quote lookup for the verdict checks: is a `spec_quote` the model returned
 //! really in the spec sections it was sent, and where. Tolerant of how text
 //! is rendered and re-wrapped (whitespace, emphasis and code markers, list and
-//! blockquote markers, link targets, curly quotes, the case of the first
-//! letter, trailing punctuation, surrounding quote marks, an ellipsis at
-//! either end) and of nothing else: a changed, added or missing word is not
-//! found. A quote is contiguous text: an ellipsis inside it is not a
+//! blockquote markers, link targets, curly and low quotes, the case of the
+//! first letter, trailing punctuation, surrounding quote marks, an ellipsis
+//! at either end) and of nothing else: a changed, added or missing word is
+//! not found. A quote is contiguous text: an ellipsis inside it is not a
 //! wildcard (stitching "returns ... an error" from two sentences can invert
-//! what the spec says), so it must be in the spec as written. It must not
-//! decide what a missing quote means.
+//! what the spec says), so it must be in the spec as written.
+//!
+//! A quote must be long enough to identify a requirement: three words, where
+//! letters of a script written without spaces (Chinese, Japanese, Thai)
+//! count two to a word; or, at any length, a whole line, list item or
+//! paragraph of the spec. Text that is in the spec but shorter is refused as
+//! too short, never as absent. It must not decide what a missing quote
+//! means.
 
 use std::collections::HashMap;
 
-use super::Section;
+use super::{Section, blocks, script};
 
 /// Where a quote was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +27,16 @@ pub struct QuoteHit {
     pub section: String,
     /// 1-based line in the document where the quote starts.
     pub line: usize,
+}
+
+/// Why a quote was not found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Miss {
+    /// The text is not in the sections (or there is no text).
+    NotFound,
+    /// The text is in the sections, but too short to identify a
+    /// requirement, and no whole line, item or paragraph.
+    TooShort,
 }
 
 /// The sections sent to the model, normalised once so that each lookup is a
@@ -36,6 +52,9 @@ pub struct QuoteIndex {
     sections: Vec<Span>,
     /// Start offsets in `text` of each space-delimited token, ascending.
     tokens: HashMap<String, Vec<usize>>,
+    /// The whole lines, items and paragraphs: start → ends, both trimmed
+    /// as a quote is (`trim_piece`), so a quote of one matches it exactly.
+    units: HashMap<usize, Vec<usize>>,
 }
 
 /// Where one section's normalised text lies in the index.
@@ -47,16 +66,24 @@ struct Span {
     heading_path: String,
 }
 
-/// Fewer words than this (after normalisation) are too easy to fabricate.
-const MIN_WORDS: usize = 3;
+/// Fewer words than this (after normalisation) are too easy to fabricate,
+/// unless they are a whole line, item or paragraph.
+const MIN_WORDS: f64 = 3.0;
 
 impl QuoteIndex {
     pub fn new(sections: &[(String, Section)]) -> Self {
         let mut text = String::new();
         let mut lines = Vec::new();
         let mut ranges = Vec::with_capacity(sections.len());
+        let mut units: HashMap<usize, Vec<usize>> = HashMap::new();
         for (doc_path, section) in sections {
-            normalise_into(&section.text, section.start_line, &mut text, &mut lines);
+            let spans = normalise_into(&section.text, section.start_line, &mut text, &mut lines);
+            for (start, end) in blocks::units(&blocks::kinds(&section.text), &spans) {
+                let (start, end) = trim_bounds(&text, start, end);
+                if start < end {
+                    units.entry(start).or_default().push(end);
+                }
+            }
             ranges.push(Span {
                 end: text.len(),
                 doc_path: doc_path.clone(),
@@ -78,22 +105,53 @@ impl QuoteIndex {
             lines,
             sections: ranges,
             tokens,
+            units,
         }
     }
 
     /// The first place, in the order the sections were given, where `quote`
     /// occurs; None if it does not, or if it is too short to mean anything.
     pub fn find(&self, quote: &str) -> Option<QuoteHit> {
-        let piece = piece(quote)?;
-        let start = self.next_match(&piece, 0, self.text.len())?;
+        self.look_up(quote).ok()
+    }
+
+    /// The first place, in the order the sections were given, where `quote`
+    /// occurs and identifies a requirement (long enough, or a whole line,
+    /// item or paragraph there); else why not.
+    pub fn look_up(&self, quote: &str) -> Result<QuoteHit, Miss> {
+        let piece = piece(quote).ok_or(Miss::NotFound)?;
+        let long = script::words(&piece) >= MIN_WORDS;
+        let mut found = false;
+        let mut from = 0;
+        while let Some(start) = self.next_match(&piece, from, self.text.len()) {
+            if long || self.is_unit(start, start + piece.len()) {
+                return Ok(self.hit(start));
+            }
+            found = true;
+            from = start + self.text[start..].chars().next().map_or(1, char::len_utf8);
+        }
+        Err(if found {
+            Miss::TooShort
+        } else {
+            Miss::NotFound
+        })
+    }
+
+    fn hit(&self, start: usize) -> QuoteHit {
         // In bounds: a match starts on a character of some section's text,
         // never on or after the last separator, and no match crosses one.
         let span = &self.sections[self.sections.partition_point(|span| span.end < start)];
-        Some(QuoteHit {
+        QuoteHit {
             doc_path: span.doc_path.clone(),
             section: span.heading_path.clone(),
             line: self.lines[start] as usize,
-        })
+        }
+    }
+
+    fn is_unit(&self, start: usize, end: usize) -> bool {
+        self.units
+            .get(&start)
+            .is_some_and(|ends| ends.contains(&end))
     }
 
     /// The first occurrence of `piece` starting in `from..to` and ending by
@@ -171,8 +229,10 @@ impl QuoteIndex {
         }
         let before = self.text[..start].chars().next_back();
         let after = self.text[start + piece.len()..].chars().next();
+        // Words of a script without spaces have no boundary to respect.
         let joins = |edge: Option<char>, inner: char| {
-            inner.is_alphanumeric() && edge.is_some_and(char::is_alphanumeric)
+            let word = |c: char| c.is_alphanumeric() && !script::spaceless(c);
+            word(inner) && edge.is_some_and(word)
         };
         let last = piece.chars().next_back().unwrap_or(w);
         !joins(before, w) && !joins(after, last)
@@ -181,8 +241,7 @@ impl QuoteIndex {
 
 /// The text a quote must match: its normalised form, trimmed of what a
 /// model adds around it (quote marks, final punctuation, an ellipsis at
-/// either end). None when it is too short to be evidence: fewer than
-/// `MIN_WORDS` words.
+/// either end). None when nothing is left that holds a letter or digit.
 fn piece(quote: &str) -> Option<String> {
     let mut text = String::new();
     let mut lines = Vec::new();
@@ -199,11 +258,32 @@ fn piece(quote: &str) -> Option<String> {
             break;
         }
     }
-    let words = piece
-        .split(' ')
-        .filter(|w| w.chars().any(char::is_alphanumeric))
-        .count();
-    (words >= MIN_WORDS).then(|| piece.to_string())
+    piece
+        .chars()
+        .any(char::is_alphanumeric)
+        .then(|| piece.to_string())
+}
+
+/// What a quote is trimmed of at its start and its end (besides spaces and
+/// quote marks, trimmed at both): a model's leading comma, a sentence's
+/// final mark, in Latin and in CJK punctuation.
+const LEAD: &[char] = &['.', ',', ';', ':', ')', '。', '、', '，', '；', '：'];
+const TRAIL: &[char] = &[
+    '.', ',', ';', ':', '!', '?', '(', '。', '、', '，', '；', '：', '！', '？',
+];
+/// Quote marks a model puts around a quote (after normalisation, which
+/// makes curly and low quotes straight).
+const MARKS: &[char] = &[' ', '"', '「', '」', '『', '』'];
+
+/// `start..end` of `text` trimmed as `trim_piece` trims a quote.
+fn trim_bounds(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let trimmed = trim_piece(&text[start..end]);
+    if trimmed.is_empty() {
+        return (start, start);
+    }
+    // `trimmed` is a slice of `text[start..end]`.
+    let offset = trimmed.as_ptr() as usize - text[start..end].as_ptr() as usize;
+    (start + offset, start + offset + trimmed.len())
 }
 
 /// Strips what a model adds around a quote or leaves where it cut the
@@ -214,9 +294,9 @@ fn trim_piece(piece: &str) -> &str {
     loop {
         let before = piece.len();
         piece = piece
-            .trim_matches(|c: char| c == ' ' || c == '"')
-            .trim_end_matches(['.', ',', ';', ':', '!', '?', '('])
-            .trim_start_matches(['.', ',', ';', ':', ')']);
+            .trim_matches(MARKS)
+            .trim_end_matches(TRAIL)
+            .trim_start_matches(LEAD);
         if piece.len() >= 2 && piece.starts_with('\'') && piece.ends_with('\'') {
             piece = &piece[1..piece.len() - 1];
         }
@@ -231,10 +311,22 @@ fn trim_piece(piece: &str) -> &str {
 /// first line). Drops what rendering drops or a model leaves out: markers at
 /// line starts (blockquote, list, task box, ATX heading), Setext underlines
 /// and thematic breaks, emphasis and code markers, link brackets and targets,
-/// backslash escapes. Curly quotes become straight, "…" becomes "...".
-fn normalise_into(text: &str, first_line: usize, out: &mut String, lines: &mut Vec<u32>) {
+/// backslash escapes. Curly and low quotes and guillemets become straight,
+/// "…" becomes "...". Returns, per line of `text`, the range its content
+/// took in `out` (None when it left nothing).
+fn normalise_into(
+    text: &str,
+    first_line: usize,
+    out: &mut String,
+    lines: &mut Vec<u32>,
+) -> Vec<Option<(usize, usize)>> {
+    let mut spans = Vec::new();
     let push = |out: &mut String, lines: &mut Vec<u32>, c: char, line: usize, space: &mut bool| {
-        if *space && !out.is_empty() && !out.ends_with('\n') {
+        // Between two characters of a script without spaces, a line break
+        // (or a space) separates nothing: Chinese and Japanese are wrapped
+        // anywhere, and rendered without one.
+        let joined = script::wide(c) && out.chars().next_back().is_some_and(script::wide);
+        if *space && !joined && !out.is_empty() && !out.ends_with('\n') {
             out.push(' ');
             lines.push(line as u32);
         }
@@ -246,6 +338,7 @@ fn normalise_into(text: &str, first_line: usize, out: &mut String, lines: &mut V
         let line = first_line + i;
         // A line break is a space, unless nothing precedes it.
         let mut space = true;
+        let before = out.len();
         let content = strip_line_markers(raw);
         let mut chars = content.chars().peekable();
         while let Some(c) = chars.next() {
@@ -266,12 +359,10 @@ fn normalise_into(text: &str, first_line: usize, out: &mut String, lines: &mut V
                         }
                     }
                 }
-                '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' => {
-                    push(out, lines, '\'', line, &mut space)
-                }
-                '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => {
-                    push(out, lines, '"', line, &mut space)
-                }
+                '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '\u{2039}'
+                | '\u{203A}' => push(out, lines, '\'', line, &mut space),
+                '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}'
+                | '\u{00BB}' => push(out, lines, '"', line, &mut space),
                 '\u{2026}' => {
                     for dot in "...".chars() {
                         push(out, lines, dot, line, &mut space);
@@ -281,7 +372,14 @@ fn normalise_into(text: &str, first_line: usize, out: &mut String, lines: &mut V
                 c => push(out, lines, c, line, &mut space),
             }
         }
+        // A line's text never starts with a space: one there separates it
+        // from the line before.
+        spans.push((out.len() > before).then(|| {
+            let start = before + usize::from(out.as_bytes()[before] == b' ');
+            (start, out.len())
+        }));
     }
+    spans
 }
 
 /// The line without its block markers: indentation, blockquote `>`s, a list
@@ -519,6 +617,84 @@ It doesn\u{2019}t apply to \u{201C}reference\u{201D} books.\n";
     fn a_quote_never_spans_two_sections() {
         // "Catalog" ends the first section's text, "Borrowing" starts the next.
         assert_eq!(line("(newest first). Borrowing Members can"), None);
+    }
+
+    fn index_of(text: &str) -> QuoteIndex {
+        let doc = parse("s.md", text);
+        let sections: Vec<(String, Section)> = doc
+            .sections
+            .iter()
+            .map(|s| ("s.md".to_string(), s.clone()))
+            .collect();
+        QuoteIndex::new(&sections)
+    }
+
+    const JAPANESE: &str = "# 決済\n\n## 返金\n\n返金はカード決済の場合、5営業日以内に処理する。\n部分返金は管理者のみが実行できる。\n\n- 優先度：P0\n- 担当：決済チーム\n";
+
+    #[test]
+    fn japanese_quotes_count_characters_not_words() {
+        let index = index_of(JAPANESE);
+        let line = |q: &str| index.look_up(q).map(|h| h.line);
+        // A sentence, a clause inside it, with or without its final mark
+        // or 「」 around it.
+        assert_eq!(
+            line("返金はカード決済の場合、5営業日以内に処理する。"),
+            Ok(5)
+        );
+        assert_eq!(line("5営業日以内に処理する"), Ok(5));
+        assert_eq!(line("「部分返金は管理者のみが実行できる」"), Ok(6));
+        // Across the wrapped lines of one paragraph.
+        assert_eq!(line("処理する。部分返金は管理者のみ"), Ok(5));
+        // Too short to identify anything, but in the spec.
+        assert_eq!(line("返金は"), Err(Miss::TooShort));
+        assert_eq!(line("管理者"), Err(Miss::TooShort));
+        // Whole list items count at any length.
+        assert_eq!(line("優先度：P0"), Ok(8));
+        assert_eq!(line("担当：決済チーム"), Ok(9));
+        // Not in the spec.
+        assert_eq!(
+            line("返金はカード決済の場合、3営業日以内に処理する。"),
+            Err(Miss::NotFound)
+        );
+    }
+
+    #[test]
+    fn german_quotes_with_low_quotes_and_umlauts() {
+        let index = index_of(
+            "# Zahlungen\n\n## Rückerstattung\n\nRückerstattungen werden innerhalb von „fünf Werktagen“ bearbeitet.\n\n**Priorität:** P0\nZuständig: Zahlungsteam\n",
+        );
+        let line = |q: &str| index.look_up(q).map(|h| h.line);
+        assert_eq!(
+            line("Rückerstattungen werden innerhalb von \"fünf Werktagen\" bearbeitet."),
+            Ok(5)
+        );
+        assert_eq!(line("„Rückerstattungen werden innerhalb“"), Ok(5));
+        assert_eq!(line("rückerstattungen werden innerhalb"), Ok(5));
+        // Whole lines, though one paragraph when rendered.
+        assert_eq!(line("Priorität: P0"), Ok(7));
+        assert_eq!(line("Zuständig: Zahlungsteam."), Ok(8));
+        assert_eq!(line("fünf Werktagen"), Err(Miss::TooShort));
+        assert_eq!(line("sieben Werktagen"), Err(Miss::NotFound));
+    }
+
+    #[test]
+    fn whole_lines_items_paragraphs_and_code_lines_count_at_any_length() {
+        let index = index_of(
+            "---\nowner: payments-team\n---\n# Refunds\n\nPriority: P0\n\n- Refund within 5 days\n- Partial refunds\n\n```sh\nflask run\n```\n\nA refund is logged.\nIt is final.\n## Partial refunds\n",
+        );
+        let found = |q: &str| index.look_up(q).map(|h| h.line);
+        assert_eq!(found("owner: payments-team"), Ok(2));
+        assert_eq!(found("Priority: P0"), Ok(6));
+        assert_eq!(found("\"Priority: P0.\""), Ok(6));
+        assert_eq!(found("Partial refunds"), Ok(9));
+        assert_eq!(found("flask run"), Ok(12));
+        assert_eq!(found("It is final."), Ok(16));
+        // A fragment of a line is too short; a heading is no requirement.
+        assert_eq!(found("Priority"), Err(Miss::TooShort));
+        assert_eq!(found("a refund"), Err(Miss::TooShort));
+        assert_eq!(found("Refunds"), Err(Miss::TooShort));
+        assert_eq!(found("Priority: P1"), Err(Miss::NotFound));
+        assert_eq!(found("   "), Err(Miss::NotFound));
     }
 
     #[test]

@@ -161,12 +161,42 @@ impl Scorer {
 
 /// Lower-case terms of prose or code: words split at non-alphanumerics and at
 /// snake_case and CamelCase boundaries, stop-words and single letters removed,
-/// plurals folded so "books" meets `Book`.
+/// plurals folded so "books" meets `Book`. Text in a script without spaces
+/// (Chinese, Japanese) has no words to split at: its runs give overlapping
+/// pairs of characters, as search engines index it, so "返金処理" meets
+/// "返金は5営業日以内に処理" through "返金" and "処理".
 pub fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
+        .flat_map(spaceless_pairs)
         .flat_map(camel_parts)
         .map(|word| fold_plural(&word.to_lowercase()))
         .filter(|term| term.chars().count() > 1 && !STOP_WORDS.contains(&term.as_str()))
+}
+
+/// A word as it is, or, where it holds letters of a script without spaces,
+/// its other runs as they are and each pair of adjacent spaceless letters.
+fn spaceless_pairs(word: &str) -> Vec<&str> {
+    if !word.chars().any(super::script::spaceless) {
+        return vec![word];
+    }
+    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let end = |i: usize| chars.get(i).map_or(word.len(), |(at, _)| *at);
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let spaceless = super::script::spaceless(chars[i].1);
+        let mut j = i;
+        while j < chars.len() && super::script::spaceless(chars[j].1) == spaceless {
+            j += 1;
+        }
+        if spaceless && j - i > 1 {
+            parts.extend((i..j - 1).map(|k| &word[chars[k].0..end(k + 2)]));
+        } else {
+            parts.push(&word[chars[i].0..end(j)]);
+        }
+        i = j;
+    }
+    parts
 }
 
 /// "BookQuery" → Book, Query; "HTTPServer" → HTTP, Server; "utf8" stays whole.
@@ -222,6 +252,17 @@ mod tests {
 
     fn strings(items: &[&str]) -> Vec<String> {
         items.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn text_without_spaces_gives_pairs_of_characters() {
+        let got: Vec<String> = terms("返金処理はP0です。refund_policy").collect();
+        assert_eq!(
+            got,
+            strings(&[
+                "返金", "金処", "処理", "理は", "p0", "です", "refund", "policy"
+            ])
+        );
     }
 
     #[test]

@@ -23,9 +23,40 @@ pub fn spaceless(c: char) -> bool {
     ) && c.is_alphanumeric()
 }
 
+/// A character of a script without spaces or of its punctuation (CJK
+/// symbols and punctuation, full-width forms): between two of them, a line
+/// break is no space.
+pub fn wide(c: char) -> bool {
+    spaceless(c) || matches!(c as u32, 0x3000..=0x303F | 0xFF00..=0xFF65 | 0xFFE0..=0xFFEE)
+}
+
+/// Letters of a script without spaces that make about one word.
+const SPACELESS_PER_WORD: f64 = 2.0;
+
+/// How many words `text` holds: its space-separated words with a letter or
+/// digit, where letters of a script without spaces count two to a word (a
+/// run of them is a phrase, not a word).
+pub fn words(text: &str) -> f64 {
+    text.split_whitespace()
+        .map(|word| {
+            let letters = word.chars().filter(|&c| spaceless(c)).count();
+            let other = word.chars().any(|c| c.is_alphanumeric() && !spaceless(c));
+            letters as f64 / SPACELESS_PER_WORD + f64::from(u8::from(other))
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::spaceless;
+
+    #[test]
+    fn words_count_two_spaceless_letters_as_one() {
+        assert_eq!(super::words("Users can search"), 3.0);
+        assert_eq!(super::words("返金は管理者"), 3.0);
+        assert_eq!(super::words("優先度：P0"), 2.5);
+        assert_eq!(super::words(" ... — "), 0.0);
+    }
 
     #[test]
     fn cjk_and_thai_letters_are_spaceless_latin_and_hangul_are_not() {

@@ -226,12 +226,18 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
         head_paths: &paths,
     };
     let find = |quote: &str| {
-        index.find(quote).map(|h| QuoteHit {
-            vision: h.doc_path == VISION_PATH,
-            doc_path: h.doc_path,
-            section: h.section,
-            line: h.line,
-        })
+        index
+            .look_up(quote)
+            .map(|h| QuoteHit {
+                vision: h.doc_path == VISION_PATH,
+                doc_path: h.doc_path,
+                section: h.section,
+                line: h.line,
+            })
+            .map_err(|miss| match miss {
+                specs::quote::Miss::NotFound => crate::verdict::QuoteMiss::NotInSpec,
+                specs::quote::Miss::TooShort => crate::verdict::QuoteMiss::TooShort,
+            })
     };
     let d = decide(
         &verdict,

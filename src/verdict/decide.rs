@@ -34,9 +34,55 @@ pub struct QuoteHit {
     pub vision: bool,
 }
 
+/// Why a quote is no basis: it is not in the spec, it is too short to
+/// identify a requirement, or it is in an HTML comment (not rendered, so
+/// not spec text). Serialised as `not_in_spec`, `too_short`,
+/// `html_comment`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QuoteMiss {
+    NotInSpec,
+    TooShort,
+    HtmlComment,
+}
+
+impl QuoteMiss {
+    /// How a report says it, after "the quote …".
+    pub fn words(self) -> &'static str {
+        match self {
+            QuoteMiss::NotInSpec => "is not in the spec text sent",
+            QuoteMiss::TooShort => {
+                "is in the spec but too short to identify a requirement: a quote needs three words (six characters of Chinese or Japanese), or a whole line or list item"
+            }
+            QuoteMiss::HtmlComment => {
+                "is inside an HTML comment of the spec, which is not rendered and is not spec text"
+            }
+        }
+    }
+
+    /// A few words for a table or a mark: "not in spec", "too short", "in
+    /// an HTML comment".
+    pub fn short(self) -> &'static str {
+        match self {
+            QuoteMiss::NotInSpec => "not in spec",
+            QuoteMiss::TooShort => "too short",
+            QuoteMiss::HtmlComment => "in an HTML comment",
+        }
+    }
+
+    fn rule(self) -> Rule {
+        match self {
+            QuoteMiss::NotInSpec => Rule::FabricatedQuote,
+            QuoteMiss::TooShort => Rule::QuoteTooShort,
+            QuoteMiss::HtmlComment => Rule::QuoteInComment,
+        }
+    }
+}
+
 pub struct DecisionInput<'a> {
-    /// Finds a quote in the spec text that was sent to the model.
-    pub find_quote: &'a dyn Fn(&str) -> Option<QuoteHit>,
+    /// Finds a quote in the spec text that was sent to the model, or says
+    /// why it is no quote of it.
+    pub find_quote: &'a dyn Fn(&str) -> Result<QuoteHit, QuoteMiss>,
     /// Spec sections were sent: an approval must then quote one of them.
     pub spec_sent: bool,
     /// Spec files the diff edits that the task does not declare in its scope.
@@ -56,6 +102,11 @@ pub struct DecisionInput<'a> {
 pub enum Rule {
     /// A requirement marked satisfied quotes text the spec does not contain.
     FabricatedQuote,
+    /// A requirement marked satisfied quotes spec text too short to
+    /// identify a requirement (and no whole line or item).
+    QuoteTooShort,
+    /// A requirement marked satisfied quotes an HTML comment of the spec.
+    QuoteInComment,
     /// Spec sections were sent, and no quote of the approval is found in them.
     NoSpecBasis,
     /// The approval marks one of its own requirements not satisfied.
@@ -101,6 +152,8 @@ impl Rule {
     pub fn as_str(self) -> &'static str {
         match self {
             Rule::FabricatedQuote => "fabricated_quote",
+            Rule::QuoteTooShort => "quote_too_short",
+            Rule::QuoteInComment => "quote_in_comment",
             Rule::NoSpecBasis => "no_spec_basis",
             Rule::UnsatisfiedRequirement => "unsatisfied_requirement",
             Rule::MissingRequirement => "missing_requirement",
@@ -139,6 +192,17 @@ pub struct QuoteCheck {
     /// Found in the product vision rather than a spec section.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub vision: bool,
+    /// Why a quote not found is no quote of the spec.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<QuoteMiss>,
+}
+
+impl QuoteCheck {
+    /// Why it was not found, in a few words ("not in spec" for a report
+    /// written before the reasons were told apart).
+    pub fn refusal(&self) -> &'static str {
+        self.refused.unwrap_or(QuoteMiss::NotInSpec).short()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -230,19 +294,21 @@ impl Rules {
 
     /// Every spec quote looked up in the text sent: spec_verification's
     /// first, then missing_from_spec's. A satisfied requirement of an
-    /// approval whose quote is not there is a fabricated quote.
+    /// approval whose quote is not there is a fabricated quote; one whose
+    /// quote is too short, or in an HTML comment, is refused for that.
     fn quotes(&mut self, verdict: &Verdict, input: &DecisionInput) -> Vec<QuoteCheck> {
         let mut quotes = Vec::new();
         for (i, check) in verdict.spec_verification.iter().enumerate() {
             let q = look_up(&check.spec_quote, input);
-            if !q.found {
+            if let Some(miss) = q.refused {
                 let rests_on_it = self.approved && check.satisfied;
                 if rests_on_it {
                     self.overrule(
-                        Rule::FabricatedQuote,
+                        miss.rule(),
                         format!(
-                            "spec_verification[{i}] is marked satisfied but its quote {:?} is not found in the spec text sent",
-                            check.spec_quote
+                            "spec_verification[{i}] is marked satisfied but its quote {:?} {}",
+                            check.spec_quote,
+                            miss.words()
                         ),
                     );
                 }
@@ -254,6 +320,7 @@ impl Rules {
                     },
                     &check.spec_quote,
                     &format!("spec_verification[{i}]"),
+                    miss,
                 ));
             }
             quotes.push(q);
@@ -264,11 +331,12 @@ impl Rules {
                 continue;
             }
             let q = look_up(&missing.spec_quote, input);
-            if !q.found {
+            if let Some(miss) = q.refused {
                 self.added_issues.push(quote_issue(
                     Severity::Minor,
                     &missing.spec_quote,
                     &format!("missing_from_spec[{i}]"),
+                    miss,
                 ));
             }
             quotes.push(q);
@@ -445,9 +513,13 @@ impl Rules {
 /// match it anywhere.
 fn look_up(quote: &str, input: &DecisionInput) -> QuoteCheck {
     let hit = if quote.trim().is_empty() {
-        None
+        Err(QuoteMiss::NotInSpec)
     } else {
         (input.find_quote)(quote)
+    };
+    let (hit, refused) = match hit {
+        Ok(hit) => (Some(hit), None),
+        Err(miss) => (None, Some(miss)),
     };
     QuoteCheck {
         spec_quote: quote.to_string(),
@@ -456,19 +528,36 @@ fn look_up(quote: &str, input: &DecisionInput) -> QuoteCheck {
         line: hit.as_ref().map(|h| h.line),
         vision: hit.as_ref().is_some_and(|h| h.vision),
         doc_path: hit.map(|h| h.doc_path),
+        refused,
     }
 }
 
-fn quote_issue(severity: Severity, quote: &str, at: &str) -> Issue {
+fn quote_issue(severity: Severity, quote: &str, at: &str, miss: QuoteMiss) -> Issue {
+    let (message, suggestion) = match miss {
+        QuoteMiss::NotInSpec => (
+            format!("The review's spec quote {quote:?} ({at}) is not found in the spec text sent."),
+            "Check the requirement against the spec's exact wording.",
+        ),
+        QuoteMiss::TooShort => (
+            format!(
+                "The review's spec quote {quote:?} ({at}) is too short to identify a requirement."
+            ),
+            "Quote the requirement's whole sentence, line or list item.",
+        ),
+        QuoteMiss::HtmlComment => (
+            format!(
+                "The review's spec quote {quote:?} ({at}) is inside an HTML comment, which is not spec text."
+            ),
+            "Rest the review on the spec's rendered text, not on comments.",
+        ),
+    };
     Issue {
         severity,
         file: None,
         line: None,
         end_line: None,
-        message: format!(
-            "The review's spec quote {quote:?} ({at}) is not found in the spec text sent."
-        ),
-        suggestion: "Check the requirement against the spec's exact wording.".to_string(),
+        message,
+        suggestion: suggestion.to_string(),
         dimension: None,
     }
 }
@@ -495,7 +584,7 @@ mod tests {
 
     const SPEC: &str = "# Library Catalog\n\nUsers can search for books and see real-time availability status.\nResults are paginated, 20 per page.\n";
 
-    fn find(quote: &str) -> Option<QuoteHit> {
+    fn find(quote: &str) -> Result<QuoteHit, QuoteMiss> {
         SPEC.lines()
             .enumerate()
             .find(|(_, l)| l.contains(quote))
@@ -505,6 +594,7 @@ mod tests {
                 line: i + 1,
                 vision: false,
             })
+            .ok_or(QuoteMiss::NotInSpec)
     }
 
     fn input() -> DecisionInput<'static> {
@@ -574,6 +664,7 @@ mod tests {
                 line: Some(3),
                 doc_path: Some("specs/product/library-catalog.md".into()),
                 vision: false,
+                refused: None,
             }]
         );
     }
@@ -589,7 +680,8 @@ mod tests {
                     line: 3,
                     vision: true,
                 })
-                .or_else(|| find(quote))
+                .ok_or(QuoteMiss::NotInSpec)
+                .or_else(|_| find(quote))
         };
         let mut input = input();
         input.find_quote = &vision;

@@ -177,7 +177,7 @@ mod tests {
         crate::verdict::decide(
             v,
             &crate::verdict::DecisionInput {
-                find_quote: &|_| None,
+                find_quote: &|_| Err(crate::verdict::QuoteMiss::NotInSpec),
                 spec_sent: false,
                 spec_edits: vec![],
                 criteria_ids: vec![],

@@ -203,8 +203,8 @@ mod tests {
         }
     }
 
-    fn no_quote(_: &str) -> Option<QuoteHit> {
-        None
+    fn no_quote(_: &str) -> Result<QuoteHit, crate::verdict::QuoteMiss> {
+        Err(crate::verdict::QuoteMiss::NotInSpec)
     }
 
     #[test]

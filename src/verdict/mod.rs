@@ -22,7 +22,9 @@ mod schema;
 mod strict;
 mod validate;
 
-pub use decide::{Decision, DecisionInput, Overrule, QuoteCheck, QuoteHit, Rule, decide};
+pub use decide::{
+    Decision, DecisionInput, Overrule, QuoteCheck, QuoteHit, QuoteMiss, Rule, decide,
+};
 pub use dimensions::{Dimension, Scores, Scoring};
 pub use documents::{DRAFT, guardian_document, verdict_document};
 pub use evidence::{Citation, Sources};

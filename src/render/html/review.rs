@@ -475,7 +475,7 @@ fn quotes(page: &mut Html, report: &Report) {
             };
             ("found", at)
         } else {
-            ("not-found", "not found".to_string())
+            ("not-found", format!("not found: {}", q.refusal()))
         };
         page.open("tr", &[])
             .elem("td", &[], &clip(&section, 500))
