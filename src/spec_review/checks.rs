@@ -171,9 +171,11 @@ fn trace_all(spec: &Document, prd: &Document, facts: &mut Facts) {
                 section: None,
                 line: None,
                 message: format!(
-                    "{} (PRD line {}) is traced to no section of the spec: \"{}\"",
-                    requirement.label(),
-                    requirement.line,
+                    "{} is traced to no section of the spec: \"{}\"",
+                    match &requirement.id {
+                        Some(id) => format!("{id} (PRD line {})", requirement.line),
+                        None => format!("PRD line {}", requirement.line),
+                    },
                     clip(&requirement.text, 160)
                 ),
             });

@@ -50,7 +50,7 @@ impl QuoteMiss {
     /// How a report says it, after "the quote …".
     pub fn words(self) -> &'static str {
         match self {
-            QuoteMiss::NotInSpec => "is not in the spec text sent",
+            QuoteMiss::NotInSpec => "is not found in the spec text sent",
             QuoteMiss::TooShort => {
                 "is in the spec but too short to identify a requirement: a quote needs three words (six characters of Chinese or Japanese), or a whole line or list item"
             }

@@ -42,6 +42,7 @@ mod review;
 mod safety_net;
 mod schemas;
 mod spec_review;
+mod specs_in_practice;
 mod terminal;
 mod test_weakened;
 mod tool_checks;
