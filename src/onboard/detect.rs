@@ -249,6 +249,10 @@ pub struct Languages {
     /// `pyproject.toml`, `setup.py`, `setup.cfg` or `requirements.txt` at
     /// the root, or Python files near it.
     pub python: bool,
+    /// A Python project's folder of code in a checkout (`src`, `.`), which
+    /// the suggested pytest puts first on `sys.path`; None when its pytest
+    /// configuration sets `pythonpath` (see `python::import_root`).
+    pub python_import_root: Option<&'static str>,
 }
 
 /// Folders never looked into for source files.
@@ -268,6 +272,14 @@ const MAX_ENTRIES: usize = 4000;
 /// What `root` is written in: its manifests at the root, else the files of
 /// its first two levels of folders (hidden ones and build output skipped).
 pub fn languages(root: &Path) -> Languages {
+    let mut found = written_in(root);
+    if found.python {
+        found.python_import_root = super::python::import_root(root);
+    }
+    found
+}
+
+fn written_in(root: &Path) -> Languages {
     let has = |name: &str| root.join(name).is_file();
     let mut found = Languages {
         rust: has("Cargo.toml"),
@@ -279,6 +291,7 @@ pub fn languages(root: &Path) -> Languages {
         ]
         .iter()
         .any(|n| has(n)),
+        python_import_root: None,
     };
     if found.rust && found.python {
         return found;

@@ -8,6 +8,7 @@
 pub mod detect;
 pub mod doctor;
 pub mod init;
+pub mod python;
 pub mod templates;
 
 use std::path::PathBuf;

@@ -230,13 +230,21 @@ fn checks_block(languages: &Languages, tools: &Tools) -> String {
                 "category = \"lint\"",
             ],
         );
+        // The checkout's code first on sys.path: an editable install of
+        // the working tree (pip install -e .) would be imported instead.
+        let run = match languages.python_import_root {
+            Some(dir) => format!(
+                "run = [\"pytest\", \"-q\", \"-o\", \"pythonpath={dir}\", \"--junitxml=speed-pytest.xml\"]  # pythonpath: the checkout's code, not an editable install's (pip install -e)"
+            ),
+            None => "run = [\"pytest\", \"-q\", \"--junitxml=speed-pytest.xml\"]".to_string(),
+        };
         entry(
             &mut out,
             tools.pytest,
             "pytest",
             &[
                 "name = \"pytest\"",
-                "run = [\"pytest\", \"-q\", \"--junitxml=speed-pytest.xml\"]",
+                &run,
                 "parser = \"junit\"",
                 "report = \"speed-pytest.xml\"",
                 "category = \"test\"",
@@ -426,6 +434,7 @@ mod tests {
                 Languages {
                     rust: true,
                     python: true,
+                    python_import_root: Some("src"),
                 },
             ] {
                 for tools in [Tools::default(), all] {
@@ -440,6 +449,7 @@ mod tests {
         let python = Languages {
             rust: false,
             python: true,
+            python_import_root: None,
         };
         let text = config(&Provider::None, &python, &Tools::default());
         assert!(text.contains("# Not installed here: ruff."), "{text}");

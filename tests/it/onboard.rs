@@ -1035,6 +1035,112 @@ fn doctor_names_what_a_failing_check_found_at_main_as_its_parser_reads_it() {
     );
 }
 
+/// A Python environment at `venv` (outside the repository): a `python3`
+/// that succeeds, a `pytest` script run by it, and `shop` recorded as
+/// installed from `from` (PEP 610's direct_url.json), editable or not.
+fn python_env(venv: &Path, from: &Path, editable: bool) {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = venv.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let python = bin.join("python3");
+    std::fs::write(&python, "#!/bin/sh\nexit 0\n").unwrap();
+    let pytest = bin.join("pytest");
+    std::fs::write(&pytest, format!("#!{}\nimport pytest\n", python.display())).unwrap();
+    for exe in [&python, &pytest] {
+        std::fs::set_permissions(exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let info = venv.join("lib/python3.12/site-packages/shop-0.1.0.dist-info");
+    std::fs::create_dir_all(&info).unwrap();
+    let url = format!("file://{}", from.display()).replace(' ', "%20");
+    std::fs::write(
+        info.join("direct_url.json"),
+        serde_json::json!({"url": url, "dir_info": {"editable": editable}}).to_string(),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_python_check_that_would_import_the_working_tree_is_named_and_init_puts_the_checkout_first() {
+    // init: a src layout gets pytest with the checkout's src/ first; a
+    // project that sets pythonpath itself keeps its own.
+    let fresh = Fresh::new(Lang::Python);
+    fresh.write("src/shop/__init__.py", "CAP = 10\n");
+    fresh.tool("pytest", "exit 0");
+    let run = fresh.speed(&["init"], None, &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let config = fresh.read(".speed/config.toml");
+    assert!(
+        config.contains(
+            "run = [\"pytest\", \"-q\", \"-o\", \"pythonpath=src\", \"--junitxml=speed-pytest.xml\"]"
+        ),
+        "{config}"
+    );
+    let fresh = Fresh::new(Lang::Python);
+    fresh.write(
+        "pyproject.toml",
+        "[project]\nname = \"shop\"\n\n[tool.pytest.ini_options]\npythonpath = [\"lib\"]\n",
+    );
+    fresh.tool("pytest", "exit 0");
+    fresh.speed(&["init"], None, &[]);
+    let config = fresh.read(".speed/config.toml");
+    assert!(
+        config.contains("run = [\"pytest\", \"-q\", \"--junitxml=speed-pytest.xml\"]"),
+        "{config}"
+    );
+
+    // doctor: the environment pytest runs in has the repository installed
+    // editable (pip install -e .).
+    let check = |run: &str| {
+        format!("[llm]\nprovider = \"none\"\n\n[[checks.command]]\nname = \"tests\"\nrun = {run}\n")
+    };
+    let fresh = configured(Lang::Python, &check("[\"pytest\", \"-q\"]"));
+    let venv = tempfile::tempdir().unwrap();
+    let venv_dir = venv.path().join("venv");
+    python_env(&venv_dir, &fresh.root, true);
+    let path = format!("{}:{}", venv_dir.join("bin").display(), fresh.path_var());
+    let run = doctor(&fresh, &[], &[("PATH", &path)]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_finding(
+        &run,
+        "warning",
+        "tests: the Python it runs with has shop installed in editable mode from your working tree",
+    );
+    assert!(
+        run.stdout
+            .contains("its imports find your working tree's code, not the commit under review")
+            && run
+                .stdout
+                .contains("add \"-o\", \"pythonpath=.\" to its run"),
+        "{}",
+        run.transcript()
+    );
+    let strict = doctor(&fresh, &["--strict"], &[("PATH", &path)]);
+    assert_eq!(strict.code, 1, "{}", strict.transcript());
+
+    // With the checkout's code first, nothing to say.
+    let fresh = configured(
+        Lang::Python,
+        &check("[\"pytest\", \"-q\", \"-o\", \"pythonpath=.\"]"),
+    );
+    python_env(&venv_dir, &fresh.root, true);
+    let run = doctor(&fresh, &[], &[("PATH", &path)]);
+    assert!(
+        !run.stdout.contains("editable mode"),
+        "{}",
+        run.transcript()
+    );
+    // Installed from the repository but not editable: a copy, not the
+    // working tree.
+    let fresh = configured(Lang::Python, &check("[\"pytest\", \"-q\"]"));
+    python_env(&venv_dir, &fresh.root, false);
+    let run = doctor(&fresh, &[], &[("PATH", &path)]);
+    assert!(
+        !run.stdout.contains("editable mode"),
+        "{}",
+        run.transcript()
+    );
+}
+
 #[test]
 fn doctor_on_hooks_and_the_speed_they_run() {
     let fresh = configured(Lang::Neither, "[llm]\nprovider = \"none\"\n");

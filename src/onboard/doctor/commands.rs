@@ -8,7 +8,7 @@ use std::path::Path;
 use super::{Findings, Inputs};
 use crate::checks::trial::{self, End};
 use crate::checks::{CommandCheck, Finding};
-use crate::onboard::detect;
+use crate::onboard::{detect, python};
 
 pub(super) fn check(
     root: &Path,
@@ -30,13 +30,14 @@ pub(super) fn check(
             );
             continue;
         };
-        if detect::which(program, inputs.env).is_none() {
+        let Some(path) = detect::which(program, inputs.env) else {
             out.problem(
                 format!("{name}: `{program}` is not found on PATH, so every review reports the check as failed"),
                 format!("install {program}, or comment the check out in .speed/config.toml"),
             );
             continue;
-        }
+        };
+        working_tree_imports(root, command, &path, inputs, out);
         (inputs.progress)(&format!(
             "running {name} (`{}`) at main in a temporary checkout, for at most {}…",
             command.run.join(" "),
@@ -147,4 +148,54 @@ fn found(findings: &[Finding]) -> Option<String> {
         text.push_str(&format!("\n{}", failure.message));
     }
     Some(text)
+}
+
+/// A Python check whose environment has this repository installed in
+/// editable mode imports the working tree's code in the checkout, unless
+/// its command puts the checkout's code first.
+fn working_tree_imports(
+    root: &Path,
+    command: &CommandCheck,
+    program: &Path,
+    inputs: &Inputs,
+    out: &mut Findings,
+) {
+    let first = command
+        .run
+        .iter()
+        .any(|arg| arg.contains("pythonpath=") || arg.starts_with("PYTHONPATH="));
+    if first {
+        return;
+    }
+    let installs = python::editable_installs(program, root, inputs.env);
+    let Some(install) = installs.first() else {
+        return;
+    };
+    let names: Vec<&str> = installs.iter().map(|i| i.name.as_str()).collect();
+    let dir = python::import_root(root).unwrap_or("src");
+    let fix = if command.run.iter().any(|arg| arg.contains("pytest")) {
+        format!(
+            "put the checkout's code first: add \"-o\", \"pythonpath={dir}\" to its run (pytest inserts it before site-packages)"
+        )
+    } else {
+        format!(
+            "put the checkout's code first: run = [\"env\", \"PYTHONPATH={dir}\", {}]",
+            command
+                .run
+                .iter()
+                .map(|a| format!("{a:?}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    out.warn(
+        format!(
+            "{}: the Python it runs with has {} installed in editable mode from your working tree ({}, in {}): in the temporary checkout, its imports find your working tree's code, not the commit under review",
+            command.name,
+            names.join(", "),
+            install.from.display(),
+            install.site_packages.display()
+        ),
+        fix,
+    );
 }
