@@ -389,6 +389,11 @@ pub struct ReviewArgs {
     #[arg(long)]
     pub force: bool,
 
+    /// When another speed is reviewing the same task, say so and exit 52
+    /// instead of waiting for it to end.
+    #[arg(long)]
+    pub no_wait: bool,
+
     /// Review this branch instead of a task (needs --spec).
     #[arg(long, value_name = "B", requires = "spec")]
     pub branch: Option<String>,

@@ -695,6 +695,11 @@ fn review_settings(
             target,
             dry_run: args.dry_run,
             force: args.force,
+            queue: if args.no_wait {
+                crate::ledger::locks::Queue::NoWait
+            } else {
+                crate::ledger::locks::Queue::Wait
+            },
             main,
             prompts: located.templates,
             report_notices: located.report_notices,

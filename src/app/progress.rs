@@ -138,6 +138,15 @@ impl Events for Progress {
                 }
                 s.waiting = Some(text);
             }
+            Event::Queued { label, holder } => {
+                let text = format!(
+                    "{label} is being reviewed by another speed process ({holder}): waiting for it to end, then reviewing what it left (--no-wait: don't wait)"
+                );
+                if !self.terminal {
+                    write(&self.out, &format!("{text}\n"));
+                }
+                s.waiting = Some(text);
+            }
             Event::Retrying {
                 label,
                 what,

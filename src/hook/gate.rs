@@ -262,6 +262,17 @@ impl Gate<'_> {
             main: self.main,
             store: self.store,
         };
+        // A review (or a person) writing its decision about this work right
+        // now finishes first: the records read below are whole.
+        let _record = match crate::ledger::locks::recording(self.repo.root(), &owner.work) {
+            Ok(lock) => Some(lock),
+            Err(err) => {
+                notes.push(format!(
+                    "read without waiting for the decision being written: {err}"
+                ));
+                None
+            }
+        };
         let answer = covers::covers(
             &ground,
             &Question {

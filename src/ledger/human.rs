@@ -87,6 +87,8 @@ pub fn decide(
     let found = store.find(id, feature)?;
     let subject = Subject::Task(Box::new(found.clone()));
     let _lock = lock_task(root, &found, &subject.label())?;
+    // The gate reads the decision whole or not at all.
+    let _record = super::locks::recording(root, &crate::work::Work::of_task(&found))?;
     let mut task = store.reload(&found)?;
     let label = subject.label();
     let Some(pending) = human::pending(&task) else {

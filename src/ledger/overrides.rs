@@ -61,6 +61,8 @@ pub fn override_task(
     // No review writes the task file while the override does, and the
     // override starts from the file as it is now.
     let _lock = lock_task(root, &found, &subject.label())?;
+    // The gate reads the decision whole or not at all.
+    let _record = super::locks::recording(root, &work::Work::of_task(&found))?;
     let mut task = store.reload(&found)?;
     let head = repo
         .resolve_branch(&task.branch)

@@ -24,6 +24,9 @@ pub struct Config {
     pub dry_run: bool,
     /// Batch mode: review approved tasks again too.
     pub force: bool,
+    /// What a review does when another review of its subject is under way
+    /// (`--no-wait`: say so and stop).
+    pub queue: crate::ledger::locks::Queue,
     /// The branch that holds the source of truth.
     pub main: MainBranch,
     /// Prompt templates replacing built-in ones, read like the config.

@@ -5,7 +5,9 @@
 //! - `plan`: which subjects a command reviews, and which batch mode skips.
 //! - the stages of one review, in order (`run` walks them; `prepare` walks
 //!   the ones before the model, which a dry run (`dry`) stops after):
-//!   1. the lock (`ledger::locks`), taken first;
+//!   1. the lock (`ledger::locks`), taken first, and the task file read
+//!      again under it (`run::locked`): two reviews of a task run one
+//!      after the other, the second reading what the first recorded;
 //!   2. `redact` the subject, then resolve its branch and diff (`work`);
 //!      an empty diff is a value, decided without a model;
 //!   3. `sources`: the specs, their ranked sections, concerns, vision;
@@ -80,6 +82,12 @@ pub enum Event {
         label: String,
         what: &'static str,
         reason: String,
+    },
+    /// Another review of the same subject holds its lock (`holder` says
+    /// which process, since when): this one waits for it to end.
+    Queued {
+        label: String,
+        holder: String,
     },
 }
 

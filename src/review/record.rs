@@ -231,6 +231,21 @@ pub fn decided(
         plan_state(review, &mut report);
     }
     price(ctx, &mut report, evidence);
+    // The report, the log line, the task file and the verdict cache are
+    // written under the record lock: the merge gate, which takes it before
+    // reading them, never sees a decision half written.
+    let _record = match subject
+        .work()
+        .map(|w| ledger::locks::recording(&ctx.root, &w))
+    {
+        Some(Err(err)) => {
+            report.error = Some(err.to_string());
+            report.outcome = Outcome::Error;
+            return report;
+        }
+        Some(Ok(lock)) => Some(lock),
+        None => None,
+    };
     let recorded = write(ctx, subject.task(), &mut report, evidence).and_then(|()| match defect {
         Some(review) => {
             write_state(ctx, review, &mut report).and_then(|()| log_review(ctx, review, &report))

@@ -1,6 +1,7 @@
-//! One review from start to finish, as its stages: read its inputs
-//! (resolve, sources), take its lock, prepare (facts, compose), ask the
-//! model, ask the guardian after an approval, decide once, record.
+//! One review from start to finish, as its stages: take its lock and read
+//! the task again under it, read its inputs (resolve, sources), prepare
+//! (facts, compose), ask the model, ask the guardian after an approval,
+//! decide once, record.
 //! Always returns a `Report`; a review that could not be completed carries
 //! its error and the outcome that explains it, and has changed no task
 //! file.
@@ -34,24 +35,24 @@ pub fn review(
         report.duration_ms = started.elapsed().as_millis() as u64;
         report
     };
+    // Held until the review is recorded, from before anything of the
+    // subject is read: a second review of it waits and then reads what
+    // this one left, or says it is being reviewed.
+    let (_lock, subject) = match locked(ctx, events, subject) {
+        Ok(locked) => locked,
+        Err(failure) => {
+            let (subject, err, outcome) = *failure;
+            let mut report = failed_early(&subject, &err);
+            report.outcome = outcome;
+            return report;
+        }
+    };
     let inputs = match prepare::read(ctx, subject.clone()) {
         Ok(Read::Inputs(inputs)) => inputs,
         Ok(Read::NothingImplemented(empty)) => {
             let prepare::Empty { subject, resolved } = *empty;
-            // Recorded like any review: checked, and under the lock.
-            let _lock = match ledger::locks::begin(&ctx.root, &subject) {
-                Ok(lock) => lock,
-                Err(err) => return failed_early(&subject, &err),
-            };
             return nothing_implemented(ctx, models, subject, &resolved, started);
         }
-        Err(err) => return failed_early(&subject, &err),
-    };
-    // Held until the review is recorded, from before the costly stages: a
-    // second review of the subject waits for it, or says it is being
-    // reviewed.
-    let _lock = match ledger::locks::begin(&ctx.root, &inputs.subject) {
-        Ok(lock) => lock,
         Err(err) => return failed_early(&subject, &err),
     };
     let prepared = match prepare::prepare(ctx, *inputs) {
@@ -132,6 +133,71 @@ pub fn review(
     record::checked(&mut report, &mut evidence, checked);
     record::rule(&mut report, ruling);
     record::decided(ctx, &prepared.subject, report, &evidence)
+}
+
+/// A subject that could not be locked or read again: with the error and
+/// the outcome it means.
+type NotLocked = Box<(Subject, String, Outcome)>;
+
+/// The subject's lock (none for a branch reviewed without a task), and the
+/// subject read again under it: a task's file as the last review (or
+/// anyone) left it, so this review's prompt and the state it records
+/// follow from it. Another review holding the lock is waited for (an event
+/// says so), or with `--no-wait` is the outcome 52 (it could not be asked
+/// now, like a model that cannot be reached).
+pub(super) fn locked(
+    ctx: &Context,
+    events: &dyn Events,
+    subject: Subject,
+) -> Result<(Option<crate::fsx::Lock>, Subject), NotLocked> {
+    let label = subject.label();
+    // A branch that does not exist is an input error found before anything
+    // is written, the lock file included.
+    if let Err(err) = branch_exists(ctx, &subject) {
+        return Err(Box::new((subject, err.to_string(), Outcome::Error)));
+    }
+    let queued = |holder: &str| {
+        events.event(super::Event::Queued {
+            label: label.clone(),
+            holder: holder.to_string(),
+        })
+    };
+    let lock = match ledger::locks::begin(&ctx.root, &subject, ctx.config.queue, &queued) {
+        Ok(lock) => lock,
+        Err(err @ ledger::Error::BeingReviewed { .. }) => {
+            return Err(Box::new((
+                subject,
+                err.to_string(),
+                Outcome::ModelUnreachable,
+            )));
+        }
+        Err(err) => return Err(Box::new((subject, err.to_string(), Outcome::Error))),
+    };
+    let subject = match subject {
+        Subject::Task(task) => match crate::tasks::Store::open(&ctx.root).reload(&task) {
+            Ok(fresh) => Subject::Task(Box::new(fresh)),
+            Err(err) => {
+                return Err(Box::new((
+                    Subject::Task(task),
+                    err.to_string(),
+                    Outcome::Error,
+                )));
+            }
+        },
+        other => other,
+    };
+    Ok((lock, subject))
+}
+
+fn branch_exists(ctx: &Context, subject: &Subject) -> Result<(), super::Error> {
+    let repo = crate::git::Repository::open(&ctx.root)?;
+    repo.resolve_branch(subject.branch())
+        .map_err(|source| crate::work::Error::BranchMissing {
+            subject: subject.label(),
+            branch: subject.branch().to_string(),
+            source: Box::new(source),
+        })?;
+    Ok(())
 }
 
 /// What became of the guardian.

@@ -126,11 +126,12 @@ pub fn submit(
 /// empty diff), an error when it cannot be prepared: `run` then decides
 /// or reports it as a synchronous review would.
 fn prepared(ctx: &Context, subject: Subject) -> Result<Option<Prepared>, String> {
+    let (_lock, subject) =
+        super::run::locked(ctx, &super::Silent, subject).map_err(|failure| failure.1)?;
     let inputs = match prepare::read(ctx, subject).map_err(|e| e.to_string())? {
         Read::Inputs(inputs) => inputs,
         Read::NothingImplemented(_) => return Ok(None),
     };
-    let _lock = ledger::locks::begin(&ctx.root, &inputs.subject).map_err(|e| e.to_string())?;
     prepare::prepare(ctx, *inputs)
         .map(Some)
         .map_err(|e| e.to_string())

@@ -7,6 +7,7 @@
 #![allow(dead_code)] // helpers shared by the cases, each using some
 
 mod covered;
+mod lock;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
