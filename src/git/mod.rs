@@ -8,6 +8,7 @@
 
 pub mod diff;
 mod export;
+mod forks;
 mod graph;
 mod landed;
 mod setup;
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 pub use export::{ExportError, Exported, Written, blob_id};
+pub use forks::Landed;
 pub use graph::CommitNode;
 pub use landed::Landed;
 

@@ -133,6 +133,7 @@ pub fn incremental(
         base: inputs.resolved.base.clone(),
         diff: rereview.interdiff.clone(),
         dependencies: inputs.resolved.dependencies.clone(),
+        notices: inputs.resolved.notices.clone(),
     };
     let mut notices = inputs.notices.to_vec();
     notices.extend(rereview.summary_lines());

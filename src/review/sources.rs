@@ -85,9 +85,7 @@ pub fn load(
     let (specs, referenced, from_cli) =
         load_specs(repo, ctx, subject, feature.as_ref(), &mut notices)?;
     let primary_spec = specs[0].document.path.clone();
-    if resolved.base.how.starts_with("head of task ") {
-        notices.push(format!("The diff starts at the {}", resolved.base.how));
-    }
+    notices.extend(resolved.notices.iter().cloned());
     for spec in &specs {
         if spec.origin == "working tree" {
             notices.push(format!(

@@ -8,6 +8,7 @@
 
 mod covered;
 mod lock;
+mod stacked;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -74,14 +75,15 @@ pub fn rev(dir: &Path, name: &str) -> String {
     git(dir, &["rev-parse", name])
 }
 
-/// Writes `files` into `dir` (folders made), then commits them all.
+/// Writes `files` into `dir` (folders made), then commits them (and
+/// nothing else: task files and the config stay uncommitted).
 pub fn commit(dir: &Path, files: &[(&str, &str)], message: &str) -> String {
     for (path, content) in files {
         let full = dir.join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, content).unwrap();
+        git(dir, &["add", "--", path]);
     }
-    git(dir, &["add", "-A"]);
     git(dir, &["commit", "-q", "-m", message]);
     rev(dir, "HEAD")
 }
