@@ -21,7 +21,7 @@ const MAX_MAIN: usize = 400;
 /// The first commits of a branch whose content a commit of the main branch
 /// holds: merged there (squashed, or rebased) under other ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Landed {
+pub struct LandedPrefix {
     /// The last commit of the prefix (hex).
     pub through: String,
     /// How many commits of the branch the prefix holds.
@@ -158,7 +158,7 @@ impl Repository {
         fork: &str,
         own: &[CommitInfo],
         main: &str,
-    ) -> Result<Option<Landed>, Error> {
+    ) -> Result<Option<LandedPrefix>, Error> {
         if own.len() < 2 || own.len() > MAX_OWN {
             return Ok(None);
         }
@@ -193,7 +193,7 @@ impl Repository {
                     .all(|(p, want)| entry_id(main_tree, p) == *want)
             };
             if let Some((commit, _)) = main_trees.iter().find(|(_, t)| holds(t)) {
-                return Ok(Some(Landed {
+                return Ok(Some(LandedPrefix {
                     through: through.id.clone(),
                     commits: k + 1,
                     on_main: commit.id.clone(),

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 pub use export::{ExportError, Exported, Written, blob_id};
-pub use forks::Landed;
+pub use forks::LandedPrefix;
 pub use graph::CommitNode;
 pub use landed::Landed;
 

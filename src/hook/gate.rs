@@ -264,7 +264,7 @@ impl Gate<'_> {
         };
         // A review (or a person) writing its decision about this work right
         // now finishes first: the records read below are whole.
-        let _record = match crate::ledger::locks::recording(self.repo.root(), &owner.work) {
+        let _record = match crate::ledger::locks::recording(self.repo.state_root(), &owner.work) {
             Ok(lock) => Some(lock),
             Err(err) => {
                 notes.push(format!(
