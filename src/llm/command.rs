@@ -150,7 +150,9 @@ fn flatten(request: &Request, structured_output: bool) -> String {
         section(marker, &message.content);
     }
     if let (true, Some((name, schema))) = (structured_output, &request.json_schema) {
-        let schema = serde_json::to_string_pretty(schema).unwrap_or_else(|_| schema.to_string());
+        // Minified: the prompt shows the answer's shape already; this is
+        // the exact schema for a program that enforces it.
+        let schema = schema.to_string();
         section(
             "RESPONSE FORMAT",
             &format!(
@@ -186,6 +188,6 @@ mod tests {
         );
         let structured = flatten(&request, true);
         assert!(structured.contains("=== RESPONSE FORMAT ===\nAnswer with one JSON object"));
-        assert!(structured.contains("\"type\": \"object\""));
+        assert!(structured.contains("{\"type\":\"object\"}"));
     }
 }

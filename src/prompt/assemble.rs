@@ -96,10 +96,23 @@ fn assemble_with(
     let fence = Fence::choose_keyed(&stable_texts(input), &untrusted_texts(input));
     let ctx = Ctx::new(counter, fence);
 
-    let schema = pretty_schema(input.schema);
+    let dimensions = scoring(input)
+        .map(super::Scoring::render)
+        .unwrap_or_default();
+    // The answer's shape; a template without the dimensions' slot (an
+    // override written before it) states them after the shape.
+    let mut schema = super::shape(input.schema);
+    if !template.has("dimensions") && !dimensions.is_empty() {
+        schema = format!(
+            "{schema}
+
+{dimensions}"
+        );
+    }
     let instructions = template.render(|name| match name {
         "tag" => ctx.fence.tag(),
         "schema" => schema.as_str(),
+        "dimensions" => dimensions.as_str(),
         _ => "",
     });
     let notices = render_notices(&input.notices);
@@ -170,6 +183,7 @@ fn assemble_with(
     let fixed = Fixed {
         template,
         schema: &schema,
+        dimensions: &dimensions,
         notices: &notices,
         task: &task,
         criteria: &criteria,
@@ -360,6 +374,7 @@ impl<'c> Ctx<'c> {
 struct Fixed<'a> {
     template: &'a Template,
     schema: &'a str,
+    dimensions: &'a str,
     notices: &'a str,
     task: &'a str,
     criteria: &'a str,
@@ -392,6 +407,7 @@ fn fill(fixed: &Fixed, ctx: &Ctx, parts: &HashMap<&'static str, String>) -> (Str
             "previous_review" => earlier.as_deref().unwrap_or(""),
             "tag" => ctx.fence.tag(),
             "schema" => fixed.schema,
+            "dimensions" => fixed.dimensions,
             "notices" => fixed.notices,
             "task" => fixed.task,
             "criteria" => fixed.criteria,
@@ -435,7 +451,7 @@ impl Accounting<'_, '_> {
             .fixed
             .template
             .slots()
-            .filter(|s| !matches!(*s, "tag" | "schema"))
+            .filter(|s| !matches!(*s, "tag" | "schema" | "dimensions"))
             .collect();
         if !self.fixed.template.has("vision") && self.parts.contains_key("vision") {
             let at = order
@@ -495,6 +511,7 @@ impl Accounting<'_, '_> {
 /// the reviews of a feature share their prefix.
 fn stable_texts<'a>(input: &'a Input) -> Vec<&'a str> {
     let mut texts: Vec<&str> = vec![input.schema];
+    texts.extend(scoring(input).into_iter().flat_map(super::Scoring::texts));
     // In document order, as shown: every task ranks them its own way.
     let mut spec: Vec<&super::SpecSection> = input.spec.iter().collect();
     spec.sort_by(|a, b| (&a.doc_path, a.start_line).cmp(&(&b.doc_path, b.start_line)));
@@ -522,6 +539,7 @@ fn untrusted_texts<'a>(input: &'a Input) -> Vec<&'a str> {
         &t.rationale,
         input.schema,
     ]);
+    texts.extend(scoring(input).into_iter().flat_map(super::Scoring::texts));
     texts.extend(t.feature.as_deref());
     for c in &input.criteria {
         texts.extend([c.id.as_str(), &c.text, &c.verify_by]);
@@ -565,11 +583,12 @@ fn untrusted_texts<'a>(input: &'a Input) -> Vec<&'a str> {
     texts
 }
 
-fn pretty_schema(schema: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(schema) {
-        Ok(value) => serde_json::to_string_pretty(&value).unwrap_or_else(|_| schema.to_string()),
-        Err(_) => schema.trim().to_string(),
-    }
+/// What a review's instructions state decides; the guardian rates nothing.
+fn scoring<'i>(input: &'i Input) -> Option<&'i super::Scoring> {
+    input
+        .scoring
+        .as_ref()
+        .filter(|_| input.kind != Kind::Guardian)
 }
 
 fn render_notices(notices: &[String]) -> String {
@@ -1082,6 +1101,23 @@ mod tests {
             }]),
             vision: None,
             schema: SCHEMA,
+            scoring: Some(super::super::Scoring {
+                dimensions: vec![
+                    super::super::Rating {
+                        name: "requirement_adherence".into(),
+                        description: "Does what the spec asks.".into(),
+                        weight: 3,
+                        min_score: Some(90),
+                    },
+                    super::super::Rating {
+                        name: "security_performance".into(),
+                        description: String::new(),
+                        weight: 1,
+                        min_score: None,
+                    },
+                ],
+                pass_score: 75,
+            }),
             defect: None,
             part: None,
         }
@@ -1169,7 +1205,7 @@ mod tests {
             &p.text,
             &[
                 "## Instructions",
-                "\"required\": [\n",
+                "\"verdict\": \"approve\"|\"request_changes\"",
                 "## 1. Spec requirements",
                 "SOURCE OF TRUTH: specs/product/library-catalog.md § Library Catalog > Search",
                 "Related spec: specs/product/accounts.md § Accounts",
@@ -2079,7 +2115,7 @@ mod tests {
         let open = format!("<<<DATA {tag}>>>");
         let close = format!("<<<END {tag}>>>");
         assert!(text.contains(&format!(
-            "opens with the line `{open}` and closes with `{close}`"
+            "each block between a line `{open}` and a line `{close}`"
         )));
         let mut inside = false;
         for line in text.lines() {
@@ -2342,7 +2378,7 @@ mod tests {
                         "case {case}"
                     );
                     assert!(p.text.contains("| AC-1 |"), "case {case}");
-                    assert!(p.text.contains("\"verdict\": {"), "case {case}");
+                    assert!(p.text.contains("\"verdict\": \"approve\""), "case {case}");
                     for s in i.spec.iter().filter(|s| s.required) {
                         assert!(
                             p.text.contains(&s.text),

@@ -17,6 +17,8 @@ mod bpe;
 mod coverage;
 mod fence;
 mod files;
+mod scoring;
+mod shape;
 mod spec_review;
 mod template;
 mod tokens;
@@ -28,6 +30,8 @@ use crate::git::diff::Diff;
 pub use assemble::{assemble, numbered_hunk};
 pub use coverage::{Coverage, OmittedFile, coverage};
 pub use files::Class;
+pub use scoring::{Rating, Scoring};
+pub use shape::shape;
 pub use spec_review::{SpecCriterion, SpecReview, SpecRevision};
 pub use template::{Override, TEMPLATE_NAMES, Templates};
 pub use tokens::{Counter, PendingCounter};
@@ -84,9 +88,14 @@ pub struct Input<'a> {
     /// whole when it fits its share, else its sentences in `Vision::ranked`
     /// order.
     pub vision: Option<Vision>,
-    /// The JSON schema of the expected answer (verdict or guardian); embedded
-    /// pretty-printed when it parses as JSON, verbatim otherwise.
+    /// The JSON schema of the expected answer (verdict or guardian); the
+    /// prompt shows its shape (`shape`), or the text as given when it is
+    /// not a JSON object.
     pub schema: &'a str,
+    /// The quality dimensions the answer rates, with their minimums and the
+    /// pass score, stated in the instructions (`{{dimensions}}`); None for
+    /// the guardian.
+    pub scoring: Option<Scoring>,
     /// What a defect-fix review adds (`Kind::Defect`).
     pub defect: Option<Defect>,
     /// For a review done in parts, what of the diff this prompt may show;

@@ -63,10 +63,16 @@ pub(crate) const REVIEW_SLOTS: &[&str] = &[
 /// Placeholders a review or defect template may leave out: an override
 /// written before the vision reached the reviewer gets the vision after
 /// the spec sections instead, and a re-review's previous findings and
-/// interdiff after the earlier reviews; without `stable_end` no prefix is
-/// marked for the provider's prompt cache.
-pub(crate) const OPTIONAL_SLOTS: &[&str] =
-    &["vision", "stable_end", "previous_findings", "interdiff"];
+/// interdiff after the earlier reviews, and the dimensions' minimums after
+/// the answer's shape; without `stable_end` no prefix is marked for the
+/// provider's prompt cache.
+pub(crate) const OPTIONAL_SLOTS: &[&str] = &[
+    "vision",
+    "stable_end",
+    "previous_findings",
+    "interdiff",
+    "dimensions",
+];
 
 pub(crate) const GUARDIAN_SLOTS: &[&str] = &[
     "notices", "tag", "vision", "spec", "task", "criteria", "diff", "schema",

@@ -242,6 +242,7 @@ pub fn compose(
             _ => None,
         },
         vision: review_vision(sources),
+        scoring: prompt_scoring(ctx, sources),
     };
     let schema = serde_json::to_string(&verdict_schema(parts.kind, &dimensions(ctx, sources)))
         .unwrap_or_default();
@@ -386,6 +387,9 @@ pub struct Parts {
     /// The vision the review's prompts carry (the guardian reads it its
     /// own way).
     pub vision: Option<prompt::Vision>,
+    /// The dimensions the review rates, their minimums and the pass score,
+    /// as the review's instructions state them.
+    pub scoring: prompt::Scoring,
 }
 
 impl Parts {
@@ -415,6 +419,7 @@ impl Parts {
             impact: self.impact.clone(),
             vision,
             schema,
+            scoring: (kind != prompt::Kind::Guardian).then(|| self.scoring.clone()),
             defect: self.defect.clone(),
             part: None,
         }
@@ -562,6 +567,23 @@ pub fn verdict_schema(kind: prompt::Kind, dimensions: &[&verdict::Dimension]) ->
         .map(|d| (d.name.as_str(), d.description.as_str()))
         .collect();
     verdict::with_dimensions(schema, &asked)
+}
+
+/// The dimensions the review asks to be rated, with their minimums, and
+/// the pass score: what its instructions state decides.
+fn prompt_scoring(ctx: &Context, sources: &Sources) -> prompt::Scoring {
+    prompt::Scoring {
+        dimensions: dimensions(ctx, sources)
+            .into_iter()
+            .map(|d| prompt::Rating {
+                name: d.name.clone(),
+                description: d.description.clone(),
+                weight: d.weight,
+                min_score: d.min_score,
+            })
+            .collect(),
+        pass_score: ctx.config.scoring.pass_score,
+    }
 }
 
 /// The quality dimensions the review asks the model to rate: coordination

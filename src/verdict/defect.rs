@@ -84,6 +84,13 @@ pub fn json_schema() -> Value {
             }),
         );
     }
+    if let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) {
+        for key in ["defect_scope_check", "scope_violations"] {
+            if !required.iter().any(|r| r == key) {
+                required.push(Value::from(key));
+            }
+        }
+    }
     schema
 }
 

@@ -312,7 +312,8 @@ fn nullable_line() -> Value {
 }
 
 /// The JSON Schema of the reviewer's verdict, in the subset that OpenAI's
-/// `response_format: json_schema` strict mode accepts.
+/// `response_format: json_schema` strict mode accepts. A defect fix's adds
+/// its scope check (`defect::json_schema`); a review's never asks for it.
 pub fn json_schema() -> Value {
     object(json!({
         "verdict": {"type": "string", "enum": names(&Kind::ALL, Kind::as_str)},
@@ -358,17 +359,6 @@ pub fn json_schema() -> Value {
             })),
             {"type": "null"},
         ], "description": "With request_changes: what the rejection asks for; null with approve"},
-        "defect_scope_check": {"anyOf": [
-            object(json!({
-                "scope_ok": {"type": "boolean"},
-                "large_diff": {"type": "boolean"},
-            })),
-            {"type": "null"},
-        ], "description": "Defect-fix reviews only; null otherwise"},
-        "scope_violations": {"type": "array", "items": object(json!({
-            "file": {"type": "string"},
-            "description": {"type": "string"},
-        })), "description": "Defect-fix reviews only; empty otherwise"},
     }))
 }
 

@@ -250,7 +250,7 @@ fn a_contained_fix_is_approved_and_changes_nothing_in_the_defect_folder() {
         "SOURCE OF TRUTH: specs/product/catalog.md",
         "A book on loan is shown as unavailable.",
         "- files to modify: src/search.rs",
-        "`defect_scope_check` and `scope_violations` are required",
+        "Every key is required, `defect_scope_check` and `scope_violations` too",
     ] {
         assert!(
             prompt.contains(needle),
@@ -973,7 +973,10 @@ fn a_defect_fix_too_large_for_one_prompt_is_reviewed_in_parts() {
             .to_string();
         assert!(prompt.contains("# Defect-fix review"));
         assert!(prompt.contains("| DF-1 |"));
-        assert!(prompt.contains("`defect_scope_check` and `scope_violations` are required"));
+        assert!(
+            prompt
+                .contains("Every key is required, `defect_scope_check` and `scope_violations` too")
+        );
     }
     // The parts' verdicts merge into one that still carries the scope check.
     assert_eq!(r["defect"]["model"]["defect_scope_check"]["scope_ok"], true);

@@ -255,7 +255,11 @@ fn five_other_dimensions_are_the_docs_configuration_away() {
     assert_eq!(run.code, 0, "{}", run.transcript());
     let prompt = last_user_message(&server.requests()[0]);
     for name in ["intent_alignment", "completeness", "consistency", "safety"] {
-        assert!(prompt.contains(&format!("{name}: ")), "{name} is described");
+        let line = prompt
+            .lines()
+            .find(|l| l.starts_with(&format!("   - {name} (weight")))
+            .unwrap_or_else(|| panic!("{name} is stated with its weight:\n{prompt}"));
+        assert!(line.contains("): "), "{name} is described: {line}");
     }
     for gone in [
         "requirement_adherence",
@@ -414,7 +418,7 @@ fn coordination_requirements_are_checked_at_the_head_and_shown_to_the_model() {
         "Coordination: shared interface ReviewReport (src/review.py) must not be removed or renamed",
         "Coordination: new files only under src/**, tests/**",
         "Coordination, prohibited change (rate it under coordination_compliance): Must not change the ticket state machine",
-        "coordination_compliance: The coordination requirements hold",
+        "- coordination_compliance (weight 3, minimum 90): The coordination requirements hold",
     ] {
         assert!(prompt.contains(needle), "{needle}\n{prompt}");
     }
