@@ -115,7 +115,7 @@ enum Shape {
     Nits,
     Config,
     Fix,
-    SpecReview,
+    SpecReview(Format),
     History,
     /// `speed show` and `speed stats`: one object, page or text.
     Document(Format),
@@ -128,7 +128,7 @@ impl Shape {
             Command::Nits(_) => Shape::Nits,
             Command::Config(_) => Shape::Config,
             Command::Fix(_) => Shape::Fix,
-            Command::Spec(_) => Shape::SpecReview,
+            Command::Spec(_) => Shape::SpecReview(format.into()),
             Command::History(_) => Shape::History,
             Command::Show(_) | Command::Stats(_) => Shape::Document(format.into()),
             _ => Shape::Review(format.into()),
@@ -137,7 +137,11 @@ impl Shape {
 
     fn failure(self, error: &str) -> String {
         match self {
-            Shape::Review(Format::Sarif) => render::sarif::failure(error),
+            // No log at all: one without results would close every alert.
+            Shape::Review(Format::Sarif) => {
+                eprintln!("{}", render::sarif::WITHHELD);
+                String::new()
+            }
             Shape::Review(Format::Junit) => render::junit::failure(error),
             Shape::Review(Format::Github) => render::github::failure(error),
             Shape::Review(Format::Html) | Shape::Document(Format::Html) => {
@@ -150,7 +154,10 @@ impl Shape {
             Shape::Nits => render::json::nits_failure(error),
             Shape::Config => config::json_failure(error),
             Shape::Fix => render::fixes::json_failure(error),
-            Shape::SpecReview => render::spec_review::failure(error),
+            Shape::SpecReview(Format::Sarif) => Shape::Review(Format::Sarif).failure(error),
+            Shape::SpecReview(Format::Junit) => render::junit::failure(error),
+            Shape::SpecReview(Format::Github) => render::github::failure(error),
+            Shape::SpecReview(_) => render::spec_review::failure(error),
             Shape::History => render::history::json_failure(error),
             Shape::Document(_) => render::stats::json_failure(error),
         }
@@ -187,7 +194,14 @@ fn usage_shape(args: &[OsString]) -> Option<Shape> {
     match command {
         Some(&"nits") => json.then_some(Shape::Nits),
         Some(&"config") => json.then_some(Shape::Config),
-        Some(&"spec") => (format == Some(Format::Json)).then_some(Shape::SpecReview),
+        Some(&"spec") => format
+            .filter(|f| {
+                matches!(
+                    f,
+                    Format::Json | Format::Sarif | Format::Junit | Format::Github
+                )
+            })
+            .map(Shape::SpecReview),
         Some(&"fix") => (format == Some(Format::Json)).then_some(Shape::Fix),
         Some(&"history") => (format == Some(Format::Json)).then_some(Shape::History),
         Some(&"show" | &"stats") => format.filter(|f| *f != Format::Human).map(Shape::Document),
@@ -354,6 +368,10 @@ fn review_command(
     for again in &plan.reselected {
         eprintln!("note: {}: {}", again.label(), again.reason);
     }
+    // In every format: a CI log shows what this runner of the matrix held.
+    if let Some(share) = &plan.share {
+        eprintln!("{}", share.line());
+    }
     if plan.subjects.is_empty() {
         return Ok(nothing_to_review(&ctx.root, settings, &plan, colors));
     }
@@ -394,28 +412,17 @@ fn nothing_to_review(
                 .collect();
             print!("{}", render::json::dry_runs(&runs));
         } else if settings.format != Format::Human {
-            print_results(
-                root,
-                settings.format,
-                &plan.unreadable,
-                &[],
-                &plan.skipped,
-                false,
-                colors,
-            );
+            let results = Results::new(&plan.unreadable, &plan.skipped);
+            print_results(root, settings.format, &results, colors);
         }
         return Outcome::Error;
     }
     if settings.format != Format::Human {
-        print_results(
-            root,
-            settings.format,
-            &[],
-            &[],
-            &plan.skipped,
-            false,
-            colors,
-        );
+        let results = Results {
+            share: plan.share.as_ref(),
+            ..Results::new(&[], &plan.skipped)
+        };
+        print_results(root, settings.format, &results, colors);
     } else if plan.batch_mode && plan.tasks_read == 0 && plan.defects_read == 0 {
         let mut looked: Vec<String> = tasks::Store::open(root)
             .task_folders()
@@ -492,10 +499,13 @@ fn nothing_to_review(
             1 => ", 1 fixed defect".to_string(),
             n => format!(", {n} fixed defects"),
         };
+        let here = match &plan.share {
+            Some(share) => format!(" in shard {}", share.shard.label()),
+            None => String::new(),
+        };
         eprintln!(
-            "Nothing to review: {} task file{} read{defects}, nothing needs a review{approved}.",
-            plan.tasks_read,
-            if plan.tasks_read == 1 { "" } else { "s" }
+            "Nothing to review: {} read{defects}, nothing{here} needs a review{approved}.",
+            render::plural(plan.tasks_read, "task file"),
         );
         for s in plan
             .skipped
@@ -508,18 +518,44 @@ fn nothing_to_review(
     Outcome::Approved
 }
 
+/// What a review command prints once its reviews are done.
+struct Results<'a> {
+    reports: &'a [Report],
+    nits: &'a [nits::Nit],
+    skipped: &'a [review::Skipped],
+    batch_mode: bool,
+    /// `--shard K/N`: what this shard held.
+    share: Option<&'a review::shard::Share>,
+    /// Every subject was decided (approved, checks passed or sent back):
+    /// nothing failed and nothing waits in a provider batch.
+    decided: bool,
+}
+
+impl<'a> Results<'a> {
+    fn new(reports: &'a [Report], skipped: &'a [review::Skipped]) -> Results<'a> {
+        Results {
+            reports,
+            nits: &[],
+            skipped,
+            batch_mode: false,
+            share: None,
+            decided: reports.iter().all(Report::decided),
+        }
+    }
+}
+
 /// Everything printed once the reviews are done, in the chosen format.
 /// Human reports were printed as each review completed: the summary of a
 /// batch and the nits follow them.
-fn print_results(
-    root: &Path,
-    format: Format,
-    reports: &[Report],
-    nits: &[nits::Nit],
-    skipped: &[review::Skipped],
-    batch_mode: bool,
-    colors: Colors,
-) {
+fn print_results(root: &Path, format: Format, results: &Results, colors: Colors) {
+    let Results {
+        reports,
+        nits,
+        skipped,
+        batch_mode,
+        share,
+        decided,
+    } = *results;
     let text = match format {
         Format::Human => {
             let mut text = String::new();
@@ -530,8 +566,20 @@ fn print_results(
             text
         }
         Format::Json => render::json::reviews(reports, nits, skipped),
-        Format::Sarif => render::sarif::log(reports, skipped),
-        Format::Junit => render::junit::report(reports, skipped),
+        // Code scanning reads a log without results as "every alert fixed":
+        // a run that decided less than everything writes none (see
+        // render::sarif).
+        Format::Sarif if !decided => {
+            eprintln!("{}", render::sarif::WITHHELD);
+            String::new()
+        }
+        Format::Sarif => {
+            let content = Content::open(root);
+            render::sarif::log(reports, skipped, &|r, path, first, last| {
+                content.lines(&r.head_commit, path, first, last)
+            })
+        }
+        Format::Junit => render::junit::report(reports, skipped, share),
         Format::Html => {
             let pages: Vec<(&Report, Option<&str>)> = reports.iter().map(|r| (r, None)).collect();
             show::review_page(root, &pages)
@@ -542,15 +590,57 @@ fn print_results(
             .collect::<Vec<_>>()
             .join("\n---\n\n"),
         Format::Github => {
-            // Drawn now, after every model answered: no text in the reports
-            // can know it (see render::github).
-            let token = format!("speed-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
             append_step_summary(&render::github::summary(reports, skipped));
-            render::github::commands(reports, skipped, &token)
+            render::github::commands(reports, skipped, share, &stop_token())
         }
     };
     print!("{text}");
     let _ = std::io::stdout().flush();
+}
+
+/// The files at reviews' head commits, read once each: what SARIF
+/// fingerprints are made of (the content a finding points at).
+struct Content {
+    repo: Option<Repository>,
+    files: std::cell::RefCell<std::collections::HashMap<(String, String), Option<String>>>,
+}
+
+impl Content {
+    fn open(root: &Path) -> Content {
+        Content {
+            repo: Repository::open(root).ok(),
+            files: Default::default(),
+        }
+    }
+
+    /// Lines `first..=last` (1-based) of `path` at `commit`; None when the
+    /// file or the lines are not there.
+    fn lines(&self, commit: &str, path: &str, first: u64, last: u64) -> Option<String> {
+        let repo = self.repo.as_ref()?;
+        if commit.is_empty() {
+            return None;
+        }
+        let mut files = self.files.borrow_mut();
+        let text = files
+            .entry((commit.to_string(), path.to_string()))
+            .or_insert_with(|| {
+                repo.read_file(commit, path)
+                    .ok()
+                    .flatten()
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            })
+            .as_deref()?;
+        let skip = usize::try_from(first.checked_sub(1)?).ok()?;
+        let take = usize::try_from(last.saturating_sub(first) + 1).ok()?;
+        let lines: Vec<&str> = text.lines().skip(skip).take(take).collect();
+        (!lines.is_empty()).then(|| lines.join("\n"))
+    }
+}
+
+/// The token that ends GitHub's stop-commands, drawn after every model
+/// answered: no text in the reports can know it (see render::github).
+fn stop_token() -> String {
+    format!("speed-{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
 }
 
 /// In GitHub Actions, `$GITHUB_STEP_SUMMARY` names a file whose Markdown is
@@ -597,14 +687,14 @@ fn run_reviews(
         progress.clear();
         // Errors always reach stderr; a review that never reached the model
         // has no report to show, one that failed at the model keeps its report.
-        if let Some(err) = &report.error {
+        if let Some(err) = report.error_line() {
             // The runner reads commands from stderr too, and errors quote
             // servers and models: in GitHub Actions, one line each.
             let err = match settings.format {
                 Format::Github => err.split_whitespace().collect::<Vec<_>>().join(" "),
-                _ => err.clone(),
+                _ => err,
             };
-            eprintln!("error: {}: {err}", label(report));
+            eprintln!("error: {err}");
         }
         if human && (report.error.is_none() || report.prepared()) {
             print!("{}", render::human::report(report, &stdout_style));
@@ -628,22 +718,16 @@ fn run_reviews(
     if let Err(err) = nits::merge_save(&ctx.root, &reports, &found) {
         eprintln!("warning: could not save nits: {err}");
     }
-    print_results(
-        &ctx.root,
-        settings.format,
-        &reports,
-        &found,
-        &plan.skipped,
-        plan.batch_mode,
-        colors,
-    );
+    let results = Results {
+        nits: &found,
+        batch_mode: plan.batch_mode,
+        share: plan.share.as_ref(),
+        ..Results::new(&reports, &plan.skipped)
+    };
+    print_results(&ctx.root, settings.format, &results, colors);
     Ok(reports
         .iter()
         .fold(Outcome::Approved, |acc, r| acc.worst(r.outcome)))
-}
-
-fn label(report: &Report) -> String {
-    report.label()
 }
 
 fn dry_run_command(

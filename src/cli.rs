@@ -721,6 +721,24 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         let cli = Cli::try_parse_from(args)?;
+        if let Command::Spec(SpecArgs {
+            action: SpecAction::Review(spec),
+        }) = &cli.command
+        {
+            if spec.dry_run && !matches!(spec.format, SpecFormat::Human | SpecFormat::Json) {
+                let name = spec
+                    .format
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default();
+                return Err(<Cli as clap::CommandFactory>::command().error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "--dry-run prints a prompt, not review results: use it with --format human or json, not {name}"
+                    ),
+                ));
+            }
+        }
         if let Command::Review(review) = &cli.command {
             let format = review.output_format();
             if review.dry_run && !matches!(format, Format::Human | Format::Json) {
@@ -749,7 +767,13 @@ impl Cli {
             Command::Fix(args) if args.json() => Format::Json,
             Command::Spec(SpecArgs {
                 action: SpecAction::Review(args),
-            }) if args.format == SpecFormat::Json => Format::Json,
+            }) => match args.format {
+                SpecFormat::Human => Format::Human,
+                SpecFormat::Json => Format::Json,
+                SpecFormat::Sarif => Format::Sarif,
+                SpecFormat::Junit => Format::Junit,
+                SpecFormat::Github => Format::Github,
+            },
             Command::Show(args) => args.format.into(),
             Command::History(args) => args.format.into(),
             Command::Stats(args) => args.format.into(),
@@ -923,7 +947,7 @@ mod tests {
                 "--reviser",
                 "x",
             ],
-            &["speed", "spec", "review", "f", "--format", "sarif"],
+            &["speed", "spec", "review", "f", "--format", "html"],
         ] {
             assert_eq!(
                 Cli::try_parse_from(args).unwrap_err().exit_code(),
@@ -932,6 +956,19 @@ mod tests {
             );
         }
         Cli::try_parse_from(["speed", "spec", "review", "--spec", "s.md"]).unwrap();
+        for format in ["sarif", "junit", "github"] {
+            Cli::try_parse_from(["speed", "spec", "review", "f", "--format", format]).unwrap();
+            let dry = Cli::parse_checked([
+                "speed",
+                "spec",
+                "review",
+                "f",
+                "--dry-run",
+                "--format",
+                format,
+            ]);
+            assert_eq!(dry.unwrap_err().exit_code(), 2, "{format}");
+        }
     }
 
     #[test]

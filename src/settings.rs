@@ -671,6 +671,8 @@ fn review_settings(
             id: Some(id).filter(|id| !id.is_empty()),
             // In range (checked by the flag), so this cannot panic.
             wait: Duration::from_secs_f64(args.wait.unwrap_or(DEFAULT_COLLECT_WAIT_SECS)),
+            // What CI services set (GitHub Actions, GitLab, CircleCI, ...).
+            ci: env("CI").is_some_and(|v| matches!(v.trim(), "true" | "1" | "True" | "TRUE")),
         },
         (None, true) => review::ProviderBatch::Submit,
         (None, false) => review::ProviderBatch::Off,

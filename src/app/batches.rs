@@ -18,7 +18,7 @@ use crate::review::{self, Context, Models, Plan};
 use crate::settings::ReviewSettings;
 
 use super::progress::Progress;
-use super::{Colors, label, note, out, print_results};
+use super::{Colors, Results, note, out, print_results};
 
 /// What both commands need: the batch API, the models for what is asked
 /// directly, the pacing.
@@ -50,12 +50,12 @@ fn printer<'a>(
     let human = settings.format == Format::Human;
     move |report: &Report| {
         progress.clear();
-        if let Some(err) = &report.error {
+        if let Some(err) = report.error_line() {
             let err = match settings.format {
                 Format::Github => err.split_whitespace().collect::<Vec<_>>().join(" "),
-                _ => err.clone(),
+                _ => err,
             };
-            eprintln!("error: {}: {err}", label(report));
+            eprintln!("error: {err}");
         }
         if human && (report.error.is_none() || report.prepared()) {
             print!("{}", render::human::report(report, &colors.stdout));
@@ -116,16 +116,17 @@ pub(super) fn submit_command(
             "reviews": batch.reviews,
         }));
     }
-    print_all(
-        &ctx.root,
-        settings,
-        &reports,
-        &plan.skipped,
-        &batches,
-        &notices,
-        true,
-        colors,
-    );
+    let shown = Shown {
+        reports: &reports,
+        skipped: &plan.skipped,
+        batches: &batches,
+        notices: &notices,
+        batch_mode: true,
+        share: plan.share.as_ref(),
+        // What waits in the batch is not decided yet.
+        decided: submission.batch.is_none() && reports.iter().all(Report::decided),
+    };
+    print_all(&ctx.root, settings, &shown, colors);
     Ok(outcome)
 }
 
@@ -219,34 +220,59 @@ pub(super) fn collect_command(
     if let Err(err) = nits::merge_save(&ctx.root, &reports, &found) {
         eprintln!("warning: could not save nits: {err}");
     }
-    let batch_mode = reports.len() + skipped.len() > 1;
-    print_all(
-        &ctx.root, settings, &reports, &skipped, &batches, &notices, batch_mode, colors,
-    );
+    let shown = Shown {
+        reports: &reports,
+        skipped: &skipped,
+        batches: &batches,
+        notices: &notices,
+        batch_mode: reports.len() + skipped.len() > 1,
+        share: None,
+        decided: waiting.is_empty() && problems.is_empty() && reports.iter().all(Report::decided),
+    };
+    print_all(&ctx.root, settings, &shown, colors);
     Ok(outcome)
+}
+
+/// What a submission or a collection shows.
+struct Shown<'a> {
+    reports: &'a [Report],
+    skipped: &'a [review::Skipped],
+    batches: &'a [Value],
+    notices: &'a [String],
+    batch_mode: bool,
+    share: Option<&'a review::shard::Share>,
+    decided: bool,
 }
 
 /// The summary and the documents of the chosen format; the JSON one says
 /// what became of the batches.
-#[allow(clippy::too_many_arguments)]
-fn print_all(
-    root: &std::path::Path,
-    settings: &ReviewSettings,
-    reports: &[Report],
-    skipped: &[review::Skipped],
-    batches: &[Value],
-    notices: &[String],
-    batch_mode: bool,
-    colors: Colors,
-) {
-    let found = nits::collect(reports);
+fn print_all(root: &std::path::Path, settings: &ReviewSettings, shown: &Shown, colors: Colors) {
+    let found = nits::collect(shown.reports);
     match settings.format {
         Format::Json => print!(
             "{}",
-            render::json::reviews_with_batches(reports, &found, skipped, batches, notices)
+            render::json::reviews_with_batches(
+                shown.reports,
+                &found,
+                shown.skipped,
+                shown.batches,
+                shown.notices
+            )
         ),
-        format if !reports.is_empty() || !skipped.is_empty() || format != Format::Human => {
-            print_results(root, format, reports, &found, skipped, batch_mode, colors);
+        format
+            if !shown.reports.is_empty()
+                || !shown.skipped.is_empty()
+                || format != Format::Human =>
+        {
+            let results = Results {
+                reports: shown.reports,
+                nits: &found,
+                skipped: shown.skipped,
+                batch_mode: shown.batch_mode,
+                share: shown.share,
+                decided: shown.decided,
+            };
+            print_results(root, format, &results, colors);
         }
         _ => {}
     }

@@ -1,7 +1,8 @@
 //! `speed spec review`: runs the spec review loop (`spec_review::run`),
 //! shows each step on stderr as it happens, and prints what it came to on
-//! stdout: the summary for people, one JSON object, or a dry run's prompt
-//! (its accounting on stderr).
+//! stdout: the summary for people, one JSON object, a CI format (SARIF,
+//! JUnit, GitHub workflow commands), or a dry run's prompt (its accounting
+//! on stderr).
 
 use std::path::Path;
 
@@ -9,7 +10,7 @@ use anyhow::Context as _;
 
 use super::{Colors, note, out};
 use crate::exit::Outcome;
-use crate::render;
+use crate::render::{self, Format};
 use crate::settings::SpecReviewSettings;
 use crate::spec_review;
 
@@ -34,13 +35,28 @@ pub fn spec_review_command(
     if summary.outcome == Outcome::Error {
         eprintln!("error: {}", summary.headline);
     }
-    if settings.json {
-        print!("{}", render::spec_review::json(&summary));
-    } else if let Some(dry) = &summary.dry {
-        print!("{}", dry.prompt);
-        eprint!("{}", render::spec_review::accounting(&summary));
-    } else {
-        print!("{}", render::spec_review::human(&summary, &colors.stdout));
+    match settings.format {
+        Format::Json => print!("{}", render::spec_review::json(&summary)),
+        _ if summary.dry.is_some() => {
+            if let Some(dry) = &summary.dry {
+                print!("{}", dry.prompt);
+            }
+            eprint!("{}", render::spec_review::accounting(&summary));
+        }
+        // As for a review: no log unless the run decided (render::sarif).
+        Format::Sarif if !render::spec_review::decided(&summary) => {
+            eprintln!("{}", render::sarif::WITHHELD);
+        }
+        Format::Sarif => print!("{}", render::sarif::spec_log(&summary)),
+        Format::Junit => print!("{}", render::junit::spec_report(&summary)),
+        Format::Github => {
+            super::append_step_summary(&render::github::spec_summary(&summary));
+            print!(
+                "{}",
+                render::github::spec_commands(&summary, &super::stop_token())
+            );
+        }
+        _ => print!("{}", render::spec_review::human(&summary, &colors.stdout)),
     }
     Ok(summary.outcome)
 }

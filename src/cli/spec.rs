@@ -35,6 +35,27 @@ pub enum SpecFormat {
     Human,
     /// One JSON object.
     Json,
+    /// SARIF 2.1.0, for code scanning: speed's checks and the model's
+    /// feedback, each at its place in the spec (or the PRD).
+    Sarif,
+    /// JUnit XML: one test case, failed when the spec needs revision.
+    Junit,
+    /// GitHub Actions workflow commands (annotations), and a summary in
+    /// $GITHUB_STEP_SUMMARY when it is set.
+    Github,
+}
+
+impl From<SpecFormat> for crate::render::Format {
+    fn from(format: SpecFormat) -> crate::render::Format {
+        use crate::render::Format;
+        match format {
+            SpecFormat::Human => Format::Human,
+            SpecFormat::Json => Format::Json,
+            SpecFormat::Sarif => Format::Sarif,
+            SpecFormat::Junit => Format::Junit,
+            SpecFormat::Github => Format::Github,
+        }
+    }
 }
 
 #[derive(Debug, Args)]
@@ -81,7 +102,8 @@ pub struct SpecReviewArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Output format on stdout: human or json.
+    /// Output format on stdout: human, json, or for CI sarif, junit or
+    /// github (a dry run: human or json).
     #[arg(long, value_name = "FORMAT", default_value = "human")]
     pub format: SpecFormat,
 

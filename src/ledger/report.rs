@@ -221,6 +221,31 @@ impl Report {
         !self.hashes.prompt.is_empty()
     }
 
+    /// Whether the review decided: approved, sent back or (offline) passed
+    /// the checks, with no error. A failed review, or one waiting in a
+    /// provider batch, decided nothing.
+    pub fn decided(&self) -> bool {
+        self.error.is_none()
+            && self.verdict.is_some()
+            && matches!(self.outcome, Outcome::Approved | Outcome::ChangesRequested)
+    }
+
+    /// The review's error with its subject in front, once: most errors
+    /// already name it (`branch x: --spec: ...`), and saying it twice is
+    /// noise in a CI log.
+    pub fn error_line(&self) -> Option<String> {
+        let err = self.error.as_deref()?;
+        let label = self.label();
+        let named = err
+            .strip_prefix(label.as_str())
+            .is_some_and(|rest| rest.starts_with([':', ' ']));
+        Some(if named {
+            err.to_string()
+        } else {
+            format!("{label}: {err}")
+        })
+    }
+
     /// "task 3", "defect login-crash" or "branch feature/x", for messages.
     pub fn label(&self) -> String {
         match (&self.task_id, &self.defect) {
@@ -312,6 +337,29 @@ impl Report {
         self.judge_rejection()
             .filter(|r| r.kind == RejectedKind::Plan)
             .map(|r| r.reason)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_names_its_subject_once() {
+        let mut report = Report::unreadable(Some("3".into()), None, "no such task".into());
+        assert_eq!(report.error_line().as_deref(), Some("task 3: no such task"));
+        report.error = Some("task 3: --spec: no section Cart".into());
+        assert_eq!(
+            report.error_line().as_deref(),
+            Some("task 3: --spec: no section Cart")
+        );
+        report.error = Some("task 3 is being reviewed by another speed process".into());
+        assert_eq!(
+            report.error_line().as_deref(),
+            Some("task 3 is being reviewed by another speed process")
+        );
+        report.error = Some("task 31: x".into());
+        assert_eq!(report.error_line().as_deref(), Some("task 3: task 31: x"));
     }
 }
 

@@ -58,10 +58,73 @@ pub struct Finding {
     pub message: String,
     /// What to do about it, when the finding says.
     pub suggestion: Option<String>,
+    /// Which part of the message says what the finding is, for an identity
+    /// that lasts across runs (SARIF fingerprints).
+    pub words: Words,
+}
+
+/// What of a finding's message identifies it across runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Words {
+    /// speed wrote it: its first line, numbers aside, is the same each run.
+    Speed,
+    /// A model wrote it, and words it anew each run: it identifies the
+    /// finding only when nothing else does (no content to point at).
+    Model,
+    /// These words, whatever the message says around them (a criterion's
+    /// id, a spec quote).
+    Key(String),
+}
+
+impl Words {
+    /// The stable part of `message`; `pointed` says whether the finding
+    /// points at content that identifies it on its own.
+    pub fn stable(&self, message: &str, pointed: bool) -> String {
+        match self {
+            // A key is identity as it stands: AC-1 is not AC-2.
+            Words::Key(key) => key.split_whitespace().collect::<Vec<_>>().join(" "),
+            Words::Model if pointed => String::new(),
+            Words::Speed | Words::Model => {
+                normalize(message.lines().find(|l| !l.trim().is_empty()).unwrap_or(""))
+            }
+        }
+    }
+}
+
+/// Words without what changes from run to run while the finding stays:
+/// spacing, numbers (line numbers, counts, durations) and commit ids.
+fn normalize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let hexish = word.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+        if hexish.len() >= 7
+            && hexish.bytes().all(|b| b.is_ascii_hexdigit())
+            && hexish.bytes().any(|b| b.is_ascii_digit())
+        {
+            out.push_str(&word.replace(hexish, "#"));
+            continue;
+        }
+        let mut digits = false;
+        for c in word.chars() {
+            if c.is_ascii_digit() {
+                if !digits {
+                    out.push('0');
+                }
+                digits = true;
+            } else {
+                digits = false;
+                out.push(c);
+            }
+        }
+    }
+    out
 }
 
 impl Finding {
-    fn new(rule: String, level: Level, message: String) -> Finding {
+    pub(super) fn new(rule: String, level: Level, message: String) -> Finding {
         Finding {
             rule,
             level,
@@ -71,10 +134,23 @@ impl Finding {
             column: None,
             message,
             suggestion: None,
+            words: Words::Speed,
         }
     }
 
-    fn at(mut self, file: Option<&str>, line: Option<u64>) -> Finding {
+    /// Written by a model (see `Words::Model`).
+    pub(super) fn by_model(mut self) -> Finding {
+        self.words = Words::Model;
+        self
+    }
+
+    /// Known across runs by these words.
+    pub(super) fn known_by(mut self, key: &str) -> Finding {
+        self.words = Words::Key(key.trim().to_string());
+        self
+    }
+
+    pub(super) fn at(mut self, file: Option<&str>, line: Option<u64>) -> Finding {
         self.file = file
             .map(str::trim)
             .filter(|f| !f.is_empty())
@@ -95,7 +171,7 @@ impl Finding {
         self
     }
 
-    fn suggest(mut self, suggestion: &str) -> Finding {
+    pub(super) fn suggest(mut self, suggestion: &str) -> Finding {
         let suggestion = suggestion.trim();
         self.suggestion = (!suggestion.is_empty()).then(|| suggestion.to_string());
         self
@@ -154,11 +230,14 @@ pub fn of(report: &Report) -> Vec<Finding> {
                 flag.spec_reference.trim()
             )
         };
-        out.push(Finding::new(
-            format!("guardian/{}", flag.severity.as_str()),
-            Level::of(flag.severity),
-            message,
-        ));
+        out.push(
+            Finding::new(
+                format!("guardian/{}", flag.severity.as_str()),
+                Level::of(flag.severity),
+                message,
+            )
+            .by_model(),
+        );
     }
     for file in &report.coverage.diff.files_omitted {
         // Left out for budget: unseen code, a warning. By name only
@@ -178,14 +257,17 @@ pub fn of(report: &Report) -> Vec<Finding> {
         );
     }
     for c in report.evidence.iter().filter(|c| !c.found) {
-        out.push(Finding::new(
-            "review/evidence-not-found".to_string(),
-            Level::Note,
-            format!(
-                "The review cites {} ({}), which is not in the diff or the files at the head commit",
-                c.reference, c.from
-            ),
-        ));
+        out.push(
+            Finding::new(
+                "review/evidence-not-found".to_string(),
+                Level::Note,
+                format!(
+                    "The review cites {} ({}), which is not in the diff or the files at the head commit",
+                    c.reference, c.from
+                ),
+            )
+            .known_by(&c.reference),
+        );
     }
     // A request for changes always shows as an error, even when the model
     // gave no blocking finding to say why.
@@ -196,11 +278,14 @@ pub fn of(report: &Report) -> Vec<Finding> {
             .as_deref()
             .and_then(|f| f.lines().map(str::trim).find(|l| !l.is_empty()))
             .unwrap_or("no finding was given");
-        out.push(Finding::new(
-            "review/request-changes".to_string(),
-            Level::Error,
-            format!("The review requested changes: {why}"),
-        ));
+        out.push(
+            Finding::new(
+                "review/request-changes".to_string(),
+                Level::Error,
+                format!("The review requested changes: {why}"),
+            )
+            .known_by(""),
+        );
     }
     out
 }
@@ -218,7 +303,8 @@ fn review_findings(report: &Report, review: &crate::verdict::Verdict) -> Vec<Fin
             )
             .at(issue.file.as_deref(), issue.line)
             .until(issue.end_line)
-            .suggest(&issue.suggestion),
+            .suggest(&issue.suggestion)
+            .by_model(),
         );
     }
     for c in &review.criteria {
@@ -232,11 +318,14 @@ fn review_findings(report: &Report, review: &crate::verdict::Verdict) -> Vec<Fin
         } else {
             format!(": {}", c.evidence.trim())
         };
-        out.push(Finding::new(
-            rule.to_string(),
-            level,
-            format!("{} is {}{why}", c.id, c.status.as_str()),
-        ));
+        out.push(
+            Finding::new(
+                rule.to_string(),
+                level,
+                format!("{} is {}{why}", c.id, c.status.as_str()),
+            )
+            .known_by(&c.id),
+        );
     }
     for check in review.spec_verification.iter().filter(|c| !c.satisfied) {
         let (file, line) = spec_place(report, &check.spec_quote);
@@ -256,7 +345,8 @@ fn review_findings(report: &Report, review: &crate::verdict::Verdict) -> Vec<Fin
                 Level::Warning,
                 message,
             )
-            .at(file, line),
+            .at(file, line)
+            .known_by(&check.spec_quote),
         );
     }
     for m in &review.missing_from_spec {
@@ -276,7 +366,12 @@ fn review_findings(report: &Report, review: &crate::verdict::Verdict) -> Vec<Fin
                 Level::Warning,
                 message,
             )
-            .at(file, line),
+            .at(file, line)
+            .known_by(if m.spec_quote.trim().is_empty() {
+                &m.description
+            } else {
+                &m.spec_quote
+            }),
         );
     }
     for o in &review.out_of_scope {
@@ -287,7 +382,8 @@ fn review_findings(report: &Report, review: &crate::verdict::Verdict) -> Vec<Fin
                 format!("Out of scope: {}", o.description.trim()),
             )
             .at(Some(&o.file), o.line)
-            .until(o.end_line),
+            .until(o.end_line)
+            .by_model(),
         );
     }
     out
@@ -353,7 +449,8 @@ fn defect_findings(defect: &crate::ledger::report::DefectBlock) -> Vec<Finding> 
                 Level::Error,
                 format!("Out of the defect's scope: {}", v.description.trim()),
             )
-            .at(Some(&v.file), None),
+            .at(Some(&v.file), None)
+            .by_model(),
         );
     }
     out
@@ -457,6 +554,27 @@ fn check_description(name: &str) -> String {
         _ => return format!("The configured check `{name}` failed"),
     };
     known.to_string()
+}
+
+/// Where a finding shows in CI: its own file (and line), else the first
+/// line of the spec the review was judged against, so code scanning and
+/// annotations put every finding somewhere, and in the same place.
+pub fn anchor<'a>(report: &'a Report, finding: &'a Finding) -> Option<(&'a str, Option<u64>)> {
+    match &finding.file {
+        Some(file) => Some((file.as_str(), finding.line)),
+        None => report.specs.first().map(|spec| (spec.as_str(), Some(1))),
+    }
+}
+
+/// "3 errors, 1 warning, 0 notes".
+pub fn count_words(findings: &[Finding]) -> String {
+    let (errors, warnings, notes) = counts(findings);
+    format!(
+        "{}, {}, {}",
+        super::plural(errors, "error"),
+        super::plural(warnings, "warning"),
+        super::plural(notes, "note")
+    )
 }
 
 /// How many findings of each level: (errors, warnings, notes).
@@ -573,6 +691,28 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(of(&r).len(), 1);
+    }
+
+    #[test]
+    fn the_stable_words_leave_out_numbers_commits_and_model_prose() {
+        assert_eq!(
+            normalize("dbg!  added at line 12 of 3f9a2c1d4e"),
+            "dbg! added at line 0 of #"
+        );
+        assert_eq!(normalize("u32 and AC-12"), "u0 and AC-0");
+        // Words of letters only are not commit ids.
+        assert_eq!(normalize("deadbeefcafe"), "deadbeefcafe");
+        let model = Words::Model;
+        assert_eq!(model.stable("Off by one\nmore", true), "");
+        assert_eq!(model.stable("Off by  one\nmore", false), "Off by one");
+        assert_eq!(
+            Words::Key(" AC-1 ".into()).stable("AC-1 is unmet: x", true),
+            "AC-1"
+        );
+        assert_eq!(
+            Words::Speed.stable("\n512 changed lines\ndetail", false),
+            "0 changed lines"
+        );
     }
 
     #[test]

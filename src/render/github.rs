@@ -15,14 +15,21 @@ use std::fmt::Write;
 use crate::exit::Outcome;
 use crate::ledger::Report;
 use crate::review::Skipped;
+use crate::review::shard::Share;
 use crate::verdict::Kind;
 
 use super::findings::{self, Finding, Level};
 use super::{Style, human};
 
 /// The workflow commands of a review command. `token` must be unguessable by
-/// whoever wrote the reports' text (see the module doc).
-pub fn commands(reports: &[Report], skipped: &[Skipped], token: &str) -> String {
+/// whoever wrote the reports' text (see the module doc); `share` is what a
+/// `--shard K/N` runner held.
+pub fn commands(
+    reports: &[Report],
+    skipped: &[Skipped],
+    share: Option<&Share>,
+    token: &str,
+) -> String {
     let mut out = String::new();
     let plain = Style { color: false };
     for report in reports {
@@ -41,7 +48,8 @@ pub fn commands(reports: &[Report], skipped: &[Skipped], token: &str) -> String 
             let _ = writeln!(out, "::endgroup::");
         }
         for finding in &found {
-            out.push_str(&annotation(&subject, finding));
+            let anchor = findings::anchor(report, finding);
+            out.push_str(&annotation(&subject, finding, anchor));
         }
         let (level, line) = outcome_line(report, &found);
         let _ = writeln!(
@@ -61,7 +69,77 @@ pub fn commands(reports: &[Report], skipped: &[Skipped], token: &str) -> String 
         );
     }
     if reports.is_empty() && skipped.is_empty() {
-        out.push_str("::notice title=speed::nothing to review\n");
+        let why = match share {
+            Some(share) => format!("nothing to review in this shard: {}", share.line()),
+            None => "nothing to review".to_string(),
+        };
+        let _ = writeln!(out, "::notice title=speed::{}", data(&why));
+    }
+    out
+}
+
+/// The workflow commands of a spec review: the summary for people folded
+/// in a group (between stop-commands markers, see the module doc), an
+/// annotation per finding at its place in the spec, and the outcome line.
+pub fn spec_commands(summary: &crate::spec_review::Summary, token: &str) -> String {
+    let mut out = String::new();
+    let subject = format!("spec {}", summary.feature);
+    let verdict = super::spec_review::verdict(summary);
+    let _ = writeln!(
+        out,
+        "::group::{}",
+        data(&format!("speed: {subject}: {verdict}"))
+    );
+    let _ = writeln!(out, "::stop-commands::{token}");
+    out.push_str(&super::spec_review::human(summary, &Style { color: false }));
+    let _ = writeln!(out, "\n::{token}::");
+    let _ = writeln!(out, "::endgroup::");
+    let found = super::spec_review::findings(summary);
+    for finding in &found {
+        let anchor = finding
+            .file
+            .as_deref()
+            .map(|file| (file, finding.line))
+            .or(Some((summary.spec_path.as_str(), Some(1))));
+        out.push_str(&annotation(&subject, finding, anchor));
+    }
+    let level = match summary.outcome {
+        Outcome::Approved => "notice",
+        _ => "error",
+    };
+    let _ = writeln!(
+        out,
+        "::{level} title={}::{}",
+        property(&format!("speed: {subject}")),
+        data(&format!(
+            "{verdict} ({}): {}",
+            findings::count_words(&found),
+            summary.headline
+        ))
+    );
+    out
+}
+
+/// The Markdown summary of a spec review for `$GITHUB_STEP_SUMMARY`.
+pub fn spec_summary(summary: &crate::spec_review::Summary) -> String {
+    let mut out = format!(
+        "## speed spec review: {}\n\n{}: {}\n\n",
+        inline(&summary.feature),
+        code(super::spec_review::verdict(summary)),
+        inline(&summary.headline)
+    );
+    for f in super::spec_review::findings(summary) {
+        let place = f
+            .place()
+            .map(|p| format!(" {}", code(&p)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "- **{}** {}{place}: {}",
+            f.level.as_str(),
+            code(&f.rule),
+            inline(&f.message)
+        );
     }
     out
 }
@@ -71,16 +149,18 @@ pub fn failure(error: &str) -> String {
     format!("::error title=speed::{}\n", data(error))
 }
 
-fn annotation(subject: &str, finding: &Finding) -> String {
+/// One finding's annotation, at `anchor` (see `findings::anchor`: a
+/// finding with no file of its own is shown on the spec, as in SARIF).
+fn annotation(subject: &str, finding: &Finding, anchor: Option<(&str, Option<u64>)>) -> String {
     let mut props = Vec::new();
-    if let Some(file) = &finding.file {
+    if let Some((file, line)) = anchor {
         props.push(format!("file={}", property(file)));
-        if let Some(line) = finding.line {
+        if let Some(line) = line {
             props.push(format!("line={line}"));
             if let Some(end) = finding.end_line.filter(|e| *e > line) {
                 props.push(format!("endLine={end}"));
             }
-            if let Some(column) = finding.column {
+            if let Some(column) = finding.column.filter(|_| finding.line.is_some()) {
                 props.push(format!("col={column}"));
             }
         }
@@ -112,8 +192,7 @@ fn command(level: Level) -> &'static str {
 
 /// The one line that says how a review ended, and its level.
 fn outcome_line(report: &Report, found: &[Finding]) -> (&'static str, String) {
-    let (errors, warnings, notes) = findings::counts(found);
-    let counts = format!("{errors} errors, {warnings} warnings, {notes} notes");
+    let counts = findings::count_words(found);
     let scores = report
         .scores
         .as_ref()
@@ -197,7 +276,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
     out.push_str("| | review | verdict | findings | task |\n| --- | --- | --- | --- | --- |\n");
     for report in reports {
         let found = findings::of(report);
-        let (errors, warnings, notes) = findings::counts(&found);
+        let counts = findings::count_words(&found);
         let mark = match (report.outcome, &report.error) {
             (Outcome::Approved, None) => "✅",
             (Outcome::ChangesRequested, None) => "❌",
@@ -210,7 +289,7 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
             .unwrap_or_else(|| "-".to_string());
         let _ = writeln!(
             out,
-            "| {mark} | {} | {} | {errors} errors, {warnings} warnings, {notes} notes | {} |",
+            "| {mark} | {} | {} | {counts} | {} |",
             inline(&super::report_subject(report)),
             verdict_words(report),
             inline(&task)
@@ -323,19 +402,18 @@ mod tests {
         assert_eq!(data("50% done\r\nnext"), "50%25 done%0D%0Anext");
         assert_eq!(property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
         // A message cannot start a second command on a new line.
-        let line = annotation(
-            "f/1",
-            &Finding {
-                rule: "review/major".into(),
-                level: Level::Error,
-                file: Some("src/a,b:c.rs".into()),
-                line: Some(4),
-                end_line: Some(6),
-                column: None,
-                message: "bad\n::add-mask::x".into(),
-                suggestion: None,
-            },
-        );
+        let finding = Finding {
+            rule: "review/major".into(),
+            level: Level::Error,
+            file: Some("src/a,b:c.rs".into()),
+            line: Some(4),
+            end_line: Some(6),
+            column: None,
+            message: "bad\n::add-mask::x".into(),
+            suggestion: None,
+            words: findings::Words::Speed,
+        };
+        let line = annotation("f/1", &finding, Some(("src/a,b:c.rs", Some(4))));
         assert_eq!(
             line,
             "::error file=src/a%2Cb%3Ac.rs,line=4,endLine=6,title=speed review/major (f/1)::bad%0A::add-mask::x\n"

@@ -1,7 +1,11 @@
 //! JUnit XML output (`--format junit`), for CI test report tools: one test
 //! suite, one test case per reviewed task (or branch), a `<failure>` holding
 //! the findings when the review did not approve, an `<error>` when it could
-//! not complete, `<skipped>` for tasks already approved at their diff.
+//! not complete, `<skipped>` for tasks already approved at their diff. The
+//! scores are properties of the suite (the schema most readers use has no
+//! properties on a test case), named by subject. A report with nothing to
+//! review says so in a skipped case, so an empty shard of a matrix reads as
+//! a choice, not as a runner that found no tests.
 //!
 //! Every text comes from someone else (task titles, model messages), so it is
 //! escaped, and characters XML 1.0 cannot carry become U+FFFD.
@@ -12,14 +16,17 @@ use std::fmt::Write;
 use crate::exit::Outcome;
 use crate::ledger::Report;
 use crate::review::Skipped;
+use crate::review::shard::Share;
 
 use super::findings::{self, Finding};
 
 const SUITE: &str = "speed review";
 
-/// The test report of a review command.
-pub fn report(reports: &[Report], skipped: &[Skipped]) -> String {
+/// The test report of a review command; `share` is what a `--shard K/N`
+/// runner held.
+pub fn report(reports: &[Report], skipped: &[Skipped], share: Option<&Share>) -> String {
     let mut cases = String::new();
+    let mut props = String::new();
     let (mut failures, mut errors) = (0, 0);
     let mut time_ms = 0;
     for report in reports {
@@ -37,7 +44,7 @@ pub fn report(reports: &[Report], skipped: &[Skipped]) -> String {
             attr(&name),
             seconds(report.duration_ms)
         );
-        cases.push_str(&properties(report));
+        props.push_str(&properties(report));
         match (report.outcome, &report.error) {
             (Outcome::Approved, None) => {
                 let out = details(report, &found);
@@ -49,7 +56,9 @@ pub fn report(reports: &[Report], skipped: &[Skipped]) -> String {
                 failures += 1;
                 let (errors_n, warnings_n, notes_n) = findings::counts(&found);
                 let message = format!(
-                    "changes requested: {errors_n} blocking, {warnings_n} warnings, {notes_n} notes"
+                    "changes requested: {errors_n} blocking, {}, {}",
+                    super::plural(warnings_n, "warning"),
+                    super::plural(notes_n, "note")
                 );
                 let _ = writeln!(
                     cases,
@@ -89,28 +98,75 @@ pub fn report(reports: &[Report], skipped: &[Skipped]) -> String {
             attr(&s.reason)
         );
     }
+    let mut tests = reports.len() + skipped.len();
+    let mut skips = skipped.len();
+    if tests == 0 {
+        cases.push_str(&nothing(share));
+        tests = 1;
+        skips = 1;
+    }
+    if let Some(share) = share {
+        let _ = writeln!(
+            props,
+            "      <property name=\"shard\" value=\"{}\"/>",
+            attr(&share.shard.label())
+        );
+    }
+    let props = if props.is_empty() {
+        props
+    } else {
+        format!("    <properties>\n{props}    </properties>\n")
+    };
     document(
-        reports.len() + skipped.len(),
-        failures,
-        errors,
-        skipped.len(),
-        time_ms,
+        &Counts {
+            tests,
+            failures,
+            errors,
+            skipped: skips,
+            time_ms,
+        },
+        &props,
         &cases,
     )
 }
 
-/// A test case's scores as properties (`overall_score`, `pass_score`,
-/// `score.<dimension>`), which report tools show beside the case.
+/// The one case of a report that reviewed nothing, and why: on purpose,
+/// the way a skipped test is.
+fn nothing(share: Option<&Share>) -> String {
+    let (name, message) = match share {
+        Some(share) => (
+            format!("shard {}", share.shard.label()),
+            format!(
+                "{}: nothing to review in this shard, on purpose: the tasks were dealt to the other shards",
+                share.line()
+            ),
+        ),
+        None => (
+            "speed review".to_string(),
+            "nothing to review: no task needs a review".to_string(),
+        ),
+    };
+    format!(
+        "    <testcase classname=\"speed\" name=\"{}\" time=\"0\">\n      <skipped message=\"{}\"/>\n    </testcase>\n",
+        attr(&name),
+        attr(&message)
+    )
+}
+
+/// A review's scores as properties of the suite, named by its subject
+/// (`feature/3.overall_score`, `feature/3.pass_score`,
+/// `feature/3.score.<dimension>`), which report tools show beside it.
 fn properties(report: &Report) -> String {
     let Some(scores) = &report.scores else {
         return String::new();
     };
-    let mut out = String::from("      <properties>\n");
+    let subject = super::report_subject(report);
+    let mut out = String::new();
     let mut property = |name: &str, value: String| {
         let _ = writeln!(
             out,
-            "        <property name=\"{}\" value=\"{}\"/>",
-            attr(name),
+            "      <property name=\"{}\" value=\"{}\"/>",
+            attr(&format!("{subject}.{name}")),
             attr(&value)
         );
     };
@@ -119,7 +175,6 @@ fn properties(report: &Report) -> String {
     for r in &scores.dimensions {
         property(&format!("score.{}", r.name), r.score.to_string());
     }
-    out.push_str("      </properties>\n");
     out
 }
 
@@ -129,24 +184,118 @@ pub fn failure(error: &str) -> String {
         "    <testcase classname=\"speed\" name=\"speed review\" time=\"0\">\n      <error message=\"{}\" type=\"error\"/>\n    </testcase>\n",
         attr(error)
     );
-    document(1, 0, 1, 0, 0, &case)
+    let counts = Counts {
+        tests: 1,
+        failures: 0,
+        errors: 1,
+        skipped: 0,
+        time_ms: 0,
+    };
+    document(&counts, "", &case)
 }
 
-fn document(
+struct Counts {
     tests: usize,
     failures: usize,
     errors: usize,
     skipped: usize,
     time_ms: u64,
-    cases: &str,
-) -> String {
+}
+
+fn document(counts: &Counts, properties: &str, cases: &str) -> String {
+    let Counts {
+        tests,
+        failures,
+        errors,
+        skipped,
+        time_ms,
+    } = counts;
     let counts = format!(
         "tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" skipped=\"{skipped}\" time=\"{}\"",
-        seconds(time_ms)
+        seconds(*time_ms)
     );
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"speed\" {counts}>\n  <testsuite name=\"{SUITE}\" {counts}>\n{cases}  </testsuite>\n</testsuites>\n"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"speed\" {counts}>\n  <testsuite name=\"{SUITE}\" {counts}>\n{properties}{cases}  </testsuite>\n</testsuites>\n"
     )
+}
+
+/// The test report of a spec review: one case, failed when the spec needs
+/// revision or is blocked, an error when the review could not run; the
+/// latest scores are properties of the suite.
+pub fn spec_report(summary: &crate::spec_review::Summary) -> String {
+    use crate::spec_review::Summary;
+    let s: &Summary = summary;
+    let found = super::spec_review::findings(s);
+    let mut body = String::new();
+    for f in &found {
+        let place = f.place().map(|p| format!(" {p}")).unwrap_or_default();
+        let _ = writeln!(
+            body,
+            "[{}] {}{place}: {}",
+            f.level.as_str(),
+            f.rule,
+            f.message.trim()
+        );
+        if let Some(fix) = &f.suggestion {
+            let _ = writeln!(body, "    fix: {fix}");
+        }
+    }
+    let _ = writeln!(body, "{}", s.headline);
+    if let Some(path) = &s.session_path {
+        let _ = writeln!(body, "session: {path}");
+    }
+    let mut counts = Counts {
+        tests: 1,
+        failures: 0,
+        errors: 0,
+        skipped: 0,
+        time_ms: 0,
+    };
+    let verdict = super::spec_review::verdict(s);
+    let outcome = match s.outcome {
+        Outcome::Approved => format!("      <system-out>{}</system-out>\n", text(&body)),
+        Outcome::ChangesRequested | Outcome::Blocked => {
+            counts.failures = 1;
+            format!(
+                "      <failure message=\"{}\" type=\"{verdict}\">{}</failure>\n",
+                attr(&s.headline),
+                text(&body)
+            )
+        }
+        _ => {
+            counts.errors = 1;
+            format!(
+                "      <error message=\"{}\" type=\"{verdict}\">{}</error>\n",
+                attr(&s.headline),
+                text(&body)
+            )
+        }
+    };
+    let case = format!(
+        "    <testcase classname=\"speed.spec\" name=\"{}\" time=\"0\">\n{outcome}    </testcase>\n",
+        attr(&format!("spec {}: {}", s.feature, s.spec_path))
+    );
+    let mut props = String::new();
+    let last = s
+        .session
+        .as_ref()
+        .and_then(|session| session.iterations.last());
+    if let Some(scores) = last.and_then(|it| it["result"]["scores"].as_object()) {
+        for (name, score) in scores {
+            let _ = writeln!(
+                props,
+                "      <property name=\"{}\" value=\"{}\"/>",
+                attr(&format!("score.{name}")),
+                attr(&score.to_string())
+            );
+        }
+    }
+    let props = if props.is_empty() {
+        props
+    } else {
+        format!("    <properties>\n{props}    </properties>\n")
+    };
+    document(&counts, &props, &case)
 }
 
 /// `speed.<feature>`, `speed.tasks` without one, `speed.defects` for a

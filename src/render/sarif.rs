@@ -2,8 +2,15 @@
 //! SARIF viewers: one run whose tool is speed, a rule declared for every rule
 //! id used, one result per finding (see `findings`) with its place, level and
 //! message, and fingerprints that stay the same across runs while the finding
-//! does. Reviews that failed are tool execution notifications, not results,
-//! and the run says it did not execute successfully.
+//! does: made of what the finding is (its rule, its file, the content it
+//! points at, the stable part of its message, the task it belongs to), never
+//! of a commit, a branch name or a line number, so code scanning keeps one
+//! alert (and its dismissal) across pushes.
+//!
+//! A log is written only when every review decided: code scanning reads a
+//! category's log without results as "every alert fixed", so a review that
+//! failed (exit 1, 52, 53) or waits in a provider batch (54) must not upload
+//! one; `app` prints `WITHHELD` instead of a log then.
 //!
 //! Code scanning needs a location for every result: a finding with no file
 //! (an overrule, a criterion, a guardian flag) points at the review's primary
@@ -14,7 +21,6 @@ use std::collections::HashMap;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::exit::Outcome;
 use crate::ledger::Report;
 use crate::review::Skipped;
 
@@ -23,25 +29,42 @@ use super::findings::{self, Finding};
 /// The schema URI viewers and GitHub recognise for 2.1.0.
 const SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
-/// The SARIF log of a review command: every report's findings, the failed
-/// reviews as notifications.
-pub fn log(reports: &[Report], skipped: &[Skipped]) -> String {
-    let mut rules = Rules::default();
-    let mut results = Vec::new();
-    let mut seen: HashMap<String, usize> = HashMap::new();
+/// What speed prints on stderr instead of a log when not every review
+/// decided.
+pub const WITHHELD: &str = "note: no SARIF log was written: not every review decided (a review failed with exit 1, 52 or 53, or waits in a provider batch, 54), and a log without their results would tell code scanning that their alerts are fixed; upload speed's SARIF only when it exits 0 or 50";
+
+/// The text of lines `first..=last` of a file at a review's head commit,
+/// None when it cannot be read: what a finding points at.
+pub type Content<'a> = &'a dyn Fn(&Report, &str, u64, u64) -> Option<String>;
+
+/// At most this many lines of a range are what a finding points at.
+const CONTENT_LINES: u64 = 20;
+
+/// The SARIF log of a review command: every report's findings. Every
+/// review must have decided (see the module doc).
+pub fn log(reports: &[Report], skipped: &[Skipped], content: Content) -> String {
+    let mut results = Results::default();
     for report in reports {
+        let work = work(report);
+        let properties = json!({
+            "subject": super::report_subject(report),
+            "task_id": report.task_id,
+            "feature": report.feature,
+            "branch": report.branch,
+            "head_commit": report.head_commit,
+        });
         for finding in findings::of(report) {
-            let index = rules.index(&finding);
-            results.push(result(report, &finding, index, &mut seen));
+            let anchor = findings::anchor(report, &finding);
+            let pointed = pointed(&finding, &|path, first, last| {
+                content(report, path, first, last)
+            });
+            results.add(&finding, anchor, pointed.as_deref(), &work, &properties);
         }
     }
     let mut notifications = Vec::new();
     for report in reports {
-        if let Some(err) = &report.error {
-            notifications.push(notification(
-                "error",
-                &format!("{}: {err}", super::report_subject(report)),
-            ));
+        if let Some(err) = report.error_line() {
+            notifications.push(notification("error", &err));
         }
         for notice in &report.notices {
             notifications.push(notification(
@@ -50,12 +73,9 @@ pub fn log(reports: &[Report], skipped: &[Skipped]) -> String {
             ));
         }
     }
-    let successful = reports.iter().all(|r| {
-        matches!(r.outcome, Outcome::Approved | Outcome::ChangesRequested) && r.error.is_none()
-    });
+    let successful = reports.iter().all(Report::decided);
     let reviews: Vec<Value> = reports.iter().map(review_properties).collect();
     document(
-        rules.descriptors,
         results,
         successful,
         notifications,
@@ -63,21 +83,92 @@ pub fn log(reports: &[Report], skipped: &[Skipped]) -> String {
     )
 }
 
-/// The log printed when no review could start (bad configuration, no
-/// repository, ...): no results, the error as a notification.
-pub fn failure(error: &str) -> String {
+/// The SARIF log of a spec review: speed's checks and the latest review's
+/// feedback, at their place in the spec (or the PRD). Like a review's, it
+/// is written only when the run decided (`spec_review::decided`).
+pub fn spec_log(summary: &crate::spec_review::Summary) -> String {
+    let mut results = Results::default();
+    let work = format!("spec\0{}", summary.feature);
+    let properties = json!({
+        "subject": format!("spec {}", summary.feature),
+        "feature": summary.feature,
+        "spec": summary.spec_path,
+    });
+    for finding in super::spec_review::findings(summary) {
+        let anchor = finding
+            .file
+            .as_deref()
+            .map(|file| (file, finding.line))
+            .or(Some((summary.spec_path.as_str(), Some(1))));
+        results.add(&finding, anchor, None, &work, &properties);
+    }
+    let notifications = summary
+        .notes
+        .iter()
+        .map(|n| notification("note", n))
+        .collect();
     document(
-        Vec::new(),
-        Vec::new(),
-        false,
-        vec![notification("error", error)],
-        json!({"reviews": [], "skipped": []}),
+        results,
+        true,
+        notifications,
+        json!({"spec_review": {
+            "feature": summary.feature,
+            "spec": summary.spec_path,
+            "prd": summary.prd_path,
+            "verdict": super::spec_review::verdict(summary),
+            "exit_code": summary.outcome.code(),
+            "headline": summary.headline,
+        }}),
     )
 }
 
-fn document(
-    rules: Vec<Value>,
+/// The content a finding of its own file and line points at; a finding
+/// placed on the spec for want of a place points at nothing there.
+fn pointed(finding: &Finding, read: &dyn Fn(&str, u64, u64) -> Option<String>) -> Option<String> {
+    let (Some(file), Some(start)) = (&finding.file, finding.line) else {
+        return None;
+    };
+    let end = finding
+        .end_line
+        .unwrap_or(start)
+        .clamp(start, start + CONTENT_LINES - 1);
+    read(file, start, end).map(|text| text.split_whitespace().collect::<Vec<_>>().join(" "))
+}
+
+/// The results of a log and the rules they use.
+#[derive(Default)]
+struct Results {
+    rules: Rules,
     results: Vec<Value>,
+    seen: HashMap<String, usize>,
+}
+
+impl Results {
+    fn add(
+        &mut self,
+        finding: &Finding,
+        anchor: Option<(&str, Option<u64>)>,
+        pointed: Option<&str>,
+        work: &str,
+        properties: &Value,
+    ) {
+        let index = self.rules.index(finding);
+        let key = fingerprint_key(work, finding, anchor.map(|(file, _)| file), pointed);
+        let occurrence = self.seen.entry(key.clone()).or_default();
+        *occurrence += 1;
+        let fingerprint = fingerprint(&key, *occurrence);
+        self.results.push(result(
+            finding,
+            index,
+            anchor,
+            fingerprint,
+            properties.clone(),
+        ));
+    }
+}
+
+fn document(
+    results: Results,
     successful: bool,
     notifications: Vec<Value>,
     properties: Value,
@@ -94,10 +185,10 @@ fn document(
                 "name": "speed",
                 "version": env!("CARGO_PKG_VERSION"),
                 "semanticVersion": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
+                "rules": results.rules.descriptors,
             }},
             "invocations": [invocation],
-            "results": results,
+            "results": results.results,
             "properties": {"speed": properties},
         }],
     });
@@ -151,10 +242,11 @@ fn rule_name(rule: &str) -> String {
 }
 
 fn result(
-    report: &Report,
     finding: &Finding,
     rule_index: usize,
-    seen: &mut HashMap<String, usize>,
+    anchor: Option<(&str, Option<u64>)>,
+    fingerprint: String,
+    properties: Value,
 ) -> Value {
     let mut text = finding.message.trim().to_string();
     if let Some(suggestion) = &finding.suggestion {
@@ -164,23 +256,14 @@ fn result(
     if text.is_empty() {
         text = findings::describe(&finding.rule);
     }
-    let subject = super::report_subject(report);
-    let anchor = finding
-        .file
-        .clone()
-        .or_else(|| report.specs.first().cloned());
     let mut out = Map::new();
     out.insert("ruleId".into(), json!(finding.rule));
     out.insert("ruleIndex".into(), json!(rule_index));
     out.insert("level".into(), json!(finding.level.as_str()));
     out.insert("message".into(), json!({"text": text}));
-    if let Some(file) = &anchor {
+    if let Some((file, line)) = anchor {
         // A finding without a line is about the file: its first line.
-        let start = if finding.file.is_some() {
-            finding.line.unwrap_or(1)
-        } else {
-            1
-        };
+        let start = line.unwrap_or(1);
         let mut region = json!({"startLine": start});
         if let Some(end) = finding.end_line.filter(|e| *e > start) {
             region["endLine"] = json!(end);
@@ -196,38 +279,46 @@ fn result(
             }}]),
         );
     }
-    let key = fingerprint_key(&subject, finding);
-    let occurrence = seen.entry(key.clone()).or_default();
-    *occurrence += 1;
     out.insert(
         "partialFingerprints".into(),
-        json!({"speedFinding/v1": fingerprint(&key, *occurrence)}),
+        json!({FINGERPRINT: fingerprint}),
     );
-    out.insert(
-        "properties".into(),
-        json!({
-            "subject": subject,
-            "task_id": report.task_id,
-            "feature": report.feature,
-            "branch": report.branch,
-            "head_commit": report.head_commit,
-        }),
-    );
+    out.insert("properties".into(), properties);
     Value::Object(out)
 }
 
-/// What identifies a finding across runs: its subject, rule, file and words,
-/// not its line (which moves when code above it changes).
-fn fingerprint_key(subject: &str, finding: &Finding) -> String {
-    let words = finding
-        .message
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+/// The key of `partialFingerprints`: v2 is made of what the finding is
+/// (v1 held the review's subject, which held a commit when the subject
+/// was one).
+const FINGERPRINT: &str = "speedFinding/v2";
+
+/// The work a finding belongs to: a task (feature and id) or a defect;
+/// nothing for a branch review, whose name changes from push to push in
+/// many workflows.
+fn work(report: &Report) -> String {
+    match (&report.task_id, &report.defect) {
+        (Some(id), _) => format!("task\0{}\0{id}", report.feature.as_deref().unwrap_or("")),
+        (None, Some(defect)) => format!("defect\0{}", defect.name),
+        (None, None) => String::new(),
+    }
+}
+
+/// What identifies a finding across runs: the work it belongs to, its
+/// rule, its file, the content it points at and its message's stable part;
+/// not its line (which moves when code above it changes), the commit or
+/// the branch.
+fn fingerprint_key(
+    work: &str,
+    finding: &Finding,
+    file: Option<&str>,
+    pointed: Option<&str>,
+) -> String {
+    let words = finding.words.stable(&finding.message, pointed.is_some());
     format!(
-        "{subject}\0{}\0{}\0{words}",
+        "{work}\0{}\0{}\0{}\0{words}",
         finding.rule,
-        finding.file.as_deref().unwrap_or("")
+        file.unwrap_or(""),
+        pointed.unwrap_or("")
     )
 }
 
@@ -277,7 +368,7 @@ fn review_properties(report: &Report) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render::findings::Level;
+    use crate::render::findings::{Level, Words};
 
     #[test]
     fn uris_keep_paths_and_encode_the_rest() {
@@ -298,7 +389,7 @@ mod tests {
 
     #[test]
     fn fingerprints_ignore_lines_and_spacing_but_count_repeats() {
-        let finding = |line, message: &str| Finding {
+        let finding = |line, message: &str, words| Finding {
             rule: "review/major".into(),
             level: Level::Error,
             file: Some("src/a.rs".into()),
@@ -307,12 +398,43 @@ mod tests {
             column: None,
             message: message.into(),
             suggestion: None,
+            words,
         };
-        let a = fingerprint_key("f/1", &finding(3, "Off  by one"));
-        let b = fingerprint_key("f/1", &finding(9, "Off by one"));
+        let key =
+            |f: &Finding, work: &str, pointed| fingerprint_key(work, f, Some("src/a.rs"), pointed);
+        let speed = Words::Speed;
+        let a = key(
+            &finding(3, "Off  by one at line 3", speed.clone()),
+            "t1",
+            None,
+        );
+        let b = key(
+            &finding(9, "Off by one at line 9", speed.clone()),
+            "t1",
+            None,
+        );
         assert_eq!(fingerprint(&a, 1), fingerprint(&b, 1));
         assert_ne!(fingerprint(&a, 1), fingerprint(&a, 2));
-        let other_task = fingerprint_key("f/2", &finding(3, "Off by one"));
+        let other_task = key(&finding(3, "Off by one", speed), "t2", None);
         assert_ne!(fingerprint(&a, 1), fingerprint(&other_task, 1));
+        // A model's words change from run to run; the content it points at
+        // does not.
+        let one = key(
+            &finding(3, "Off by one", Words::Model),
+            "t1",
+            Some("let x = y + 1;"),
+        );
+        let two = key(
+            &finding(8, "An off-by-one error", Words::Model),
+            "t1",
+            Some("let x = y + 1;"),
+        );
+        assert_eq!(one, two);
+        let elsewhere = key(
+            &finding(8, "Off by one", Words::Model),
+            "t1",
+            Some("let z = 0;"),
+        );
+        assert_ne!(one, elsewhere);
     }
 }

@@ -1,11 +1,14 @@
 //! Output of `speed spec review`: the summary for people, one JSON object,
-//! and a dry run's accounting, over the same `spec_review::Summary`.
+//! a dry run's accounting, and the findings the CI formats print (`sarif`,
+//! `junit` and `github` hold the printers), over the same
+//! `spec_review::Summary`.
 
 use std::fmt::Write;
 
 use serde_json::{Value, json};
 
 use super::Style;
+use super::findings::{Finding, Level};
 use crate::exit::Outcome;
 use crate::severity::Severity;
 use crate::spec_review::Summary;
@@ -251,4 +254,107 @@ fn pretty(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "{}".to_string());
     text.push('\n');
     text
+}
+
+/// The latest review of the session's current budget, as saved.
+fn last_review(s: &Summary) -> Option<&Value> {
+    let session = s.session.as_ref()?;
+    let start = u64::from(session.budget_starts_at);
+    session
+        .iterations
+        .iter()
+        .rev()
+        .find(|it| it["iteration"].as_u64().is_some_and(|n| n >= start))
+        .map(|it| &it["result"])
+}
+
+/// Whether the run came to a verdict on the spec (pass, needs revision,
+/// blocked after reviews that answered, or speed's checks alone): what a
+/// SARIF log may be written for (see `sarif`).
+pub fn decided(s: &Summary) -> bool {
+    if s.dry.is_some() {
+        return false;
+    }
+    let answered = s.offline || last_review(s).is_some_and(|r| r["error"].is_null());
+    answered
+        && matches!(
+            s.outcome,
+            Outcome::Approved | Outcome::ChangesRequested | Outcome::Blocked
+        )
+}
+
+/// Every finding of a spec review for the CI formats: speed's checks at
+/// their place in the spec (or the PRD), then what the latest review
+/// overruled and the feedback it gave, each at its section's heading.
+pub fn findings(s: &Summary) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for f in &s.facts.findings {
+        let file = f.file.as_deref().unwrap_or(&s.spec_path);
+        out.push(
+            Finding::new(
+                format!("spec-check/{}", f.check),
+                Level::of(f.severity),
+                f.message.clone(),
+            )
+            .at(Some(file), f.line.map(|l| l as u64)),
+        );
+    }
+    let Some(review) = last_review(s) else {
+        return out;
+    };
+    for o in review["overrules"].as_array().into_iter().flatten() {
+        out.push(
+            Finding::new(
+                "spec-review/overrule".to_string(),
+                Level::Error,
+                format!(
+                    "speed overruled the review: {}",
+                    o["reason"].as_str().unwrap_or("")
+                ),
+            )
+            .at(Some(&s.spec_path), None),
+        );
+    }
+    // Feedback asks for a revision unless the spec passed; then it is advice.
+    let level = match s.outcome {
+        Outcome::Approved => Level::Note,
+        _ => Level::Error,
+    };
+    for f in review["feedback"].as_array().into_iter().flatten() {
+        let section = f["section"].as_str().unwrap_or("").trim();
+        let line = heading_line(&s.facts.headings, section);
+        out.push(
+            Finding::new(
+                "spec-review/feedback".to_string(),
+                level,
+                format!("{section}: {}", f["issue"].as_str().unwrap_or("").trim()),
+            )
+            .at(Some(&s.spec_path), line.map(|l| l as u64))
+            .suggest(f["suggestion"].as_str().unwrap_or(""))
+            .known_by(section),
+        );
+    }
+    out
+}
+
+/// The line of the heading a section is named by: its heading path, or
+/// its own title when that is unique.
+fn heading_line(headings: &[(String, usize)], section: &str) -> Option<usize> {
+    let section = section.trim().trim_start_matches('#').trim();
+    if let Some((_, line)) = headings.iter().find(|(path, _)| path == section) {
+        return Some(*line);
+    }
+    let by_title: Vec<usize> = headings
+        .iter()
+        .filter(|(path, _)| {
+            path.rsplit(" > ")
+                .next()
+                .is_some_and(|title| title.eq_ignore_ascii_case(section))
+        })
+        .map(|(_, line)| *line)
+        .collect();
+    match by_title.as_slice() {
+        [line] => Some(*line),
+        _ => None,
+    }
 }

@@ -111,6 +111,10 @@ pub enum ProviderBatch {
     Collect {
         id: Option<String>,
         wait: std::time::Duration,
+        /// Running in CI (`CI=true`): a checkout with no batch state is
+        /// the submitting job's state not carried over, an error, not
+        /// "nothing to collect".
+        ci: bool,
     },
 }
 

@@ -39,6 +39,8 @@ pub struct Plan {
     /// Approved tasks reviewed again, each with why: in batch mode, why its
     /// approval no longer covers it; with `--task-id`, that one still does.
     pub reselected: Vec<Skipped>,
+    /// `--shard K/N`: what this shard holds.
+    pub share: Option<shard::Share>,
 }
 
 /// The tasks (or the branch, or the defect) to review, from the target.
@@ -54,6 +56,7 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
         other_shards: 0,
         waiting: 0,
         reselected: Vec::new(),
+        share: None,
     };
     match &ctx.config.target {
         Target::Tasks { ids, feature } if !ids.is_empty() => {
@@ -165,26 +168,64 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
         }
     }
     if let Some(shard) = ctx.config.shard {
-        let before = gathered.subjects.len();
-        gathered.subjects.retain(|s| shard.owns(&shard::key(s)));
-        gathered.other_shards = before - gathered.subjects.len();
-        let key = |s: &Skipped| {
-            shard::work_key(
-                s.task_id.as_deref(),
-                s.feature.as_deref(),
-                s.defect.as_deref(),
-            )
-        };
-        let waiting = |s: &Skipped| s.reason.starts_with(waiting::WAITING);
-        gathered.waiting -= gathered
-            .skipped
-            .iter()
-            .filter(|s| waiting(s) && !shard.owns(&key(s)))
-            .count();
-        gathered.skipped.retain(|s| shard.owns(&key(s)));
-        gathered.reselected.retain(|s| shard.owns(&key(s)));
+        deal(shard, &mut gathered);
     }
     Ok(gathered)
+}
+
+/// `--shard K/N`: keep this shard's hand. Every candidate is dealt, those
+/// to review and those that need none (approved, waiting): what a subject
+/// needs can differ between runners (one saw a note another had not
+/// fetched yet), the candidates cannot (the task files of the commit they
+/// all checked out), so no subject is reviewed twice or left out.
+fn deal(shard: shard::Shard, gathered: &mut Plan) {
+    let skipped_key = |s: &Skipped| {
+        shard::work_key(
+            s.task_id.as_deref(),
+            s.feature.as_deref(),
+            s.defect.as_deref(),
+        )
+    };
+    let subject_keys: Vec<String> = gathered.subjects.iter().map(shard::key).collect();
+    let skipped_keys: Vec<String> = gathered.skipped.iter().map(skipped_key).collect();
+    let hand = shard.deal(
+        subject_keys
+            .iter()
+            .chain(skipped_keys.iter())
+            .map(String::as_str),
+    );
+    let before = gathered.subjects.len();
+    let mut keys = subject_keys.iter();
+    gathered
+        .subjects
+        .retain(|_| keys.next().is_some_and(|k| hand.contains(k.as_str())));
+    gathered.other_shards = before - gathered.subjects.len();
+    let is_waiting = |s: &Skipped| s.reason.starts_with(waiting::WAITING);
+    let mut keys = skipped_keys.iter();
+    let mut waiting_elsewhere = 0;
+    gathered.skipped.retain(|s| {
+        let mine = keys.next().is_some_and(|k| hand.contains(k.as_str()));
+        if !mine && is_waiting(s) {
+            waiting_elsewhere += 1;
+        }
+        mine
+    });
+    gathered.waiting -= waiting_elsewhere;
+    gathered
+        .reselected
+        .retain(|s| hand.contains(skipped_key(s).as_str()));
+    let defects = gathered
+        .subjects
+        .iter()
+        .filter(|s| matches!(s, Subject::Defect(_)))
+        .count();
+    gathered.share = Some(shard::Share {
+        shard,
+        tasks: gathered.subjects.len() - defects,
+        defects,
+        skipped: gathered.skipped.len(),
+        others: gathered.other_shards,
+    });
 }
 
 /// Batch mode leaves out what waits in a provider batch at its current

@@ -9,15 +9,16 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{Error, Recorder, Repo, Source, Values, file, locate, spec_arg};
-use crate::cli::{SpecFormat, SpecReviewArgs, ValueArgs};
+use crate::cli::{SpecReviewArgs, ValueArgs};
 use crate::spec_review::{self, Criterion, Job, Target};
 
 /// What `speed spec review` runs with.
 #[derive(Debug, Clone)]
 pub struct SpecReviewSettings {
     pub job: Job,
-    /// One JSON object on stdout.
-    pub json: bool,
+    /// How the outcome is printed on stdout (human, json, sarif, junit,
+    /// github).
+    pub format: crate::render::Format,
     /// Why no model is asked although nobody said `--offline`.
     pub offline_note: Option<String>,
 }
@@ -132,7 +133,7 @@ pub(super) fn settings(
             actor: values.actor,
             prompts: located.templates,
         },
-        json: args.format == SpecFormat::Json,
+        format: args.format.into(),
         offline_note,
     })
 }

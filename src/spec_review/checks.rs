@@ -46,12 +46,17 @@ pub struct Finding {
     /// 1-based line in the spec (or, for a requirement, the PRD).
     pub line: Option<usize>,
     pub message: String,
+    /// The document it is in when that is not the spec: the PRD's path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 impl Finding {
     /// One line for the prompt and the terminal.
     pub fn line(&self) -> String {
-        let at = match (&self.section, self.line) {
+        // A line of another document is in the message, which names it.
+        let line = self.line.filter(|_| self.file.is_none());
+        let at = match (&self.section, line) {
             (Some(section), Some(line)) => format!(" ({section}, line {line})"),
             (Some(section), None) => format!(" ({section})"),
             (None, Some(line)) => format!(" (line {line})"),
@@ -83,6 +88,10 @@ pub struct Facts {
     pub requirements: Vec<Trace>,
     /// Requirements past `requirements::MAX_REQUIREMENTS`, not traced.
     pub requirements_not_traced: usize,
+    /// The spec's headings: (heading path, 1-based line), to place what
+    /// the model says of a section.
+    #[serde(skip)]
+    pub headings: Vec<(String, usize)>,
 }
 
 impl Facts {
@@ -106,7 +115,15 @@ pub fn run(
     redactions: &[Redaction],
     spec_path: &str,
 ) -> Facts {
-    let mut facts = Facts::default();
+    let mut facts = Facts {
+        headings: spec
+            .sections
+            .iter()
+            .filter(|s| s.level > 0)
+            .map(|s| (s.heading_path(), s.start_line))
+            .collect(),
+        ..Facts::default()
+    };
     for r in redactions {
         let (section, file) = if r.file == spec_path {
             (section_at(spec, r.line as usize), "the spec")
@@ -123,6 +140,7 @@ pub fn run(
                  everything speed sends and writes: remove it from the document",
                 r.file, r.rule, r.rule
             ),
+            file: (r.file != spec_path).then(|| r.file.clone()),
         });
     }
     if !spec.sections.iter().any(|s| s.level > 0) {
@@ -133,6 +151,7 @@ pub fn run(
             line: None,
             message: "the spec has no headings, so no feedback or reference can name a part of it"
                 .to_string(),
+            file: None,
         });
     }
     if let Some(prd) = prd {
@@ -158,6 +177,7 @@ fn trace_all(spec: &Document, prd: &Document, facts: &mut Facts) {
                 "the PRD ({}) has no numbered or bulleted requirement to trace",
                 prd.path
             ),
+            file: None,
         });
         return;
     }
@@ -169,7 +189,7 @@ fn trace_all(spec: &Document, prd: &Document, facts: &mut Facts) {
                 check: "untraced_requirement",
                 severity: Severity::Major,
                 section: None,
-                line: None,
+                line: Some(requirement.line),
                 message: format!(
                     "{} is traced to no section of the spec: \"{}\"",
                     match &requirement.id {
@@ -178,6 +198,7 @@ fn trace_all(spec: &Document, prd: &Document, facts: &mut Facts) {
                     },
                     clip(&requirement.text, 160)
                 ),
+                file: Some(prd.path.clone()),
             });
         }
         facts.requirements.push(Trace {
@@ -195,7 +216,8 @@ fn trace_all(spec: &Document, prd: &Document, facts: &mut Facts) {
                 "the PRD has {over} more requirements than the {} speed traces; they were not traced",
                 requirements::MAX_REQUIREMENTS
             ),
-        });
+                    file: None,
+});
     }
 }
 
@@ -354,7 +376,8 @@ fn duplicate_headings(spec: &Document, out: &mut Vec<Finding>) {
                 message: format!(
                     "this heading path is used at line {first} too: feedback and references naming it are ambiguous"
                 ),
-            }),
+                            file: None,
+}),
             None => {
                 seen.insert(key, section.start_line);
             }
@@ -381,6 +404,7 @@ fn empty_sections(spec: &Document, out: &mut Vec<Finding>) {
             section: Some(section.heading_path()),
             line: Some(section.start_line),
             message: "the section has a heading and nothing under it".to_string(),
+            file: None,
         });
     }
 }
@@ -470,6 +494,7 @@ fn markers(spec: &Document, out: &mut Vec<Finding>) {
                 found.join(", "),
                 clip(line.trim(), 120)
             ),
+            file: None,
         });
     }
     if lines > MAX_MARKER_LINES {
@@ -479,6 +504,7 @@ fn markers(spec: &Document, out: &mut Vec<Finding>) {
             section: None,
             line: None,
             message: format!("…and {} more lines with markers", lines - MAX_MARKER_LINES),
+            file: None,
         });
     }
 }
@@ -537,6 +563,7 @@ fn untestable_lists(spec: &Document, out: &mut Vec<Finding>) {
                  must or never, a number or limit, a condition, an observable result)",
                 items.len()
             ),
+            file: None,
         });
     }
 }

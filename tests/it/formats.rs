@@ -138,7 +138,7 @@ fn sarif_is_valid_and_declares_every_rule_it_uses() {
             location["region"]["startLine"].as_u64().unwrap() >= 1,
             "{r}"
         );
-        assert!(r["partialFingerprints"]["speedFinding/v1"].is_string());
+        assert!(r["partialFingerprints"]["speedFinding/v2"].is_string());
     }
     let find = |rule: &str| {
         results
@@ -201,7 +201,7 @@ fn sarif_fingerprints_are_stable_across_runs() {
             .map(|r| {
                 (
                     r["ruleId"].as_str().unwrap().to_string(),
-                    r["partialFingerprints"]["speedFinding/v1"]
+                    r["partialFingerprints"]["speedFinding/v2"]
                         .as_str()
                         .unwrap()
                         .to_string(),
@@ -247,9 +247,11 @@ fn sarif_overrules_are_declared_results() {
     );
 }
 
+/// Code scanning reads a log without results as "every alert fixed": a
+/// review that did not decide writes none, and says why on stderr.
 #[test]
-fn sarif_of_a_failed_review_and_of_a_failed_command_is_still_valid() {
-    // The model is unreachable: no results, an error notification, exit 52.
+fn a_failed_review_or_command_writes_no_sarif_log() {
+    // The model is unreachable: exit 52, nothing on stdout.
     let repo = repo::example();
     let server = ModelServer::start(|_| Reply::status(503, "overloaded"));
     configure(&repo, &server);
@@ -259,16 +261,44 @@ fn sarif_of_a_failed_review_and_of_a_failed_command_is_still_valid() {
         &[],
     );
     assert_eq!(run.code, 52, "{}", run.transcript());
-    let log = parse(&run);
-    assert_valid_sarif(&log);
-    let invocation = &log["runs"][0]["invocations"][0];
-    assert_eq!(invocation["executionSuccessful"], false);
-    let notes = invocation["toolExecutionNotifications"].as_array().unwrap();
+    assert_eq!(run.stdout, "", "{}", run.transcript());
+    assert!(run.stderr.contains("503"), "{}", run.stderr);
     assert!(
-        notes.iter().any(
-            |n| n["level"] == "error" && n["message"]["text"].as_str().unwrap().contains("503")
-        ),
-        "{notes:#?}"
+        run.stderr.contains("no SARIF log was written") && run.stderr.contains("0 or 50"),
+        "{}",
+        run.stderr
+    );
+
+    // One task decided, the other failed: still no log, or the failed
+    // task's alerts would close.
+    let repo = repo::example();
+    let server = ModelServer::start(|req| {
+        if req.body.contains("id: 2") {
+            Reply::openai("no JSON here at all")
+        } else {
+            Reply::openai(&text(&verdicts::approve_task_1()))
+        }
+    });
+    configure(&repo, &server);
+    let run = speed(
+        repo.path(),
+        &[
+            "review",
+            "--task-id",
+            "1",
+            "--task-id",
+            "2",
+            "--format",
+            "sarif",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 53, "{}", run.transcript());
+    assert_eq!(run.stdout, "", "{}", run.transcript());
+    assert!(
+        run.stderr.contains("no SARIF log was written"),
+        "{}",
+        run.stderr
     );
 
     // The configuration is broken: nothing could start, exit 1.
@@ -288,12 +318,13 @@ fn sarif_of_a_failed_review_and_of_a_failed_command_is_still_valid() {
         &[],
     );
     assert_eq!(run.code, 1, "{}", run.transcript());
-    let log = parse(&run);
-    assert_valid_sarif(&log);
-    let text = log["runs"][0]["invocations"][0]["toolExecutionNotifications"][0]["message"]["text"]
-        .as_str()
-        .unwrap();
-    assert!(text.contains("timeout_secs"), "{text}");
+    assert_eq!(run.stdout, "", "{}", run.transcript());
+    assert!(run.stderr.contains("timeout_secs"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no SARIF log was written"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -592,14 +623,27 @@ fn formats_that_print_results_refuse_a_dry_run_and_json_takes_no_other_format() 
         &[],
     );
     assert_eq!(run.code, 2, "{}", run.transcript());
-    // A usage error still prints the document the format promised.
+    // A usage error prints no SARIF log (it would close every alert)...
     let run = speed(
         repo.path(),
         &["review", "--format", "sarif", "--budget", "0"],
         &[],
     );
     assert_eq!(run.code, 2, "{}", run.transcript());
-    assert_valid_sarif(&parse(&run));
+    assert_eq!(run.stdout, "", "{}", run.transcript());
+    assert!(
+        run.stderr.contains("no SARIF log was written"),
+        "{}",
+        run.stderr
+    );
+    // ...and still the document other formats promise.
+    let run = speed(
+        repo.path(),
+        &["review", "--format", "junit", "--budget", "0"],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.transcript());
+    assert!(run.stdout.contains("errors=\"1\""), "{}", run.transcript());
 
     let run = speed(
         repo.path(),

@@ -8,6 +8,7 @@ mod batch;
 mod budget;
 mod check_runs;
 mod checks;
+mod ci;
 mod code_checks;
 mod config;
 mod daemons;

@@ -138,14 +138,15 @@ fn a_critical_dimension_under_its_minimum_overrules_the_approval_in_every_format
         &[],
     );
     assert!(
-        run.stdout
-            .contains("<property name=\"score.requirement_adherence\" value=\"40\"/>"),
+        run.stdout.contains(
+            "<property name=\"library-catalog/1.score.requirement_adherence\" value=\"40\"/>"
+        ),
         "{}",
         run.stdout
     );
     assert!(
         run.stdout
-            .contains("<property name=\"overall_score\" value=\"78\"/>")
+            .contains("<property name=\"library-catalog/1.overall_score\" value=\"78\"/>")
     );
     let run = speed(
         repo.path(),

@@ -782,3 +782,98 @@ fn without_feature_or_spec_the_active_feature_is_reviewed() {
             .is_file()
     );
 }
+
+/// `--format sarif|junit|github`, as for reviews: speed's checks and the
+/// model's feedback at their place (the PRD's untraced requirement in the
+/// PRD, the feedback at its section's heading), a failed test case for a
+/// spec that needs revision, and no SARIF log when the review failed.
+#[test]
+fn a_spec_review_prints_the_ci_formats() {
+    let review = |format: &str, reply: fn() -> Reply| {
+        let server = ModelServer::start(move |_| reply());
+        let repo = repo_with(&server, false, "");
+        spec_review(&repo, &["late-fines", "--format", format])
+    };
+    let run = review("sarif", needs_kiosk);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let log: Value = serde_json::from_str(&run.stdout).unwrap();
+    crate::formats::assert_valid_sarif(&log);
+    let results = log["runs"][0]["results"].as_array().unwrap();
+    let place = |rule: &str| {
+        let r = results
+            .iter()
+            .find(|r| r["ruleId"] == rule)
+            .unwrap_or_else(|| panic!("no {rule}: {results:#?}"));
+        let at = &r["locations"][0]["physicalLocation"];
+        (
+            at["artifactLocation"]["uri"].as_str().unwrap().to_string(),
+            at["region"]["startLine"].as_u64().unwrap(),
+            r["level"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(
+        place("spec-review/feedback"),
+        (
+            "specs/product/late-fines.md".to_string(),
+            1,
+            "error".to_string()
+        )
+    );
+    let (file, line, _) = place("spec-check/untraced_requirement");
+    assert_eq!(file, ".speed/features/late-fines/prd.md");
+    assert_eq!(
+        PRD.lines().nth(line as usize - 1),
+        Some("- FR-3: Members see their fines at the self-service kiosk")
+    );
+    assert_eq!(
+        log["runs"][0]["properties"]["speed"]["spec_review"]["verdict"],
+        "needs_revision"
+    );
+
+    let run = review("junit", needs_kiosk);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("failures=\"1\"") && run.stdout.contains("type=\"needs_revision\""),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("<property name=\"score.testability\" value=\"75\"/>"),
+        "{}",
+        run.stdout
+    );
+
+    let run = review("github", needs_kiosk);
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with(
+            "::error file=specs/product/late-fines.md,line=1,title=speed spec-review/feedback"
+        )),
+        "{}",
+        run.stdout
+    );
+
+    let run = review("junit", pass);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stdout.contains("failures=\"0\" errors=\"0\""),
+        "{}",
+        run.stdout
+    );
+
+    let run = review("sarif", || Reply::status(503, "overloaded"));
+    assert_eq!(run.code, 52, "{}", run.transcript());
+    assert_eq!(run.stdout, "", "{}", run.transcript());
+    assert!(
+        run.stderr.contains("no SARIF log was written"),
+        "{}",
+        run.stderr
+    );
+
+    // A dry run prints a prompt, not results.
+    let server = ModelServer::start(|_| pass());
+    let repo = repo_with(&server, false, "");
+    let run = spec_review(&repo, &["late-fines", "--dry-run", "--format", "junit"]);
+    assert_eq!(run.code, 2, "{}", run.transcript());
+}

@@ -78,7 +78,7 @@ fn contents(page: &mut Html, reviews: &[Review<'_>]) {
         .open("tbody", &[])
         .newline();
     for (i, r) in reviews.iter().enumerate() {
-        let (errors, warnings, notes) = findings::counts(&findings::of(r.report));
+        let counts = findings::count_words(&findings::of(r.report));
         page.open("tr", &[])
             .open("td", &[])
             .elem(
@@ -88,11 +88,7 @@ fn contents(page: &mut Html, reviews: &[Review<'_>]) {
             )
             .close("td")
             .elem("td", &[], &decision(r.report))
-            .elem(
-                "td",
-                &[],
-                &format!("{errors} errors, {warnings} warnings, {notes} notes"),
-            )
+            .elem("td", &[], &counts)
             .close("tr")
             .newline();
     }

@@ -50,6 +50,11 @@ pub enum Error {
         id: String,
         source: crate::llm::Error,
     },
+    #[error(
+        "no batch to collect: {} holds no batch state in this checkout. In CI each job starts from a fresh checkout: carry .speed/cache/batches/ from the job that submitted (upload it as an artifact there, download it here) and collect again",
+        dir.display()
+    )]
+    NoBatchState { dir: std::path::PathBuf },
     #[error(transparent)]
     Ledger(#[from] ledger::Error),
     #[error(transparent)]
@@ -124,9 +129,9 @@ pub fn collect(
     api: &dyn Api,
     on_report: &mut dyn FnMut(&Report),
 ) -> Result<Collected, Error> {
-    let (id, wait) = match &ctx.config.provider_batch {
-        ProviderBatch::Collect { id, wait } => (id.clone(), *wait),
-        _ => (None, Duration::ZERO),
+    let (id, wait, ci) = match &ctx.config.provider_batch {
+        ProviderBatch::Collect { id, wait, ci } => (id.clone(), *wait, *ci),
+        _ => (None, Duration::ZERO, false),
     };
     let mut collected = Collected::default();
     let mut batches = match &id {
@@ -138,6 +143,11 @@ pub fn collect(
         }
         None => {
             let (all, broken) = batches::list(&ctx.root)?;
+            if ci && all.is_empty() && broken.is_empty() {
+                return Err(Error::NoBatchState {
+                    dir: ctx.root.join(batches::DIR),
+                });
+            }
             collected
                 .problems
                 .extend(broken.iter().map(|e| format!("not collected: {e}")));

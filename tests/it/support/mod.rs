@@ -7,5 +7,6 @@ pub mod batch_api;
 pub mod git;
 pub mod model_server;
 pub mod repo;
+pub mod runner;
 pub mod speed;
 pub mod verdicts;
