@@ -277,6 +277,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         CommandSettings::Init { hooks } => onboard::init_command(&settings.dir, *hooks, colors),
         CommandSettings::Doctor(doctor) => onboard::doctor_command(&settings.dir, doctor, colors),
         CommandSettings::Schema(kind) => schema::schema_command(*kind),
+        CommandSettings::Notes { way, remote } => notes_command(&settings.dir, *way, remote),
     }
 }
 
@@ -768,6 +769,46 @@ fn dry_run_command(
     } else {
         Outcome::Approved
     }
+}
+
+/// `speed notes push|fetch`: speed's verdicts (git notes) to or from a
+/// remote, and what that did.
+fn notes_command(
+    dir: &Path,
+    way: crate::ledger::notes::Sync,
+    remote: &str,
+) -> anyhow::Result<Outcome> {
+    use crate::git::Synced;
+    use crate::ledger::notes::{self, REF, Sync};
+    let repo = Repository::discover(dir)?;
+    let root = repo.root().to_path_buf();
+    drop(repo);
+    let synced = notes::sync(&root, way, remote).with_context(|| match way {
+        Sync::Push => format!("cannot push {REF} to {remote}"),
+        Sync::Fetch => format!("cannot fetch {REF} from {remote}"),
+    })?;
+    let count = notes::count(&root);
+    let held = format!(
+        "{} with a note of speed's here",
+        render::plural(count, "commit")
+    );
+    let line = match (way, synced) {
+        (Sync::Fetch, Synced::NoneThere) => format!("{remote} holds no {REF} yet: nothing fetched"),
+        (Sync::Push, Synced::NoneHere) => {
+            format!("no {REF} here yet: nothing to push (a decided review writes one)")
+        }
+        (_, Synced::UpToDate) => format!("{REF} is the same here and on {remote}"),
+        (Sync::Fetch, Synced::FastForward) => format!("fetched {REF} from {remote}"),
+        (Sync::Fetch, _) => {
+            format!("fetched {REF} from {remote} and joined it with the notes here")
+        }
+        (Sync::Push, Synced::Merged) => format!(
+            "pushed {REF} to {remote}, after joining the notes {remote} had and these lacked"
+        ),
+        (Sync::Push, _) => format!("pushed {REF} to {remote}"),
+    };
+    eprintln!("{line} ({held}).");
+    Ok(Outcome::Approved)
 }
 
 /// `speed config`: the effective settings and where each came from. The

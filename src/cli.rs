@@ -182,6 +182,15 @@ pub enum Command {
     /// dialect the orchestrator writes); report: one entry of `speed review
     /// --json`'s `reviews`.
     Schema(SchemaArgs),
+    /// Move speed's verdicts, kept as git notes under refs/notes/speed, to
+    /// or from a remote.
+    ///
+    /// Every decided review is also a note on its head commit, so a CI
+    /// runner's approval survives its checkout and a fresh clone's hooks
+    /// honour it once fetched. `fetch` joins the remote's notes with ours;
+    /// `push` fetches and joins first when the remote has notes ours lack.
+    /// Plain git does the same: `git fetch origin refs/notes/speed:refs/notes/speed`.
+    Notes(NotesArgs),
     /// Print the man page (roff) on stdout: `speed man > speed.1`.
     #[command(hide = true)]
     Man,
@@ -226,6 +235,37 @@ pub enum SchemaKind {
     Task,
     /// One review of `speed review --json`'s `reviews`.
     Report,
+}
+
+#[derive(Debug, Args)]
+pub struct NotesArgs {
+    #[command(subcommand)]
+    pub action: NotesAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NotesAction {
+    /// Push refs/notes/speed to the remote.
+    Push {
+        /// The remote to push to.
+        #[arg(long, value_name = "NAME", default_value = "origin", value_parser = remote)]
+        remote: String,
+    },
+    /// Fetch refs/notes/speed from the remote and join it with ours.
+    Fetch {
+        /// The remote to fetch from.
+        #[arg(long, value_name = "NAME", default_value = "origin", value_parser = remote)]
+        remote: String,
+    },
+}
+
+/// A remote's name or URL, never one git would read as an option.
+fn remote(text: &str) -> Result<String, String> {
+    let text = text.trim();
+    if text.is_empty() || text.starts_with('-') {
+        return Err("a remote's name or URL (not empty, not starting with '-')".to_string());
+    }
+    Ok(text.to_string())
 }
 
 /// When to colour the output.

@@ -182,6 +182,11 @@ pub enum CommandSettings {
     Doctor(Box<DoctorSettings>),
     /// Needs no repository and no configuration.
     Schema(SchemaKind),
+    /// `speed notes push|fetch`: the verdicts' git notes, to or from a remote.
+    Notes {
+        way: crate::ledger::notes::Sync,
+        remote: String,
+    },
 }
 
 /// `speed doctor`: what a review here would use (or why the configuration
@@ -408,6 +413,16 @@ impl Settings {
             Command::Init(args) => (CommandSettings::Init { hooks: args.hooks }, none()),
             Command::Doctor(args) => r.doctor(args)?,
             Command::Schema(args) => (CommandSettings::Schema(args.kind.into()), none()),
+            Command::Notes(args) => {
+                r.repository()?;
+                let (way, remote) = match args.action {
+                    cli::NotesAction::Push { remote } => (crate::ledger::notes::Sync::Push, remote),
+                    cli::NotesAction::Fetch { remote } => {
+                        (crate::ledger::notes::Sync::Fetch, remote)
+                    }
+                };
+                (CommandSettings::Notes { way, remote }, none())
+            }
         };
         Ok(Settings {
             dir: r.dir,

@@ -464,6 +464,12 @@ fn verdict(checked: &Checked, settings: &hook::Policy, hook: Hook) -> Outcome {
     for arrival in &misses {
         text.push_str(&miss_text(arrival));
     }
+    if misses.iter().any(|a| a.verdict == Err(Miss::NeverReviewed)) {
+        text.push_str(&format!(
+            "\nReviewed elsewhere (in CI, in another clone)? Its verdict travels as a git note: `speed notes fetch` brings {}, then try again.\n",
+            crate::ledger::notes::REF
+        ));
+    }
     if unknown_blocks {
         let list: Vec<&str> = findings.unknown.iter().take(10).map(|c| short(c)).collect();
         let more = findings.unknown.len().saturating_sub(10);

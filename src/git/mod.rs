@@ -3,14 +3,17 @@
 //! need not be checked out and a dirty working tree changes nothing.
 //!
 //! It owns branch and base resolution, tree-to-tree diffs and blob reads. It
-//! must not write to the repository (no refs, no index, no checkout) and must
-//! not let a git2 type escape: callers get plain data (`diff::Diff`, hex ids).
+//! must not write to the repository (no refs, no index, no checkout), with
+//! one exception the contract names: speed's git notes (`notes`, the ref
+//! `refs/notes/speed`), and must not let a git2 type escape: callers get
+//! plain data (`diff::Diff`, hex ids, text).
 
 pub mod diff;
 mod export;
 mod forks;
 mod graph;
 mod landed;
+mod notes;
 mod setup;
 mod worktrees;
 
@@ -21,6 +24,7 @@ pub use export::{ExportError, Exported, Written, blob_id};
 pub use forks::LandedPrefix;
 pub use graph::CommitNode;
 pub use landed::Landed;
+pub use notes::Synced;
 
 /// Everything that can go wrong reading a repository; each variant names the
 /// path, branch, revision or blob concerned.
@@ -70,6 +74,10 @@ pub enum Error {
         "more than {limit} commits between {tips} and what is already there; refusing to walk them all"
     )]
     TooManyCommits { tips: String, limit: usize },
+    #[error("the git note on commit {commit}: {message}")]
+    Note { commit: String, message: String },
+    #[error("{what}: {message}")]
+    Command { what: String, message: String },
     #[error("cannot read {what} of the repository at {}: {source}", path.display())]
     State {
         what: String,

@@ -18,9 +18,11 @@
 //!
 //! 1. `at_commit`: what was decided at the commit itself, from the verdict
 //!    cache, else the review log (`verdicts::Store::at_head`, which writes
-//!    the log's records back to the cache). Git notes under
-//!    `refs/notes/speed` (a verdict reached on another machine) belong
-//!    here, read when neither the cache nor the log knows the commit.
+//!    the log's records back to the cache); when neither knows the work
+//!    at this commit, the git notes under `refs/notes/speed` (a verdict
+//!    reached on another machine: a CI runner, a colleague's clone), each
+//!    honoured only for the diff and specs speed computes now
+//!    (`from_notes`).
 //! 2. `same_diff`: a review of the very same diff at another head (a
 //!    rebase), asked only when the commit is the branch's head.
 //! 3. `task_file`: the task file's own approval (`reviewed_diff` equal to
@@ -206,6 +208,15 @@ fn from_sources(
     let Some(diff) = diff else {
         return verdict;
     };
+    if found.records.is_empty() {
+        let noted = from_notes(ground, question, &diff, &mut notes);
+        if !noted.records.is_empty() {
+            verdict = at_commit(ground, &noted, question.commit, &mut notes);
+            if verdict != Err(Miss::NeverReviewed) {
+                return Answer { verdict, notes };
+            }
+        }
+    }
     if trust.cache {
         let verdict = same_diff(ground, &diff, question.work, notes);
         if verdict != Err(Miss::NeverReviewed) {
@@ -240,6 +251,68 @@ fn merged(ground: &Ground, question: &Question, notes: &mut Vec<String>) -> Opti
             ));
             None
         }
+    }
+}
+
+/// What git notes (`refs/notes/speed`, see `notes`) say was decided at the
+/// commit, as records `at_commit` can rule on. A note is anyone's claim,
+/// so only what this machine can check is kept: a decision that would
+/// cover (an approval, a person's confirmation or override) counts only
+/// when it names the very diff speed computes for this work at this
+/// commit now, and a confirmation only with the specs it was judged
+/// against, unchanged on the main branch (an approval's specs are compared
+/// by `at_commit`, as for any record). What is set aside is said.
+fn from_notes(
+    ground: &Ground,
+    question: &Question,
+    diff: &str,
+    notes: &mut Vec<String>,
+) -> verdicts::Found {
+    let read = super::notes::at(ground.repo, question.commit, question.work);
+    notes.extend(read.problems);
+    let commit = short(question.commit);
+    let mut records = Vec::new();
+    for record in read.records {
+        let covering = matches!(
+            record.decision,
+            Decision::Approve | Decision::HumanApprove | Decision::Override
+        );
+        if covering && record.diff.as_deref() != Some(diff) {
+            notes.push(format!(
+                "a git note on {commit} records {} of {} for another diff than the one at this commit ({}): set aside",
+                record.decision.as_str(),
+                question.work.label(),
+                record.diff.as_deref().unwrap_or("none named")
+            ));
+            continue;
+        }
+        if record.decision == Decision::Approve && record.specs.is_empty() {
+            notes.push(format!(
+                "a git note on {commit} records an approval of {} that names no spec: set aside",
+                question.work.label()
+            ));
+            continue;
+        }
+        if record.decision == Decision::HumanApprove {
+            let changed = if record.specs.is_empty() {
+                Some("(the note names no spec)".to_string())
+            } else {
+                changed_spec(ground, &record)
+            };
+            if let Some(path) = changed {
+                notes.push(format!(
+                    "a git note on {commit} records a person's approval of {} against a spec that is not main's now ({path}): set aside",
+                    question.work.label()
+                ));
+                continue;
+            }
+        }
+        records.push(record);
+    }
+    verdicts::Found {
+        records,
+        source: Source::Notes,
+        notes: Vec::new(),
     }
 }
 
@@ -485,6 +558,14 @@ impl Cover {
     pub fn describe(&self, commit: &str) -> String {
         let commit = short(commit);
         match self {
+            Cover::Approved {
+                at,
+                spec_recorded: true,
+                source: Source::Notes,
+            } => format!(
+                "approved at {commit} ({at}) elsewhere, as a git note ({}) records for this very diff, against specs unchanged since",
+                super::notes::REF
+            ),
             Cover::Approved {
                 at,
                 spec_recorded: true,

@@ -195,6 +195,7 @@ pub fn decide(
             work.label()
         );
     }
+    super::notes::keep_decision(root, &work, &record);
     Ok(Recorded {
         task_id: task.id.clone(),
         feature: task.feature.clone(),

@@ -17,6 +17,7 @@ pub mod human;
 pub mod locks;
 pub mod log;
 pub mod nits;
+pub mod notes;
 pub mod overrides;
 pub mod report;
 pub mod reports;

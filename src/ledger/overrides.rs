@@ -235,7 +235,7 @@ fn record(
         map.insert("defect".to_string(), Value::String(name.clone()));
     }
     append_log_line(root, &line)?;
-    verdicts::Store::open(root).add(&Record {
+    let record = Record {
         task,
         feature,
         defect,
@@ -248,5 +248,8 @@ fn record(
         reason: Some(decider.reason.clone()),
         via: Some(decider.via.clone()),
         awaiting_human: false,
-    })
+    };
+    verdicts::Store::open(root).add(&record)?;
+    super::notes::keep_decision(root, work, &record);
+    Ok(())
 }

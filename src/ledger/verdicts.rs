@@ -195,6 +195,9 @@ pub enum Source {
     Cache,
     /// The cache did not know the head; the review log did.
     Log,
+    /// Neither knew it; a git note under `refs/notes/speed` did (a verdict
+    /// reached on another machine).
+    Notes,
     Nowhere,
 }
 

@@ -55,15 +55,22 @@ an error: bad input, configuration, git, I/O
 bad command\-line usage
 .TP
 \fB50\fR
-at least one task: changes requested
+at least one task: changes requested (a spec review: needs revision)
+.TP
+\fB51\fR
+a spec review is blocked: a person must act
 .TP
 \fB52\fR
 the model could not be reached or timed out, after retries
 .TP
 \fB53\fR
 the model's output stayed invalid after one corrective retry
+.TP
+\fB54\fR
+submitted to a provider's batch API; results pending (\fBspeed review \-\-collect\fR)
 .PP
-Across a batch the most severe outcome wins: 1 > 53 > 52 > 50 > 0.
+Across a batch the most severe outcome wins: 1 > 53 > 52 > 51 > 50 > 54 > 0.
+With \fB\-\-format sarif\fR, no log is written unless every review decided (0 or 50).
 .SH ENVIRONMENT
 .TP
 \fBMAIN_BRANCH\fR
@@ -80,6 +87,9 @@ with \fB\-\-format github\fR, the file the Markdown summary is appended to
 .TP
 \fBSPEED_LOG\fR
 a tracing filter for the log on stderr (e.g. \fBdebug\fR)
+.TP
+\fBCI\fR=true
+in CI, \fBspeed review \-\-collect\fR with no batch state under \fI.speed/cache/batches/\fR is an error (exit 1): carry that folder from the job that submitted
 .SH FILES
 .TP
 \fI.speed/config.toml\fR
@@ -93,4 +103,7 @@ review reports, \fIlog.jsonl\fR and \fInits.json\fR
 .TP
 \fI.speed/cache/\fR
 the symbol index and verdict cache; safe to delete
+.TP
+\fIrefs/notes/speed\fR
+speed's verdicts as git notes on the reviewed commits (\fBspeed notes push\fR, \fBspeed notes fetch\fR)
 "#;

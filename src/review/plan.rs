@@ -360,11 +360,14 @@ fn select(ctx: &Context, tasks: Vec<Task>, force: bool) -> Result<Selected, Erro
             }
             Ok(Standing::Open) | Err(_) => {}
         }
-        let approved = task.review_verdict.as_deref() == Some("approve");
-        if !approved || force {
+        if force {
             selected.push(task);
             continue;
         }
+        // Asked of every done task, not only those whose file says
+        // approved: a CI checkout's task files never hold the approval a
+        // thrown-away checkout wrote, its git note does.
+        let approved = task.review_verdict.as_deref() == Some("approve");
         let Ok(resolved) = work::resolve(&repo, ctx.main(), &subject) else {
             selected.push(task);
             continue;
@@ -392,13 +395,15 @@ fn select(ctx: &Context, tasks: Vec<Task>, force: bool) -> Result<Selected, Erro
                 true,
             )),
             Err(miss) => {
-                why.push(skip(
-                    format!(
-                        "reviewed again: its approval does not cover it now: {}",
-                        miss.describe(head)
-                    ),
-                    false,
-                ));
+                if approved {
+                    why.push(skip(
+                        format!(
+                            "reviewed again: its approval does not cover it now: {}",
+                            miss.describe(head)
+                        ),
+                        false,
+                    ));
+                }
                 selected.push(task);
             }
         }

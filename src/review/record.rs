@@ -256,6 +256,7 @@ pub fn decided(
         // The merge gate's record of this head: tasks and defects alike.
         Ok(()) => {
             verdicts::keep_review(&ctx.root, subject.work(), &report);
+            crate::ledger::notes::keep_review(&ctx.root, subject.work(), &report);
             crate::fixes::record(&ctx.root, &ctx.config.checks, &ctx.actor.name, &mut report);
         }
         Err(err) => {

@@ -32,6 +32,7 @@ mod layers;
 mod lifecycle;
 mod llm_providers;
 mod merged;
+mod notes;
 mod onboard;
 mod orchestrator;
 mod pages;

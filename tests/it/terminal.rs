@@ -37,8 +37,10 @@ fn completions_for_each_shell_know_the_commands_and_flags() {
             "review".to_string(),
             "nits".to_string(),
             "sarif".to_string(),
+            "notes".to_string(),
+            "fetch".to_string(),
         ];
-        words.extend(["format", "color", "task-id"].map(flag));
+        words.extend(["format", "color", "task-id", "remote"].map(flag));
         for word in words {
             assert!(run.stdout.contains(&word), "{shell} lacks {word}");
         }
@@ -63,6 +65,7 @@ fn man_page_covers_every_command_and_the_exit_codes() {
         ".SH \"SPEED REVIEW\"",
         ".SH \"SPEED NITS\"",
         ".SH \"SPEED COMPLETIONS\"",
+        ".SH \"SPEED NOTES\"",
         "\\-\\-format",
         ".SH \"EXIT STATUS\"",
         "NO_COLOR",

@@ -25,13 +25,27 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// `git` with the tests' environment, for a caller that checks the outcome.
+/// The folder holding the built `speed` first on PATH, as after `cargo
+/// install`, so the hooks git runs find it.
+pub fn path_with_speed() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_speed"))
+        .parent()
+        .expect("the binary has a folder")
+        .to_path_buf();
+    let rest = std::env::var("PATH").unwrap_or_default();
+    format!("{}:{rest}", bin.display())
+}
+
+/// `git` with the tests' environment (speed on PATH for the hooks), for a
+/// caller that checks the outcome.
 pub fn git_command(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = Command::new("git");
     cmd.current_dir(dir)
         .args(args)
         .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PATH", path_with_speed())
+        .env("GIT_EDITOR", "true")
+        .stdin(std::process::Stdio::null())
         .env("HOME", dir)
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
