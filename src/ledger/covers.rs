@@ -209,11 +209,11 @@ fn from_sources(
         return verdict;
     };
     if found.records.is_empty() {
-        let noted = from_notes(ground, question, &diff, &mut notes);
+        let noted = from_notes(ground, question, &diff, notes);
         if !noted.records.is_empty() {
-            verdict = at_commit(ground, &noted, question.commit, &mut notes);
+            let verdict = at_commit(ground, &noted, question.commit, notes);
             if verdict != Err(Miss::NeverReviewed) {
-                return Answer { verdict, notes };
+                return verdict;
             }
         }
     }
