@@ -53,7 +53,7 @@ pub fn markdown(report: &Report, evidence: &Evidence, reviewed_at: &str) -> Stri
     scores(&mut out, report);
     findings(&mut out, report);
     concerns(&mut out, report);
-    unseen(&mut out, report);
+    unseen(&mut out, report, evidence);
     guardian(&mut out, report);
     out
 }
@@ -310,10 +310,20 @@ fn concerns(out: &mut String, report: &Report) {
     }
 }
 
-fn unseen(out: &mut String, report: &Report) {
+fn unseen(out: &mut String, report: &Report, evidence: &Evidence) {
     let omitted = &report.coverage.diff.files_omitted;
     let unseen = report.coverage.diff.unseen();
-    if omitted.is_empty() && unseen.is_none() && report.notices.is_empty() {
+    let spec_left_out = evidence
+        .sections
+        .iter()
+        .find(|s| s.name == "spec")
+        .map(|s| s.omitted.as_slice())
+        .unwrap_or_default();
+    if omitted.is_empty()
+        && unseen.is_none()
+        && report.notices.is_empty()
+        && spec_left_out.is_empty()
+    {
         return;
     }
     let _ = writeln!(out, "\n## What the model did not see\n");
@@ -324,9 +334,37 @@ fn unseen(out: &mut String, report: &Report) {
         let _ = writeln!(out, "- {}: {}", cell(&f.path), cell(&f.reason));
     }
     more(out, omitted.len());
+    spec_sections(out, spec_left_out);
     for n in report.notices.iter().take(LISTED) {
         let _ = writeln!(out, "- Note: {}", cell(n));
     }
+}
+
+/// Spec sections the prompt left out, on one line: counted, the highest
+/// ranked named (a big spec's hundred headings would bury the summary; the
+/// JSON report lists every one).
+fn spec_sections(out: &mut String, left_out: &[crate::prompt::Omission]) {
+    const NAMED: usize = 5;
+    let n = left_out.len();
+    if n == 0 {
+        return;
+    }
+    let named: Vec<String> = left_out.iter().take(NAMED).map(|o| cell(&o.item)).collect();
+    let _ = write!(
+        out,
+        "- {n} spec section{} left out for budget{}: {}",
+        plural(n),
+        if n > NAMED {
+            ", the highest ranked"
+        } else {
+            ""
+        },
+        named.join("; ")
+    );
+    if n > NAMED {
+        let _ = write!(out, "; and {} more (the JSON report lists each)", n - NAMED);
+    }
+    out.push('\n');
 }
 
 fn guardian(out: &mut String, report: &Report) {

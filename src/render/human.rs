@@ -913,6 +913,9 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
     out
 }
 
+/// Omissions of one prompt section a dry run's accounting names.
+const OMITTED_LISTED: usize = 10;
+
 /// The token accounting of a dry run, for stderr.
 pub fn accounting(run: &DryRun, style: &Style) -> String {
     let mut out = String::new();
@@ -971,11 +974,22 @@ pub fn accounting(run: &DryRun, style: &Style) -> String {
             s.name,
             thousands(s.tokens as u64)
         );
-        for o in &s.omitted {
+        // A spec of a hundred headings at a small budget would print a
+        // hundred lines: the highest ranked are named, the rest counted
+        // (`--dry-run --json` lists every one).
+        for o in s.omitted.iter().take(OMITTED_LISTED) {
             let _ = writeln!(
                 out,
                 "  {:<width$}    - omitted {}: {}",
                 "", o.item, o.reason
+            );
+        }
+        if s.omitted.len() > OMITTED_LISTED {
+            let _ = writeln!(
+                out,
+                "  {:<width$}    …and {} more omitted (--dry-run --json lists each)",
+                "",
+                s.omitted.len() - OMITTED_LISTED
             );
         }
     }

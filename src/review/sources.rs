@@ -311,7 +311,11 @@ fn ranked_sections(
             end_line: c.section.end_line,
             text: c.section.text.clone(),
             primary: c.primary,
-            required: c.referenced,
+            // The section standing in for a reference no heading matches
+            // is sent as the reference would have been: whatever the
+            // budget, the model has the text the task most likely means
+            // (the notice says it was sent). Its subsections are related.
+            required: c.referenced || (c.stand_in && c.mark.is_some()),
             related,
             mark: c.mark.clone(),
         })

@@ -25,7 +25,8 @@ pub struct Candidate {
     /// by the task", or what it stands in for.
     pub mark: Option<String>,
     /// Selected in place of a reference no heading matches (with its
-    /// subsections): first after the referenced ones, but not required.
+    /// subsections): first after the referenced ones; the review sends
+    /// its head as it would the reference (its subsections are related).
     pub stand_in: bool,
     /// Relevance to the task text and changed identifiers (BM25); 0 when
     /// nothing matches.

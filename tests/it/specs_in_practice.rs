@@ -277,7 +277,9 @@ fn a_secret_the_diff_adds_is_its_finding_even_in_the_spec() {
 /// was planned. At 8,000 tokens the spec's share went to a list of every
 /// omitted section and a notice repeating every heading, and the model had
 /// nothing to quote; now: "did you mean", the closest section sent in its
-/// place and marked so, and omitted sections counted, five named.
+/// place and marked so (sent as the reference would be, even at 5,000
+/// tokens, where related sections no longer fit), and omitted sections
+/// counted, five named.
 #[test]
 fn a_renamed_section_is_suggested_and_sent_at_8000_and_32000_tokens() {
     let doc = flask_doc().replace("## Instance Folders\n", "## Instance Directories\n");
@@ -287,7 +289,7 @@ fn a_renamed_section_is_suggested_and_sent_at_8000_and_32000_tokens() {
                 "requirement": "instance_path can create the instance folder"}]),
         &[],
     );
-    for budget in BUDGETS {
+    for budget in ["5000", "8000", "32000"] {
         let dry = dry_run(&repo, budget);
         let prompt = dry["prompt"].as_str().unwrap();
         assert!(
@@ -298,6 +300,12 @@ fn a_renamed_section_is_suggested_and_sent_at_8000_and_32000_tokens() {
         assert!(
             prompt.contains("deployment specific"),
             "{budget}: the section's text is sent"
+        );
+        assert!(
+            prompt.contains(
+                "spec sections it implements: docs/flask.md § Configuration Handling > Instance Directories\n"
+            ),
+            "{budget}: {prompt}"
         );
         let notices = strings(&dry["notices"]);
         let about: Vec<&String> = notices
@@ -334,6 +342,28 @@ fn a_renamed_section_is_suggested_and_sent_at_8000_and_32000_tokens() {
             )));
         }
     }
+    // A person's dry run names the ten highest ranked of the sections left
+    // out, and counts the rest, rather than printing a line for each.
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "1", "--dry-run", "--budget", "8000"],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let named = run
+        .stderr
+        .lines()
+        .filter(|l| l.trim_start().starts_with("- omitted docs/flask.md § "))
+        .count();
+    assert_eq!(named, 10, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.trim_start().starts_with("…and ")
+                && l.ends_with(" more omitted (--dry-run --json lists each)")),
+        "{}",
+        run.stderr
+    );
     // The model can quote it, and the approval stands.
     let server = ModelServer::scripted(vec![Reply::openai(&approval(
         &[(
@@ -349,6 +379,33 @@ fn a_renamed_section_is_suggested_and_sent_at_8000_and_32000_tokens() {
     assert_eq!(
         report["quotes"][0]["section"],
         "Configuration Handling > Instance Directories"
+    );
+    // The summary counts what the model did not see of the spec and names
+    // the highest ranked, not the whole list.
+    let saved: Value =
+        serde_json::from_str(&repo.read(report["report_path"].as_str().unwrap())).unwrap();
+    let omitted = saved["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "spec")
+        .unwrap()["omitted"]
+        .as_array()
+        .unwrap()
+        .len();
+    let summary = repo.read(report["summary_path"].as_str().unwrap());
+    let line = summary
+        .lines()
+        .find(|l| l.contains("left out for budget"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(
+        line.starts_with(&format!(
+            "- {omitted} spec sections left out for budget, the highest ranked: docs/flask.md § "
+        )) && line.ends_with(&format!(
+            "; and {} more (the JSON report lists each)",
+            omitted - 5
+        )),
+        "{line}"
     );
 }
 
