@@ -13,7 +13,7 @@ pub mod stats;
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
-use crate::ledger::history::{self, Entry, Subject};
+use crate::ledger::history::{self, Entry, Kind, Subject};
 use crate::ledger::saved::Wanted;
 
 pub use stats::Stats;
@@ -57,9 +57,13 @@ pub struct Row {
     pub entry: Entry,
     /// The line as written.
     pub raw: String,
-    /// The how-many-th review of its subject this is, counted over the
-    /// whole log (None for a line that is not a review).
-    pub review_number: Option<usize>,
+    /// The decision's number: the attempt its task's `review_history`
+    /// gives it (the line's `attempt`: a review's, a person's, an
+    /// override's), else, for a defect or a line written before speed
+    /// logged attempts, the how-many-th decided review of its subject over
+    /// the whole log. None for a failed review (no attempt: the task file
+    /// did not change) and a skip.
+    pub number: Option<usize>,
 }
 
 /// What `speed history` shows.
@@ -82,11 +86,16 @@ pub fn history(
     let mut counts: HashMap<Subject, usize> = HashMap::new();
     let mut kept: VecDeque<Row> = VecDeque::new();
     let scanned = history::scan(root, |line| {
-        let review_number = line.entry.is_review().then(|| {
+        let decided = line.entry.kind() == Kind::Decided;
+        let counted = decided.then(|| {
             let n = counts.entry(line.entry.subject()).or_default();
             *n += 1;
             *n
         });
+        let number = match line.entry.attempt {
+            Some(attempt) => usize::try_from(attempt).ok(),
+            None => counted,
+        };
         if !filter.admits(&line.entry) {
             return;
         }
@@ -96,7 +105,7 @@ pub fn history(
         kept.push_back(Row {
             raw: String::from_utf8_lossy(line.raw).into_owned(),
             entry: line.entry,
-            review_number,
+            number,
         });
         if limit.is_some_and(|limit| kept.len() > limit) {
             kept.pop_front();

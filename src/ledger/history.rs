@@ -62,6 +62,9 @@ pub struct Entry {
     pub commits: Vec<String>,
     /// A model's approval that waits for a person: `pending`.
     pub human_review: Option<String>,
+    /// The number of the decision's entry in the task's `review_history`
+    /// (None for a failed review, a skip, a defect, or an older line).
+    pub attempt: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -143,6 +143,8 @@ pub fn decide(
     };
     let decision = say.decision();
     let revisions_before = task.revision_count;
+    // The number the decision's history entry takes (a skip takes none).
+    let attempt = (!matches!(say, Say::Skip(_))).then(|| tasks::counting::next_attempt(&task));
     match say {
         Say::Approve(_) => human::approve(&mut task, &pending, &word),
         Say::Reject(_) => human::reject(&mut task, &pending, &word, max_revisions),
@@ -167,6 +169,9 @@ pub fn decide(
         "via": via,
         "requested_at": pending.requested_at,
     });
+    if let (Some(attempt), serde_json::Value::Object(map)) = (attempt, &mut line) {
+        map.insert("attempt".to_string(), json!(attempt));
+    }
     if let (Say::Reject(_), serde_json::Value::Object(map)) = (say, &mut line) {
         map.insert("task_status".to_string(), json!(task.status.as_str()));
         map.insert("revision_count".to_string(), json!(task.revision_count));

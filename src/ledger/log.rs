@@ -3,7 +3,9 @@
 //! net. It is the fullest record of what was decided; the verdict cache and
 //! `speed history`/`speed stats` are read from it (`ledger::history`): a
 //! review's line carries what stood in its way (`blocking`, by kind and
-//! name) and what it left the task at (`task_status`, `revision_count`).
+//! name) and what it left the task at (`task_status`, `revision_count`,
+//! and the `attempt` its `review_history` entry is numbered; a person's
+//! decision and an override carry theirs too).
 
 use std::path::Path;
 
@@ -43,6 +45,13 @@ pub fn append_review(root: &Path, report: &Report, now: &str) -> Result<(), Erro
     if let (Some(rejected), Value::Object(map)) = (report.judge_rejection(), &mut line) {
         // What the request for changes asks for: `plan` is the planner's.
         map.insert("rejection".to_string(), json!(rejected.kind));
+    }
+    if let (Some(attempt), Value::Object(map)) = (
+        report.task_update.as_ref().and_then(|u| u.attempt),
+        &mut line,
+    ) {
+        // The number the task file's `review_history` gives this review.
+        map.insert("attempt".to_string(), json!(attempt));
     }
     if let (Some(human), Value::Object(map)) = (&report.human_review, &mut line) {
         map.insert("human_review".to_string(), json!(human.status));

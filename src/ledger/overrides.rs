@@ -109,7 +109,8 @@ pub fn override_task(
     }
     // A person's review the approval waited for is answered by this one;
     // what speed wrote for the decision it overrules no longer stands (it
-    // is kept in `override.overruled`, and the history keeps the rest).
+    // is kept in `override.overruled`, and the history keeps the rest),
+    // the overruled review's feedback included.
     for key in [
         "human_review",
         "error",
@@ -120,6 +121,12 @@ pub fn override_task(
     ] {
         tasks::counting::clear(&mut task, key);
     }
+    // Feedback someone else wrote since speed's last decision (the
+    // orchestrator's) is kept in the entry, as a review's and a person's
+    // rejection keep it; the overruled review's own feedback is in its entry.
+    let previous_feedback = tasks::state::unrecorded_feedback(&task);
+    tasks::counting::clear(&mut task, "review_feedback");
+    task.review_feedback = None;
     let attempt = tasks::counting::next_attempt(&task);
     task.raw.insert(
         "override".to_string(),
@@ -132,7 +139,7 @@ pub fn override_task(
         }),
     );
     // A decision like any other: one entry, numbered after the last.
-    let entry = json!({
+    let mut entry = json!({
         "attempt": attempt,
         "verdict": "override",
         "by": decider.by,
@@ -142,6 +149,9 @@ pub fn override_task(
         "overruled": overruled,
         "via": decider.via,
     });
+    if let (Some(previous), Value::Object(fields)) = (previous_feedback, &mut entry) {
+        fields.insert("previous_feedback".to_string(), previous);
+    }
     tasks::state::append_history(&mut task, entry);
     store.save(&task)?;
 
@@ -157,7 +167,10 @@ pub fn override_task(
         diff,
         &at,
         decider,
-        overruled.as_deref(),
+        Ruled {
+            overruled: overruled.as_deref(),
+            attempt: Some(attempt),
+        },
     )?;
     Ok(Overridden {
         task_id: task.id,
@@ -180,7 +193,19 @@ pub fn record_bypass(
     decider: &Decider,
 ) -> Result<(), Error> {
     let at = now_rfc3339();
-    record(root, work, branch, commit, None, &at, decider, None)
+    record(
+        root,
+        work,
+        branch,
+        commit,
+        None,
+        &at,
+        decider,
+        Ruled {
+            overruled: None,
+            attempt: None,
+        },
+    )
 }
 
 /// A bypass that let commits in without knowing which work they carry (the
@@ -203,6 +228,13 @@ pub fn record_blind_bypass(
     )
 }
 
+/// What an override decided beyond who and why: the verdict it overruled
+/// and, for a task file's override, the number of its history entry.
+struct Ruled<'a> {
+    overruled: Option<&'a str>,
+    attempt: Option<u32>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn record(
     root: &Path,
@@ -212,7 +244,7 @@ fn record(
     diff: Option<String>,
     at: &str,
     decider: &Decider,
-    overruled: Option<&str>,
+    ruled: Ruled,
 ) -> Result<(), Error> {
     let (task, feature, defect) = match work {
         Work::Task { id, feature } => (Some(id.clone()), feature.clone(), None),
@@ -228,11 +260,14 @@ fn record(
         "by": decider.by,
         "reason": decider.reason,
         "via": decider.via,
-        "overruled": overruled,
+        "overruled": ruled.overruled,
         "hashes": {"diff": diff},
     });
     if let (Some(name), Value::Object(map)) = (&defect, &mut line) {
         map.insert("defect".to_string(), Value::String(name.clone()));
+    }
+    if let (Some(attempt), Value::Object(map)) = (ruled.attempt, &mut line) {
+        map.insert("attempt".to_string(), json!(attempt));
     }
     append_log_line(root, &line)?;
     let record = Record {

@@ -410,6 +410,10 @@ pub struct TaskUpdate {
     /// Why the task failed, when this review failed it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The number of the review's `review_history` entry (attempts are
+    /// numbered once, in order, whoever decided).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

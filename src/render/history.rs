@@ -60,7 +60,7 @@ fn line(row: &Row, style: &Style) -> String {
     let mut fields: Vec<String> = vec![
         when(e),
         one_line(&e.subject().label()),
-        row.review_number
+        row.number
             .map_or_else(|| "  ".to_string(), |n| format!("#{n}")),
         e.head_commit
             .as_deref()

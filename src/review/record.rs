@@ -318,6 +318,7 @@ fn write(
             was: fresh.status.to_string(),
             new_revision: after.revision_count != fresh.revision_count,
             error: tasks::counting::error_now(&after).and_then(|e| e.as_str().map(str::to_string)),
+            attempt: Some(tasks::counting::next_attempt(&fresh)),
         });
         // The report and the log line first: a task file that says
         // "reviewed" always has its line in the log, whatever stops speed

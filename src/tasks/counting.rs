@@ -17,6 +17,8 @@
 //!   `done`, so the status never disagrees with the verdict.
 //! - speed's `error` (a failure it recorded) goes once the task no longer
 //!   fails; an `error` someone else wrote is theirs and stays.
+//! - A person's `override` stands in the task's fields only while
+//!   decisions are about the head it was given at.
 
 use serde_json::Value;
 
@@ -176,6 +178,26 @@ pub fn clear(task: &mut Task, key: &str) {
     }
 }
 
+/// A later decision about another head: the `override` a person gave at an
+/// earlier head no longer stands in the task's fields (its `review_history`
+/// entry keeps who, when, why and at which commit). At the head it was
+/// given at it stands, as the merge gate still reads it there.
+pub fn drop_override_of_another_head(task: &mut Task, head: &str) {
+    let given_at = task
+        .raw
+        .get("override")
+        .and_then(|o| o.get("head_commit"))
+        .and_then(Value::as_str);
+    let stands = match given_at {
+        Some(given) => given == head,
+        // An override that names no head cannot be told to be this one's.
+        None => task.raw.get("override").is_none_or(Value::is_null),
+    };
+    if !stands {
+        clear(task, "override");
+    }
+}
+
 /// One line of what a rejection asked, for a failed task's `error`: the
 /// first few blocking findings, else the first line of the feedback that
 /// is not a heading over a list.
@@ -215,6 +237,24 @@ mod tests {
 
     fn task(text: &str) -> Task {
         Task::parse(Path::new(".speed/tasks/3.json"), None, text).unwrap()
+    }
+
+    #[test]
+    fn an_override_stands_at_its_head_and_goes_at_another() {
+        let text = r#"{"override": {"by": "Ana", "head_commit": "aaa", "reason": "r"}}"#;
+        let mut t = task(text);
+        drop_override_of_another_head(&mut t, "aaa");
+        assert_eq!(t.raw["override"]["by"], "Ana");
+        drop_override_of_another_head(&mut t, "bbb");
+        assert!(t.raw["override"].is_null());
+        // One that names no head is not known to be this head's.
+        let mut t = task(r#"{"override": {"by": "Ana"}}"#);
+        drop_override_of_another_head(&mut t, "aaa");
+        assert!(t.raw["override"].is_null());
+        // None: nothing is written.
+        let mut t = task(r#"{"id": 3}"#);
+        drop_override_of_another_head(&mut t, "aaa");
+        assert!(!t.raw.contains_key("override"));
     }
 
     #[test]

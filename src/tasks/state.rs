@@ -13,7 +13,9 @@
 //! when the rejection is of the plan (marked with its head; an approval
 //! clears it), and
 //! `human_review` when a person must confirm the model's approval. The
-//! guardian's verdict and summary stand only beside the review it judged.
+//! guardian's verdict and summary stand only beside the review it judged;
+//! a person's `override` stands only while the head it was given at is
+//! the one reviewed (its history entry keeps it).
 //!
 //! Nothing someone else wrote is lost: a `review_feedback` that speed did
 //! not write (the orchestrator's "--- Attempt 2 --- … Human guidance: …", a
@@ -164,6 +166,7 @@ pub fn record_review(task: &mut Task, outcome: &ReviewOutcome) {
         }
     }
     append_history(task, entry);
+    counting::drop_override_of_another_head(task, &outcome.head_commit);
     record_follow_up(task, outcome);
     task.review_verdict = Some(verdict.to_string());
     task.reviewed_diff = Some(outcome.diff_hash.clone());
@@ -253,7 +256,7 @@ fn attempts(task: &Task) -> Vec<Value> {
 /// without unknown fields, and errs only towards keeping: text the history
 /// already holds is never lost. Null and blank feedback carry nothing. A
 /// non-string value (the orchestrator's own verdict object) is kept as it is.
-pub(super) fn unrecorded_feedback(task: &Task) -> Option<Value> {
+pub fn unrecorded_feedback(task: &Task) -> Option<Value> {
     let current = task.raw.get("review_feedback")?;
     match current {
         Value::Null => return None,

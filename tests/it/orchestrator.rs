@@ -1023,7 +1023,9 @@ fn feedback_speed_did_not_write_is_kept_when_a_review_replaces_it() {
     );
 
     // The orchestrator retries with a person's guidance under speed's text;
-    // a person accepts the work; an override leaves the text alone.
+    // a person accepts the work: the override keeps the text (in its
+    // history entry and in what it overruled) and, as an approval does,
+    // clears the feedback: no attempt follows an accepted task.
     let guided = format!(
         "{}\n\n--- Attempt 3 ---\nFailed with: Agent timed out after 600s\nHuman guidance: Only the count is left; do not touch the dots.",
         after["review_feedback"].as_str().unwrap()
@@ -1045,13 +1047,17 @@ fn feedback_speed_did_not_write_is_kept_when_a_review_replaces_it() {
     );
     assert_eq!(run.code, 0, "{}", run.transcript());
     let overridden = json_file(&repo, &path);
-    assert_eq!(overridden["review_feedback"], guided.as_str());
+    assert_eq!(overridden["review_feedback"], Value::Null);
     assert_eq!(
         overridden["override"]["overruled"]["review_feedback"],
         guided.as_str()
     );
+    assert_eq!(
+        overridden["review_history"][2]["previous_feedback"],
+        guided.as_str()
+    );
 
-    // The approval that clears the feedback keeps the guidance too.
+    // A later approval of the same head: the override still stands there.
     let run = speed(repo.path(), &["review", "--task-id", "14", "--force"], &[]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     let after = json_file(&repo, &path);
@@ -1061,7 +1067,8 @@ fn feedback_speed_did_not_write_is_kept_when_a_review_replaces_it() {
     // The review, the override (a decision too), and this review.
     assert_eq!(history.len(), 4);
     assert_eq!(history[2]["verdict"], "override");
-    assert_eq!(history[3]["previous_feedback"], guided.as_str());
+    assert_eq!(history[2]["previous_feedback"], guided.as_str());
+    assert!(history[3].get("previous_feedback").is_none());
     assert_eq!(history[3]["feedback"], Value::Null);
     let attempts: Vec<&Value> = history.iter().map(|e| &e["attempt"]).collect();
     assert_eq!(attempts, [&json!(1), &json!(2), &json!(3), &json!(4)]);

@@ -75,6 +75,8 @@ const TOTAL: &str = "def total(items):\n    return sum(price for _, price in ite
 const TOTAL_2: &str = "def total(items):\n    return round(sum(price for _, price in items), 2)\n";
 const TOTAL_3: &str = "def total(items):\n    amount = sum(price for _, price in items)\n    return round(amount, 2)\n";
 
+const TOTAL_4: &str = "def total(items):\n    return round(sum(p for _, p in items), 2)\n";
+
 const CART_FIXED: &str = "MAX_ITEMS = 10
 
 
@@ -165,7 +167,16 @@ impl Model {
                 .find(|k| prompt.contains(k.as_str()))
                 .cloned()
                 .unwrap_or_else(|| panic!("no answer set for this prompt:\n{prompt}"));
-            Reply::openai(&answers[&key].to_string())
+            let mut answer = answers[&key].clone();
+            if let Some(evidence) = answer["previous_findings"]["all_resolved_at"].as_str() {
+                // Every previous finding the prompt lists, resolved.
+                let evidence = evidence.to_string();
+                answer["previous_findings"] = listed_findings(&prompt)
+                    .into_iter()
+                    .map(|id| json!({"id": id, "status": "resolved", "evidence": evidence}))
+                    .collect();
+            }
+            Reply::openai(&answer.to_string())
         });
         Model { server, answers }
     }
@@ -188,6 +199,22 @@ impl Model {
             .unwrap();
         first_message(last)
     }
+}
+
+/// The previous findings a prompt lists (`- PF-n …` lines), in order.
+fn listed_findings(prompt: &str) -> Vec<String> {
+    let mut ids: Vec<String> = Vec::new();
+    for line in prompt.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("- PF-") else {
+            continue;
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let id = format!("PF-{digits}");
+        if !digits.is_empty() && !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
 }
 
 fn first_message(req: &Recorded) -> String {
@@ -494,6 +521,18 @@ fn check_record(repo: &TempRepo, step: &str) {
             .map(|e| e["verdict"].as_str().unwrap())
             .collect();
         assert_eq!(mine, recorded, "{at}");
+        // And the same numbers: each decision's line carries the attempt
+        // its history entry has.
+        let logged: Vec<(u64, &str)> = log
+            .iter()
+            .filter(|l| l["task"] == p.id)
+            .filter_map(|l| Some((l.get("attempt")?.as_u64()?, l["decision"].as_str()?)))
+            .collect();
+        let numbered: Vec<(u64, &str)> = history
+            .iter()
+            .filter_map(|e| Some((e.get("attempt")?.as_u64()?, e["verdict"].as_str()?)))
+            .collect();
+        assert_eq!(logged, numbered, "{at}");
         if !history.is_empty() {
             decided += 1;
             let waiting = t["human_review"]["status"] == "pending";
@@ -1065,10 +1104,69 @@ fn the_record_of_a_feature_agrees_with_itself_after_every_step() {
         (last["verdict"].as_str(), last["attempt"].as_u64()),
         (Some("override"), Some(5))
     );
+    assert_eq!(
+        four["review_feedback"],
+        Value::Null,
+        "the overruled rejection's feedback is in its entry and the override"
+    );
+    assert_eq!(
+        four["override"]["overruled"]["review_feedback"],
+        "Round at the end only, not per line"
+    );
+    let human = run(&repo, &["history", "--task-id", "4"], 0);
+    let newest = human.stdout.lines().next().unwrap_or_default();
+    assert!(
+        newest.contains("#5") && newest.contains("override"),
+        "the override's number is its entry's: {}",
+        human.stdout
+    );
     check_record(&repo, "8. an override");
     let s = stats(&repo);
     assert_eq!(
         s["failed_at_max_revisions"], 1,
         "it failed, then a person accepted it: {s}"
     );
+
+    // 9. The agent commits on task 4 after the override (the orchestrator
+    // notes why in the feedback); its review judges a head no override
+    // was given at: the override no longer stands in the task's fields
+    // (its entry keeps it), and the orchestrator's note is kept.
+    builder
+        .commit(
+            "speed/task-4",
+            None,
+            &[("src/total.py", TOTAL_4)],
+            &[],
+            "rework 3",
+        )
+        .unwrap();
+    orchestrate(&repo, "4", |t| {
+        t["review_feedback"] = json!("ORCH: rounding moved to the receipt");
+    });
+    let mut answer = approval("4", 2, &[]);
+    answer["previous_findings"] = json!({"all_resolved_at": "src/total.py:2"});
+    model.answer(&marker("4"), answer);
+    run(&repo, &["review", "--task-id", "4"], 0);
+    let four = task(&repo, "4");
+    assert_eq!(four["override"], Value::Null, "{}", pretty(&four));
+    assert_eq!(four["human_review"]["status"], "pending");
+    let last = four["review_history"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (last["attempt"].as_u64(), last["previous_feedback"].as_str()),
+        (Some(6), Some("ORCH: rounding moved to the receipt"))
+    );
+    let overridden = &four["review_history"][4];
+    assert_eq!(
+        (
+            overridden["verdict"].as_str(),
+            overridden["reason"].as_str()
+        ),
+        (Some("override"), Some("rounding agreed with Bo"))
+    );
+    check_record(&repo, "9. a commit after the override");
 }
