@@ -8,6 +8,7 @@
 //! `refs/notes/speed`), and must not let a git2 type escape: callers get
 //! plain data (`diff::Diff`, hex ids, text).
 
+mod branches;
 pub mod diff;
 mod export;
 mod forks;
@@ -19,6 +20,7 @@ mod worktrees;
 
 use std::path::{Path, PathBuf};
 
+pub use branches::BranchHead;
 pub use diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 pub use export::{ExportError, Exported, Written, blob_id};
 pub use forks::LandedPrefix;
@@ -36,14 +38,27 @@ pub enum Error {
         #[source]
         source: git2::Error,
     },
+    /// `hint` says what to fetch when the repository shows why it is
+    /// missing (empty, or starting with "; ").
     #[error(
-        "branch `{branch}` not found (looked for a local branch, origin/{branch}, then any revision)"
+        "branch `{branch}` not found (looked for a local branch, origin/{branch}, then any revision){hint}"
     )]
-    BranchNotFound { branch: String },
+    BranchNotFound { branch: String, hint: String },
     #[error(
-        "no main branch found: {tried}; name one with --base or git.main_branch in .speed/config.toml"
+        "the local branch {branch} ({}) and origin/{branch} ({}) have diverged, and speed does not choose between them: bring them together (git pull, or git push --force-with-lease when the local one is right) and review again",
+        short(local),
+        short(remote)
     )]
-    NoMainBranch { tried: String },
+    BranchDiverged {
+        branch: String,
+        local: String,
+        remote: String,
+    },
+    #[error(
+        "no main branch found: {tried}; name one with --base or git.main_branch in .speed/config.toml{}",
+        if *shallow { SHALLOW_MAIN_HINT } else { "" }
+    )]
+    NoMainBranch { tried: String, shallow: bool },
     #[error("revision `{rev}` does not name a commit in this repository")]
     CommitNotFound { rev: String },
     #[error("commits {a} and {b} have no common ancestor{}", if *shallow { SHALLOW_HINT } else { "" })]
@@ -89,7 +104,10 @@ pub enum Error {
 
 /// What a shallow clone's missing merge-base needs (CI checkouts often
 /// fetch one commit).
-const SHALLOW_HINT: &str = " in this shallow clone's history: fetch the rest with `git fetch --unshallow` (in CI, check out with full depth) and review again";
+const SHALLOW_HINT: &str = " in this shallow clone's history: fetch the rest (`fetch-depth: 0` in actions/checkout, or `git fetch --unshallow origin`) and review again";
+
+/// What a shallow clone without its main branch needs.
+const SHALLOW_MAIN_HINT: &str = "; this clone is shallow (a CI checkout fetches one commit unless told otherwise): fetch the main branch with its history, `fetch-depth: 0` in actions/checkout, or `git fetch --unshallow origin main:refs/remotes/origin/main`";
 
 /// The branch that holds the source of truth, and its commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,6 +252,7 @@ impl Repository {
         }
         Err(Error::NoMainBranch {
             tried: tried.join(", "),
+            shallow: self.repo.is_shallow(),
         })
     }
 
@@ -265,9 +284,7 @@ impl Repository {
             }
         }
         self.resolve_commit(name)
-            .map_err(|_| Error::BranchNotFound {
-                branch: name.to_string(),
-            })
+            .map_err(|_| self.branch_not_found(name))
     }
 
     /// Any revision git understands, peeled to a commit id (hex).
@@ -1167,7 +1184,7 @@ diff --git a/tail.txt b/tail.txt
         assert_eq!(repo.resolve_main(Some("master")).unwrap().commit, master);
         assert!(matches!(
             repo.resolve_main(Some("develop")),
-            Err(Error::BranchNotFound { branch }) if branch == "develop"
+            Err(Error::BranchNotFound { branch, .. }) if branch == "develop"
         ));
     }
 

@@ -235,7 +235,7 @@ impl Gate<'_> {
     /// was deleted once merged, as hosts do) the last head a review of it
     /// saw, so its commits arriving on a push are still its own.
     fn head_of(&self, owner: &Owner) -> Option<String> {
-        self.repo.branch_tip(&owner.branch).or_else(|| {
+        self.repo.newest_tip(&owner.branch).or_else(|| {
             owner
                 .task
                 .as_deref()

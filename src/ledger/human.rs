@@ -105,7 +105,8 @@ pub fn decide(
     };
     let repo = Repository::open(root)?;
     let head = repo
-        .resolve_branch(&task.branch)
+        .branch_head(&task.branch)
+        .map(|h| h.commit)
         .map_err(|source| work::Error::BranchMissing {
             subject: label.clone(),
             branch: task.branch.clone(),

@@ -65,7 +65,8 @@ pub fn override_task(
     let _record = super::locks::recording(root, &work::Work::of_task(&found))?;
     let mut task = store.reload(&found)?;
     let head = repo
-        .resolve_branch(&task.branch)
+        .branch_head(&task.branch)
+        .map(|h| h.commit)
         .map_err(|source| work::Error::BranchMissing {
             subject: subject.label(),
             branch: task.branch.clone(),

@@ -191,7 +191,7 @@ pub(super) fn locked(
 
 fn branch_exists(ctx: &Context, subject: &Subject) -> Result<(), super::Error> {
     let repo = crate::git::Repository::open(&ctx.root)?;
-    repo.resolve_branch(subject.branch())
+    repo.branch_head(subject.branch())
         .map_err(|source| crate::work::Error::BranchMissing {
             subject: subject.label(),
             branch: subject.branch().to_string(),

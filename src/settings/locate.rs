@@ -215,6 +215,15 @@ pub fn locate(
     };
 
     let mut at = config_for(repo, &main, worktree.as_deref())?;
+    if source == Source::Default {
+        if let Some(named) =
+            configured_over_guess(repo, &main, &at, worktree.as_deref(), &mut located)?
+        {
+            main = named;
+            source = Source::File(Origin::WorkingTree);
+            at = config_for(repo, &main, worktree.as_deref())?;
+        }
+    }
     let redirect = at.file.as_ref().and_then(|f| f.git.main_branch.clone());
     if let Some(named) = redirect.filter(|n| *n != main.name && base_flag.is_none()) {
         let from = at.origin.clone();
@@ -250,6 +259,64 @@ pub fn locate(
         source,
     });
     Ok(located)
+}
+
+/// When git's default only guessed the main branch (no origin/HEAD: `main`,
+/// else `master`) and the configuration on the guess names none, the main
+/// branch the working tree's configuration names wins over the guess if
+/// HEAD is that branch and speed was never configured on the guess (a
+/// stale `master` beside the real `trunk`); a notice in every report names
+/// the guess. Otherwise the guess stands and a notice says how to name the
+/// configured one: a branch under review cannot make itself the main
+/// branch from its own checkout.
+fn configured_over_guess(
+    repo: &dyn Repo,
+    guess: &MainBranch,
+    at: &ConfigAt,
+    worktree: Option<&[u8]>,
+    located: &mut Located,
+) -> Result<Option<MainBranch>, Error> {
+    if at
+        .file
+        .as_ref()
+        .is_some_and(|f| f.git.main_branch.is_some())
+    {
+        return Ok(None);
+    }
+    // A working tree's copy that does not parse names nothing here: on a
+    // task branch it is not the configuration, and on the guess it is
+    // read (and its error said) as the guess's.
+    let named = worktree
+        .and_then(|bytes| parse(bytes, &Origin::WorkingTree).ok())
+        .and_then(|file| file.git.main_branch);
+    let Some(named) = named.filter(|n| *n != guess.name) else {
+        return Ok(None);
+    };
+    let guessed = format!(
+        "`{}` ({}), git's default guess (origin/HEAD, else main, else master)",
+        guess.name,
+        short(&guess.commit)
+    );
+    let on_named = repo.head_branch().as_deref() == Some(named.as_str());
+    let unconfigured = repo.read_file(&guess.commit, CONFIG_PATH)?.is_none();
+    if on_named && unconfigured {
+        if let Ok(branch) = repo.resolve_main(Some(&named)) {
+            located.report_notices.push(format!(
+                "The main branch is `{named}`, as git.main_branch in the working tree's {CONFIG_PATH} says (HEAD is {named}); not {guessed}, which holds no speed configuration."
+            ));
+            return Ok(Some(branch));
+        }
+    }
+    let why = if on_named {
+        format!("{} holds a {CONFIG_PATH} of its own", guess.name)
+    } else {
+        format!("HEAD is not {named}, and a branch's own checkout cannot name the main branch")
+    };
+    located.report_notices.push(format!(
+        "The working tree's {CONFIG_PATH} names `{named}` as the main branch, but the main branch is {guessed}: {why}. If `{named}` is the main branch, pass --base {named} (or set MAIN_BRANCH={named}), or commit git.main_branch on {}.",
+        guess.name
+    ));
+    Ok(None)
 }
 
 /// The config file that holds for `main`, with what to say about the

@@ -63,12 +63,14 @@ impl Repo for Fake {
         };
         match explicit {
             Some(name) => found(name).ok_or_else(|| git::Error::BranchNotFound {
+                hint: String::new(),
                 branch: name.to_string(),
             }),
             None => {
                 found("main")
                     .or_else(|| found("master"))
                     .ok_or_else(|| git::Error::NoMainBranch {
+                        shallow: false,
                         tried: "no branch `main`, no branch `master`".to_string(),
                     })
             }

@@ -22,7 +22,7 @@ pub use standing::{Merged, NOTHING_IMPLEMENTED, Standing, holds_already, reviewe
 pub enum Error {
     #[error(transparent)]
     Git(#[from] crate::git::Error),
-    #[error("{subject}: branch {branch:?} not found ({source})")]
+    #[error("{subject}: {source}")]
     BranchMissing {
         subject: String,
         branch: String,

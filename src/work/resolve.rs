@@ -38,12 +38,17 @@ pub fn resolve(repo: &Repository, main: &MainBranch, subject: &Subject) -> Resul
     let branch = subject.branch().to_string();
     let task = subject.task();
     let head = repo
-        .resolve_branch(&branch)
+        .branch_head(&branch)
         .map_err(|source| Error::BranchMissing {
             subject: subject.label(),
             branch: branch.clone(),
             source: Box::new(source),
         })?;
+    let mut found = Found::default();
+    found
+        .notices
+        .extend(head.note.map(|note| format!("Branch: {note}.")));
+    let head = head.commit;
     let rule = repo.diff_base(&git::BaseRequest {
         main,
         head: &head,
@@ -51,7 +56,6 @@ pub fn resolve(repo: &Repository, main: &MainBranch, subject: &Subject) -> Resul
         base_commit: task.and_then(|t| t.base_commit.as_deref()),
         task_base_branch: task.and_then(|t| t.base_branch.as_deref()),
     })?;
-    let mut found = Found::default();
     let fork = repo.merge_base(&main.commit, &head).ok();
     if let (Some(task), Some(fork)) = (task.filter(|t| !t.depends_on.is_empty()), &fork) {
         stack(repo, main, task, &head, fork, &mut found);
@@ -207,7 +211,7 @@ fn parent(
 ) {
     let id = &dependency.id;
     let branch = &dependency.branch;
-    let tip = repo.branch_tip(branch);
+    let tip = repo.newest_tip(branch);
     let mut known: Vec<(String, String)> = Vec::new();
     let mut add = |commit: &str, source: &str| {
         if let Ok(commit) = repo.resolve_commit(commit) {

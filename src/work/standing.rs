@@ -66,7 +66,14 @@ pub fn standing(
 ) -> Result<Standing, Error> {
     let branch = subject.branch();
     let task = subject.task();
-    let Ok(head) = repo.resolve_branch(branch) else {
+    // The head a review takes (the newer of the local branch and origin's);
+    // diverged ones are the user's to settle, not a branch gone.
+    let head = match repo.branch_head(branch) {
+        Ok(found) => Ok(found.commit),
+        Err(err @ crate::git::Error::BranchDiverged { .. }) => return Err(err.into()),
+        Err(_) => Err(()),
+    };
+    let Ok(head) = head else {
         return match reviewed {
             Some(given) => match repo.resolve_commit(given) {
                 Ok(head) => gone(repo, main, branch, task, &head),

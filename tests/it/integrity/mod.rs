@@ -6,6 +6,7 @@
 //! is told.
 #![allow(dead_code)] // helpers shared by the cases, each using some
 
+mod branches;
 mod covered;
 mod lock;
 mod stacked;
