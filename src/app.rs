@@ -142,7 +142,9 @@ impl Shape {
                 eprintln!("{}", render::sarif::WITHHELD);
                 String::new()
             }
-            Shape::Review(Format::Junit) => render::junit::failure(error),
+            Shape::Review(Format::Junit) => {
+                render::junit::failure(render::junit::REVIEW_SUITE, error)
+            }
             Shape::Review(Format::Github) => render::github::failure(error),
             Shape::Review(Format::Html) | Shape::Document(Format::Html) => {
                 render::html::failure(error)
@@ -155,7 +157,9 @@ impl Shape {
             Shape::Config => config::json_failure(error),
             Shape::Fix => render::fixes::json_failure(error),
             Shape::SpecReview(Format::Sarif) => Shape::Review(Format::Sarif).failure(error),
-            Shape::SpecReview(Format::Junit) => render::junit::failure(error),
+            Shape::SpecReview(Format::Junit) => {
+                render::junit::failure(render::junit::SPEC_SUITE, error)
+            }
             Shape::SpecReview(Format::Github) => render::github::failure(error),
             Shape::SpecReview(_) => render::spec_review::failure(error),
             Shape::History => render::history::json_failure(error),

@@ -20,7 +20,11 @@ use crate::review::shard::Share;
 
 use super::findings::{self, Finding};
 
-const SUITE: &str = "speed review";
+/// The suite of a review command's report.
+pub const REVIEW_SUITE: &str = "speed review";
+
+/// The suite of `speed spec review`'s report.
+pub const SPEC_SUITE: &str = "speed spec review";
 
 /// The test report of a review command; `share` is what a `--shard K/N`
 /// runner held.
@@ -118,6 +122,7 @@ pub fn report(reports: &[Report], skipped: &[Skipped], share: Option<&Share>) ->
         format!("    <properties>\n{props}    </properties>\n")
     };
     document(
+        REVIEW_SUITE,
         &Counts {
             tests,
             failures,
@@ -178,10 +183,12 @@ fn properties(report: &Report) -> String {
     out
 }
 
-/// The test report printed when no review could start: one errored case.
-pub fn failure(error: &str) -> String {
+/// The test report printed when no review could start: one errored case
+/// in `suite` (`REVIEW_SUITE`, `SPEC_SUITE`).
+pub fn failure(suite: &str, error: &str) -> String {
     let case = format!(
-        "    <testcase classname=\"speed\" name=\"speed review\" time=\"0\">\n      <error message=\"{}\" type=\"error\"/>\n    </testcase>\n",
+        "    <testcase classname=\"speed\" name=\"{}\" time=\"0\">\n      <error message=\"{}\" type=\"error\"/>\n    </testcase>\n",
+        attr(suite),
         attr(error)
     );
     let counts = Counts {
@@ -191,7 +198,7 @@ pub fn failure(error: &str) -> String {
         skipped: 0,
         time_ms: 0,
     };
-    document(&counts, "", &case)
+    document(suite, &counts, "", &case)
 }
 
 struct Counts {
@@ -202,7 +209,7 @@ struct Counts {
     time_ms: u64,
 }
 
-fn document(counts: &Counts, properties: &str, cases: &str) -> String {
+fn document(suite: &str, counts: &Counts, properties: &str, cases: &str) -> String {
     let Counts {
         tests,
         failures,
@@ -215,7 +222,8 @@ fn document(counts: &Counts, properties: &str, cases: &str) -> String {
         seconds(*time_ms)
     );
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"speed\" {counts}>\n  <testsuite name=\"{SUITE}\" {counts}>\n{properties}{cases}  </testsuite>\n</testsuites>\n"
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"speed\" {counts}>\n  <testsuite name=\"{}\" {counts}>\n{properties}{cases}  </testsuite>\n</testsuites>\n",
+        attr(suite)
     )
 }
 
@@ -295,7 +303,7 @@ pub fn spec_report(summary: &crate::spec_review::Summary) -> String {
     } else {
         format!("    <properties>\n{props}    </properties>\n")
     };
-    document(&counts, &props, &case)
+    document(SPEC_SUITE, &counts, &props, &case)
 }
 
 /// `speed.<feature>`, `speed.tasks` without one, `speed.defects` for a
@@ -418,7 +426,7 @@ mod tests {
 
     #[test]
     fn a_failure_document_is_one_errored_case() {
-        let xml = failure("no <repo> here");
+        let xml = failure(REVIEW_SUITE, "no <repo> here");
         assert!(xml.contains("errors=\"1\""), "{xml}");
         assert!(xml.contains("message=\"no &lt;repo&gt; here\""), "{xml}");
     }

@@ -587,4 +587,18 @@ fn a_batch_submitted_in_one_job_is_collected_in_another() {
             .join(".speed/cache/batches/msgbatch_1.json")
             .exists()
     );
+
+    // The collecting job keeps its verdicts (`speed notes push`); the next
+    // run's fresh checkout fetches them and submits nothing again: the
+    // approvals reached by the batch cover the three tasks.
+    let pushed = speed_on(&collect, &["notes", "push"], &[]);
+    assert_eq!(pushed.code, 0, "{}", pushed.transcript());
+    let next = Checkout::of(origin.path(), &main, 0);
+    let fetched = speed_on(&next, &["notes", "fetch"], &[]);
+    assert_eq!(fetched.code, 0, "{}", fetched.transcript());
+    let run = speed_on(&next, &["review", "--batch-api", "--format", "junit"], &key);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert_eq!(api.batches(), 1, "no second batch: {}", run.transcript());
+    assert!(run.stdout.contains("skipped=\"3\""), "{}", run.stdout);
+    assert!(run.stdout.contains("git note"), "{}", run.stdout);
 }

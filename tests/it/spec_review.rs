@@ -838,6 +838,11 @@ fn a_spec_review_prints_the_ci_formats() {
         run.stdout
     );
     assert!(
+        run.stdout.contains("<testsuite name=\"speed spec review\""),
+        "{}",
+        run.stdout
+    );
+    assert!(
         run.stdout
             .contains("<property name=\"score.testability\" value=\"75\"/>"),
         "{}",
