@@ -251,7 +251,8 @@ pub struct Languages {
     pub python: bool,
     /// A Python project's folder of code in a checkout (`src`, `.`), which
     /// the suggested pytest puts first on `sys.path`; None when its pytest
-    /// configuration sets `pythonpath` (see `python::import_root`).
+    /// configuration sets `pythonpath` (`python::import_root`, which `init`
+    /// asks).
     pub python_import_root: Option<&'static str>,
 }
 
@@ -271,15 +272,8 @@ const MAX_ENTRIES: usize = 4000;
 
 /// What `root` is written in: its manifests at the root, else the files of
 /// its first two levels of folders (hidden ones and build output skipped).
+/// (`python_import_root` is left to the caller: `python::import_root`.)
 pub fn languages(root: &Path) -> Languages {
-    let mut found = written_in(root);
-    if found.python {
-        found.python_import_root = super::python::import_root(root);
-    }
-    found
-}
-
-fn written_in(root: &Path) -> Languages {
     let has = |name: &str| root.join(name).is_file();
     let mut found = Languages {
         rust: has("Cargo.toml"),

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::Error;
 use super::detect::{self, Found, Languages, Provider};
+use super::python;
 use super::templates::{self, Tools};
 use crate::fsx;
 use crate::git::Repository;
@@ -79,7 +80,10 @@ pub fn init(
         });
     }
     let root = repo.root().to_path_buf();
-    let languages = detect::languages(&root);
+    let mut languages = detect::languages(&root);
+    if languages.python {
+        languages.python_import_root = python::import_root(&root);
+    }
     let tools = Tools {
         cargo: detect::which("cargo", env).is_some(),
         clippy: detect::which("cargo-clippy", env).is_some(),
