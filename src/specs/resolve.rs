@@ -42,6 +42,14 @@ pub enum Outcome {
         matches: Vec<usize>,
         chosen: Vec<usize>,
     },
+    /// No section of the named document matches, but exactly one section
+    /// of another spec of the review does (a file the named one links
+    /// to, where the team moved it): that one, sent as referenced.
+    Elsewhere {
+        named: usize,
+        doc: usize,
+        section: usize,
+    },
     /// No section matches: the closest headings, best first, and the one
     /// sent in its place when one is close enough.
     Missing {
@@ -101,6 +109,13 @@ fn outcome(docs: &[Document], reference: &Reference, task_text: &str, index: &In
     let matches = markdown::matching(&docs[doc], name);
     match matches.len() {
         0 => {
+            if let Some((other, section)) = elsewhere(docs, doc, name) {
+                return Outcome::Elsewhere {
+                    named: doc,
+                    doc: other,
+                    section,
+                };
+            }
             let closest = similar::closest(&docs[doc], name, SUGGESTIONS);
             let Some(&(_, best)) = closest.first() else {
                 return Outcome::Missing {
@@ -157,6 +172,22 @@ fn outcome(docs: &[Document], reference: &Reference, task_text: &str, index: &In
     }
 }
 
+/// The one section of another of `docs` (not `named`) that `name`
+/// matches; None when none or several do.
+fn elsewhere(docs: &[Document], named: usize, name: &str) -> Option<(usize, usize)> {
+    let mut found = docs
+        .iter()
+        .enumerate()
+        .filter(|&(d, _)| d != named)
+        .flat_map(|(d, doc)| {
+            markdown::matching(doc, name)
+                .into_iter()
+                .map(move |s| (d, s))
+        });
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
+
 impl Resolved {
     /// The sections this reference selects, with subsections (heads only;
     /// `select::rank` adds their subsections), and whether they stand in
@@ -165,7 +196,9 @@ impl Resolved {
         match &self.outcome {
             Outcome::NoDocument => (None, Vec::new(), false),
             Outcome::Document { doc } => (Some(*doc), Vec::new(), false),
-            Outcome::Section { doc, section } => (Some(*doc), vec![*section], false),
+            Outcome::Section { doc, section } | Outcome::Elsewhere { doc, section, .. } => {
+                (Some(*doc), vec![*section], false)
+            }
             Outcome::Ambiguous { doc, chosen, .. } => (Some(*doc), chosen.clone(), false),
             Outcome::Missing { doc, stand_in, .. } => {
                 (Some(*doc), stand_in.iter().copied().collect(), true)
@@ -185,6 +218,16 @@ impl Resolved {
                 }
             )),
             Outcome::Document { .. } | Outcome::Section { .. } => None,
+            Outcome::Elsewhere {
+                named,
+                doc,
+                section,
+            } => Some(format!(
+                "The spec reference \"{name}\" matches no heading of {}, but {} has it: speed sent {} from there. Name that file in the reference.",
+                docs[*named].path,
+                docs[*doc].path,
+                located(&docs[*doc], *section)
+            )),
             Outcome::Ambiguous {
                 doc,
                 matches,
@@ -423,6 +466,42 @@ mod tests {
                 "did you mean \"Configuration Handling > Instance Directories\" (line 7)?"
             ),
             "{error}"
+        );
+    }
+
+    #[test]
+    fn a_name_only_a_linked_spec_has_is_sent_from_there() {
+        let mut docs = docs();
+        docs.push(parse(
+            "docs/ledger.md",
+            "# Ledger\n## Journal Entries\nEvery refund writes one journal entry.\n",
+        ));
+        let index = Index::new(&docs);
+        let r = resolve(&docs, &[reference("journal entries", None)], "", &index).remove(0);
+        assert_eq!(
+            r.outcome,
+            Outcome::Elsewhere {
+                named: 0,
+                doc: 1,
+                section: 1
+            }
+        );
+        assert_eq!(r.selected(), (Some(1), vec![1], false));
+        assert_eq!(
+            r.notice(&docs).unwrap(),
+            "The spec reference \"journal entries\" matches no heading of docs/flask.md, but docs/ledger.md has it: speed sent \"Ledger > Journal Entries\" (line 2) from there. Name that file in the reference."
+        );
+        assert_eq!(r.error(&docs), None);
+        // Two other files with that heading: no guess, the usual "did you mean".
+        docs.push(parse(
+            "docs/audit.md",
+            "# Audit\n## Journal Entries\nKept.\n",
+        ));
+        let index = Index::new(&docs);
+        let r = resolve(&docs, &[reference("journal entries", None)], "", &index).remove(0);
+        assert!(
+            matches!(r.outcome, Outcome::Missing { doc: 0, .. }),
+            "{r:?}"
         );
     }
 

@@ -555,6 +555,36 @@ fn a_spec_file_the_spec_links_to_is_a_candidate() {
         notices.iter().any(|n| n.starts_with("Read as related specs, since a spec of this review links to them: docs/errorhandling.md")),
         "{notices:?}"
     );
+    // A reference to a section the linked page has (moved there from the
+    // quickstart, say) finds it there and sends it as referenced, rather
+    // than "no heading is close".
+    repo.write(
+        ".speed/features/flask-docs/tasks/1.json",
+        &json!({"id": "1", "title": "A custom 404 error page", "status": "done",
+                "description": "Register an error handler for 404 that returns a custom page with the 404 status code.",
+                "files_to_modify": ["app.py"],
+                "spec_references": [{"spec": "product", "section": "Custom Error Pages"}]})
+        .to_string(),
+    );
+    for budget in BUDGETS {
+        let dry = dry_run(&repo, budget);
+        let prompt = dry["prompt"].as_str().unwrap();
+        assert!(
+            prompt.contains("Related spec: docs/errorhandling.md § Handling Application Errors > Custom Error Pages (lines ")
+                && prompt.contains("; referenced by the task)"),
+            "{budget}: {prompt}"
+        );
+        assert!(prompt.contains(
+            "spec sections it implements: docs/errorhandling.md § Handling Application Errors > Custom Error Pages"
+        ));
+        let notices = strings(&dry["notices"]);
+        assert!(
+            notices.iter().any(|n| n.starts_with(
+                "The spec reference \"Custom Error Pages\" matches no heading of docs/quickstart.md, but docs/errorhandling.md has it: speed sent \"Handling Application Errors > Custom Error Pages\" (line "
+            )),
+            "{budget}: {notices:?}"
+        );
+    }
 }
 
 /// The German spec on main, and a task branch that changes the refunds.
