@@ -105,7 +105,9 @@ fn batch_runs_four_at_once_survives_a_failure_and_skips_approved_work() {
             Some(i) => Reply::openai(&approval(&format!("style nit in task {i}"))),
             None => Reply::status(400, "no task id in prompt"),
         };
-        reply.delay(Duration::from_millis(400))
+        // Long enough that all four workers have a request in flight before the
+        // first answer returns, even when a loaded machine builds prompts slowly.
+        reply.delay(Duration::from_millis(1500))
     });
     configure(&repo, &server);
     let run = speed(repo.path(), &["review"], &[]);
