@@ -252,6 +252,12 @@ fn on_the_runner_only_a_decided_review_writes_sarif() {
         "{}",
         run.stderr
     );
+    // The error says why and what to change in the workflow.
+    assert!(
+        run.stderr.contains("shallow") && run.stderr.contains("`fetch-depth: 0`"),
+        "{}",
+        run.stderr
+    );
 
     // fetch-depth 0, detached HEAD: both reviews decide, the log is valid.
     let full = Checkout::of(origin.path(), &main, 0);
