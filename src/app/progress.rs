@@ -160,6 +160,10 @@ impl Events for Progress {
                     ),
                 );
             }
+            Event::Notice { label, text } => {
+                self.erase(&mut s);
+                write(&self.out, &format!("note: {label}: {text}\n"));
+            }
         }
     }
 }

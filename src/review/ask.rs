@@ -253,6 +253,17 @@ pub fn guardian(
     if let Some(reason) = &ctx.config.guardian.skip_reason {
         return Guardian::Confirmed(GuardianOutcome::skipped(reason));
     }
+    // Without the vision it judges against, the guardian is not asked (the
+    // report's notice says so); a defect fix's scope check needs none.
+    if let (Some(path), false) = (
+        &prepared.sources.vision_missing,
+        matches!(prepared.subject, crate::work::Subject::Defect(_)),
+    ) {
+        return Guardian::Confirmed(GuardianOutcome::skipped(&format!(
+            "no product vision: {path} does not exist on {}",
+            ctx.main().name
+        )));
+    }
     let provider = models.guardian.as_ref();
     let unavailable = |failure: Failure| {
         let mut outcome = GuardianOutcome::not_run(&failure.message);

@@ -89,6 +89,12 @@ pub enum Event {
         label: String,
         holder: String,
     },
+    /// Something a person should know of one review at once (the report
+    /// says it too): the missing product vision.
+    Notice {
+        label: String,
+        text: String,
+    },
 }
 
 /// Events nobody watches.

@@ -82,7 +82,27 @@ pub fn report_for(ctx: &Context, models: &Models, prepared: &Prepared) -> Report
     // Where the configuration came from, when that needs saying, first.
     report.notices = ctx.config.report_notices.clone();
     report.notices.extend(prepared.notices.iter().cloned());
+    report.notices.extend(no_vision(ctx, prepared));
     report
+}
+
+/// What a review says once when the product vision does not exist on
+/// main: the file expected, and what goes without it (the guardian, which
+/// judges an approval against it, is not asked; a defect fix's scope check
+/// still is, from the spec sections).
+pub fn no_vision(ctx: &Context, prepared: &Prepared) -> Option<String> {
+    let path = prepared.sources.vision_missing.as_deref()?;
+    let main = &ctx.main().name;
+    let guardian = match (&ctx.config.guardian.skip_reason, &prepared.subject) {
+        (Some(_), _) => "",
+        (None, Subject::Defect(_)) => {
+            "; a large fix's scope check asks the guardian from the spec sections alone"
+        }
+        (None, _) => "; the guardian, which checks an approval against it, is not asked",
+    };
+    Some(format!(
+        "No product vision: {path} does not exist on {main}, so the reviewer saw none{guardian}. Commit the product's vision there, or point guardian.vision_file at it."
+    ))
 }
 
 /// The files a diff touches, for the review's summary.

@@ -60,6 +60,12 @@ pub fn review(
         Err(err) => return failed_early(&subject, &err),
     };
     let mut report = record::report_for(ctx, models, &prepared);
+    if let Some(text) = record::no_vision(ctx, &prepared) {
+        events.event(super::Event::Notice {
+            label: prepared.subject.label(),
+            text,
+        });
+    }
     let mut evidence = Evidence {
         prompt: prepared.composed.text(),
         sections: prepared.composed.sections(),

@@ -42,6 +42,9 @@ pub struct Sources {
     /// prompt that cannot hold it whole; None when no prompt is sent (an
     /// offline review) or the file does not exist.
     pub vision: Option<prompt::Vision>,
+    /// The vision file expected (`guardian.vision_file`), when a prompt is
+    /// sent and it does not exist on main: the review says so once.
+    pub vision_missing: Option<String>,
     /// What the reviewer must know about these sources.
     pub notices: Vec<String>,
     /// Secrets replaced in the specs, the concerns and the vision.
@@ -137,6 +140,8 @@ pub fn load(
         cross_cutting.extend(lines);
     }
     let vision = load_vision(repo, ctx, &task_text, &identifiers)?;
+    let vision_missing =
+        (vision.is_none() && !ctx.sends_nothing()).then(|| ctx.config.guardian.vision_file.clone());
     if let Some((_, found)) = &vision {
         redactions.extend(found.iter().cloned());
     }
@@ -149,6 +154,7 @@ pub fn load(
         cross_cutting,
         coordination,
         vision: vision.map(|(v, _)| v),
+        vision_missing,
         notices,
         redactions,
     })

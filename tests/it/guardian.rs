@@ -252,3 +252,66 @@ fn human_report_of_an_approval_with_the_guardian_snapshot() {
         .join("\n");
     insta::assert_snapshot!("human_approved_with_guardian", stdout);
 }
+
+#[test]
+fn no_product_vision_is_said_once_and_the_guardian_is_not_asked() {
+    let repo = repo::example();
+    let server = server(|_| panic!("the guardian is not asked without a vision"));
+    configure(&repo, &server, "vision_file = \"specs/product/vision.md\"");
+    let run = run(&repo, "1", &["--json"], &[]);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    let out = json_of(&run);
+    let report = &out["reviews"][0];
+    assert_eq!(
+        report["guardian"]["status"], "skipped",
+        "{}",
+        report["guardian"]
+    );
+    assert_eq!(
+        report["guardian"]["reason"],
+        "no product vision: specs/product/vision.md does not exist on main"
+    );
+    let said: Vec<&Value> = report["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n.as_str().unwrap().starts_with("No product vision"))
+        .collect();
+    assert_eq!(said.len(), 1, "{}", report["notices"]);
+    assert!(
+        said[0]
+            .as_str()
+            .unwrap()
+            .contains("specs/product/vision.md does not exist on main"),
+        "{}",
+        said[0]
+    );
+    assert_eq!(
+        run.stderr.matches("No product vision").count(),
+        1,
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("note: task 1: No product vision: specs/product/vision.md"),
+        "{}",
+        run.stderr
+    );
+    assert!(!server.requests().iter().any(is_guardian));
+    let task = repo.task("1");
+    assert_eq!(task["review_verdict"], "approve");
+
+    // The human report says it once too.
+    let human = run_again(&repo);
+    assert_eq!(
+        human.stdout.matches("No product vision").count(),
+        1,
+        "{}",
+        human.stdout
+    );
+}
+
+fn run_again(repo: &TempRepo) -> Run {
+    run(repo, "1", &["--force"], &[])
+}

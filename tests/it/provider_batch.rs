@@ -347,7 +347,11 @@ fn a_result_for_a_branch_that_moved_is_not_written_and_the_guardian_is_asked_dir
     configure(&repo, "anthropic", &api.server.root(), "");
     let config = repo
         .read(".speed/config.toml")
-        .replace("enabled = false", "enabled = true");
+        // The guardian judges against a vision: without one it is not asked.
+        .replace(
+            "enabled = false",
+            "enabled = true\nvision_file = \"specs/product/counter.md\"",
+        );
     repo.config(&config);
     let run = review(&repo, &["--batch-api"]);
     assert_eq!(run.code, 54, "{}", run.transcript());
