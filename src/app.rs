@@ -400,6 +400,19 @@ fn templates(overrides: &[prompt::Override]) -> anyhow::Result<Templates> {
     Ok(Templates::from_overrides(overrides)?)
 }
 
+/// Whose nits go with them: the work a batch found merged.
+fn merged_owners(skipped: &[review::Skipped]) -> Vec<nits::Owner> {
+    skipped
+        .iter()
+        .filter(|s| s.merged)
+        .map(|s| nits::Owner {
+            task_id: s.task_id.clone(),
+            feature: s.feature.clone(),
+            defect: s.defect.clone(),
+        })
+        .collect()
+}
+
 /// No review to run: either every named task was unreadable (an error) or
 /// no `done` task needs a review (success).
 fn nothing_to_review(
@@ -408,6 +421,9 @@ fn nothing_to_review(
     plan: &Plan,
     colors: Colors,
 ) -> Outcome {
+    if let Err(err) = nits::merge_save(root, &[], &[], &merged_owners(&plan.skipped)) {
+        eprintln!("warning: could not save nits: {err}");
+    }
     if !plan.unreadable.is_empty() {
         if settings.json() && settings.review.dry_run {
             let runs: Vec<dry::DryRun> = plan
@@ -688,11 +704,16 @@ fn run_reviews(
     if human {
         print!("{}", render::human::banner(&stdout_style));
     }
+    // stdout and stderr on one terminal: the human report's failure line
+    // is the error, said once.
+    let one_screen = human && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     let mut on_report = |report: &Report| {
         progress.clear();
-        // Errors always reach stderr; a review that never reached the model
-        // has no report to show, one that failed at the model keeps its report.
-        if let Some(err) = report.error_line() {
+        let shown = human && (report.error.is_none() || report.prepared());
+        // Errors reach stderr (unless the report just printed on the same
+        // terminal says it); a review that never reached the model has no
+        // report to show, one that failed at the model keeps its report.
+        if let Some(err) = report.error_line().filter(|_| !(shown && one_screen)) {
             // The runner reads commands from stderr too, and errors quote
             // servers and models: in GitHub Actions, one line each.
             let err = match settings.format {
@@ -701,7 +722,7 @@ fn run_reviews(
             };
             eprintln!("error: {err}");
         }
-        if human && (report.error.is_none() || report.prepared()) {
+        if shown {
             print!("{}", render::human::report(report, &stdout_style));
         }
     };
@@ -720,7 +741,8 @@ fn run_reviews(
     human::after_reviews(ctx, &mut reports);
 
     let found = nits::collect(&reports);
-    if let Err(err) = nits::merge_save(&ctx.root, &reports, &found) {
+    let merged = merged_owners(&plan.skipped);
+    if let Err(err) = nits::merge_save(&ctx.root, &reports, &found, &merged) {
         eprintln!("warning: could not save nits: {err}");
     }
     let results = Results {
@@ -845,7 +867,16 @@ fn config_command(config: &ConfigSettings, settings: &Settings) -> anyhow::Resul
 
 fn nits_command(dir: &Path, json: bool, colors: Colors) -> anyhow::Result<Outcome> {
     let repo = Repository::discover(dir)?;
-    let saved = nits::load(repo.state_root())?;
+    let mut saved = nits::load(repo.state_root())?;
+    // The nits of current approvals: a task a person (or a later review
+    // elsewhere) has since turned down has none to tidy.
+    let store = tasks::Store::open(repo.state_root());
+    saved.retain(|n| match (&n.task_id, &n.defect) {
+        (Some(id), None) => store
+            .find(id, n.feature.as_deref())
+            .map_or(true, |t| t.review_verdict.as_deref() == Some("approve")),
+        _ => true,
+    });
     if json {
         print!("{}", render::json::nits(&saved));
     } else if saved.is_empty() {

@@ -217,7 +217,7 @@ pub(super) fn collect_command(
         eprintln!("Nothing to collect: no batch is waiting under .speed/cache/batches/.");
     }
     let found = nits::collect(&reports);
-    if let Err(err) = nits::merge_save(&ctx.root, &reports, &found) {
+    if let Err(err) = nits::merge_save(&ctx.root, &reports, &found, &[]) {
         eprintln!("warning: could not save nits: {err}");
     }
     let shown = Shown {

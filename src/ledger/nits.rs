@@ -95,16 +95,47 @@ pub fn save(root: &Path, nits: &[Nit]) -> Result<(), Error> {
     )?)
 }
 
+/// Whose nits: a task (its feature and id) or a defect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Owner {
+    pub task_id: Option<String>,
+    pub feature: Option<String>,
+    pub defect: Option<String>,
+}
+
+impl Nit {
+    fn is_of(&self, owner: &Owner) -> bool {
+        match (&owner.defect, &self.defect) {
+            (Some(defect), Some(mine)) => defect == mine,
+            (Some(_), None) | (None, Some(_)) => false,
+            (None, None) => {
+                owner.task_id.is_some()
+                    && self.task_id == owner.task_id
+                    && self.feature == owner.feature
+            }
+        }
+    }
+}
+
 /// Save `found` in place of the saved nits of every task these reports
-/// reviewed to completion; nits of other tasks stay, so reviewing one task
-/// does not erase the rest of the list.
-pub fn merge_save(root: &Path, reports: &[Report], found: &[Nit]) -> Result<(), Error> {
+/// reviewed to completion, and drop those of `merged` work: what stays is
+/// the nits of every current approval, so reviewing one task does not
+/// erase the rest of the list and a merged task's nits go with it.
+pub fn merge_save(
+    root: &Path,
+    reports: &[Report],
+    found: &[Nit],
+    merged: &[Owner],
+) -> Result<(), Error> {
     let reviewed: Vec<(Option<&String>, &String)> = reports
         .iter()
         .filter(|r| r.verdict.is_some())
         .map(|r| (r.task_id.as_ref(), &r.branch))
         .collect();
-    if reviewed.is_empty() {
+    if reviewed.is_empty() && merged.is_empty() {
+        return Ok(());
+    }
+    if reviewed.is_empty() && !root.join(NITS_FILE).exists() {
         return Ok(());
     }
     // Another speed may be merging its nits into the same file.
@@ -116,6 +147,7 @@ pub fn merge_save(root: &Path, reports: &[Report], found: &[Nit]) -> Result<(), 
     let mut nits: Vec<Nit> = load(root)?
         .into_iter()
         .filter(|n| !reviewed.contains(&(n.task_id.as_ref(), &n.branch)))
+        .filter(|n| !merged.iter().any(|owner| n.is_of(owner)))
         .collect();
     nits.extend(found.iter().cloned());
     save(root, &nits)

@@ -274,3 +274,76 @@ fn prompts_larger_than_the_token_limit_go_alone_instead_of_waiting_forever() {
         "no minute-long waits"
     );
 }
+
+/// `speed nits` lists the nits of every current approval, whatever batch
+/// found them: a task's go when it is merged (the next batch finds it so)
+/// or when its approval is no longer current (a person rejected it).
+#[test]
+fn speed_nits_lists_every_current_approval_and_drops_merged_and_rejected_tasks() {
+    let repo = eight_tasks();
+    let server = ModelServer::start(|req| match task_id_of(req) {
+        Some(i) => Reply::openai(&approval(&format!("rename limit_{i}"))),
+        None => Reply::status(400, "?"),
+    });
+    configure(&repo, &server);
+    // Two batches: the second reviews only task 8 again (a new head);
+    // the first batch's nits of the other tasks stay listed.
+    let first = speed(repo.path(), &["review", "--concurrency", "1"], &[]);
+    assert_eq!(first.code, 0, "{}", first.transcript());
+    crate::support::git::ok(repo.path(), &["config", "user.name", "Dev"]);
+    crate::support::git::ok(repo.path(), &["config", "user.email", "dev@example.com"]);
+    crate::support::git::ok(repo.path(), &["checkout", "-q", "speed/task-8"]);
+    crate::support::git::commit(
+        repo.path(),
+        &[("src/c8.rs", "pub fn limit_8() -> u32 { 100 } // raised\n")],
+        "again",
+    );
+    crate::support::git::ok(repo.path(), &["checkout", "-q", "main"]);
+    let second = speed(repo.path(), &["review", "--json"], &[]);
+    assert_eq!(second.code, 0, "{}", second.transcript());
+    let out: Value = serde_json::from_str(&second.stdout).unwrap();
+    assert_eq!(
+        out["reviews"].as_array().unwrap().len(),
+        1,
+        "{}",
+        second.stdout
+    );
+    let listed = |repo: &TempRepo| -> Vec<String> {
+        let run = speed(repo.path(), &["nits", "--json"], &[]);
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        let v: Value = serde_json::from_str(&run.stdout).unwrap();
+        let mut ids: Vec<String> = v["nits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["task_id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(listed(&repo), ["1", "2", "3", "4", "5", "6", "7", "8"]);
+
+    // Task 1 merged: the next batch lists it as merged and its nit goes.
+    crate::support::git::ok(
+        repo.path(),
+        &[
+            "merge",
+            "-q",
+            "--no-ff",
+            "--no-verify",
+            "-m",
+            "merge task 1",
+            "speed/task-1",
+        ],
+    );
+    let third = speed(repo.path(), &["review"], &[]);
+    assert_eq!(third.code, 0, "{}", third.transcript());
+    assert_eq!(listed(&repo), ["2", "3", "4", "5", "6", "7", "8"]);
+
+    // A person turned task 2 down: its nit is not a current approval's.
+    let mut two: Value = serde_json::from_str(&repo.read(".speed/tasks/2.json")).unwrap();
+    two["review_verdict"] = "request_changes".into();
+    two["status"] = "pending".into();
+    repo.write(".speed/tasks/2.json", &two.to_string());
+    assert_eq!(listed(&repo), ["3", "4", "5", "6", "7", "8"]);
+}
