@@ -479,12 +479,12 @@ fn coverage_line(report: &Report, style: &Style) -> Option<String> {
         ));
     }
     Some(format!(
-        "  {} The model saw {} of {} changed lines{parts}: {} of {} files whole or in part, {} left out for budget{by_name}",
+        "  {} The model saw {} of {} changed lines{parts}: {} of {} whole or in part, {} left out for budget{by_name}",
         style.yellow("!"),
         thousands(d.lines_shown as u64),
         thousands(lines as u64),
         thousands(d.files_shown as u64),
-        thousands(files as u64),
+        plural(files, "file"),
         plural(d.files_unseen, "file"),
     ))
 }

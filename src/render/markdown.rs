@@ -47,7 +47,7 @@ pub fn report(report: &Report, reviewed_at: Option<&str>) -> String {
         let _ = writeln!(out, "- **Branch:** {}{commits}", code(&report.branch));
     }
     if let Some(at) = reviewed_at {
-        let _ = writeln!(out, "- **Reviewed at:** {}", inline(at));
+        let _ = writeln!(out, "- **Reviewed at:** {}", date(at));
     }
     if !report.model.provider.is_empty() {
         let _ = writeln!(
@@ -96,6 +96,19 @@ pub fn report(report: &Report, reviewed_at: Option<&str>) -> String {
     coverage(&mut out, report);
     guardian(&mut out, report);
     out
+}
+
+/// A time as speed writes them (`2026-11-28T10:04:05Z`) as it is: nothing
+/// in it is Markdown mid-line, so escaping would only show backslashes.
+/// Anything else (an edited report) is escaped like all text from
+/// elsewhere.
+fn date(at: &str) -> String {
+    let plain = !at.is_empty()
+        && at.starts_with(|c: char| c.is_ascii_digit())
+        && at
+            .chars()
+            .all(|c| c.is_ascii_digit() || "-:T.Z+ ".contains(c));
+    if plain { at.to_string() } else { inline(at) }
 }
 
 fn decision(report: &Report) -> String {

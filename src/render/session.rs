@@ -52,6 +52,14 @@ pub fn feedback(result: &Value) -> Vec<(String, String, String)> {
         .unwrap_or_default()
 }
 
+/// What a session without a PRD says in its place.
+const NO_PRD: &str = "(none: the spec was reviewed without one)";
+
+/// The PRD the session reviewed the spec against, when it had one.
+fn prd(session: &Value) -> Option<String> {
+    Some(text(&session["prd_path"])).filter(|p| !p.trim().is_empty())
+}
+
 /// The final verdict in words.
 pub fn verdict(session: &Value) -> String {
     match session["final_verdict"].as_str() {
@@ -71,7 +79,7 @@ pub fn human(session: &Value, path: &str) -> String {
     let _ = writeln!(
         out,
         "  PRD {}  spec {}",
-        one_line(&text(&session["prd_path"])),
+        prd(session).map_or_else(|| NO_PRD.to_string(), |p| one_line(&p)),
         one_line(&text(&session["specs_path"]))
     );
     let _ = writeln!(out, "  final verdict: {}", verdict(session));
@@ -121,7 +129,7 @@ pub fn markdown(session: &Value, path: &str) -> String {
         out,
         "# Spec review: {}\n\n- **PRD:** {}\n- **Spec:** {}\n- **Final verdict:** {}",
         inline(&text(&session["feature"])),
-        code(&text(&session["prd_path"])),
+        prd(session).map_or_else(|| NO_PRD.to_string(), |p| code(&p)),
         code(&text(&session["specs_path"])),
         verdict(session)
     );

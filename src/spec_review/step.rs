@@ -101,8 +101,9 @@ impl Loop<'_> {
                 return Ok(Stop {
                     outcome: Outcome::ChangesRequested,
                     headline: format!(
-                        "the spec needs revision ({} feedback items): revise {} and run `{}` again",
+                        "the spec needs revision ({} feedback item{}): revise {} and run `{}` again",
                         feedback.len(),
+                        if feedback.len() == 1 { "" } else { "s" },
                         self.located.spec_path,
                         command_line(self.job, self.located)
                     ),

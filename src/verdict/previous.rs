@@ -112,8 +112,9 @@ pub fn missing(value: &Value, ids: &[&str]) -> Vec<Problem> {
         if !given.is_empty() {
             problems.push(Problem {
                 path: "previous_findings".to_string(),
-                message: "no previous findings were listed: leave previous_findings out"
-                    .to_string(),
+                message:
+                    "no previous findings were listed: give previous_findings as an empty array"
+                        .to_string(),
             });
         }
         return problems;

@@ -87,6 +87,16 @@ fn line(page: &mut Html, (x1, y1): (f64, f64), (x2, y2): (f64, f64), style: &str
     );
 }
 
+/// A name as a label left of a chart: what fits in its 200 pixels, cut
+/// with an ellipsis (the whole name is the row's title and in the table).
+fn label(name: &str) -> String {
+    const FITS: usize = 28;
+    match name.char_indices().nth(FITS - 1) {
+        Some((at, _)) if name.chars().count() > FITS => format!("{}…", &name[..at]),
+        _ => name.to_string(),
+    }
+}
+
 /// Which x labels to print so that they do not overlap.
 fn label_every(count: usize, room: f64) -> usize {
     let fits = (room / 64.0).max(1.0) as usize;
@@ -221,7 +231,8 @@ pub fn bar_rows(
     rows: &[(String, Vec<usize>)],
 ) {
     let row_height = 42.0;
-    let height = 30.0 + row_height * rows.len() as f64;
+    let top = 18.0;
+    let height = 30.0 + top + row_height * rows.len() as f64;
     let left = 200.0;
     open(page, figure, height);
     let plot = WIDTH - left - RIGHT;
@@ -232,9 +243,23 @@ pub fn bar_rows(
         .max()
         .unwrap_or(0)
         .max(1);
+    // The scale, once: every row's bars share it.
+    text(
+        page,
+        left,
+        12.0,
+        "start",
+        &format!("bar height: 0 to {max} a week, the same in every row"),
+    );
     for (r, (name, values)) in rows.iter().enumerate() {
-        let base = 12.0 + row_height * (r as f64 + 1.0);
-        text(page, left - 8.0, base - 4.0, "end", &super::clip(name, 30));
+        let base = top + 12.0 + row_height * (r as f64 + 1.0);
+        line(
+            page,
+            (left - 4.0, base - (row_height - 10.0)),
+            (left, base - (row_height - 10.0)),
+            "stroke:#999",
+        );
+        text(page, left - 8.0, base - 4.0, "end", &label(name));
         line(page, (left, base), (WIDTH - RIGHT, base), "stroke:#999");
         page.open("g", &[]).elem("title", &[], name);
         for (i, v) in values.iter().enumerate() {
@@ -271,13 +296,9 @@ pub fn bars(page: &mut Html, figure: &Figure<'_>, items: &[(String, usize)]) {
     for (i, (name, value)) in items.iter().enumerate() {
         let y = 6.0 + bar * i as f64;
         let w = plot * *value as f64 / max as f64;
-        text(
-            page,
-            left - 8.0,
-            y + bar * 0.65,
-            "end",
-            &super::clip(name, 30),
-        );
+        page.open("g", &[]).elem("title", &[], name);
+        text(page, left - 8.0, y + bar * 0.65, "end", &label(name));
+        page.close("g");
         page.void(
             "rect",
             &[

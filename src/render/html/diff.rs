@@ -252,7 +252,8 @@ pub fn finding(page: &mut Html, prefix: &str, p: &Placed<'_>) {
         page.text(" at ").elem("code", &[], &place);
     }
     page.close("p");
-    page.elem("p", &[], &clip(&f.message, 4_000));
+    // A check's message may end with its output's tail: its lines kept.
+    page.elem("p", &[("class", "message")], &clip(&f.message, 4_000));
     if let Some(suggestion) = &f.suggestion {
         page.open("p", &[])
             .elem("em", &[], "Suggestion: ")

@@ -210,7 +210,13 @@ table.diff tr.hunk td { color: var(--muted); background: #f3f3f3; }
 table.diff tr.finding-row td { white-space: normal; padding: 0; }
 .finding { background: var(--bg-note); border-left: .3rem solid var(--fg); margin: .3rem 0 .3rem 4rem;
   padding: .3rem .6rem; font-family: system-ui, sans-serif; white-space: normal; word-break: normal; }
-.finding p { margin: .15rem 0; }
+.finding p { margin: .15rem 0; } .finding p.message { white-space: pre-wrap; }
+/* Errors, warnings and notes are told apart by more than a word. */
+.finding[data-level="error"] { border-left-color: var(--error); }
+.finding[data-level="warning"] { border-left-color: var(--warning); }
+.finding[data-level="note"] { background: #f3f3f3; border-left-color: var(--muted); }
+/* The diff's +/- marks: a title for screen readers, no dotted underline. */
+table.diff abbr { text-decoration: none; border: 0; }
 /* Reached by a link, a finding shows the lines above it too. */
 .finding { scroll-margin-top: 10rem; }
 li > .finding { margin-left: 0; }

@@ -163,7 +163,7 @@ pub fn ask<T>(
             outcome: Outcome::InvalidOutput,
             message: format!(
                 "the model's {named} answer was still invalid after one corrective retry: {}",
-                brief(&last_problem)
+                whole(&last_problem)
             ),
         }),
         calls,
@@ -316,6 +316,21 @@ pub fn stable_prefix(composed: &str, sent: &str, prefix: Option<usize>) -> Optio
 }
 
 /// A problem on one line, cut to a length a terminal line can show.
+/// The reason a review failed, as the report keeps it: on one line, whole
+/// up to a bound far past any list of problems a validator gives, and then
+/// cut between words.
+fn whole(text: &str) -> String {
+    const MAX: usize = 8_000;
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(MAX) {
+        None => one_line,
+        Some((at, _)) => {
+            let cut = one_line[..at].rfind(' ').unwrap_or(at);
+            format!("{}…", &one_line[..cut])
+        }
+    }
+}
+
 fn brief(text: &str) -> String {
     const MAX: usize = 400;
     let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
