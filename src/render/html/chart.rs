@@ -11,7 +11,8 @@ use super::Html;
 
 const WIDTH: f64 = 720.0;
 const LEFT: f64 = 56.0;
-const RIGHT: f64 = 16.0;
+/// Room right of a plot: half of a week label centred on its last point.
+const RIGHT: f64 = 36.0;
 
 /// What a figure is called: its id on the page, its title (the caption)
 /// and a description of what it shows, for a screen reader.

@@ -510,7 +510,7 @@ fn criteria(page: &mut Html, review: &crate::verdict::Verdict) {
 /// The command checks as they ran: one row each.
 fn checks_run(page: &mut Html, report: &Report) {
     page.open("table", &[])
-        .elem("caption", &[], "The commands of [[checks.command]], in the order they ran")
+        .elem("caption", &[], "In the order they ran")
         .raw("<thead><tr><th scope=\"col\">Check</th><th scope=\"col\">Outcome</th><th scope=\"col\">Duration</th><th scope=\"col\">Findings</th><th scope=\"col\">Why</th></tr></thead>")
         .open("tbody", &[])
         .newline();
