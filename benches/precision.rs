@@ -136,16 +136,20 @@ fn main() {
                 bytes += data.len();
                 let text = String::from_utf8_lossy(&data);
                 let diff = added_whole(&name, &text);
+                let store = speed::syntax::Store::new(&Files);
+                let head = std::collections::HashMap::new();
+                let files = speed::checks::Files::new(&store, &diff, &head);
+                let sides = speed::checks::Sides::load(&files);
                 let input = speed::checks::builtin::Input {
                     diff: &diff,
                     scope: None,
                     criteria: &[],
-                    impact: None,
                     secrets: &[],
-                    blobs: &Files,
-                    head_file: &|_| None,
+                    files: &files,
+                    sides: &sides,
+                    calls: None,
                 };
-                let outcome = speed::checks::builtin::run(&input, &Default::default());
+                let outcome = speed::checks::builtin::run(&input, None, &Default::default());
                 for f in &outcome.findings {
                     found += 1;
                     let line = f

@@ -3,6 +3,8 @@
 //! theirs, each grammar loaded once per process with its node kind and
 //! field names resolved by id (`Names`), and parsers kept per thread.
 //! tree-sitter's allocator is set here, before the process's first parser.
+//! `store` keeps the texts and trees of one review, so that each file is
+//! read once and parsed at most once, whatever asks for it.
 //!
 //! It says what the code is, never what it means: node tables, symbols and
 //! findings belong to the parts above, and nothing here imports them.
@@ -13,6 +15,10 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Language, Node, Tree};
+
+mod store;
+
+pub use store::{Blobs, Facts, Key, Parsed, Reader, ReaderId, Stats, Store, Text};
 
 /// Why a file could not be parsed at all.
 #[derive(Debug, thiserror::Error)]

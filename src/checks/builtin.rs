@@ -12,14 +12,15 @@ use crate::paths;
 use crate::secrets::DiffSecret;
 use crate::tasks::{Criterion, Scope};
 
+use super::files::{Files, Side};
 use super::outline::{self, Lang, Marker, Outline};
+use super::sides::{MAX_OUTLINE_BYTES, Sides};
 use super::{Check, Config, Finding, Severity};
 use super::{measure, weakened};
 
 mod breaking;
 
-/// Files above this size are generated or vendored: not outlined.
-const MAX_OUTLINE_BYTES: usize = 1 << 20;
+pub use breaking::{CallReader, CallReaderId};
 
 /// How many places a message lists before "and N more".
 const LISTED: usize = 3;
@@ -30,14 +31,16 @@ pub struct Input<'a> {
     /// The task's declared files; None when there is no task.
     pub scope: Option<&'a Scope>,
     pub criteria: &'a [Criterion],
-    /// None when the impact analysis failed (its notice says why).
-    pub impact: Option<&'a Impact>,
     /// The secrets redacted from the diff (`secrets::redact_diff`).
     pub secrets: &'a [DiffSecret],
-    pub blobs: &'a dyn impact::Blobs,
-    /// A file at the head commit by its path, if there is one: call sites
-    /// live in files the diff may not touch.
-    pub head_file: &'a dyn Fn(&str) -> Option<Vec<u8>>,
+    /// Both sides' files, from the review's store: call sites live in
+    /// files the diff may not touch.
+    pub files: &'a Files<'a>,
+    /// Both sides of each changed file, outlined (`Sides::load`).
+    pub sides: &'a Sides,
+    /// What `breaking_change` reads at call sites, registered with the
+    /// store before the index parsed (`CallReader::register`).
+    pub calls: Option<CallReaderId<'a>>,
 }
 
 /// The findings, and what the checks could not look at.
@@ -47,96 +50,56 @@ pub struct Outcome {
     pub notices: Vec<String>,
 }
 
-/// Run every built-in check that is not off.
-pub fn run(input: &Input, config: &Config) -> Outcome {
+/// Run every built-in check that is not off; `impact` is None when the
+/// impact analysis failed (its notice says why).
+pub fn run(input: &Input, impact: Option<&Impact>, config: &Config) -> Outcome {
+    start(input, config).finish(impact)
+}
+
+/// Run every built-in check but `breaking_change`, the one that reads the
+/// impact analysis: these need not wait for it.
+pub fn start<'a>(input: &'a Input<'a>, config: &'a Config) -> Started<'a> {
     let mut run = Run {
         input,
         config,
+        impact: None,
         outcome: Outcome::default(),
-        sides: Sides::load(input),
     };
-    let sides_notices = std::mem::take(&mut run.sides.notices);
-    run.outcome.notices.extend(sides_notices);
+    run.outcome
+        .notices
+        .extend(input.sides.notices.iter().cloned());
     run.empty_diff();
     run.scope();
-    run.breaking_change();
     run.secret();
     run.placeholder();
     run.debug_leftover();
     run.test_weakened();
     run.untested_criterion();
     run.large_diff();
-    super::sort(&mut run.outcome.findings);
-    run.outcome
+    Started { run }
 }
 
-/// Both sides of each changed Rust or Python file, outlined once.
-struct Sides {
-    /// By index into `diff.files`.
-    head: HashMap<usize, Outline>,
-    base: HashMap<usize, Outline>,
-    notices: Vec<String>,
+/// The built-in checks that need not wait for the impact analysis, run.
+pub struct Started<'a> {
+    run: Run<'a>,
 }
 
-impl Sides {
-    fn load(input: &Input) -> Sides {
-        let mut sides = Sides {
-            head: HashMap::new(),
-            base: HashMap::new(),
-            notices: Vec::new(),
-        };
-        for (i, file) in input.diff.files.iter().enumerate() {
-            if file.binary {
-                continue;
-            }
-            if let (Some(blob), Some(lang)) = (&file.new_blob, Lang::of_path(&file.path)) {
-                if let Some(o) = sides.outline(input, blob, &file.path, lang) {
-                    sides.head.insert(i, o);
-                }
-            }
-            let old_path = file.old_path.as_deref().unwrap_or(&file.path);
-            if let (Some(blob), Some(lang)) = (&file.old_blob, Lang::of_path(old_path)) {
-                if let Some(o) = sides.outline(input, blob, old_path, lang) {
-                    sides.base.insert(i, o);
-                }
-            }
-        }
-        sides
-    }
-
-    fn outline(&mut self, input: &Input, blob: &str, path: &str, lang: Lang) -> Option<Outline> {
-        let bytes = match input.blobs.read(blob) {
-            Ok(b) => b,
-            Err(e) => {
-                self.notices.push(format!(
-                    "Checks: {path} could not be read ({e}), so it was not checked"
-                ));
-                return None;
-            }
-        };
-        if bytes.len() > MAX_OUTLINE_BYTES {
-            self.notices.push(format!(
-                "Checks: {path} is over {} MiB, so its code was not checked",
-                MAX_OUTLINE_BYTES >> 20
-            ));
-            return None;
-        }
-        let text = String::from_utf8_lossy(&bytes);
-        let outline = outline::outline(lang, &text, paths::is_test(path), path.ends_with(".pyi"));
-        if outline.is_none() {
-            self.notices.push(format!(
-                "Checks: {path} could not be parsed, so its code was not checked"
-            ));
-        }
-        outline
+impl<'a> Started<'a> {
+    /// Run `breaking_change` on the impact analysis; every finding, worst
+    /// first.
+    pub fn finish(mut self, impact: Option<&'a Impact>) -> Outcome {
+        self.run.impact = impact;
+        self.run.breaking_change();
+        super::sort(&mut self.run.outcome.findings);
+        self.run.outcome
     }
 }
 
 struct Run<'a> {
     input: &'a Input<'a>,
     config: &'a Config,
+    impact: Option<&'a Impact>,
     outcome: Outcome,
-    sides: Sides,
 }
 
 impl Run<'_> {
@@ -215,7 +178,7 @@ impl Run<'_> {
             .files
             .iter()
             .position(|f| f.path == path || f.old_path.as_deref() == Some(path))?;
-        self.sides.head.get(&i)
+        self.input.sides.head.get(&i)
     }
 
     fn base_outline(&self, path: &str) -> Option<&Outline> {
@@ -225,7 +188,7 @@ impl Run<'_> {
             .files
             .iter()
             .position(|f| f.old_path.as_deref().unwrap_or(&f.path) == path)?;
-        self.sides.base.get(&i)
+        self.input.sides.base.get(&i)
     }
 
     fn secret(&mut self) {
@@ -255,7 +218,7 @@ impl Run<'_> {
         let mut out = Vec::new();
         let documentation = self.doc_module_files();
         for (i, file) in self.input.diff.files.iter().enumerate() {
-            let Some(head) = self.sides.head.get(&i) else {
+            let Some(head) = self.input.sides.head.get(&i) else {
                 continue;
             };
             if (!in_tests && paths::is_test(&file.path)) || documentation.contains(&file.path) {
@@ -279,7 +242,7 @@ impl Run<'_> {
     /// `src/lib.rs` is `src/not_implemented.rs` or its `mod.rs`).
     fn doc_module_files(&self) -> HashSet<String> {
         let mut out = HashSet::new();
-        for (i, head) in &self.sides.head {
+        for (i, head) in &self.input.sides.head {
             let declaring = &self.input.diff.files[*i].path;
             let (dir, file) = declaring.rsplit_once('/').unwrap_or(("", declaring));
             let stem = file.trim_end_matches(".rs");
@@ -322,6 +285,7 @@ impl Run<'_> {
         // derived by `Flask` in another file); the file itself already
         // stood down for its own subclasses.
         let derived: HashSet<&str> = self
+            .input
             .sides
             .head
             .values()
@@ -387,7 +351,7 @@ impl Run<'_> {
         let files = &self.input.diff.files;
         let mut compared = Vec::new();
         for (i, file) in files.iter().enumerate() {
-            let (base, head) = (self.sides.base.get(&i), self.sides.head.get(&i));
+            let (base, head) = (self.input.sides.base.get(&i), self.input.sides.head.get(&i));
             let head_unread = head.is_none()
                 && !file.binary
                 && file.new_blob.is_some()
@@ -404,11 +368,13 @@ impl Run<'_> {
                 added: file_added_lines(file).collect(),
             });
         }
-        let base_file = |path: &str| base_file(self.input, path);
-        let mut kinds = weakened::kinds(&side_outlines(files, &self.sides.base, false), &base_file);
+        let mut kinds = weakened::kinds(
+            &side_outlines(files, &self.input.sides.base, false),
+            &self.input.files.side(Side::Base),
+        );
         kinds.extend(weakened::kinds(
-            &side_outlines(files, &self.sides.head, true),
-            self.input.head_file,
+            &side_outlines(files, &self.input.sides.head, true),
+            &self.input.files.side(Side::Head),
         ));
         let outcome = weakened::check(&compared, &kinds);
         self.outcome.notices.extend(outcome.notices);
@@ -438,8 +404,8 @@ impl Run<'_> {
             if sides.into_iter().flatten().any(paths::is_test) {
                 return true;
             }
-            let head = self.sides.head.get(&i);
-            let base = self.sides.base.get(&i);
+            let head = self.input.sides.head.get(&i);
+            let base = self.input.sides.base.get(&i);
             file.hunks
                 .iter()
                 .flat_map(|h| &h.lines)
@@ -503,6 +469,23 @@ impl Run<'_> {
     }
 }
 
+/// The files `test_weakened` may parse on either side to read the
+/// project's macros (`weakened::plan`): a caller keeps their trees in the
+/// store before the index may parse them too.
+pub fn macro_files(files: &Files, sides: &Sides) -> Vec<crate::syntax::Key> {
+    let changed = &files.diff().files;
+    let mut keys = Vec::new();
+    for (side, outlines, head) in [
+        (Side::Base, &sides.base, false),
+        (Side::Head, &sides.head, true),
+    ] {
+        for path in weakened::plan(&side_outlines(changed, outlines, head), &files.side(side)) {
+            keys.extend(files.key(side, &path));
+        }
+    }
+    keys
+}
+
 /// The outlines of one side, in the diff's order, by that side's path.
 fn side_outlines<'a>(
     files: &'a [FileDiff],
@@ -521,23 +504,6 @@ fn side_outlines<'a>(
             (path, o)
         })
         .collect()
-}
-
-/// A file at the base commit by its path: a changed file's old blob;
-/// none for a path the diff adds; otherwise the head's, which the diff
-/// did not change.
-fn base_file(input: &Input, path: &str) -> Option<Vec<u8>> {
-    let files = &input.diff.files;
-    if let Some(f) = files
-        .iter()
-        .find(|f| f.old_blob.is_some() && f.old_path.as_deref().unwrap_or(&f.path) == path)
-    {
-        return f.old_blob.as_deref().and_then(|b| input.blobs.read(b).ok());
-    }
-    if files.iter().any(|f| f.path == path) {
-        return None;
-    }
-    (input.head_file)(path)
 }
 
 /// `verify_by` values that mean an automated test: "test", "unit test",

@@ -22,22 +22,19 @@
 use std::collections::HashSet;
 
 use crate::git::{Diff, FileStatus};
-use crate::impact;
 use crate::tasks::Scope;
 use crate::tasks::coordination::{Coordination, FunctionProfile, SharedInterface};
 
-use super::outline::{self, Lang};
+use super::sides::Sides;
 use super::signature::{Callable, Pass, Signature};
 use super::{Check, Finding, Severity};
-
-/// Files above this size are generated or vendored: not outlined.
-const MAX_BYTES: usize = 1 << 20;
 
 /// What the check reads.
 pub struct Input<'a> {
     pub diff: &'a Diff,
     pub coordination: &'a Coordination,
-    pub blobs: &'a dyn impact::Blobs,
+    /// Both sides of each changed file, outlined (`Sides::load`).
+    pub sides: &'a Sides,
 }
 
 /// One side of a changed file, outlined.
@@ -100,36 +97,27 @@ pub fn run(input: &Input, severity: Severity) -> Vec<Finding> {
 }
 
 /// The head and base sides of every changed Rust or Python file that
-/// could be read and parsed.
+/// could be read and parsed, in the diff's order.
 fn sides(input: &Input) -> (Vec<Side>, Vec<Side>) {
     let mut heads = Vec::new();
     let mut bases = Vec::new();
-    for file in input.diff.files.iter().filter(|f| !f.binary) {
-        if let Some(side) = side(input, file.new_blob.as_deref(), &file.path) {
-            heads.push(side);
+    for (i, file) in input.diff.files.iter().enumerate() {
+        if let Some(o) = input.sides.head.get(&i) {
+            heads.push(Side {
+                path: file.path.clone(),
+                callables: o.callables.clone(),
+                defined: o.defined.clone(),
+            });
         }
-        let old_path = file.old_path.as_deref().unwrap_or(&file.path);
-        if let Some(side) = side(input, file.old_blob.as_deref(), old_path) {
-            bases.push(side);
+        if let Some(o) = input.sides.base.get(&i) {
+            bases.push(Side {
+                path: file.old_path.as_deref().unwrap_or(&file.path).to_string(),
+                callables: o.callables.clone(),
+                defined: o.defined.clone(),
+            });
         }
     }
     (heads, bases)
-}
-
-fn side(input: &Input, blob: Option<&str>, path: &str) -> Option<Side> {
-    let lang = Lang::of_path(path)?;
-    let bytes = input.blobs.read(blob?).ok()?;
-    if bytes.len() > MAX_BYTES {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&bytes);
-    let stub = path.ends_with(".pyi");
-    let o = outline::outline(lang, &text, false, stub)?;
-    Some(Side {
-        path: path.to_string(),
-        callables: o.callables,
-        defined: o.defined,
-    })
 }
 
 /// `Type::name` or `Class.name`: (owner, name); a plain name has no owner.
@@ -298,7 +286,7 @@ mod tests {
 
     struct Blobs(HashMap<String, String>);
 
-    impl impact::Blobs for Blobs {
+    impl crate::syntax::Blobs for Blobs {
         fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
             self.0
                 .get(blob)
@@ -349,11 +337,14 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
         );
+        let store = crate::syntax::Store::new(&blobs);
+        let head = HashMap::new();
+        let sides = Sides::load(&crate::checks::Files::new(&store, d, &head));
         run(
             &Input {
                 diff: d,
                 coordination: c,
-                blobs: &blobs,
+                sides: &sides,
             },
             Severity::Major,
         )

@@ -13,9 +13,10 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use tree_sitter::{Node, Parser};
+use tree_sitter::Node;
 
 use super::assertions::{self, Assertion};
+use super::files::Read;
 use super::test_fn::{TestFn, body_hash};
 use crate::paths;
 
@@ -107,13 +108,23 @@ fn line(node: Node) -> u32 {
 
 /// The kinds of the `macro_rules!` definitions anywhere in a Rust tree.
 pub fn definitions(root: Node, src: &[u8], is_test_attr: fn(&str) -> bool) -> Kinds {
-    let mut kinds = Kinds::default();
+    let mut found = Vec::new();
     assertions::each(root, |n| {
         if n.kind() != "macro_definition" {
             return true;
         }
+        found.push(n);
+        false
+    });
+    definitions_in(&found, src, is_test_attr)
+}
+
+/// `definitions`, from the file's `macro_definition`s.
+pub fn definitions_in(found: &[Node], src: &[u8], is_test_attr: fn(&str) -> bool) -> Kinds {
+    let mut kinds = Kinds::default();
+    for &n in found {
         let Some(name) = n.child_by_field_name("name").map(|x| text(x, src)) else {
-            return false;
+            continue;
         };
         let mut c = n.walk();
         for rule in n.children(&mut c).filter(|r| r.kind() == "macro_rule") {
@@ -133,8 +144,7 @@ pub fn definitions(root: Node, src: &[u8], is_test_attr: fn(&str) -> bool) -> Ki
                 kinds.asserts.insert(name.to_string());
             }
         }
-        false
-    });
+    }
     kinds
 }
 
@@ -348,28 +358,56 @@ fn join(dir: &str, name: &str) -> String {
 /// of the nearest `Cargo.toml` that lie in that folder), and the modules
 /// those declare (`#[macro_use] mod macros;`). A macro from another crate
 /// is not found: its calls are not counted as tests on either side.
+///
+/// The files of `from` are the caller's outlined files, whose definitions
+/// it has (`Outline::macros`): they are read for the modules they declare,
+/// not parsed again. Folder by folder, the files defining macros are
+/// parsed until every wanted name is known.
 pub fn find(
     wanted: &BTreeSet<String>,
     from: &[&str],
-    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    files: &dyn Read,
     is_test_attr: fn(&str) -> bool,
 ) -> Kinds {
     let mut kinds = Kinds::default();
-    if wanted.is_empty() {
-        return kinds;
+    for defining in plan(wanted, from, files) {
+        if wanted
+            .iter()
+            .all(|w| kinds.tests.contains(w) || kinds.asserts.contains(w))
+        {
+            break;
+        }
+        for path in defining {
+            if let Some(parsed) = files.tree(&path) {
+                kinds.extend(definitions(
+                    parsed.root(),
+                    parsed.src().as_bytes(),
+                    is_test_attr,
+                ));
+            }
+        }
     }
-    let mut parser = Parser::new();
-    let language: tree_sitter::Language = tree_sitter_rust::LANGUAGE.into();
-    if parser.set_language(&language).is_err() {
-        return kinds;
+    kinds.tests.retain(|n| wanted.contains(n));
+    kinds.asserts.retain(|n| wanted.contains(n));
+    kinds
+}
+
+/// The files `find` may parse, folder by folder in the order it looks
+/// (test folders first, so that the limits do not run out before them):
+/// those that define macros (`macro_rules!`), the files of `from` left
+/// out. Texts only: a caller keeps these trees for `find` before anything
+/// else may parse them (`syntax::Store::keep`).
+pub fn plan(wanted: &BTreeSet<String>, from: &[&str], files: &dyn Read) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    if wanted.is_empty() {
+        return out;
     }
     let mut budget = Budget {
-        read,
+        files,
         seen: HashSet::new(),
         reads: 0,
         bytes: 0,
     };
-    // Test folders first: the limits must not run out before them.
     let mut dirs: Vec<&str> = Vec::new();
     for f in from.iter().filter(|f| paths::is_test(f)).chain(from) {
         if !dirs.contains(&dir(f)) {
@@ -379,12 +417,7 @@ pub fn find(
     // Folder by folder, each with its roots then their modules, so that
     // one folder's many files cannot use up another's reads.
     for d in dirs {
-        if wanted
-            .iter()
-            .all(|w| kinds.tests.contains(w) || kinds.asserts.contains(w))
-        {
-            break;
-        }
+        let mut defining = Vec::new();
         let mut roots: Vec<String> = from
             .iter()
             .filter(|f| dir(f) == d)
@@ -396,18 +429,18 @@ pub fn find(
         if !d.is_empty() {
             roots.push(format!("{d}.rs"));
         }
-        roots.extend(manifest_targets(d, &mut |p| budget.read(p)));
+        roots.extend(manifest_targets(d, &mut |p| {
+            budget.read(p).map(|t| t.bytes().to_vec())
+        }));
         let mut modules: Vec<String> = Vec::new();
         for root in &roots {
-            let Some(bytes) = budget.read(root) else {
+            let Some(text) = budget.read(root) else {
                 continue;
             };
+            let text = text.as_str();
             // Parsed only to read definitions: most roots have none.
-            let text = String::from_utf8_lossy(&bytes);
-            if text.contains("macro_rules!") {
-                if let Some(tree) = parser.parse(&bytes, None) {
-                    kinds.extend(definitions(tree.root_node(), &bytes, is_test_attr));
-                }
+            if text.contains("macro_rules!") && !from.contains(&root.as_str()) {
+                defining.push(root.clone());
             }
             let rd = dir(root);
             let stem = root
@@ -415,7 +448,7 @@ pub fn find(
                 .next()
                 .unwrap_or(root)
                 .trim_end_matches(".rs");
-            for m in declared_modules(&text) {
+            for m in declared_modules(text) {
                 // A crate root's modules sit beside it; another file's, in
                 // the folder of its name. Which one `root` is, is not known.
                 modules.push(join(rd, &format!("{m}.rs")));
@@ -426,32 +459,28 @@ pub fn find(
             }
         }
         for module in modules {
-            let Some(bytes) = budget.read(&module) else {
+            let Some(text) = budget.read(&module) else {
                 continue;
             };
-            if !String::from_utf8_lossy(&bytes).contains("macro_rules!") {
-                continue;
-            }
-            if let Some(tree) = parser.parse(&bytes, None) {
-                kinds.extend(definitions(tree.root_node(), &bytes, is_test_attr));
+            if text.as_str().contains("macro_rules!") && !from.contains(&module.as_str()) {
+                defining.push(module);
             }
         }
+        out.push(defining);
     }
-    kinds.tests.retain(|n| wanted.contains(n));
-    kinds.asserts.retain(|n| wanted.contains(n));
-    kinds
+    out
 }
 
-/// The reads `find` may still make: each path once, within the limits.
+/// The reads `plan` may still make: each path once, within the limits.
 struct Budget<'r> {
-    read: &'r dyn Fn(&str) -> Option<Vec<u8>>,
+    files: &'r dyn Read,
     seen: HashSet<String>,
     reads: usize,
     bytes: usize,
 }
 
 impl Budget<'_> {
-    fn read(&mut self, path: &str) -> Option<Vec<u8>> {
+    fn read(&mut self, path: &str) -> Option<std::sync::Arc<crate::syntax::Text>> {
         if self.reads >= MAX_READS
             || self.bytes >= MAX_READ_BYTES
             || !self.seen.insert(path.to_string())
@@ -459,9 +488,9 @@ impl Budget<'_> {
             return None;
         }
         self.reads += 1;
-        let bytes = (self.read)(path).filter(|b| b.len() <= MAX_BYTES)?;
-        self.bytes += bytes.len();
-        Some(bytes)
+        let text = self.files.text(path).filter(|t| t.len() <= MAX_BYTES)?;
+        self.bytes += text.len();
+        Some(text)
     }
 }
 
@@ -549,10 +578,14 @@ mod tests {
     }
 
     fn parse(text: &str) -> tree_sitter::Tree {
-        let mut parser = Parser::new();
-        let language: tree_sitter::Language = tree_sitter_rust::LANGUAGE.into();
-        parser.set_language(&language).unwrap();
-        parser.parse(text, None).unwrap()
+        crate::syntax::parse(crate::syntax::Lang::Rust, text.as_bytes()).unwrap()
+    }
+
+    fn files(files: &[(&str, &str)]) -> HashMap<String, String> {
+        files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect()
     }
 
     const MACROS: &str = "#[macro_export]\nmacro_rules! rgtest {\n    ($name:ident, $fun:expr) => {\n        #[test]\n        fn $name() {\n            $fun(dir, cmd);\n        }\n    };\n}\n\nmacro_rules! eqnice {\n    ($expected:expr, $got:expr) => {\n        if $expected != $got { panic!(\"differ\") }\n    };\n}\n\nmacro_rules! helper {\n    ($name:ident) => { fn $name() {} };\n}\n\nmacro_rules! second {\n    ($x:expr, $name:ident) => { #[test] fn $name() {} };\n}\n\nmacro_rules! tokio_case {\n    ($name:ident) => { #[tokio::test] async fn $name() { assert!(true) } };\n}\n";
@@ -611,7 +644,7 @@ mod tests {
 
     #[test]
     fn find_follows_the_manifest_and_the_crate_roots_modules() {
-        let files: HashMap<&str, &str> = HashMap::from([
+        let read = files(&[
             (
                 "Cargo.toml",
                 "[package]\nname = \"rg\"\n\n[[test]]\nname = \"integration\"\npath = \"tests/tests.rs\"\n",
@@ -627,7 +660,6 @@ mod tests {
                 "macro_rules! far { ($n:ident) => { #[test] fn $n() {} } }\n",
             ),
         ]);
-        let read = |p: &str| files.get(p).map(|t| t.as_bytes().to_vec());
         let wanted: BTreeSet<String> = ["rgtest", "eqnice", "far", "unknown"]
             .iter()
             .map(|s| s.to_string())
@@ -636,11 +668,10 @@ mod tests {
         assert_eq!(kinds.tests, HashSet::from(["rgtest".to_string()]));
         assert_eq!(kinds.asserts, HashSet::from(["eqnice".to_string()]));
         // A test file that is its own crate, with `mod common;` beside it.
-        let files: HashMap<&str, &str> = HashMap::from([
+        let read = files(&[
             ("tests/a.rs", "mod common;\nrgtest!(x, |d, c| {});\n"),
             ("tests/common/mod.rs", MACROS),
         ]);
-        let read = |p: &str| files.get(p).map(|t| t.as_bytes().to_vec());
         let kinds = find(&wanted, &["tests/a.rs"], &read, is_test);
         assert_eq!(kinds.tests, HashSet::from(["rgtest".to_string()]));
     }

@@ -55,17 +55,34 @@ fn last_segment(path: &str) -> &str {
 
 /// The named-field structs and the enums a Rust file defines, at any depth.
 pub fn shapes(root: Node, src: &[u8]) -> Vec<Shape> {
-    let mut out = Vec::new();
+    let mut found = Vec::new();
     let mut stack = vec![root];
     while let Some(n) = stack.pop() {
+        if is_shape(n.kind()) {
+            found.push(n);
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    // Met last child first: the reverse of the file's order.
+    found.reverse();
+    shapes_in(&found, src)
+}
+
+/// Whether a node of `kind` is a struct or an enum `shapes` reads.
+pub(super) fn is_shape(kind: &str) -> bool {
+    matches!(kind, "struct_item" | "enum_item")
+}
+
+/// `shapes`, from the structs and enums of the file (`is_shape`) in the
+/// file's order; the shapes come last first, as `shapes` lists them.
+pub(super) fn shapes_in(items: &[Node], src: &[u8]) -> Vec<Shape> {
+    let mut out = Vec::new();
+    for &n in items.iter().rev() {
         let (list, member, variants) = match n.kind() {
             "struct_item" => ("field_declaration_list", "field_declaration", false),
-            "enum_item" => ("enum_variant_list", "enum_variant", true),
-            _ => {
-                let mut c = n.walk();
-                stack.extend(n.named_children(&mut c));
-                continue;
-            }
+            _ => ("enum_variant_list", "enum_variant", true),
         };
         let (Some(name), Some(body)) = (
             n.child_by_field_name("name"),

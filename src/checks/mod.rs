@@ -9,7 +9,10 @@
 //! the base commit (`baseline`).
 //!
 //! Input is plain data: the diff (secrets already redacted), the task's
-//! scope and criteria, the impact analysis, and a blob reader. Output is a
+//! scope and criteria, the impact analysis, and both sides' files through
+//! the review's store of texts and trees (`files`), so that a file the
+//! index parses is not parsed again; the changed files are outlined once,
+//! on all cores, for every check (`sides`). Output is a
 //! list of `Finding`s, each naming its check, severity, file, line and a
 //! message. A check that cries wolf teaches people to ignore it: each one
 //! stands down wherever its fact is uncertain. Nothing here prints.
@@ -21,6 +24,7 @@ mod checkout;
 pub mod command;
 pub mod config;
 pub mod coordination;
+pub mod files;
 pub mod macros;
 pub mod measure;
 pub mod members;
@@ -29,6 +33,7 @@ pub mod outline;
 pub mod parsers;
 mod reading;
 mod running;
+pub mod sides;
 pub mod signature;
 pub mod skips;
 mod snapshot;
@@ -49,6 +54,8 @@ pub use config::{
     Check, CommandCheck, Config, DEFAULT_COMMAND_SEVERITY, DEFAULT_COMMAND_TIMEOUT_SECS,
     DEFAULT_LARGE_DIFF_FILES, DEFAULT_LARGE_DIFF_LINES,
 };
+pub use files::{Files, Side};
+pub use sides::Sides;
 pub use tool::{Blocking, Category, Tool};
 
 /// One finding of a check. `category`, `column`, `rule` and `preexisting`

@@ -109,14 +109,36 @@ impl Outline {
 /// `test*` are tests).
 pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Option<Outline> {
     let tree = crate::syntax::parse(lang, text.as_bytes()).ok()?;
+    Some(read(lang, &tree, text, test_file, stub_file))
+}
+
+/// The outline of a file the review's store parsed (`syntax::Store`).
+pub fn of(parsed: &crate::syntax::Parsed, test_file: bool, stub_file: bool) -> Outline {
+    read(
+        parsed.lang(),
+        parsed.tree(),
+        parsed.src(),
+        test_file,
+        stub_file,
+    )
+}
+
+fn read(
+    lang: Lang,
+    tree: &tree_sitter::Tree,
+    text: &str,
+    test_file: bool,
+    stub_file: bool,
+) -> Outline {
     let mut out = Outline::default();
     let src = text.as_bytes();
     out.syntax_error = tree.root_node().has_error();
+    let found = Scan::of(lang, tree.root_node());
     match lang {
         Lang::Rust => {
             rust::walk(tree.root_node(), src, &mut out);
             if text.contains("macro_rules!") {
-                out.macros = macros::definitions(tree.root_node(), src, is_test_attribute);
+                out.macros = macros::definitions_in(&found.macros, src, is_test_attribute);
             }
         }
         Lang::Python => {
@@ -133,17 +155,100 @@ pub fn outline(lang: Lang, text: &str, test_file: bool, stub_file: bool) -> Opti
         }
     }
     out.callables = super::signature::callables(lang, tree.root_node(), src);
-    out.defined = super::signature::defined(lang, tree.root_node(), src);
+    out.defined = super::signature::defined_in(&found.named, &found.assignments, src);
     // Helpers matter to a file's tests only: most changed files have none.
     if !out.tests.is_empty() {
         let tests: HashSet<u32> = out.tests.iter().map(|t| t.line).collect();
         out.helpers = assertions::helpers(tree.root_node(), src, lang == Lang::Python, &tests);
     }
-    out.imported = super::signature::imports(lang, tree.root_node(), src);
+    out.imported = super::signature::imports_in(lang, &found.imports, src);
     if lang == Lang::Rust {
-        out.shapes = super::members::shapes(tree.root_node(), src);
+        out.shapes = super::members::shapes_in(&found.shapes, src);
     }
-    Some(out)
+    out
+}
+
+/// The nodes that `signature::defined`, `signature::imports`,
+/// `members::shapes` and `macros::definitions` read, found in one walk of
+/// the tree: each walked the whole tree on its own, and four walks of a
+/// large file cost more than its parse. Each finds what it found alone:
+/// nothing nested in a node it stops at (an import, a shape, a macro
+/// definition), no Python assignment inside a function.
+struct Scan<'t> {
+    /// Nodes defining the name in their `name` field, in the file's order.
+    named: Vec<Node<'t>>,
+    /// Python assignments outside function bodies.
+    assignments: Vec<Node<'t>>,
+    imports: Vec<Node<'t>>,
+    /// Structs and enums, in the file's order.
+    shapes: Vec<Node<'t>>,
+    macros: Vec<Node<'t>>,
+}
+
+/// Where a node of the walk stands: inside what.
+#[derive(Clone, Copy, Default)]
+struct Within {
+    function: bool,
+    import: bool,
+    shape: bool,
+    macro_definition: bool,
+}
+
+impl<'t> Scan<'t> {
+    fn of(lang: Lang, root: Node<'t>) -> Scan<'t> {
+        let names = lang.names();
+        let mut found = Scan {
+            named: Vec::new(),
+            assignments: Vec::new(),
+            imports: Vec::new(),
+            shapes: Vec::new(),
+            macros: Vec::new(),
+        };
+        let mut cursor = root.walk();
+        let mut within = vec![Within::default()];
+        loop {
+            let n = cursor.node();
+            let kind = names.kind(n);
+            let w = within.last().copied().unwrap_or_default();
+            if super::signature::defines(lang, kind) {
+                found.named.push(n);
+            }
+            if lang == Lang::Python && kind == "assignment" && !w.function {
+                found.assignments.push(n);
+            }
+            let import = super::signature::imports_here(lang, kind);
+            if import && !w.import {
+                found.imports.push(n);
+            }
+            let shape = lang == Lang::Rust && super::members::is_shape(kind);
+            if shape && !w.shape {
+                found.shapes.push(n);
+            }
+            let definition = lang == Lang::Rust && kind == "macro_definition";
+            if definition && !w.macro_definition {
+                found.macros.push(n);
+            }
+            let inner = Within {
+                function: w.function || kind == "function_definition",
+                import: w.import || import,
+                shape: w.shape || shape,
+                macro_definition: w.macro_definition || definition,
+            };
+            if n.child_count() > 0 && cursor.goto_first_child() {
+                within.push(inner);
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return found;
+                }
+                within.pop();
+            }
+        }
+    }
 }
 
 fn text<'a>(node: Node, src: &'a [u8]) -> &'a str {

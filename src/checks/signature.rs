@@ -17,7 +17,7 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use crate::syntax::Lang;
+use crate::syntax::{Lang, Parsed};
 
 /// How a Rust method takes `self`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -690,53 +690,71 @@ fn tokens(node: Node, src: &[u8]) -> String {
 /// classes and assigned names outside function bodies in Python. A name
 /// removed from one place and still defined in the file was moved.
 pub fn defined(lang: Lang, root: Node, src: &[u8]) -> HashSet<String> {
-    let mut out = HashSet::new();
+    let mut named = Vec::new();
+    let mut assignments = Vec::new();
     let mut stack = vec![(root, false)];
     while let Some((n, in_function)) = stack.pop() {
         let kind = n.kind();
-        let named = match lang {
-            Lang::Rust => matches!(
-                kind,
-                "function_item"
-                    | "function_signature_item"
-                    | "struct_item"
-                    | "enum_item"
-                    | "union_item"
-                    | "type_item"
-                    | "trait_item"
-                    | "const_item"
-                    | "static_item"
-                    | "mod_item"
-                    | "macro_definition"
-            ),
-            Lang::Python => matches!(kind, "function_definition" | "class_definition"),
-        };
-        if named {
-            if let Some(name) = n.child_by_field_name("name") {
-                out.insert(text(name, src).to_string());
-            }
+        if defines(lang, kind) {
+            named.push(n);
         }
         if lang == Lang::Python && kind == "assignment" && !in_function {
-            if let Some(left) = n.child_by_field_name("left") {
-                let mut targets = vec![left];
-                while let Some(t) = targets.pop() {
-                    match t.kind() {
-                        "identifier" => {
-                            out.insert(text(t, src).to_string());
-                        }
-                        "pattern_list" | "tuple_pattern" | "list_pattern" => {
-                            let mut c = t.walk();
-                            targets.extend(t.named_children(&mut c));
-                        }
-                        _ => {}
-                    }
-                }
-            }
+            assignments.push(n);
         }
         let inside = in_function || kind == "function_definition";
         let mut c = n.walk();
         for child in n.named_children(&mut c) {
             stack.push((child, inside));
+        }
+    }
+    defined_in(&named, &assignments, src)
+}
+
+/// Whether a node of `kind` defines the name in its `name` field.
+pub(super) fn defines(lang: Lang, kind: &str) -> bool {
+    match lang {
+        Lang::Rust => matches!(
+            kind,
+            "function_item"
+                | "function_signature_item"
+                | "struct_item"
+                | "enum_item"
+                | "union_item"
+                | "type_item"
+                | "trait_item"
+                | "const_item"
+                | "static_item"
+                | "mod_item"
+                | "macro_definition"
+        ),
+        Lang::Python => matches!(kind, "function_definition" | "class_definition"),
+    }
+}
+
+/// `defined`, from the nodes that define a name (`defines`) and Python's
+/// assignments outside function bodies.
+pub(super) fn defined_in(named: &[Node], assignments: &[Node], src: &[u8]) -> HashSet<String> {
+    let mut out = HashSet::new();
+    for n in named {
+        if let Some(name) = n.child_by_field_name("name") {
+            out.insert(text(name, src).to_string());
+        }
+    }
+    for n in assignments {
+        if let Some(left) = n.child_by_field_name("left") {
+            let mut targets = vec![left];
+            while let Some(t) = targets.pop() {
+                match t.kind() {
+                    "identifier" => {
+                        out.insert(text(t, src).to_string());
+                    }
+                    "pattern_list" | "tuple_pattern" | "list_pattern" => {
+                        let mut c = t.walk();
+                        targets.extend(t.named_children(&mut c));
+                    }
+                    _ => {}
+                }
+            }
         }
     }
     out
@@ -747,20 +765,45 @@ pub fn defined(lang: Lang, root: Node, src: &[u8]) -> HashSet<String> {
 /// import y` gives `y` from `.x.y`). A symbol removed in one place and
 /// imported from somewhere new is provided by that import.
 pub fn imports(lang: Lang, root: Node, src: &[u8]) -> HashMap<String, HashSet<String>> {
+    let mut found = Vec::new();
+    let mut stack = vec![root];
+    while let Some(n) = stack.pop() {
+        if imports_here(lang, n.kind()) {
+            found.push(n);
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    imports_in(lang, &found, src)
+}
+
+/// Whether a node of `kind` is an import statement `imports` reads.
+pub(super) fn imports_here(lang: Lang, kind: &str) -> bool {
+    matches!(
+        (lang, kind),
+        (Lang::Rust, "use_declaration") | (Lang::Python, "import_from_statement")
+    )
+}
+
+/// `imports`, from the import statements (`imports_here`).
+pub(super) fn imports_in(
+    lang: Lang,
+    statements: &[Node],
+    src: &[u8],
+) -> HashMap<String, HashSet<String>> {
     let mut out: HashMap<String, HashSet<String>> = HashMap::new();
     let mut add = |name: &str, from: String| {
         out.entry(name.to_string()).or_default().insert(from);
     };
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        match (lang, n.kind()) {
-            (Lang::Rust, "use_declaration") => {
+    for &n in statements {
+        match lang {
+            Lang::Rust => {
                 if let Some(arg) = n.child_by_field_name("argument") {
                     rust_use(arg, src, "", &mut add);
                 }
-                continue;
             }
-            (Lang::Python, "import_from_statement") => {
+            Lang::Python => {
                 let module = n
                     .child_by_field_name("module_name")
                     .map_or("", |m| text(m, src));
@@ -779,17 +822,12 @@ pub fn imports(lang: Lang, root: Node, src: &[u8]) -> HashMap<String, HashSet<St
                         add(alias, format!("{module}.{path}"));
                     }
                 }
-                continue;
             }
-            _ => {}
         }
-        let mut c = n.walk();
-        stack.extend(n.named_children(&mut c));
     }
     out
 }
 
-/// One `use` tree under `prefix`.
 fn rust_use(node: Node, src: &[u8], prefix: &str, add: &mut impl FnMut(&str, String)) {
     let join = |p: &str| {
         if prefix.is_empty() {
@@ -840,35 +878,36 @@ fn rust_use(node: Node, src: &[u8], prefix: &str, add: &mut impl FnMut(&str, Str
     }
 }
 
-/// A file parsed once for the calls it holds.
+/// A file's tree, read for the calls it holds (the review's store parsed
+/// it once: `syntax::Store`).
 pub struct CallSites {
-    lang: Lang,
-    src: Vec<u8>,
-    tree: tree_sitter::Tree,
+    parsed: std::sync::Arc<Parsed>,
 }
 
 impl CallSites {
-    pub fn parse(lang: Lang, src: Vec<u8>) -> Option<CallSites> {
-        let tree = crate::syntax::parse(lang, &src).ok()?;
-        Some(CallSites { lang, src, tree })
+    pub fn new(parsed: std::sync::Arc<Parsed>) -> CallSites {
+        CallSites { parsed }
     }
 
-    /// The text of 1-based `line`, or "" past the end.
-    pub fn line(&self, line: u32) -> &str {
-        let text = std::str::from_utf8(&self.src).unwrap_or("");
-        text.lines()
-            .nth((line as usize).saturating_sub(1))
-            .unwrap_or("")
+    pub fn parse(lang: Lang, src: Vec<u8>) -> Option<CallSites> {
+        let text = std::sync::Arc::new(crate::syntax::Text::new(src));
+        Parsed::new(lang, text)
+            .ok()
+            .map(|p| CallSites::new(std::sync::Arc::new(p)))
+    }
+
+    fn src(&self) -> &[u8] {
+        self.parsed.src().as_bytes()
     }
 
     /// Whether `line` declares a module named `name` (`mod snapshot;`):
     /// each test crate under `tests/` declares its own, so a sibling's
     /// `mod snapshot;` does not refer to a removed one.
     pub fn declares_module(&self, line: u32, name: &str) -> bool {
-        if self.lang != Lang::Rust {
+        if self.parsed.lang() != Lang::Rust {
             return false;
         }
-        let mut stack = vec![self.tree.root_node()];
+        let mut stack = vec![self.parsed.root()];
         while let Some(n) = stack.pop() {
             let (start, end) = (
                 n.start_position().row as u32 + 1,
@@ -879,7 +918,7 @@ impl CallSites {
             }
             if n.kind() == "mod_item"
                 && n.child_by_field_name("name").is_some_and(|x| {
-                    x.start_position().row as u32 + 1 == line && text(x, &self.src) == name
+                    x.start_position().row as u32 + 1 == line && text(x, self.src()) == name
                 })
             {
                 return true;
@@ -893,30 +932,29 @@ impl CallSites {
     /// The places around `line` that list every member of the type `name`
     /// but some of `new` (`members::listers`).
     pub fn listers(&self, line: u32, name: &str, new: &[String]) -> Vec<super::members::Lister> {
-        if self.lang != Lang::Rust {
+        if self.parsed.lang() != Lang::Rust {
             return Vec::new();
         }
         let row = line.saturating_sub(1) as usize;
-        super::members::listers(self.tree.root_node(), &self.src, row, name, new)
+        super::members::listers(self.parsed.root(), self.src(), row, name, new)
     }
 
     /// The calls of `name` whose name stands on `line`. Calls inside a
     /// macro's arguments are not parsed, so not found.
     pub fn at(&self, line: u32, name: &str) -> Vec<Call> {
         let row = line.saturating_sub(1) as usize;
+        let lang = self.parsed.lang();
         let mut out = Vec::new();
-        let mut stack = vec![self.tree.root_node()];
+        let mut stack = vec![self.parsed.root()];
         while let Some(n) = stack.pop() {
             if n.start_position().row > row || n.end_position().row < row {
                 continue;
             }
-            let call_kind = match self.lang {
-                Lang::Rust => "call_expression",
-                Lang::Python => "call",
-            };
-            if n.kind() == call_kind {
-                if let Some(call) = self.call(n, row, name) {
-                    out.push(call);
+            if n.kind() == call_kind(lang) {
+                if let Some((last, call)) = call_of(lang, n, self.src()) {
+                    if text(last, self.src()) == name && last.start_position().row == row {
+                        out.push(call);
+                    }
                 }
             }
             let mut c = n.walk();
@@ -924,72 +962,200 @@ impl CallSites {
         }
         out
     }
+}
 
-    fn call(&self, n: Node, row: usize, name: &str) -> Option<Call> {
-        let src = &self.src[..];
-        let mut callee = n.child_by_field_name("function")?;
-        if callee.kind() == "generic_function" {
-            callee = callee.child_by_field_name("function")?;
-        }
-        let (last, form) = match (self.lang, callee.kind()) {
-            (_, "identifier") => (callee, Form::Plain),
-            (Lang::Rust, "field_expression") => {
-                (callee.child_by_field_name("field")?, Form::Method)
-            }
-            (Lang::Rust, "scoped_identifier") => (callee.child_by_field_name("name")?, Form::Path),
-            (Lang::Python, "attribute") => {
-                let object = callee.child_by_field_name("object")?;
-                let o = text(object, src);
-                // `Class.method(obj)` passes the instance; `module.f(x)`,
-                // `obj.f(x)` and `super().f(x)` do not.
-                let form = if object.kind() == "identifier"
-                    && o.chars().next().is_some_and(char::is_uppercase)
-                {
-                    Form::Path
-                } else {
-                    Form::Method
-                };
-                (callee.child_by_field_name("attribute")?, form)
-            }
-            _ => return None,
-        };
-        if text(last, src) != name || last.start_position().row != row {
-            return None;
-        }
-        let args = n.child_by_field_name("arguments")?;
-        let mut call = Call {
-            form,
-            positional: 0,
-            keywords: Vec::new(),
-            spread: false,
-        };
-        if args.kind() == "generator_expression" {
-            call.positional = 1;
-            return Some(call);
-        }
-        let mut c = args.walk();
-        for a in args.named_children(&mut c) {
-            match a.kind() {
-                "comment" | "line_comment" | "block_comment" | "attribute_item" => {}
-                "keyword_argument" => {
-                    let k = a.child_by_field_name("name").map_or("", |k| text(k, src));
-                    call.keywords.push(k.to_string());
-                }
-                "list_splat" | "dictionary_splat" => call.spread = true,
-                _ => call.positional += 1,
-            }
-        }
-        Some(call)
+fn call_kind(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Rust => "call_expression",
+        Lang::Python => "call",
     }
+}
+
+/// A call node's callee name (the last segment of its path) and its
+/// arguments, when they can be read.
+fn call_of<'t>(lang: Lang, n: Node<'t>, src: &[u8]) -> Option<(Node<'t>, Call)> {
+    let mut callee = n.child_by_field_name("function")?;
+    if callee.kind() == "generic_function" {
+        callee = callee.child_by_field_name("function")?;
+    }
+    let (last, form) = match (lang, callee.kind()) {
+        (_, "identifier") => (callee, Form::Plain),
+        (Lang::Rust, "field_expression") => (callee.child_by_field_name("field")?, Form::Method),
+        (Lang::Rust, "scoped_identifier") => (callee.child_by_field_name("name")?, Form::Path),
+        (Lang::Python, "attribute") => {
+            let object = callee.child_by_field_name("object")?;
+            let o = text(object, src);
+            // `Class.method(obj)` passes the instance; `module.f(x)`,
+            // `obj.f(x)` and `super().f(x)` do not.
+            let form = if object.kind() == "identifier"
+                && o.chars().next().is_some_and(char::is_uppercase)
+            {
+                Form::Path
+            } else {
+                Form::Method
+            };
+            (callee.child_by_field_name("attribute")?, form)
+        }
+        _ => return None,
+    };
+    let args = n.child_by_field_name("arguments")?;
+    let mut call = Call {
+        form,
+        positional: 0,
+        keywords: Vec::new(),
+        spread: false,
+    };
+    if args.kind() == "generator_expression" {
+        call.positional = 1;
+        return Some((last, call));
+    }
+    let mut c = args.walk();
+    for a in args.named_children(&mut c) {
+        match a.kind() {
+            "comment" | "line_comment" | "block_comment" | "attribute_item" => {}
+            "keyword_argument" => {
+                let k = a.child_by_field_name("name").map_or("", |k| text(k, src));
+                call.keywords.push(k.to_string());
+            }
+            "list_splat" | "dictionary_splat" => call.spread = true,
+            _ => call.positional += 1,
+        }
+    }
+    Some((last, call))
+}
+
+/// What `CallSites` answers for a few names, read from a file's tree
+/// while the index holds it, so that the file need not be parsed again
+/// when `breaking_change` looks at its call sites: every call of each
+/// name (by the line the name stands on), the module declarations of each
+/// module name, and the places listing each shape's members (on the lines
+/// that may list them). Read from where the names stand in the text, not
+/// by walking the whole tree: a name like `new` is in every file.
+#[derive(Debug, Default)]
+pub struct CallFacts {
+    calls: HashMap<(u32, String), Vec<Call>>,
+    listers: HashMap<(u32, String, Vec<String>), Vec<super::members::Lister>>,
+    modules: HashSet<(u32, String)>,
+}
+
+/// A shape whose new members `breaking_change` looks for where it is
+/// listed: its name, the members, and whether it is an enum.
+pub type NewMembers = (String, Vec<String>, bool);
+
+/// How many ancestors up from a callee's name its call can be
+/// (`call → generic_function → scoped_identifier → name`).
+const CALL_DEPTH: usize = 4;
+
+impl CallFacts {
+    /// Read `parsed` for the calls of `names`, the declarations of the
+    /// modules `modules` and the listings of `shapes`.
+    pub fn read(
+        parsed: &Parsed,
+        names: &HashSet<String>,
+        modules: &HashSet<String>,
+        shapes: &[NewMembers],
+    ) -> CallFacts {
+        let lang = parsed.lang();
+        let src = parsed.src().as_bytes();
+        let root = parsed.root();
+        let mut facts = CallFacts::default();
+        for name in names.iter().chain(modules) {
+            let (call, module) = (names.contains(name), modules.contains(name));
+            for at in word_at(src, name) {
+                let Some(node) = root.descendant_for_byte_range(at, at + name.len()) else {
+                    continue;
+                };
+                if node.byte_range() != (at..at + name.len()) {
+                    continue;
+                }
+                let line = node.start_position().row as u32 + 1;
+                if module && lang == Lang::Rust {
+                    let declared = node.parent().is_some_and(|p| {
+                        p.kind() == "mod_item" && p.child_by_field_name("name") == Some(node)
+                    });
+                    if declared {
+                        facts.modules.insert((line, name.clone()));
+                    }
+                }
+                if !call {
+                    continue;
+                }
+                let mut up = node.parent();
+                for _ in 0..CALL_DEPTH {
+                    let Some(n) = up else { break };
+                    if n.kind() == call_kind(lang) {
+                        if let Some((last, c)) = call_of(lang, n, src) {
+                            if last == node {
+                                facts.calls.entry((line, name.clone())).or_default().push(c);
+                                break;
+                            }
+                        }
+                    }
+                    up = n.parent();
+                }
+            }
+        }
+        if lang == Lang::Rust && !shapes.is_empty() {
+            for (i, line) in parsed.src().split('\n').enumerate() {
+                for (name, new, variants) in shapes {
+                    if super::members::may_list(line, name, *variants) {
+                        let found = super::members::listers(root, src, i, name, new);
+                        facts
+                            .listers
+                            .insert((i as u32 + 1, name.clone(), new.clone()), found);
+                    }
+                }
+            }
+        }
+        facts
+    }
+
+    /// `CallSites::at`, when `name` was read.
+    pub fn at(&self, line: u32, name: &str) -> Vec<Call> {
+        self.calls
+            .get(&(line, name.to_string()))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// `CallSites::listers` on a line that may list the shape, when the
+    /// shape was read.
+    pub fn listers(
+        &self,
+        line: u32,
+        name: &str,
+        new: &[String],
+    ) -> Option<Vec<super::members::Lister>> {
+        self.listers
+            .get(&(line, name.to_string(), new.to_vec()))
+            .cloned()
+    }
+
+    /// `CallSites::declares_module`, when `name` was read as a module.
+    pub fn declares_module(&self, line: u32, name: &str) -> bool {
+        self.modules.contains(&(line, name.to_string()))
+    }
+}
+
+/// Where `word` stands in `src` as a whole word (a byte past ASCII counts
+/// as part of a word: a longer identifier).
+fn word_at<'a>(src: &'a [u8], word: &'a str) -> impl Iterator<Item = usize> + 'a {
+    let part = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+    memchr::memmem::find_iter(src, word.as_bytes()).filter(move |&at| {
+        let end = at + word.len();
+        !word.is_empty()
+            && (at == 0 || !part(src[at - 1]))
+            && src.get(end).is_none_or(|&b| !part(b))
+    })
 }
 
 /// Parse `text` and list its callables and defined names.
 pub fn read(lang: Lang, text: &str) -> Option<(Vec<Callable>, HashSet<String>)> {
     let sites = CallSites::parse(lang, text.as_bytes().to_vec())?;
-    let root = sites.tree.root_node();
+    let root = sites.parsed.root();
     Some((
-        callables(lang, root, &sites.src),
-        defined(lang, root, &sites.src),
+        callables(lang, root, sites.src()),
+        defined(lang, root, sites.src()),
     ))
 }
 

@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::assertions::Assertion;
+use super::files::Read;
 use super::macros::{self, Kinds};
 use super::outline::{self, Outline, TestFn};
 
@@ -50,8 +51,31 @@ pub struct Outcome {
 
 /// What a side's own macros are: those its changed Rust files define,
 /// and those the files they call are defined in (`macros::find`), read
-/// through `read`, the side's files by path.
-pub fn kinds(outlines: &[(&str, &Outline)], read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Kinds {
+/// from `files`, the side's files by path.
+pub fn kinds(outlines: &[(&str, &Outline)], files: &dyn Read) -> Kinds {
+    let (mut kinds, wanted, from) = wanted(outlines);
+    kinds.extend(macros::find(
+        &wanted,
+        &from,
+        files,
+        outline::is_test_attribute,
+    ));
+    kinds
+}
+
+/// The files `kinds` may parse on a side (`macros::plan`): the caller
+/// keeps their trees, so a file the index parses too is parsed once.
+pub fn plan(outlines: &[(&str, &Outline)], files: &dyn Read) -> Vec<String> {
+    let (_, wanted, from) = wanted(outlines);
+    macros::plan(&wanted, &from, files)
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The macros the outlines define, the names they call that may be
+/// macros declaring tests or asserting, and the files calling them.
+fn wanted<'a>(outlines: &[(&'a str, &Outline)]) -> (Kinds, BTreeSet<String>, Vec<&'a str>) {
     let mut kinds = Kinds::default();
     let mut wanted = BTreeSet::new();
     let mut from = Vec::new();
@@ -75,9 +99,7 @@ pub fn kinds(outlines: &[(&str, &Outline)], read: &dyn Fn(&str) -> Option<Vec<u8
     wanted.retain(|w| {
         !kinds.tests.contains(w) && !kinds.asserts.contains(w) && !macros::STD.contains(&w.as_str())
     });
-    let found = macros::find(&wanted, &from, read, outline::is_test_attribute);
-    kinds.extend(found);
-    kinds
+    (kinds, wanted, from)
 }
 
 /// One test on one side, its assertions counted.
@@ -690,8 +712,7 @@ mod tests {
                     .map(move |o| (*p, o))
             })
             .collect();
-        let no_files = |_: &str| None;
-        let kinds = kinds(&all, &no_files);
+        let kinds = kinds(&all, &HashMap::<String, String>::new());
         check(&compared, &kinds).found
     }
 

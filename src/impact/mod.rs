@@ -67,10 +67,8 @@ pub struct FileEntry {
     pub blob: String,
 }
 
-/// Reads blob contents by id. Called from several threads at once.
-pub trait Blobs: Sync {
-    fn read(&self, blob: &str) -> Result<Vec<u8>, String>;
-}
+pub use crate::syntax::Blobs;
+use crate::syntax::Store;
 
 /// What can stop an impact analysis. A file that cannot be read or parsed is
 /// not an error: it is listed in `Impact::skipped`.
@@ -251,6 +249,21 @@ pub fn analyze_within(
     parsing: Parsing,
     limit: Duration,
 ) -> Result<Impact, Error> {
+    let store = Store::new(blobs);
+    analyze_in(&store, head_files, diff, cache, parsing, limit)
+}
+
+/// `analyze_within`, taking texts and trees from a review's `store`, so
+/// that a file the checks parse too is parsed once (see `syntax::Store`).
+pub fn analyze_in(
+    store: &Store,
+    head_files: &[FileEntry],
+    diff: &crate::git::Diff,
+    cache: CacheUse,
+    parsing: Parsing,
+    limit: Duration,
+) -> Result<Impact, Error> {
+    let blobs = store.blobs();
     let deadline = Instant::now() + limit;
     let mut impact = Impact::default();
     let changed: Vec<&crate::git::FileDiff> = diff
@@ -274,12 +287,12 @@ pub fn analyze_within(
     let t0 = Instant::now();
     let plan = Plan::new(head_files, &changed, parsing);
     let jobs = &plan.jobs;
-    let mut slots = first_pass(jobs, blobs, cache.as_ref(), &mut impact)?;
+    let mut slots = first_pass(jobs, store, cache.as_ref(), &mut impact)?;
     let first: Vec<usize> = (0..jobs.len())
         .filter(|&j| plan.must[j] && matches!(slots[j], Slot::Unparsed(_)))
         .collect();
     // They say what changed: parsed whatever the time.
-    parse_largest_first(jobs, first, &mut slots, blobs, cache.as_ref(), None)?;
+    parse_largest_first(jobs, first, &mut slots, store, cache.as_ref(), None)?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();
@@ -329,7 +342,7 @@ pub fn analyze_within(
             jobs,
             batch,
             &mut slots,
-            blobs,
+            store,
             cache.as_ref(),
             Some(deadline),
         )?;

@@ -8,12 +8,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use crate::syntax::{Key, Store};
+
 use super::cache::{Cache, Miss};
 use super::index::{self, Index, Manifest, Source};
 use super::lang;
 use super::words::{self, Unparsed, Words};
 use super::{
-    BATCH_ALL_BYTES, Blobs, Error, Extractor, FileEntry, FileSymbols, Impact, Lang, MAX_FILE_BYTES,
+    BATCH_ALL_BYTES, Error, Extractor, FileEntry, FileSymbols, Impact, Lang, MAX_FILE_BYTES,
     Parsing,
 };
 
@@ -41,8 +43,7 @@ impl<'a> Plan<'a> {
         let mut add_job = |blob: &str, lang: Lang, jobs: &mut Vec<Job>| -> usize {
             *job_of.entry((blob.to_string(), lang)).or_insert_with(|| {
                 jobs.push(Job {
-                    blob: blob.to_string(),
-                    lang,
+                    key: Key::new(blob, lang),
                 });
                 jobs.len() - 1
             })
@@ -97,7 +98,7 @@ impl<'a> Plan<'a> {
             };
             sources.push(Source {
                 path: path.to_string(),
-                lang: self.jobs[*j].lang,
+                lang: self.jobs[*j].key.lang,
                 syms,
                 pending,
             });
@@ -142,9 +143,9 @@ pub(super) fn free_in_background<T: Send + 'static>(value: T) {
         .spawn(move || drop(value));
 }
 
+/// A blob read as one language: the store's key for its text and tree.
 pub(super) struct Job {
-    blob: String,
-    lang: Lang,
+    key: Key,
 }
 
 /// Where one job stands.
@@ -195,9 +196,9 @@ pub(super) fn wanted(
             Ok(ac) => {
                 let hits = parallel(slots.len(), 32, |j, _| {
                     Ok(match unparsed(j) {
-                        Some(Unparsed::Text(b)) => ac
-                            .find_overlapping_iter(b)
-                            .any(|m| words::is_word(b, m.start(), m.end())),
+                        Some(Unparsed::Text(t)) => ac
+                            .find_overlapping_iter(t.bytes())
+                            .any(|m| words::is_word(t.bytes(), m.start(), m.end())),
                         Some(Unparsed::Words(w)) => fresh.iter().any(|n| w.contains(n)),
                         None => false,
                     })
@@ -239,7 +240,7 @@ pub(super) fn wanted(
                     }
                     let Some(file) = unparsed(j) else { continue };
                     let hit = if name == index::GLOB {
-                        file.may_glob_import(jobs[j].lang)
+                        file.may_glob_import(jobs[j].key.lang)
                     } else {
                         file.contains_word(name)
                     };
@@ -311,7 +312,7 @@ pub(super) fn wanted(
 /// cached words, for `parse_largest_first` or the rounds.
 pub(super) fn first_pass(
     jobs: &[Job],
-    blobs: &dyn Blobs,
+    store: &Store,
     cache: Option<&Cache>,
     impact: &mut Impact,
 ) -> Result<Vec<Slot>, Error> {
@@ -322,9 +323,9 @@ pub(super) fn first_pass(
     let word_hits = AtomicUsize::new(0);
     let slots = parallel(jobs.len(), 16, |i, _| {
         let job = &jobs[i];
-        let grammar = lang::grammar(job.lang)?;
+        let grammar = lang::grammar(job.key.lang)?;
         if let Some(c) = cache {
-            match c.get(grammar, &job.blob) {
+            match c.get(grammar, &job.key.blob) {
                 Ok(syms) => {
                     hits.fetch_add(1, Ordering::Relaxed);
                     return Ok(Slot::Parsed(Arc::new(syms)));
@@ -333,12 +334,12 @@ pub(super) fn first_pass(
             }
             // Unparsed by an earlier run: its words answer for it until
             // a round wants it parsed.
-            if let Some(words) = c.get_words(grammar, &job.blob) {
+            if let Some(words) = c.get_words(grammar, &job.key.blob) {
                 word_hits.fetch_add(1, Ordering::Relaxed);
                 return Ok(Slot::Unparsed(Unparsed::Words(words)));
             }
         }
-        Ok(read(job, blobs).map_or_else(Slot::Failed, |b| Slot::Unparsed(Unparsed::Text(b))))
+        Ok(read(job, store).map_or_else(Slot::Failed, |t| Slot::Unparsed(Unparsed::Text(t))))
     })?;
     let hits = hits.load(Ordering::Relaxed);
     impact.stats.cache_hits = hits;
@@ -347,19 +348,19 @@ pub(super) fn first_pass(
     Ok(slots)
 }
 
-/// A job's blob, or why it is left out of the index.
-pub(super) fn read(job: &Job, blobs: &dyn Blobs) -> Result<Vec<u8>, String> {
-    let bytes = blobs
-        .read(&job.blob)
-        .map_err(|e| format!("blob {} unreadable: {e}", job.blob))?;
-    if bytes.len() > MAX_FILE_BYTES {
+/// A job's text, or why it is left out of the index.
+pub(super) fn read(job: &Job, store: &Store) -> Result<Arc<crate::syntax::Text>, String> {
+    let text = store
+        .text(&job.key)
+        .map_err(|e| format!("blob {} unreadable: {e}", job.key.blob))?;
+    if text.len() > MAX_FILE_BYTES {
         return Err(format!(
             "{} bytes, over the {} byte limit for indexing",
-            bytes.len(),
+            text.len(),
             MAX_FILE_BYTES
         ));
     }
-    Ok(bytes)
+    Ok(text)
 }
 
 /// `parse_more`, largest file first: with the work handed out a file at a
@@ -369,7 +370,7 @@ pub(super) fn parse_largest_first(
     jobs: &[Job],
     mut wanted: Vec<usize>,
     slots: &mut [Slot],
-    blobs: &dyn Blobs,
+    store: &Store,
     cache: Option<&Cache>,
     deadline: Option<Instant>,
 ) -> Result<(), Error> {
@@ -377,7 +378,7 @@ pub(super) fn parse_largest_first(
         Slot::Unparsed(u) => std::cmp::Reverse(u.len()),
         _ => std::cmp::Reverse(0),
     });
-    parse_more(jobs, &wanted, slots, blobs, cache, deadline)
+    parse_more(jobs, &wanted, slots, store, cache, deadline)
 }
 
 /// Extract the `wanted` jobs (all held as text) on all cores; past the
@@ -386,7 +387,7 @@ fn parse_more(
     jobs: &[Job],
     wanted: &[usize],
     slots: &mut [Slot],
-    blobs: &dyn Blobs,
+    store: &Store,
     cache: Option<&Cache>,
     deadline: Option<Instant>,
 ) -> Result<(), Error> {
@@ -399,12 +400,10 @@ fn parse_more(
                 return Ok(None);
             }
             Ok(Some(match &slots[j] {
-                Slot::Unparsed(Unparsed::Text(bytes)) => {
-                    extract_one(&jobs[j], bytes, cache, extractor)
-                }
+                Slot::Unparsed(Unparsed::Text(_)) => extract_one(&jobs[j], store, cache, extractor),
                 // Known by its words only: read it now.
-                Slot::Unparsed(Unparsed::Words(_)) => match read(&jobs[j], blobs) {
-                    Ok(bytes) => extract_one(&jobs[j], &bytes, cache, extractor),
+                Slot::Unparsed(Unparsed::Words(_)) => match read(&jobs[j], store) {
+                    Ok(_) => extract_one(&jobs[j], store, cache, extractor),
                     Err(reason) => Ok(Slot::Failed(reason)),
                 },
                 Slot::Parsed(s) => Ok(Slot::Parsed(Arc::clone(s))),
@@ -428,11 +427,11 @@ pub(super) fn keep_words(jobs: &[Job], slots: &[Slot], cache: &Cache) -> Result<
         .collect();
     parallel(texts.len(), 64, |i, _| {
         let job = &jobs[texts[i]];
-        if let Slot::Unparsed(Unparsed::Text(bytes)) = &slots[texts[i]] {
+        if let Slot::Unparsed(Unparsed::Text(text)) = &slots[texts[i]] {
             cache.put_words(
-                lang::grammar(job.lang)?,
-                &job.blob,
-                &Words::of(job.lang, bytes),
+                lang::grammar(job.key.lang)?,
+                &job.key.blob,
+                &Words::of(job.key.lang, text.bytes()),
             );
         }
         Ok(())
@@ -440,21 +439,27 @@ pub(super) fn keep_words(jobs: &[Job], slots: &[Slot], cache: &Cache) -> Result<
     Ok(())
 }
 
-/// Extract one file and store it in the cache. A file the parser cannot
-/// handle is skipped, not fatal.
+/// Extract one file (its tree from the store: parsed now, or kept from a
+/// check that parsed it first) and store it in the cache. A file the
+/// parser cannot handle is skipped, not fatal.
 fn extract_one(
     job: &Job,
-    bytes: &[u8],
+    store: &Store,
     cache: Option<&Cache>,
     extractor: &mut Extractor,
 ) -> Result<Slot, Error> {
-    let grammar = lang::grammar(job.lang)?;
-    let syms = match extractor.extract(job.lang, bytes) {
+    let grammar = lang::grammar(job.key.lang)?;
+    let parsed = match store.tree(&job.key) {
+        Ok(p) => p,
+        Err(reason) => return Ok(Slot::Failed(reason)),
+    };
+    let syms = match extractor.extract_parsed(&parsed) {
         Ok(s) => s,
         Err(e) => return Ok(Slot::Failed(e.to_string())),
     };
+    drop(parsed);
     if let Some(c) = cache {
-        c.put(grammar, &job.blob, &syms);
+        c.put(grammar, &job.key.blob, &syms);
     }
     Ok(Slot::Parsed(Arc::new(syms)))
 }

@@ -6,11 +6,14 @@
 //! word is a maximal run of ASCII letters, digits and `_`, which is what
 //! `contains_word` matches.
 
+use std::sync::Arc;
+
 use super::lang::{Fnv, Lang};
 
-/// A file's text, or its words from the cache.
+/// A file's text (as the review's store holds it), or its words from the
+/// cache.
 pub enum Unparsed {
-    Text(Vec<u8>),
+    Text(Arc<crate::syntax::Text>),
     Words(Words),
 }
 
@@ -18,7 +21,7 @@ impl Unparsed {
     /// Whether `word` occurs in the file as a whole word.
     pub fn contains_word(&self, word: &str) -> bool {
         match self {
-            Unparsed::Text(text) => contains_word(text, word.as_bytes()),
+            Unparsed::Text(text) => contains_word(text.bytes(), word.as_bytes()),
             Unparsed::Words(words) => words.contains(word),
         }
     }
@@ -26,7 +29,7 @@ impl Unparsed {
     /// Whether the file may hold a glob import (`use a::*;`, `from a import *`).
     pub fn may_glob_import(&self, lang: Lang) -> bool {
         match self {
-            Unparsed::Text(text) => may_glob_import(lang, text),
+            Unparsed::Text(text) => may_glob_import(lang, text.bytes()),
             Unparsed::Words(words) => words.glob,
         }
     }
@@ -169,7 +172,9 @@ mod tests {
     #[test]
     fn words_answer_as_the_text_does() {
         let words = Words::of(Lang::Rust, TEXT.as_bytes());
-        let text = Unparsed::Text(TEXT.as_bytes().to_vec());
+        let text = Unparsed::Text(std::sync::Arc::new(crate::syntax::Text::new(
+            TEXT.as_bytes().to_vec(),
+        )));
         let cached = Unparsed::Words(words.clone());
         for name in [
             "crate", "shelf", "Shelf_2", "type", "add_book", "add", "book", "Book", "b", "id", "1",

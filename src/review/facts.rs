@@ -5,6 +5,7 @@
 //! the model as automated check results and the decision as blocking
 //! findings.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::checks::{self, Check, Finding};
@@ -12,7 +13,7 @@ use crate::defects;
 use crate::git::{Diff, Repository};
 use crate::impact;
 use crate::secrets::{self, DiffSecret, Redaction};
-use crate::tasks::Criterion;
+use crate::syntax::Store;
 use crate::work::{Resolved, Subject};
 
 use super::Error;
@@ -66,8 +67,71 @@ pub fn establish(
         ),
         None => None,
     };
+    // The subject's own fields are this change's: a secret there is its
+    // finding. The sources' (spec, vision, concerns) are not: they were
+    // redacted all the same, and `sources` says once per file to fix them.
+    let other_secrets = subject_secrets;
+    let head_files = repo
+        .list_files(&diff.head_commit)
+        .map_err(|e| e.to_string());
+    let blobs = GitBlobs {
+        root: ctx.root.clone(),
+        pool: std::sync::Mutex::new(vec![Repository::open(&ctx.root)?]),
+    };
+    let store = Store::new(&blobs);
+    // Unlisted means unread: the checks stand down where they would have
+    // read a file of the head commit.
+    let head: HashMap<String, String> = head_files
+        .as_ref()
+        .map(|files| {
+            files
+                .iter()
+                .map(|f| (f.path.clone(), f.blob.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let files = checks::Files::new(&store, diff, &head);
+    let prepared = prepare_checks(ctx, &files);
+    let builtin = checks::builtin::Input {
+        diff,
+        scope: subject.task().map(|t| &t.scope),
+        criteria: subject.criteria(),
+        secrets: diff_secrets,
+        files: &files,
+        sides: &prepared.sides,
+        // Registered before the index parses anything it may read.
+        calls: prepared.calls.as_ref().map(|c| c.register(&store)),
+    };
+    let input = CheckInput {
+        diff,
+        other_secrets: &other_secrets,
+        coordination: &sources.coordination,
+        sides: &prepared.sides,
+    };
+    let (impact, (checks, check_notices, checks_run)) = std::thread::scope(|scope| {
+        // The index on its own thread (and all cores), the checks that do
+        // not read it on this one meanwhile.
+        let index = scope.spawn(|| match &head_files {
+            Ok(list) => compute_impact(&store, list, ctx, diff),
+            Err(e) => Err(e.clone()),
+        });
+        let early = run_checks(ctx, &input, &builtin);
+        let impact = index
+            .join()
+            .unwrap_or_else(|_| Err("an indexing thread panicked".to_string()));
+        let checks = early.finish(impact.as_ref().ok());
+        (impact, checks)
+    });
+    let s = store.stats();
+    tracing::info!(
+        "trees: {} blobs read, {} trees made ({} of files parsed before), {} read for the checks",
+        s.texts,
+        s.trees,
+        s.repeated,
+        s.reads
+    );
     let mut notices = Vec::new();
-    let (impact, impact_error) = match compute_impact(repo, ctx, diff) {
+    let (impact, impact_error) = match impact {
         Ok(impact) => {
             notices.extend(impact_notices(&impact));
             for w in &impact.warnings {
@@ -80,23 +144,6 @@ pub fn establish(
             (None, Some(err))
         }
     };
-    // The subject's own fields are this change's: a secret there is its
-    // finding. The sources' (spec, vision, concerns) are not: they were
-    // redacted all the same, and `sources` says once per file to fix them.
-    let other_secrets = subject_secrets;
-    let blobs = Blobs::new(Repository::open(&ctx.root)?, &diff.head_commit);
-    let (checks, check_notices, checks_run) = run_checks(
-        ctx,
-        &CheckInput {
-            subject,
-            diff,
-            impact: impact.as_ref(),
-            diff_secrets,
-            other_secrets: &other_secrets,
-            blobs: &blobs,
-            coordination: &sources.coordination,
-        },
-    );
     notices.extend(check_notices);
     let mut redactions = redact::diff_redactions(diff_secrets);
     redactions.extend(other_secrets);
@@ -146,22 +193,19 @@ impl impact::Blobs for GitBlobs {
     }
 }
 
-fn compute_impact(repo: &Repository, ctx: &Context, diff: &Diff) -> Result<impact::Impact, String> {
-    let files: Vec<impact::FileEntry> = repo
-        .list_files(&diff.head_commit)
-        .map_err(|e| e.to_string())?
-        .into_iter()
+fn compute_impact(
+    store: &Store,
+    head_files: &[crate::git::TreeFile],
+    ctx: &Context,
+    diff: &Diff,
+) -> Result<impact::Impact, String> {
+    let files: Vec<impact::FileEntry> = head_files
+        .iter()
         .map(|f| impact::FileEntry {
-            path: f.path,
-            blob: f.blob,
+            path: f.path.clone(),
+            blob: f.blob.clone(),
         })
         .collect();
-    let blobs = GitBlobs {
-        root: ctx.root.clone(),
-        pool: std::sync::Mutex::new(vec![
-            Repository::open(&ctx.root).map_err(|e| e.to_string())?,
-        ]),
-    };
     let cache = ctx.root.join(".speed/cache");
     // A dry run changes nothing, not even the cache; it may still read it.
     let cache_use = if ctx.config.dry_run {
@@ -170,7 +214,15 @@ fn compute_impact(repo: &Repository, ctx: &Context, diff: &Diff) -> Result<impac
         impact::CacheUse::ReadWrite(&cache)
     };
     let started = std::time::Instant::now();
-    let impact = impact::analyze(&files, diff, &blobs, cache_use).map_err(|e| e.to_string())?;
+    let impact = impact::analyze_in(
+        store,
+        &files,
+        diff,
+        cache_use,
+        impact::Parsing::Needed,
+        impact::TIME_LIMIT,
+    )
+    .map_err(|e| e.to_string())?;
     let s = &impact.stats;
     tracing::info!(
         "impact: {} ms; {} files indexed, {} parsed or read from the cache ({} hits), \
@@ -232,41 +284,87 @@ fn impact_notices(impact: &impact::Impact) -> Vec<String> {
     out
 }
 
-/// What the checks read besides the diff.
+/// What the checks read besides the diff and the built-in checks' input.
 struct CheckInput<'a> {
-    subject: &'a Subject,
     diff: &'a Diff,
-    impact: Option<&'a impact::Impact>,
-    diff_secrets: &'a [DiffSecret],
     /// Secrets found in the subject's own fields (a task's, a defect's):
     /// each is a finding too.
     other_secrets: &'a [Redaction],
-    blobs: &'a Blobs,
     coordination: &'a crate::tasks::Coordination,
+    sides: &'a checks::Sides,
 }
 
-/// Run the built-in checks and the configured commands. What could not be
-/// checked is returned as notices; how each command ran, as its run.
-fn run_checks(
-    ctx: &Context,
-    input: &CheckInput,
-) -> (Vec<Finding>, Vec<String>, Vec<checks::CheckRun>) {
+/// What the checks need before the index starts: both sides of each
+/// changed file outlined (their trees kept for the index, which parses
+/// them first), the files the macro reader may parse kept, and what
+/// `breaking_change` will read at call sites, so that no file is parsed
+/// twice.
+struct Prepared {
+    sides: checks::Sides,
+    calls: Option<checks::builtin::CallReader>,
+}
+
+fn prepare_checks(ctx: &Context, files: &checks::Files) -> Prepared {
     let config = &ctx.config.checks;
-    let criteria: &[Criterion] = input.subject.criteria();
-    let outcome = checks::builtin::run(
-        &checks::builtin::Input {
-            diff: input.diff,
-            scope: input.subject.task().map(|t| &t.scope),
-            criteria,
-            impact: input.impact,
-            secrets: input.diff_secrets,
-            blobs: input.blobs,
-            head_file: &|path| input.blobs.head_file(path),
-        },
-        config,
+    let started = std::time::Instant::now();
+    let sides = checks::Sides::load(files);
+    if config.severity(Check::TestWeakened).is_some() {
+        for key in checks::builtin::macro_files(files, &sides) {
+            files.store().keep(&key);
+        }
+    }
+    let calls = config
+        .severity(Check::BreakingChange)
+        .and_then(|_| checks::builtin::CallReader::of(files.diff(), &sides));
+    tracing::info!(
+        "checks: both sides of the changed files outlined in {} ms",
+        started.elapsed().as_millis()
     );
-    let mut findings = outcome.findings;
-    let mut notices = outcome.notices;
+    Prepared { sides, calls }
+}
+
+/// The checks run while the index is built, and what is left for when it
+/// is done.
+struct Early<'a> {
+    started: checks::builtin::Started<'a>,
+    findings: Vec<Finding>,
+    notices: Vec<String>,
+    /// How each configured command ran.
+    runs: Vec<checks::CheckRun>,
+}
+
+impl Early<'_> {
+    /// `breaking_change` on the index; every finding, worst first, what
+    /// could not be checked, and how each command ran.
+    fn finish(
+        self,
+        impact: Option<&impact::Impact>,
+    ) -> (Vec<Finding>, Vec<String>, Vec<checks::CheckRun>) {
+        let t = std::time::Instant::now();
+        let outcome = self.started.finish(impact);
+        tracing::info!("checks: breaking_change in {} ms", t.elapsed().as_millis());
+        let mut findings = outcome.findings;
+        findings.extend(self.findings);
+        let mut notices = outcome.notices;
+        notices.extend(self.notices);
+        checks::sort(&mut findings);
+        (findings, notices, self.runs)
+    }
+}
+
+/// Run the built-in checks that need not wait for the index, and the
+/// configured commands. What could not be checked is returned as notices;
+/// how each command ran, as its run.
+fn run_checks<'a>(
+    ctx: &'a Context,
+    input: &CheckInput,
+    builtin: &'a checks::builtin::Input<'a>,
+) -> Early<'a> {
+    let t = std::time::Instant::now();
+    let config = &ctx.config.checks;
+    let started = checks::builtin::start(builtin, config);
+    let mut findings = Vec::new();
+    let mut notices = Vec::new();
     if let (false, Some(severity)) = (
         input.coordination.is_empty(),
         config.severity(Check::Coordination),
@@ -275,7 +373,7 @@ fn run_checks(
             &checks::coordination::Input {
                 diff: input.diff,
                 coordination: input.coordination,
-                blobs: input.blobs,
+                sides: input.sides,
             },
             severity,
         ));
@@ -297,6 +395,10 @@ fn run_checks(
         }
     }
     let mut runs = Vec::new();
+    tracing::info!(
+        "checks: those that need not wait for the index in {} ms",
+        t.elapsed().as_millis()
+    );
     if !config.commands.is_empty() {
         match checks::command::run(&ctx.root, input.diff, &config.commands) {
             Ok(ran) => {
@@ -318,50 +420,10 @@ fn run_checks(
             }
         }
     }
-    checks::sort(&mut findings);
-    (findings, notices, runs)
-}
-
-/// A reader of blobs for the checks: one repository handle behind a lock
-/// (git2 handles are not `Sync`; the checks read from one thread), and of
-/// the head commit's files by path, listed on first use.
-struct Blobs {
-    repo: std::sync::Mutex<Repository>,
-    head: String,
-    paths: std::sync::OnceLock<std::collections::HashMap<String, String>>,
-}
-
-impl Blobs {
-    fn new(repo: Repository, head: &str) -> Blobs {
-        Blobs {
-            repo: std::sync::Mutex::new(repo),
-            head: head.to_string(),
-            paths: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// The file at `path` in the head commit, if there is one.
-    fn head_file(&self, path: &str) -> Option<Vec<u8>> {
-        let paths = self.paths.get_or_init(|| {
-            let Ok(repo) = self.repo.lock() else {
-                return Default::default();
-            };
-            // Unlisted means unread: the check stands down for that site.
-            repo.list_files(&self.head)
-                .map(|files| files.into_iter().map(|f| (f.path, f.blob)).collect())
-                .unwrap_or_default()
-        });
-        let blob = paths.get(path)?;
-        impact::Blobs::read(self, blob).ok()
-    }
-}
-
-impl impact::Blobs for Blobs {
-    fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
-        let repo = self
-            .repo
-            .lock()
-            .map_err(|_| "a blob reader panicked".to_string())?;
-        repo.read_blob(blob).map_err(|e| e.to_string())
+    Early {
+        started,
+        findings,
+        notices,
+        runs,
     }
 }

@@ -48,3 +48,4 @@ mod specs_in_practice;
 mod terminal;
 mod test_weakened;
 mod tool_checks;
+mod trees;

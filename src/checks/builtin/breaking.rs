@@ -7,7 +7,9 @@
 
 use super::*;
 use crate::checks::members::{self, Lister};
-use crate::checks::signature::{Call, CallSites, Callable, DefaultChange, Signature};
+use crate::checks::signature::{
+    Call, CallFacts, CallSites, Callable, DefaultChange, NewMembers, Signature,
+};
 
 impl Run<'_> {
     /// What really breaks (see the module's doc), one finding per changed
@@ -15,7 +17,7 @@ impl Run<'_> {
     /// cannot be sure of (a name still defined, a method call by name
     /// alone, a call it cannot read) is left to the model.
     pub(super) fn breaking_change(&mut self) {
-        let Some(impact) = self.input.impact else {
+        let Some(impact) = self.impact else {
             return;
         };
         if !self.on(Check::BreakingChange) {
@@ -301,8 +303,13 @@ impl Run<'_> {
     /// does not count: that import is as broken as the rest.
     fn newly_imported(&self, removed_from: &str, name: &str) -> bool {
         let module = module_name(removed_from);
-        self.sides.head.iter().any(|(i, head)| {
-            let before = self.sides.base.get(i).and_then(|b| b.imported.get(name));
+        self.input.sides.head.iter().any(|(i, head)| {
+            let before = self
+                .input
+                .sides
+                .base
+                .get(i)
+                .and_then(|b| b.imported.get(name));
             head.imported.get(name).is_some_and(|paths| {
                 paths.iter().any(|p| {
                     !before.is_some_and(|b| b.contains(p))
@@ -461,25 +468,38 @@ fn clipped(value: &str) -> String {
 
 /// A file's text at the head commit, read once, with where each of its
 /// lines starts.
-type Text = (Vec<u8>, Vec<usize>);
+type Text = (std::sync::Arc<crate::syntax::Text>, Vec<usize>);
 
-/// Files of call sites, each read and parsed once.
+/// Files of call sites, each read and parsed once: what `CallReader` read
+/// of them while the index parsed them, else their trees from the store.
 #[derive(Default)]
 struct CallFiles {
     texts: HashMap<String, Option<Text>>,
+    facts: HashMap<String, Option<std::sync::Arc<CallFacts>>>,
     parsed: HashMap<String, Option<CallSites>>,
 }
 
 impl CallFiles {
     fn calls(&mut self, input: &Input, path: &str, line: u32, name: &str) -> Vec<Call> {
+        if input.calls.is_some_and(|r| r.names.contains(name)) {
+            if let Some(facts) = self.facts(input, path) {
+                return facts.at(line, name);
+            }
+        }
         self.file(input, path)
             .map(|s| s.at(line, name))
             .unwrap_or_default()
     }
 
+    /// The text of 1-based `line`, or "" past the end.
     fn line(&mut self, input: &Input, path: &str, line: u32) -> String {
-        self.file(input, path)
-            .map(|s| s.line(line).to_string())
+        self.text(input, path)
+            .and_then(|(text, _)| {
+                text.as_str()
+                    .lines()
+                    .nth((line as usize).saturating_sub(1))
+                    .map(str::to_string)
+            })
             .unwrap_or_default()
     }
 
@@ -491,21 +511,39 @@ impl CallFiles {
         name: &str,
         new: &[String],
     ) -> Vec<Lister> {
+        let read = input.calls.is_some_and(|r| {
+            r.shapes
+                .iter()
+                .any(|(n, m, _)| n == name && m.as_slice() == new)
+        });
+        if let Some(found) = read
+            .then(|| self.facts(input, path))
+            .flatten()
+            .and_then(|f| f.listers(line, name, new))
+        {
+            return found;
+        }
         self.file(input, path)
             .map(|s| s.listers(line, name, new))
             .unwrap_or_default()
     }
 
     fn declares_module(&mut self, input: &Input, path: &str, line: u32, name: &str) -> bool {
+        if input.calls.is_some_and(|r| r.modules.contains(name)) {
+            if let Some(facts) = self.facts(input, path) {
+                return facts.declares_module(line, name);
+            }
+        }
         self.file(input, path)
             .is_some_and(|s| s.declares_module(line, name))
     }
 
     /// The text of 1-based `line`, read without parsing the file.
     fn raw_line(&mut self, input: &Input, path: &str, line: u32) -> String {
-        let Some((bytes, starts)) = self.text(input, path) else {
+        let Some((text, starts)) = self.text(input, path) else {
             return String::new();
         };
+        let bytes = text.bytes();
         let Some(&start) = starts.get((line as usize).saturating_sub(1)) else {
             return String::new();
         };
@@ -517,26 +555,182 @@ impl CallFiles {
         self.texts
             .entry(path.to_string())
             .or_insert_with(|| {
-                let bytes = (input.head_file)(path)?;
-                if bytes.len() > MAX_OUTLINE_BYTES {
+                let text = input.files.text(Side::Head, path)?;
+                if text.len() > MAX_OUTLINE_BYTES {
                     return None;
                 }
                 let starts = std::iter::once(0)
-                    .chain(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1))
+                    .chain(memchr::memchr_iter(b'\n', text.bytes()).map(|i| i + 1))
                     .collect();
-                Some((bytes, starts))
+                Some((text, starts))
             })
             .as_ref()
     }
 
+    /// What the call reader read of `path`: kept from when the index parsed
+    /// it, or read now.
+    fn facts(&mut self, input: &Input, path: &str) -> Option<std::sync::Arc<CallFacts>> {
+        let reader = input.calls?;
+        if !self.facts.contains_key(path) {
+            let facts = match (self.text(input, path), input.files.key(Side::Head, path)) {
+                (Some(_), Some(key)) => input
+                    .files
+                    .store()
+                    .facts(reader.id, &key)
+                    .ok()
+                    .and_then(|f| f.downcast::<CallFacts>().ok()),
+                _ => None,
+            };
+            self.facts.insert(path.to_string(), facts);
+        }
+        self.facts.get(path)?.clone()
+    }
+
     fn file(&mut self, input: &Input, path: &str) -> Option<&CallSites> {
         if !self.parsed.contains_key(path) {
-            let sites = match (Lang::of_path(path), self.text(input, path)) {
-                (Some(lang), Some((bytes, _))) => CallSites::parse(lang, bytes.clone()),
-                _ => None,
+            let sites = match self.text(input, path) {
+                Some(_) => input.files.tree(Side::Head, path).map(CallSites::new),
+                None => None,
             };
             self.parsed.insert(path.to_string(), sites);
         }
         self.parsed.get(path)?.as_ref()
+    }
+}
+
+/// What `breaking_change` will read at call sites, registered with the
+/// review's store before the index parses (`syntax::Reader`): the calls of
+/// each function whose signature the diff changes, the listings of each
+/// type that gains members, the module declarations of files naming a
+/// removed module. The index parses every file holding a reference it
+/// resolves, so the call sites are read from its trees, never parsed
+/// again.
+pub struct CallReader {
+    /// Functions and methods whose head signature differs from every base
+    /// definition of the same name and owner.
+    names: HashSet<String>,
+    shapes: Vec<NewMembers>,
+    /// Names the base side of a changed file defines and its head side
+    /// does not, and the modules of deleted or renamed files: a removed
+    /// module's declarations are looked for.
+    modules: HashSet<String>,
+    /// Every name a file must hold for the reader to read it.
+    words: Option<aho_corasick::AhoCorasick>,
+}
+
+/// A registered `CallReader`.
+#[derive(Clone, Copy)]
+pub struct CallReaderId<'a> {
+    pub id: crate::syntax::ReaderId,
+    reader: &'a CallReader,
+}
+
+impl std::ops::Deref for CallReaderId<'_> {
+    type Target = CallReader;
+    fn deref(&self) -> &CallReader {
+        self.reader
+    }
+}
+
+impl CallReader {
+    /// What the diff's changed files, outlined, may have broken; None when
+    /// nothing (a change inside bodies).
+    pub fn of(diff: &Diff, sides: &Sides) -> Option<CallReader> {
+        let mut names = HashSet::new();
+        let mut shapes = Vec::new();
+        let mut removed = HashSet::new();
+        for (i, file) in diff.files.iter().enumerate() {
+            let (base, head) = (sides.base.get(&i), sides.head.get(&i));
+            if let (Some(b), Some(h)) = (base, head) {
+                for c in &h.callables {
+                    let same = b.callables.iter().any(|o| {
+                        o.name == c.name && o.owner == c.owner && o.signature == c.signature
+                    });
+                    if !same {
+                        names.insert(c.name.clone());
+                    }
+                }
+                for hs in &h.shapes {
+                    let Some(bs) = b
+                        .shapes
+                        .iter()
+                        .find(|s| s.name == hs.name && s.variants == hs.variants)
+                    else {
+                        continue;
+                    };
+                    let new: Vec<String> = hs
+                        .members
+                        .iter()
+                        .filter(|m| !bs.members.contains(m))
+                        .cloned()
+                        .collect();
+                    if !new.is_empty() {
+                        shapes.push((hs.name.clone(), new, hs.variants));
+                    }
+                }
+            }
+            if let Some(b) = base {
+                let kept = head.map(|h| &h.defined);
+                removed.extend(
+                    b.defined
+                        .iter()
+                        .filter(|n| !kept.is_some_and(|k| k.contains(*n)))
+                        .cloned(),
+                );
+            }
+            if base.is_some() && (head.is_none() || file.old_path.is_some()) {
+                let old = file.old_path.as_deref().unwrap_or(&file.path);
+                removed.insert(module_name(old).to_string());
+            }
+        }
+        if names.is_empty() && shapes.is_empty() && removed.is_empty() {
+            return None;
+        }
+        let mut words: Vec<&str> = names.iter().map(String::as_str).collect();
+        words.extend(shapes.iter().map(|s| s.0.as_str()));
+        words.extend(removed.iter().map(String::as_str));
+        words.retain(|w| !w.is_empty());
+        let words = aho_corasick::AhoCorasick::new(&words).ok();
+        Some(CallReader {
+            names,
+            shapes,
+            modules: removed,
+            words,
+        })
+    }
+
+    /// Register with `store`: files parsed from now on are read.
+    pub fn register<'a>(&'a self, store: &crate::syntax::Store) -> CallReaderId<'a> {
+        let id = store.add_reader(std::sync::Arc::new(Registered {
+            names: self.names.clone(),
+            shapes: self.shapes.clone(),
+            modules: self.modules.clone(),
+            words: self.words.clone(),
+        }));
+        CallReaderId { id, reader: self }
+    }
+}
+
+/// The store's copy of a `CallReader`.
+struct Registered {
+    names: HashSet<String>,
+    shapes: Vec<NewMembers>,
+    modules: HashSet<String>,
+    words: Option<aho_corasick::AhoCorasick>,
+}
+
+impl crate::syntax::Reader for Registered {
+    fn selects(&self, _key: &crate::syntax::Key, text: &crate::syntax::Text) -> bool {
+        // Without an automaton (too many names), every file is read.
+        self.words.as_ref().is_none_or(|w| w.is_match(text.bytes()))
+    }
+
+    fn read(&self, parsed: &crate::syntax::Parsed) -> crate::syntax::Facts {
+        std::sync::Arc::new(CallFacts::read(
+            parsed,
+            &self.names,
+            &self.modules,
+            &self.shapes,
+        ))
     }
 }

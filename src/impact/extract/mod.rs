@@ -29,28 +29,32 @@ impl Extractor {
     /// Extract the symbols of one file's contents. Bytes that are not UTF-8
     /// are replaced, so a stray byte costs a name, not the file.
     pub fn extract(&mut self, lang: Lang, bytes: &[u8]) -> Result<FileSymbols, Error> {
+        let text = std::sync::Arc::new(crate::syntax::Text::new(bytes.to_vec()));
+        let parsed = crate::syntax::Parsed::new(lang, text)?;
+        self.extract_parsed(&parsed)
+    }
+
+    /// Extract the symbols of a parsed file (the review's store parsed it:
+    /// `syntax::Store`).
+    pub fn extract_parsed(&mut self, parsed: &crate::syntax::Parsed) -> Result<FileSymbols, Error> {
+        let lang = parsed.lang();
         let grammar = crate::impact::lang::grammar(lang)?;
-        // The strict check runs a word at a time over ASCII; the lossy one
-        // goes byte by byte, so it only runs on text that needs it.
-        let mut src = match std::str::from_utf8(bytes) {
-            Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => String::from_utf8_lossy(bytes),
-        };
-        let mut tree = self.parser.parse(lang, src.as_bytes())?;
-        let mut unwrapped = Vec::new();
+        let src = parsed.src();
+        let root = parsed.root();
+        // An item macro's body read as items is a text of its own, parsed
+        // here: nobody else reads it.
         if lang == Lang::Rust {
-            if let Some((text, found)) =
-                rust::unwrap_item_macros(tree.root_node(), &src, &mut self.parser)
-            {
-                tree = self.parser.parse(lang, text.as_bytes())?;
-                src = std::borrow::Cow::Owned(text);
-                unwrapped = found;
+            if let Some((text, found)) = rust::unwrap_item_macros(root, src, &mut self.parser) {
+                let tree = self.parser.parse(lang, text.as_bytes())?;
+                let root = tree.root_node();
+                let mut out = rust::build(grammar, &text, root, &found);
+                out.syntax_errors = root.has_error();
+                return Ok(out);
             }
         }
-        let root = tree.root_node();
         let mut out = match lang {
-            Lang::Rust => rust::build(grammar, &src, root, &unwrapped),
-            Lang::Python => python::build(grammar, &src, root),
+            Lang::Rust => rust::build(grammar, src, root, &[]),
+            Lang::Python => python::build(grammar, src, root),
         };
         out.syntax_errors = root.has_error();
         Ok(out)
