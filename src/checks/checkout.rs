@@ -61,6 +61,11 @@ pub(super) fn run_in(
         };
         let started = Instant::now();
         let outcome = run_one(command, dir.path());
+        if interrupt::requested() {
+            // speed is ending and its cleanups are removing the checkout:
+            // comparing it now would find files gone and put them back.
+            return Ok(ran);
+        }
         let duration = started.elapsed();
         let before = ran.findings.len();
         let read = reading::Read {
