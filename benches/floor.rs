@@ -201,13 +201,21 @@ fn main() {
         let mut goals = vec![format!(
             "{:.2}× the floor {}",
             r.ratio,
-            if r.ratio <= 1.3 { "(≤ 1.30×)" } else { "(over 1.30×)" }
+            if r.ratio <= 1.3 {
+                "(≤ 1.30×)"
+            } else {
+                "(over 1.30×)"
+            }
         )];
         if name.contains("mypy") {
             goals.push(format!(
                 "highest peak RSS {:.0} MB {}",
                 r.peak_mb,
-                if r.peak_mb < 100.0 { "(< 100 MB)" } else { "(not under 100 MB)" }
+                if r.peak_mb < 100.0 {
+                    "(< 100 MB)"
+                } else {
+                    "(not under 100 MB)"
+                }
             ));
         }
         println!("{name}: {}", goals.join(", "));
