@@ -374,16 +374,33 @@ fn check(f: &checks::Finding, config: &checks::Config, create: bool) -> Candidat
         (None, Some(rule)) => format!("{} ({rule})", f.check),
         (None, None) => f.check.clone(),
     };
-    Candidate {
-        source: Source::Check,
-        fingerprint: fingerprint(f),
-        priority: model::priority(base, f.severity),
-        description: format!(
+    let description = if f.check == "empty_diff" {
+        // Not a defect to fix: speed found no work, and says so.
+        let why = f
+            .message
+            .trim()
+            .strip_prefix("Nothing was implemented")
+            .unwrap_or(&f.message)
+            .trim_start_matches([':', ' '])
+            .trim_end_matches('.');
+        if why.is_empty() {
+            "Implement the task: speed found nothing implemented".to_string()
+        } else {
+            format!("Implement the task: speed found nothing implemented ({why})")
+        }
+    } else {
+        format!(
             "Fix {what} {}{}: {}",
             f.severity.as_str(),
             at(&found),
             found.headline()
-        ),
+        )
+    };
+    Candidate {
+        source: Source::Check,
+        fingerprint: fingerprint(f),
+        priority: model::priority(base, f.severity),
+        description,
         found,
         create,
     }

@@ -61,15 +61,15 @@ pub fn facts(s: &Summary) -> Vec<(String, String)> {
         (
             "Tokens".to_string(),
             format!(
-                "{} in{}, {} out; per review {:.0} in, {:.0} out{}",
+                "{} in{}, {} out; per review {} in, {} out{}",
                 thousands(s.tokens.input),
                 match s.tokens.cache_read {
                     0 => String::new(),
                     n => format!(" ({} read from the cache)", thousands(n)),
                 },
                 thousands(s.tokens.output),
-                s.tokens.per_review.input,
-                s.tokens.per_review.output,
+                thousands(s.tokens.per_review.input.round() as u64),
+                thousands(s.tokens.per_review.output.round() as u64),
                 match s.tokens.estimated_reviews {
                     0 => String::new(),
                     n => format!(

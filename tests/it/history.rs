@@ -754,6 +754,13 @@ fn reviews_through_a_command_that_reports_no_usage_are_counted_by_speed_everywhe
         "{}",
         human.stdout
     );
+    assert!(
+        human
+            .stdout
+            .contains(&format!("per review {} in", thousands(prompt))),
+        "figures per review as speed prints figures: {}",
+        human.stdout
+    );
     // Every format shows the same figures, marked as speed's count.
     let figures = format!(
         "{} in, {} out (counted by speed",

@@ -734,6 +734,17 @@ fn the_record_of_a_feature_agrees_with_itself_after_every_step() {
     assert_eq!(fours[0]["source"], "plan");
     let five = task(&repo, "5");
     assert_eq!(five["review_history"][0]["attempt"], 1);
+    let fives = open_fixes_of(&repo, "5");
+    assert_eq!(
+        fives
+            .iter()
+            .map(|f| f["description"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        [
+            "Implement the task: speed found nothing implemented (the branch does not differ from its base)"
+        ],
+        "speed's word, not a reviewer's: {fives:#?}"
+    );
     let log = history(&repo);
     assert_eq!(
         log.iter().find(|l| l["task"] == "4").unwrap()["rejection"],
