@@ -1142,6 +1142,33 @@ fn a_python_check_that_would_import_the_working_tree_is_named_and_init_puts_the_
 }
 
 #[test]
+fn a_branch_review_names_its_branch_once_as_it_is_written() {
+    let fresh = configured(Lang::Neither, "[llm]\nprovider = \"none\"\n");
+    fresh.git(&["switch", "-q", "-c", "Feature/Cart-Limit"]);
+    fresh.write("cart.txt", "A cart holds at most 10 books.\n");
+    fresh.git(&["add", "-A"]);
+    fresh.git(&["commit", "-q", "-m", "Cart limit"]);
+    fresh.git(&["switch", "-q", "main"]);
+    let run = fresh.speed(
+        &[
+            "review",
+            "--branch",
+            "Feature/Cart-Limit",
+            "--spec",
+            "specs/product/shop.md",
+        ],
+        None,
+        &[],
+    );
+    assert!(
+        run.stdout.contains("Reviewing branch Feature/Cart-Limit\n")
+            && !run.stdout.contains("feature/cart-limit"),
+        "{}",
+        run.transcript()
+    );
+}
+
+#[test]
 fn doctor_on_hooks_and_the_speed_they_run() {
     let fresh = configured(Lang::Neither, "[llm]\nprovider = \"none\"\n");
     let run = doctor(&fresh, &[], &[]);
