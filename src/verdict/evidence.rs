@@ -134,11 +134,11 @@ fn located(file: &str, line: Option<u64>, end_line: Option<u64>) -> Option<Refer
 /// an extension), or names a file that exists; other words (`e.g.`,
 /// `and/or`, version numbers) are prose.
 fn references_in(text: &str, resolver: &Resolver) -> Vec<Reference> {
+    let (mut out, text) = spaced_references(text, resolver);
     let words: Vec<&str> = text
-        .split(|c: char| c.is_whitespace() || "`'\"()[]{}<>,;|".contains(c))
+        .split(|c: char| c.is_whitespace() || SEPARATORS.contains(c))
         .filter(|w| !w.is_empty())
         .collect();
-    let mut out = Vec::new();
     let mut i = 0;
     while i < words.len() {
         let word = words[i].trim_end_matches(['.', ':', '!', '?']);
@@ -168,6 +168,115 @@ fn references_in(text: &str, resolver: &Resolver) -> Vec<Reference> {
         }
     }
     out
+}
+
+/// What ends a word of free text: a path holding one is found whole by
+/// `spaced_references`.
+const SEPARATORS: &str = "`'\"()[]{}<>,;|";
+
+/// The citations of paths that hold a space or a separator (`app/dir with
+/// space/naïve café.py:2`, bare, in backticks or in quotes): every path of
+/// the head commit and of the diff that holds one is looked for in `text`
+/// as it is written there, longest first, with what follows it (`:2`,
+/// `:2-4`, `#L2`, ` line 2`). The text is returned with those citations
+/// blanked, for the word-by-word reading of the rest.
+fn spaced_references(text: &str, resolver: &Resolver) -> (Vec<Reference>, String) {
+    let mut paths: Vec<&str> = resolver
+        .sources
+        .head_paths
+        .iter()
+        .map(String::as_str)
+        .chain(resolver.sources.diff.files.iter().map(|f| f.path.as_str()))
+        .filter(|p| {
+            p.chars()
+                .any(|c| c.is_whitespace() || SEPARATORS.contains(c))
+        })
+        .collect();
+    let mut rest = text.to_string();
+    if paths.is_empty() {
+        return (Vec::new(), rest);
+    }
+    paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    paths.dedup();
+    let mut found: Vec<(usize, Reference)> = Vec::new();
+    for path in paths {
+        let mut from = 0;
+        while let Some(at) = rest[from..].find(path).map(|i| i + from) {
+            let end = at + path.len();
+            // A path cited whole: not the tail of a longer word.
+            let before = rest[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '/' || c == '.') {
+                from = end;
+                continue;
+            }
+            let tail = &rest[end..];
+            let (lines, used) = lines_after(tail);
+            let span = match lines {
+                Some(lines) => format!("{path}:{}", span_text(lines)),
+                None => path.to_string(),
+            };
+            found.push((
+                at,
+                Reference {
+                    text: span,
+                    path: path.to_string(),
+                    lines,
+                },
+            ));
+            let blank = " ".repeat(path.len() + used);
+            rest.replace_range(at..end + used, &blank);
+            from = end + used;
+        }
+    }
+    found.sort_by_key(|(at, _)| *at);
+    (found.into_iter().map(|(_, r)| r).collect(), rest)
+}
+
+/// The line or range written right after a path (`:2`, `:2-4`, `:2:7`,
+/// `#L2-L4`, ` line 2`, ` lines 2-4`), and how many bytes it takes.
+fn lines_after(tail: &str) -> (Option<(u64, u64)>, usize) {
+    // `"a path" line 2`: the closing quote comes before the line.
+    if let Some(quoted) = tail.strip_prefix(['`', '\'', '"']) {
+        if quoted.starts_with(" line") {
+            return match lines_after(quoted) {
+                (Some(lines), used) => (Some(lines), used + 1),
+                none => none,
+            };
+        }
+    }
+    let digits = |s: &str| {
+        s.char_indices()
+            .find(|(_, c)| !(c.is_ascii_digit() || *c == '-' || *c == '\u{2013}' || *c == 'L'))
+            .map_or(s.len(), |(i, _)| i)
+    };
+    let (skip, body) = if let Some(body) = tail.strip_prefix(':') {
+        (1, body)
+    } else if let Some(body) = tail.strip_prefix("#L") {
+        (2, body)
+    } else if let Some(body) = tail.strip_prefix(" lines ") {
+        (7, body)
+    } else if let Some(body) = tail.strip_prefix(" line ") {
+        (6, body)
+    } else {
+        return (None, 0);
+    };
+    let n = digits(body);
+    let span = body[..n].trim_end_matches('-');
+    match line_span(&span.replacen("-L", "-", 1)) {
+        Some(lines) => {
+            // A column after the line: `:2:7`.
+            let mut used = skip + span.len();
+            let after = &tail[used..];
+            if let Some(col) = after.strip_prefix(':') {
+                let c = col.chars().take_while(char::is_ascii_digit).count();
+                if c > 0 {
+                    used += 1 + c;
+                }
+            }
+            (Some(lines), used)
+        }
+        None => (None, 0),
+    }
 }
 
 /// `path`, `path:42`, `path:42-50`, `path:42:7` (a column), `path#L42`,
@@ -233,6 +342,9 @@ fn has_extension(path: &str) -> bool {
     })
 }
 
+/// The mode git gives a submodule's entry (a commit, not a file).
+const GITLINK: u32 = 0o160000;
+
 /// Finds cited paths among the head commit's files and the diff's.
 struct Resolver<'s> {
     sources: &'s Sources<'s>,
@@ -269,6 +381,15 @@ impl<'s> Resolver<'s> {
                 path: path.to_string(),
                 lines,
                 diff: self.diff_of(path),
+            }));
+        }
+        // A submodule is no file: what the diff shows of it is the one
+        // line `Subproject commit <id>`, cited as `path:1`.
+        if let Some(f) = self.diff_of(path).filter(|f| f.new_mode == Some(GITLINK)) {
+            return Ok(Some(Target::Head {
+                path: path.to_string(),
+                lines: 1,
+                diff: Some(f),
             }));
         }
         Ok(self
@@ -620,6 +741,39 @@ mod tests {
             ambiguous[0].3.as_deref(),
             Some("mod.rs could be any of 2 files (src/util/mod.rs, tests/util/mod.rs)")
         );
+    }
+
+    #[test]
+    fn paths_with_spaces_are_read_whole_bare_in_backticks_or_quotes() {
+        let mut d = diff();
+        d.files[0].path = "app/dir with space/naïve café.py".to_string();
+        let paths = vec!["app/dir with space/naïve café.py".to_string()];
+        let lines = |p: &str| -> Result<Option<usize>, String> {
+            Ok((p == "app/dir with space/naïve café.py").then_some(20))
+        };
+        for text in [
+            "app/dir with space/naïve café.py:11 refuses it",
+            "see `app/dir with space/naïve café.py:11`.",
+            "\"app/dir with space/naïve café.py\" line 11",
+            "'app/dir with space/naïve café.py#L11-L12' and more",
+        ] {
+            let cited = cite(
+                &verdict(text),
+                &Sources {
+                    diff: &d,
+                    lines_at_head: &lines,
+                    head_paths: &paths,
+                },
+            );
+            assert_eq!(cited.len(), 1, "{text}: {cited:?}");
+            assert!(cited[0].found && cited[0].in_diff, "{text}: {cited:?}");
+            assert!(
+                cited[0]
+                    .reference
+                    .starts_with("app/dir with space/naïve café.py:11"),
+                "{text}: {cited:?}"
+            );
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 mod branches;
 mod covered;
 mod lock;
+mod paths;
 mod stacked;
 
 use std::path::{Path, PathBuf};
