@@ -139,6 +139,15 @@ fn an_approval_made_in_ci_is_honoured_by_a_fresh_clones_hook() {
         asked,
         "approved work was reviewed again"
     );
+    // --task-id reviews as asked, and says the note's approval stood,
+    // though this checkout's task file never held it.
+    let run = speed_on(&again, &["review", "--task-id", "2"], &KEY);
+    assert_eq!(run.code, 0, "{}", run.transcript());
+    assert!(
+        run.stderr.contains("its approval covers it already") && run.stderr.contains("git note"),
+        "{}",
+        run.transcript()
+    );
 }
 
 /// Anyone who can push the notes ref writes notes: one that names another
