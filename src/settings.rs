@@ -733,6 +733,7 @@ fn review_settings(
             defect: values.defect,
             scoring: values.scoring,
             human: values.human,
+            reconcile: values.reconcile,
             shard,
             provider_batch,
             incremental: args.incremental,
@@ -809,6 +810,7 @@ struct Values {
     spec_review: crate::spec_review::Config,
     scoring: crate::verdict::Scoring,
     human: review::Human,
+    reconcile: bool,
 }
 
 /// Picks each value by precedence and records where it came from.
@@ -890,6 +892,7 @@ impl Values {
             DEFAULT_CONCURRENCY,
         );
         let human = r.file("review.human", f.human, review::Human::default());
+        let reconcile = r.file("review.reconcile", f.reconcile, true);
         let scoring = scoring::scoring(&mut r, file);
 
         let guardian = guardian_values(&mut r, &file.guardian, flags, budget, env, warnings);
@@ -950,6 +953,7 @@ impl Values {
             hook,
             scoring,
             human,
+            reconcile,
         }
     }
 }

@@ -164,6 +164,19 @@ impl Events for Progress {
                 self.erase(&mut s);
                 write(&self.out, &format!("note: {label}: {text}\n"));
             }
+            Event::Reconciling {
+                label,
+                what,
+                reason,
+            } => {
+                self.erase(&mut s);
+                write(
+                    &self.out,
+                    &format!(
+                        "{label}: the {what} answer contradicts itself ({reason}); asking once more\n"
+                    ),
+                );
+            }
         }
     }
 }
@@ -248,10 +261,15 @@ mod tests {
             what: "review",
             reason: "no JSON".into(),
         });
+        progress.event(Event::Reconciling {
+            label: "task 1".into(),
+            what: "review",
+            reason: "it approves with test_quality 68, under its minimum of 70".into(),
+        });
         progress.stop();
         assert_eq!(
             buffer.text(),
-            "task 1 paused 1.5s (rate limit)\ntask 1: the review answer was invalid (no JSON); asking once more\n"
+            "task 1 paused 1.5s (rate limit)\ntask 1: the review answer was invalid (no JSON); asking once more\ntask 1: the review answer contradicts itself (it approves with test_quality 68, under its minimum of 70); asking once more\n"
         );
     }
 }

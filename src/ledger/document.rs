@@ -26,6 +26,25 @@ fn objects(properties: Value, required: &[&str]) -> Value {
     json!({"type": "array", "items": {"type": "object", "required": required, "properties": properties}})
 }
 
+/// The reconcile turn of an answer that contradicted itself (absent when
+/// none was asked).
+fn reconcile() -> Value {
+    let verdict = json!({"enum": ["approve", "request_changes"]});
+    json!({
+        "type": "object",
+        "required": ["reason", "first_verdict", "first_scores", "turn", "verdict"],
+        "properties": {
+            "reason": {"enum": ["approval_under_minimum", "nothing_blocking"]},
+            "first_verdict": verdict,
+            "first_scores": {"type": "object", "additionalProperties": count()},
+            "first_overall": nullable_count(),
+            "turn": string(),
+            "verdict": {"enum": ["approve", "request_changes", null]},
+            "error": nullable_string()
+        }
+    })
+}
+
 /// The report's schema.
 pub fn document() -> Value {
     let mut properties = serde_json::Map::new();
@@ -208,11 +227,13 @@ pub fn document() -> Value {
                 "files": count(),
                 "status": {"enum": ["answered", "failed"]},
                 "error": nullable_string(),
-                "review": {"type": ["object", "null"]}
+                "review": {"type": ["object", "null"]},
+                "reconcile": reconcile()
             }),
             &["index", "status"],
         ),
     );
+    properties.insert("reconcile".to_string(), reconcile());
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "speed: the report of one review",

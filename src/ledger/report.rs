@@ -86,8 +86,102 @@ pub struct Report {
     /// model said of it and what speed recorded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub previous_findings: Vec<verdict::previous::Check>,
+    /// The reconcile turn of a review in one prompt, when its first answer
+    /// contradicted itself (a review in parts records each part's in
+    /// `parts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconcile: Option<Reconcile>,
     #[serde(skip)]
     pub outcome: Outcome,
+}
+
+/// The reconcile turn: why the first answer contradicted itself, what it
+/// said and rated, what speed asked, and what the second answer said.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reconcile {
+    pub reason: verdict::reconcile::Reason,
+    /// The first answer's verdict, its score of each dimension, and its
+    /// weighted overall (None without dimensions).
+    pub first_verdict: verdict::Kind,
+    pub first_scores: std::collections::BTreeMap<String, u32>,
+    pub first_overall: Option<u32>,
+    /// The message speed sent.
+    pub turn: String,
+    /// The second answer's verdict, which decided; None when it could not
+    /// be used and the first answer decided.
+    pub verdict: Option<verdict::Kind>,
+    /// Why the second answer could not be used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Report {
+    /// Each reconcile turn of the review, in one sentence for people: the
+    /// one-prompt review's, or each part's, named.
+    pub fn reconciled(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .reconcile
+            .iter()
+            .map(|r| r.describe(self.review.as_ref()))
+            .collect();
+        let count = self.parts.len();
+        for p in &self.parts {
+            if let Some(r) = &p.reconcile {
+                out.push(format!(
+                    "Part {} of {count}: {}",
+                    p.index,
+                    r.describe(p.review.as_ref())
+                ));
+            }
+        }
+        out
+    }
+}
+
+impl Reconcile {
+    /// The turn in one sentence for people: what the first answer said,
+    /// and what the second did (`second`: the answer that decided, for the
+    /// scores it changed).
+    pub fn describe(&self, second: Option<&Verdict>) -> String {
+        let first = match self.reason {
+            verdict::reconcile::Reason::ApprovalUnderMinimum => {
+                let under: Vec<&str> = self
+                    .turn
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("- "))
+                    .collect();
+                format!(
+                    "The first answer approved with {}; asked once more, it",
+                    under.join(", ")
+                )
+            }
+            verdict::reconcile::Reason::NothingBlocking => "The first answer requested changes but named nothing that blocks approval; asked what must change, it".to_string(),
+        };
+        let changed: Vec<String> = second
+            .map(|v| {
+                self.first_scores
+                    .iter()
+                    .filter_map(|(name, before)| {
+                        let after = v.dimensions.get(name)?.score;
+                        (after != *before).then(|| format!("{name} {before} → {after}"))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let scores = if changed.is_empty() {
+            String::new()
+        } else {
+            format!(" (scores changed: {})", changed.join(", "))
+        };
+        match (self.verdict, &self.error) {
+            (Some(verdict::Kind::Approve), _) => format!("{first} approved{scores}."),
+            (Some(_), _) => format!("{first} requested changes{scores}."),
+            (None, error) => format!(
+                "{first} gave no usable answer ({}), so the first answer decided.",
+                error.as_deref().unwrap_or("no answer")
+            ),
+        }
+    }
 }
 
 /// One part of a review in parts, as it was asked.
@@ -106,6 +200,9 @@ pub struct PartOutcome {
     /// Its answer, as validated (a failed review keeps the answers of the
     /// parts that succeeded).
     pub review: Option<Verdict>,
+    /// Its reconcile turn, when its first answer contradicted itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconcile: Option<Reconcile>,
 }
 
 /// A report read back from a file starts from this: a branch review of
@@ -211,6 +308,7 @@ impl Report {
             task_update: None,
             parts: Vec::new(),
             previous_findings: Vec::new(),
+            reconcile: None,
             outcome: Outcome::Error,
         }
     }

@@ -168,6 +168,9 @@ fn reasons(out: &mut String, report: &Report) {
         }
         more(out, report.overrules.len());
     }
+    for line in report.reconciled() {
+        let _ = writeln!(out, "\n{}", cell(&line));
+    }
     if let Some(rejection) = report.review.as_ref().and_then(|r| r.rejection.as_ref()) {
         if report.verdict == Some(Kind::RequestChanges) {
             let _ = writeln!(

@@ -44,6 +44,7 @@ pub fn report(report: &Report, style: &Style) -> String {
         out.push_str(&finding_lines(review, style));
     }
     out.push_str(&citations_nowhere(report, style));
+    out.push_str(&reconcile_lines(report, style));
     out.push_str(&overrule_lines(report, style));
     out.push_str(&score_block(report, style));
     if let Some(block) = blast_radius(&report.impact, style) {
@@ -145,6 +146,21 @@ fn citations_nowhere(report: &Report, style: &Style) -> String {
         );
     }
     more(&mut out, nowhere.len());
+    out
+}
+
+/// Each answer that contradicted itself, and what the model said when
+/// asked once more.
+fn reconcile_lines(report: &Report, style: &Style) -> String {
+    let mut out = String::new();
+    for line in report.reconciled() {
+        let _ = writeln!(
+            out,
+            "\n  {} {}",
+            style.yellow("Asked again:"),
+            clip(&line, TEXT)
+        );
+    }
     out
 }
 

@@ -77,6 +77,13 @@ pub fn report(report: &Report, reviewed_at: Option<&str>) -> String {
     if let Some(path) = &report.report_path {
         let _ = writeln!(out, "- **Report:** {}", code(path));
     }
+    let reconciled = report.reconciled();
+    if !reconciled.is_empty() {
+        out.push_str("\n## Asked again\n\n");
+        for line in &reconciled {
+            let _ = writeln!(out, "- {}", inline(line));
+        }
+    }
     if !report.overrules.is_empty() {
         out.push_str("\n## What speed overruled\n\n");
         for o in &report.overrules {

@@ -10,13 +10,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::exit::Outcome;
-use crate::ledger::report::{Evidence, GuardianOutcome, PartOutcome};
+use crate::ledger::report::{Evidence, GuardianOutcome, PartOutcome, Reconcile};
 use crate::llm::{self, Provider};
 use crate::verdict::{self, GuardianVerdict, Verdict};
 
-use super::Events;
 use super::context::Context;
 use super::prepare::Prepared;
+use super::{Event, Events};
 
 pub use model::{Failure, Pacer, stable_prefix};
 
@@ -56,6 +56,20 @@ pub struct Answers {
     pub merged: Result<Verdict, Failure>,
     /// Part by part, for a review in parts; empty for one prompt.
     pub parts: Vec<PartOutcome>,
+    /// The reconcile turn of a review in one prompt (a review in parts
+    /// keeps each part's in `parts`).
+    pub reconcile: Option<Reconcile>,
+}
+
+impl Answers {
+    /// Whether a reconcile turn asked a request for changes that named
+    /// nothing what must change.
+    pub fn asked_for_a_reason(&self) -> bool {
+        self.reconcile
+            .iter()
+            .chain(self.parts.iter().filter_map(|p| p.reconcile.as_ref()))
+            .any(|r| r.reason == verdict::reconcile::Reason::NothingBlocking)
+    }
 }
 
 /// Ask for the review's verdict: one question per part, asked side by
@@ -97,30 +111,27 @@ pub fn review(
             1 => label.clone(),
             _ => format!("{label} part {}/{count}", n + 1),
         };
-        model::ask(
-            models.review.as_ref(),
-            &model::Question {
-                stage: "review",
-                part: (count > 1).then_some((n + 1, count)),
-                label: &label,
-                prompt: &prompt.text,
-                reserve_tokens: prompt.total_tokens as u64
-                    + u64::from(ctx.config.llm.max_output_tokens),
-                schema: schema.clone(),
-                parse: &parse,
-                slots: &ctx.calls,
-                cache_prefix: Some(prompt.stable_prefix).filter(|n| *n > 0),
-                counter: ctx.counter.get().ok(),
-            },
-            pacer,
-            events,
-        )
+        let question = model::Question {
+            stage: "review",
+            part: (count > 1).then_some((n + 1, count)),
+            label: &label,
+            prompt: &prompt.text,
+            reserve_tokens: prompt.total_tokens as u64
+                + u64::from(ctx.config.llm.max_output_tokens),
+            schema: schema.clone(),
+            parse: &parse,
+            slots: &ctx.calls,
+            cache_prefix: Some(prompt.stable_prefix).filter(|n| *n > 0),
+            counter: ctx.counter.get().ok(),
+        };
+        let asked = model::ask(models.review.as_ref(), &question, pacer, events);
+        reconcile(ctx, prepared, models, &question, asked, pacer, events)
     };
     let asked = side_by_side(count, ctx.config.concurrency, &ask);
     let mut verdicts = Vec::with_capacity(count);
     let mut failed: Vec<(usize, Failure)> = Vec::new();
     let mut parts = Vec::new();
-    for (n, asked) in asked.into_iter().enumerate() {
+    for (n, (asked, turn)) in asked.into_iter().enumerate() {
         // In part order, whatever order they finished in.
         evidence.calls.extend(asked.calls);
         evidence.leaks.extend(asked.leaks);
@@ -132,6 +143,7 @@ pub fn review(
             status: "answered".to_string(),
             error: None,
             review: None,
+            reconcile: turn,
         };
         match asked.result {
             Ok(verdict) => {
@@ -146,7 +158,9 @@ pub fn review(
         }
         parts.push(outcome);
     }
+    let mut reconcile = None;
     if count == 1 {
+        reconcile = parts.pop().and_then(|p| p.reconcile);
         parts.clear();
     }
     let merged = if failed.is_empty() {
@@ -154,7 +168,92 @@ pub fn review(
     } else {
         Err(part_failure(count, &failed))
     };
-    Answers { merged, parts }
+    Answers {
+        merged,
+        parts,
+        reconcile,
+    }
+}
+
+/// The reconcile turn of one question, when its answer contradicts itself
+/// (`verdict::reconcile`) and `review.reconcile` is on: the model is asked
+/// once more in the same conversation, and its second answer replaces the
+/// first. A second answer that cannot be used (invalid, or the call
+/// failed) leaves the first one to decide; either way the turn is
+/// recorded and its call counted with the others.
+fn reconcile(
+    ctx: &Context,
+    prepared: &Prepared,
+    models: &Models,
+    question: &model::Question<'_, Verdict>,
+    asked: model::Asked<Verdict>,
+    pacer: &Pacer,
+    events: &dyn Events,
+) -> (model::Asked<Verdict>, Option<Reconcile>) {
+    if !ctx.config.reconcile {
+        return (asked, None);
+    }
+    let Ok(first) = &asked.result else {
+        return (asked, None);
+    };
+    let dimensions = super::compose::dimensions(ctx, &prepared.sources);
+    let checks_block = prepared.facts.checks.iter().any(|f| f.blocking());
+    let Some(turn) = verdict::reconcile::turn(
+        first,
+        &dimensions,
+        ctx.config.scoring.pass_score,
+        checks_block,
+    ) else {
+        return (asked, None);
+    };
+    events.event(Event::Reconciling {
+        label: question.label.to_string(),
+        what: question.stage,
+        reason: turn.summary.clone(),
+    });
+    let second = model::follow_up(
+        models.review.as_ref(),
+        question,
+        &asked.conversation,
+        &turn.text,
+        "reconcile",
+        pacer,
+        events,
+    );
+    let mut record = Reconcile {
+        reason: turn.reason,
+        first_verdict: first.verdict,
+        first_scores: turn.first_scores,
+        first_overall: turn.first_overall,
+        turn: turn.text,
+        verdict: None,
+        error: None,
+    };
+    let model::Asked {
+        result: first,
+        mut calls,
+        mut leaks,
+        conversation,
+    } = asked;
+    calls.extend(second.calls);
+    leaks.extend(second.leaks);
+    let (result, conversation) = match second.result {
+        Ok(answer) => {
+            record.verdict = Some(answer.verdict);
+            (Ok(answer), second.conversation)
+        }
+        Err(failure) => {
+            record.error = Some(format!("{}; the first answer decided", failure.message));
+            (first, conversation)
+        }
+    };
+    let asked = model::Asked {
+        result,
+        calls,
+        leaks,
+        conversation,
+    };
+    (asked, Some(record))
 }
 
 /// `ask(n)` for each of `count` parts, at most `workers` at once; the

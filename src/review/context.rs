@@ -57,6 +57,9 @@ pub struct Config {
     pub scoring: verdict::Scoring,
     /// `review.human`: whether a model's approval waits for a person.
     pub human: Human,
+    /// `review.reconcile`: an answer that contradicts itself is asked
+    /// about once more before speed decides (`verdict::reconcile`).
+    pub reconcile: bool,
     /// `--shard K/N`: only this part of the selected subjects.
     pub shard: Option<super::shard::Shard>,
     /// `--batch-api`, `--collect`: the provider's batch API.

@@ -33,6 +33,9 @@ pub struct Checked {
     pub scores: Option<Scores>,
     /// A re-review: what speed recorded of each previous finding.
     pub previous: Vec<verdict::previous::Check>,
+    /// A reconcile turn asked a request for changes that named nothing
+    /// blocking what must change.
+    pub asked_for_a_reason: bool,
 }
 
 /// Check the model's answer against what the review sent and what the head
@@ -102,6 +105,7 @@ pub fn check_answer(ctx: &Context, prepared: &Prepared, answer: Verdict) -> Resu
         decision,
         scores,
         previous,
+        asked_for_a_reason: false,
     })
 }
 
@@ -224,6 +228,19 @@ pub fn rule(checked: &Checked, checks: &[Finding], guardian: Guardian) -> Ruling
         verdict = Kind::RequestChanges;
         feedback = said.to_string();
     }
+    // A request for changes that names nothing blocking is kept, and the
+    // developer is told that the reviewer gave no reason (after a
+    // reconcile turn: even when asked).
+    if decision.model == Kind::RequestChanges
+        && blocking.is_empty()
+        && !verdict::reconcile::names_a_reason(&checked.answer, scores.as_ref())
+    {
+        let none = verdict::reconcile::gave_no_reason(checked.asked_for_a_reason);
+        feedback = match feedback.trim() {
+            NO_SPECIFIC_ISSUES => format!("{none}\n"),
+            listed => format!("{none}\n\n{listed}\n"),
+        };
+    }
     let feedback = (verdict != Kind::Approve).then(|| {
         if !blocking.is_empty() {
             feedback.push_str(&check_feedback(&blocking));
@@ -240,6 +257,9 @@ pub fn rule(checked: &Checked, checks: &[Finding], guardian: Guardian) -> Ruling
         scores,
     }
 }
+
+/// What `verdict::feedback` says of an answer that lists nothing.
+const NO_SPECIFIC_ISSUES: &str = "The review reported no specific issues.";
 
 /// A rejection of the plan is addressed to whoever plans the task: its
 /// feedback opens saying so (the task file's `replan` says it too).

@@ -95,6 +95,12 @@ pub enum Event {
         label: String,
         text: String,
     },
+    /// An answer contradicted itself: the model is asked once more.
+    Reconciling {
+        label: String,
+        what: &'static str,
+        reason: String,
+    },
 }
 
 /// Events nobody watches.

@@ -85,13 +85,18 @@ pub fn review(
     }
 
     let answers = ask::review(ctx, models, pacer, events, &prepared, &mut evidence);
+    let asked_for_a_reason = answers.asked_for_a_reason();
     report.parts = answers.parts;
+    report.reconcile = answers.reconcile;
     let answer = match answers.merged {
         Ok(answer) => answer,
         Err(failure) => return failed(ctx, report, evidence, failure, started),
     };
     let checked = match decide::check_answer(ctx, &prepared, answer) {
-        Ok(checked) => checked,
+        Ok(mut checked) => {
+            checked.asked_for_a_reason = asked_for_a_reason;
+            checked
+        }
         Err(err) => {
             let failure = ask::Failure {
                 outcome: Outcome::Error,

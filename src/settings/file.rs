@@ -126,6 +126,7 @@ pub struct Review {
     pub concurrency: Option<usize>,
     pub pass_score: Option<u32>,
     pub human: Option<crate::review::Human>,
+    pub reconcile: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -211,6 +212,7 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "concurrency",
             "pass_score",
             "human",
+            "reconcile",
         ],
     ),
     (
@@ -758,6 +760,7 @@ impl Reader<'_> {
             human: self
                 .word(t, "human", crate::review::Human::WORDS)
                 .and_then(|w| crate::review::Human::parse(&w)),
+            reconcile: self.bool(t, "reconcile"),
         }
     }
 

@@ -19,9 +19,19 @@
 //!                                      of context.json's word)
 //! expect: approve | request_changes | overruled: rule, rule | invalid: text | <guardian status>
 //! nowhere: ref, ref                  (optional: citations that must be marked not found)
+//! turn: approval_under_minimum | nothing_blocking | none
+//!                                     (optional: the reconcile turn the answer
+//!                                      calls for; see `reconcile`)
 //! ---
 //! the answer, verbatim
+//! --- second ---                      (optional: the answer to the reconcile
+//! the second answer, verbatim          turn, which decides when usable)
 //! ```
+//!
+//! Every answer is also played as the second answer of a conversation whose
+//! first answer contradicted itself: the turn may change which answer
+//! decides, never what an answer earns, so no answer the corpus does not
+//! approve ends in an approval that way.
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +63,10 @@ struct Case {
     previous: Vec<String>,
     touched: Option<Vec<String>>,
     answer: String,
+    /// The answer to the reconcile turn.
+    second: Option<String>,
+    /// The turn the first answer calls for, when the case says.
+    turn: Option<String>,
 }
 
 fn read_case(path: &Path) -> Case {
@@ -60,6 +74,10 @@ fn read_case(path: &Path) -> Case {
     let (head, answer) = text
         .split_once("\n---\n")
         .unwrap_or_else(|| panic!("{}: no --- line", path.display()));
+    let (answer, second) = match answer.split_once("\n--- second ---\n") {
+        Some((first, second)) => (first, Some(second.to_string())),
+        None => (answer, None),
+    };
     let mut case = Case {
         name: path.file_stem().unwrap().to_string_lossy().into_owned(),
         guardian: false,
@@ -69,6 +87,8 @@ fn read_case(path: &Path) -> Case {
         previous: Vec::new(),
         touched: None,
         answer: answer.to_string(),
+        second,
+        turn: None,
     };
     for line in head.lines() {
         let (key, value) = line.split_once(": ").expect("key: value");
@@ -86,6 +106,7 @@ fn read_case(path: &Path) -> Case {
             "nowhere" => case.nowhere = value.split(", ").map(str::to_string).collect(),
             "previous" => case.previous = value.split(", ").map(str::to_string).collect(),
             "touched" => case.touched = Some(value.split(", ").map(str::to_string).collect()),
+            "turn" => case.turn = Some(value.to_string()),
             other => panic!("{}: unknown key {other}", path.display()),
         }
     }
@@ -198,14 +219,24 @@ fn previous_facts(case: &Case, context: &Value) -> Vec<super::previous::Fact> {
         .collect()
 }
 
-/// What the gate decided, in the words of `expect:`.
-fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (String, Vec<String>) {
-    if case.guardian {
-        return match parse_guardian(&case.answer) {
-            Ok(g) => (g.status.as_str().to_string(), Vec::new()),
-            Err(e) => (format!("invalid: {e}"), Vec::new()),
-        };
-    }
+/// The context every answer is judged in.
+struct Judge {
+    context: Value,
+    index: QuoteIndex,
+    diff: Diff,
+}
+
+/// The dimensions a case asks, as speed holds them.
+fn asked(case: &Case) -> Vec<dimensions::Dimension> {
+    Scoring::default()
+        .dimensions
+        .into_iter()
+        .filter(|d| case.dimensions.contains(&d.name))
+        .collect()
+}
+
+/// An answer as the case's review reads it.
+fn parse(case: &Case, text: &str) -> Result<super::Verdict, super::Error> {
     let names: Vec<&str> = case.dimensions.iter().map(String::as_str).collect();
     let previous: Vec<&str> = case.previous.iter().map(String::as_str).collect();
     let expect = Expect {
@@ -213,10 +244,61 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
         dimensions: &names,
         previous: &previous,
     };
-    let verdict = match parse_expecting(&case.answer, &expect) {
+    parse_expecting(text, &expect)
+}
+
+/// The reconcile turn `first` calls for, by its reason's name or "none".
+fn turn_of(case: &Case, first: &super::Verdict) -> Option<super::reconcile::Turn> {
+    let asked = asked(case);
+    let asked: Vec<&dimensions::Dimension> = asked.iter().collect();
+    super::reconcile::turn(first, &asked, Scoring::default().pass_score, false)
+}
+
+/// The conversation as the review pipeline plays it: the first answer;
+/// when it contradicts itself, the second, which decides when usable.
+/// Returns what the gate decided, and the turn's reason ("none" without).
+fn play(
+    case: &Case,
+    judge: &Judge,
+    first: &str,
+    second: Option<&str>,
+) -> (String, Vec<String>, String) {
+    let first = match parse(case, first) {
         Ok(v) => v,
-        Err(e) => return (format!("invalid: {e}"), Vec::new()),
+        Err(e) => return (format!("invalid: {e}"), Vec::new(), "none".to_string()),
     };
+    let Some(turn) = turn_of(case, &first) else {
+        let (said, nowhere) = decided(case, judge, &first);
+        return (said, nowhere, "none".to_string());
+    };
+    let answer = match second.map(|text| parse(case, text)) {
+        Some(Ok(second)) => second,
+        // No second answer, or one that cannot be used: the first decides.
+        Some(Err(_)) | None => first,
+    };
+    let (said, nowhere) = decided(case, judge, &answer);
+    (said, nowhere, turn.reason.as_str().to_string())
+}
+
+/// What the gate decided, in the words of `expect:`.
+fn outcome(case: &Case, judge: &Judge) -> (String, Vec<String>, String) {
+    if case.guardian {
+        return match parse_guardian(&case.answer) {
+            Ok(g) => (
+                g.status.as_str().to_string(),
+                Vec::new(),
+                "none".to_string(),
+            ),
+            Err(e) => (format!("invalid: {e}"), Vec::new(), "none".to_string()),
+        };
+    }
+    play(case, judge, &case.answer, case.second.as_deref())
+}
+
+/// speed's decision on one usable answer.
+fn decided(case: &Case, judge: &Judge, verdict: &super::Verdict) -> (String, Vec<String>) {
+    let (context, index, diff) = (&judge.context, &judge.index, &judge.diff);
+    let verdict = verdict.clone();
     let head = context["head"].as_object().unwrap();
     let paths: Vec<String> = head.keys().cloned().collect();
     let lines = |p: &str| Ok(head.get(p).and_then(Value::as_u64).map(|n| n as usize));
@@ -262,11 +344,8 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
     }
     // The score rules as the review pipeline applies them after these.
     let scoring = Scoring::default();
-    let asked: Vec<&dimensions::Dimension> = scoring
-        .dimensions
-        .iter()
-        .filter(|d| case.dimensions.contains(&d.name))
-        .collect();
+    let asked = asked(case);
+    let asked: Vec<&dimensions::Dimension> = asked.iter().collect();
     if let Some(scores) = dimensions::score(&verdict, &asked, scoring.pass_score) {
         if d.model == Kind::Approve {
             d.overrules.extend(scores.overrules());
@@ -296,8 +375,7 @@ fn outcome(case: &Case, context: &Value, index: &QuoteIndex, diff: &Diff) -> (St
     (said, nowhere)
 }
 
-#[test]
-fn every_answer_in_the_corpus_reaches_its_outcome() {
+fn judge() -> Judge {
     let context: Value =
         serde_json::from_str(&std::fs::read_to_string(dir().join("context.json")).unwrap())
             .unwrap();
@@ -315,18 +393,31 @@ fn every_answer_in_the_corpus_reaches_its_outcome() {
         .collect();
     let index = QuoteIndex::new(&sent);
     let diff = diff(&context);
+    Judge {
+        context,
+        index,
+        diff,
+    }
+}
 
+fn cases() -> Vec<Case> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir())
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "txt"))
         .collect();
     paths.sort();
-    assert!(paths.len() >= 45, "the corpus is {} answers", paths.len());
+    paths.iter().map(|p| read_case(p)).collect()
+}
+
+#[test]
+fn every_answer_in_the_corpus_reaches_its_outcome() {
+    let judge = judge();
+    let cases = cases();
+    assert!(cases.len() >= 45, "the corpus is {} answers", cases.len());
     let mut wrong = Vec::new();
-    for path in &paths {
-        let case = read_case(path);
-        let (said, nowhere) = outcome(&case, &context, &index, &diff);
+    for case in &cases {
+        let (said, nowhere, turn) = outcome(case, &judge);
         let right = match case.expect.strip_prefix("invalid: ") {
             Some(text) => said.starts_with("invalid: ") && said.contains(text),
             None => said == case.expect,
@@ -337,6 +428,12 @@ fn every_answer_in_the_corpus_reaches_its_outcome() {
                 case.name, case.expect
             ));
         }
+        if case.turn.as_ref().is_some_and(|t| *t != turn) {
+            wrong.push(format!(
+                "{}: expected the turn {:?}, got {turn:?}",
+                case.name, case.turn
+            ));
+        }
         if case.nowhere != nowhere && !said.starts_with("invalid") {
             wrong.push(format!(
                 "{}: citations not found {nowhere:?}, expected {:?}",
@@ -344,5 +441,69 @@ fn every_answer_in_the_corpus_reaches_its_outcome() {
             ));
         }
     }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+/// First answers that contradict themselves: an approval with test_quality
+/// at 68 (minimum 70), and a request for changes naming nothing blocking.
+fn contradictions() -> Vec<(&'static str, String)> {
+    let base = std::fs::read_to_string(dir().join("scores-well-rated-approval.txt")).unwrap();
+    let answer = base.split_once("\n---\n").unwrap().1;
+    let mut approval: Value = serde_json::from_str(answer).unwrap();
+    approval["dimensions"]["test_quality"]["score"] = Value::from(68);
+    let mut request = approval.clone();
+    request["verdict"] = Value::from("request_changes");
+    request["dimensions"]["test_quality"]["score"] = Value::from(95);
+    vec![
+        ("an approval under a minimum", approval.to_string()),
+        ("a request naming nothing", request.to_string()),
+    ]
+}
+
+#[test]
+fn no_answer_ends_in_an_approval_through_the_reconcile_turn_that_it_would_not_earn_alone() {
+    let judge = judge();
+    let mut wrong = Vec::new();
+    let mut played = 0;
+    for case in cases().iter().filter(|c| !c.guardian) {
+        let alone = {
+            let (said, _, _) = play(case, &judge, &case.answer, None);
+            // What the answer earns as an answer of its own (a second
+            // answer's turn is never asked again).
+            match parse(case, &case.answer) {
+                Ok(v) => decided(case, &judge, &v).0,
+                Err(_) => said,
+            }
+        };
+        for (what, first) in contradictions() {
+            let Ok(parsed) = parse(case, &first) else {
+                continue; // this case's review asks what the first does not rate
+            };
+            if turn_of(case, &parsed).is_none() {
+                continue;
+            }
+            played += 1;
+            let (said, _, _) = play(case, &judge, &first, Some(&case.answer));
+            let first_alone = decided(case, &judge, &parsed).0;
+            let expected = if alone.starts_with("invalid") {
+                first_alone
+            } else {
+                alone.clone()
+            };
+            if said != expected {
+                wrong.push(format!(
+                    "{} after {what}: {said:?}, expected {expected:?}",
+                    case.name
+                ));
+            }
+            if said == "approve" && case.expect != "approve" {
+                wrong.push(format!(
+                    "{} after {what}: approved, though the corpus expects {:?}",
+                    case.name, case.expect
+                ));
+            }
+        }
+    }
+    assert!(played >= 90, "{played} conversations played");
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
 }

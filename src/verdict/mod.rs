@@ -18,6 +18,7 @@ mod extract;
 mod feedback;
 mod merge;
 pub mod previous;
+pub mod reconcile;
 mod schema;
 mod strict;
 mod validate;

@@ -38,6 +38,7 @@ mod orchestrator;
 mod pages;
 mod provider_batch;
 mod quality;
+mod reconcile;
 mod record;
 mod release;
 mod review;

@@ -11,7 +11,7 @@ use crate::support::speed::speed;
 use crate::support::verdicts::{self, text};
 
 /// `speed schema KIND`, compiled.
-fn schema(kind: &str) -> (boon::Schemas, boon::SchemaIndex) {
+pub(crate) fn schema(kind: &str) -> (boon::Schemas, boon::SchemaIndex) {
     let tmp = tempfile::tempdir().unwrap();
     let run = speed(tmp.path(), &["schema", kind], &[]);
     assert_eq!(run.code, 0, "{kind}: {}", run.transcript());
@@ -37,7 +37,11 @@ fn schema(kind: &str) -> (boon::Schemas, boon::SchemaIndex) {
     (schemas, index)
 }
 
-fn assert_valid(kind: &str, checker: &(boon::Schemas, boon::SchemaIndex), value: &Value) {
+pub(crate) fn assert_valid(
+    kind: &str,
+    checker: &(boon::Schemas, boon::SchemaIndex),
+    value: &Value,
+) {
     if let Err(err) = checker.0.validate(value, checker.1) {
         panic!(
             "not a valid {kind}: {err:#}\n{}",

@@ -318,6 +318,9 @@ fn verdict(page: &mut Html, report: &Report) {
             .close("details")
             .newline();
     }
+    for line in report.reconciled() {
+        page.elem("p", &[("class", "reconcile")], &clip(&line, 2_000));
+    }
     if report.overrules.is_empty() {
         return;
     }

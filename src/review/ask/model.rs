@@ -31,6 +31,10 @@ pub struct Asked<T> {
     pub calls: Vec<Call>,
     /// Secrets the safety net replaced in what was sent or received.
     pub leaks: Vec<Leak>,
+    /// The conversation that gave the answer, the answer last (as
+    /// received, netted): a reconcile turn goes on from it. Empty when no
+    /// answer could be used.
+    pub conversation: Vec<Message>,
 }
 
 /// Why an answer could not be used.
@@ -114,11 +118,16 @@ pub fn ask<T>(
         };
         let (answer_text, rejection) =
             match call.make(provider, question, pacer, events, &mut calls, &mut leaks) {
-                Ok(value) => {
+                Ok((value, answer)) => {
+                    messages.push(Message {
+                        role: Role::Assistant,
+                        content: answer,
+                    });
                     return Asked {
                         result: Ok(value),
                         calls,
                         leaks,
+                        conversation: messages,
                     };
                 }
                 Err(Miss::Fatal(failure)) => {
@@ -126,6 +135,7 @@ pub fn ask<T>(
                         result: Err(failure),
                         calls,
                         leaks,
+                        conversation: Vec::new(),
                     };
                 }
                 Err(Miss::Invalid(answer_text, rejection)) => (answer_text, rejection),
@@ -168,6 +178,73 @@ pub fn ask<T>(
         }),
         calls,
         leaks,
+        conversation: Vec::new(),
+    }
+}
+
+/// One more turn of a conversation that gave a usable answer: `turn` is
+/// sent after it (netted, like everything sent), recorded as the
+/// `stage` call, and its answer read as the first one was. No corrective
+/// retry follows: an answer that cannot be used leaves the first one
+/// standing, which the caller decides on.
+pub fn follow_up<T>(
+    provider: &dyn Provider,
+    question: &Question<'_, T>,
+    conversation: &[Message],
+    turn: &str,
+    stage: &str,
+    pacer: &Pacer,
+    events: &dyn Events,
+) -> Asked<T> {
+    let named = match question.part {
+        Some((n, count)) => format!("{} (part {n} of {count})", question.stage),
+        None => question.stage.to_string(),
+    };
+    let mut calls = Vec::new();
+    let mut leaks = Vec::new();
+    let mut turn = turn.to_string();
+    leaks.extend(net::redact_in_place(
+        &mut turn,
+        &format!("the {named} {stage}"),
+    ));
+    let mut messages = conversation.to_vec();
+    messages.push(Message {
+        role: Role::User,
+        content: turn,
+    });
+    let cache_prefix = match messages.first() {
+        Some(first) => stable_prefix(question.prompt, &first.content, question.cache_prefix),
+        None => None,
+    };
+    let call = Exchange {
+        stage: format!("{named} ({stage})"),
+        named: &named,
+        messages: &messages,
+        cache_prefix,
+    };
+    let result = match call.make(provider, question, pacer, events, &mut calls, &mut leaks) {
+        Ok((value, answer)) => {
+            messages.push(Message {
+                role: Role::Assistant,
+                content: answer,
+            });
+            Ok(value)
+        }
+        Err(Miss::Fatal(failure)) => Err(failure),
+        Err(Miss::Invalid(_, rejection)) => Err(Failure {
+            outcome: Outcome::InvalidOutput,
+            message: format!(
+                "the model's {named} answer to the {stage} turn could not be used: {}",
+                brief(&rejection.summary)
+            ),
+        }),
+    };
+    let conversation = if result.is_ok() { messages } else { Vec::new() };
+    Asked {
+        result,
+        calls,
+        leaks,
+        conversation,
     }
 }
 
@@ -199,7 +276,7 @@ impl Exchange<'_> {
         events: &dyn Events,
         calls: &mut Vec<Call>,
         leaks: &mut Vec<Leak>,
-    ) -> Result<T, Miss> {
+    ) -> Result<(T, String), Miss> {
         let request = Request {
             system: None,
             messages: self.messages.to_vec(),
@@ -261,7 +338,10 @@ impl Exchange<'_> {
                     answer: Some(completion.text.clone()),
                     error: parsed.as_ref().err().map(|r| r.summary.clone()),
                 });
-                parsed.map_err(|rejection| Miss::Invalid(completion.text, rejection))
+                match parsed {
+                    Ok(value) => Ok((value, completion.text)),
+                    Err(rejection) => Err(Miss::Invalid(completion.text, rejection)),
+                }
             }
             Err(err) => {
                 calls.push(Call {
