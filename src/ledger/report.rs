@@ -116,6 +116,42 @@ pub struct Reconcile {
 }
 
 impl Report {
+    /// The parts of a review in parts that gave no answer: their share of
+    /// the diff was shown to the model but not reviewed.
+    pub fn failed_parts(&self) -> Vec<&PartOutcome> {
+        self.parts
+            .iter()
+            .filter(|p| p.status != "answered" || p.error.is_some())
+            .collect()
+    }
+
+    /// The failed parts in one sentence ("part 2 of 3 (14 files) gave no
+    /// answer"), None when every part answered.
+    pub fn unanswered(&self) -> Option<String> {
+        let failed = self.failed_parts();
+        if failed.is_empty() {
+            return None;
+        }
+        let count = self.parts.len();
+        let named: Vec<String> = failed
+            .iter()
+            .map(|p| {
+                format!(
+                    "part {} of {count} ({} file{})",
+                    p.index,
+                    p.files,
+                    if p.files == 1 { "" } else { "s" }
+                )
+            })
+            .collect();
+        Some(format!(
+            "The model answered {} of {count} parts: {} gave no answer, so {} share of the diff was not reviewed",
+            count - failed.len(),
+            named.join(", "),
+            if failed.len() == 1 { "its" } else { "their" }
+        ))
+    }
+
     /// Each reconcile turn of the review, in one sentence for people: the
     /// one-prompt review's, or each part's, named.
     pub fn reconciled(&self) -> Vec<String> {

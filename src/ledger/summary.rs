@@ -322,14 +322,19 @@ fn unseen(out: &mut String, report: &Report, evidence: &Evidence) {
         .find(|s| s.name == "spec")
         .map(|s| s.omitted.as_slice())
         .unwrap_or_default();
+    let unanswered = report.unanswered();
     if omitted.is_empty()
         && unseen.is_none()
+        && unanswered.is_none()
         && report.notices.is_empty()
         && spec_left_out.is_empty()
     {
         return;
     }
     let _ = writeln!(out, "\n## What the model did not see\n");
+    if let Some(unanswered) = unanswered {
+        let _ = writeln!(out, "- {}.", cell(&unanswered));
+    }
     if let Some(unseen) = unseen {
         let _ = writeln!(out, "- Left out of every prompt: {unseen}");
     }

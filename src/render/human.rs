@@ -456,6 +456,10 @@ fn coverage_line(report: &Report, style: &Style) -> Option<String> {
     if d.files_total == 0 || c.parts == 0 {
         return None;
     }
+    // A part that gave no answer: what it was shown nobody reviewed.
+    if let Some(unanswered) = report.unanswered() {
+        return Some(format!("  {} {unanswered}", style.yellow("!")));
+    }
     let files = d.files_total - d.files_by_name;
     let lines = d.lines_shown + d.lines_unseen;
     let plural = |n: usize, word: &str| {

@@ -299,6 +299,9 @@ fn coverage(out: &mut String, report: &Report) {
             ""
         }
     );
+    if let Some(unanswered) = report.unanswered() {
+        let _ = writeln!(out, "\n{}.", inline(&unanswered));
+    }
     for f in &c.files_omitted {
         let _ = writeln!(out, "- {}: {}", code(&f.path), inline(&f.reason));
     }

@@ -462,6 +462,33 @@ fn a_failed_part_fails_the_review_and_the_others_answers_are_kept() {
         "{}",
         run.stdout
     );
+    // A part that failed is never reported as seen: no "saw the whole
+    // diff" above it, in the terminal or the report files.
+    let unanswered = format!(
+        "The model answered {} of {count} parts: part 2 of {count} (",
+        count - 1
+    );
+    assert!(run.stdout.contains(&unanswered), "{}", run.stdout);
+    assert!(!run.stdout.contains("saw the whole diff"), "{}", run.stdout);
+    let shown = speed(
+        repo.path(),
+        &["show", "--task-id", "4", "--format", "markdown"],
+        &[],
+    );
+    // Markdown escapes the parentheses.
+    assert!(
+        shown
+            .stdout
+            .contains("gave no answer, so its share of the diff was not reviewed."),
+        "{}",
+        shown.transcript()
+    );
+    let shown = speed(
+        repo.path(),
+        &["show", "--task-id", "4", "--format", "html"],
+        &[],
+    );
+    assert!(shown.stdout.contains(&unanswered), "{}", shown.transcript());
 }
 
 const ENV_SENTENCE: &str = "No other environment variable changes what ripgrep searches or prints, so a command line means the same thing on every machine.";

@@ -561,6 +561,9 @@ fn coverage(page: &mut Html, report: &Report) {
             c.diff.files_shown, c.diff.files_total, c.diff.lines_shown, c.diff.lines_total
         ),
     );
+    if let Some(unanswered) = report.unanswered() {
+        page.elem("p", &[("class", "unanswered")], &format!("{unanswered}."));
+    }
     if c.diff.files_omitted.is_empty() {
         page.elem("p", &[], "Nothing was left out.");
         return;
