@@ -7,6 +7,19 @@
 //! review says so in a skipped case, so an empty shard of a matrix reads as
 //! a choice, not as a runner that found no tests.
 //!
+//! Each command check a review ran (its `checks_run`) is a test case of its
+//! own after the review's, in class `speed.checks`, named `<check>
+//! (<subject>)`, with the time it took: a `<failure>` when it failed (its
+//! reason, findings and the files of its checkout it changed in the body),
+//! an `<error>` when it timed out (it did not finish, as a review that could
+//! not complete is an error), `<skipped>` with the reason when it did not
+//! run. Cases rather than suite properties because every reader lists
+//! cases with their status and time (GitLab's test report, Jenkins,
+//! dorny/test-reporter, action-junit-report), while most show no
+//! properties at all. A failed check is a failed case the way the tool's
+//! own JUnit report would have it; the review's case is the gate. The
+//! suite's time stays the reviews' (the checks ran within them).
+//!
 //! Every text comes from someone else (task titles, model messages), so it is
 //! escaped, and characters XML 1.0 cannot carry become U+FFFD.
 
@@ -32,6 +45,7 @@ pub fn report(reports: &[Report], skipped: &[Skipped], share: Option<&Share>) ->
     let mut cases = String::new();
     let mut props = String::new();
     let (mut failures, mut errors) = (0, 0);
+    let (mut tests_of_checks, mut skipped_checks) = (0, 0);
     let mut time_ms = 0;
     for report in reports {
         time_ms += report.duration_ms;
@@ -88,6 +102,12 @@ pub fn report(reports: &[Report], skipped: &[Skipped], share: Option<&Share>) ->
             }
         }
         cases.push_str("    </testcase>\n");
+        let checks = check_cases(report);
+        cases.push_str(&checks.cases);
+        tests_of_checks += report.checks_run.len();
+        failures += checks.failures;
+        errors += checks.errors;
+        skipped_checks += checks.skipped;
     }
     for s in skipped {
         let subject = super::skipped_subject(s);
@@ -109,6 +129,8 @@ pub fn report(reports: &[Report], skipped: &[Skipped], share: Option<&Share>) ->
         tests = 1;
         skips = 1;
     }
+    tests += tests_of_checks;
+    skips += skipped_checks;
     if let Some(share) = share {
         let _ = writeln!(
             props,
@@ -133,6 +155,66 @@ pub fn report(reports: &[Report], skipped: &[Skipped], share: Option<&Share>) ->
         &props,
         &cases,
     )
+}
+
+/// The cases of a review's command checks (see the module doc).
+#[derive(Default)]
+struct CheckCases {
+    cases: String,
+    failures: usize,
+    errors: usize,
+    skipped: usize,
+}
+
+fn check_cases(report: &Report) -> CheckCases {
+    use crate::checks::RunOutcome;
+    let subject = super::report_subject(report);
+    let mut out = CheckCases::default();
+    for run in &report.checks_run {
+        let _ = writeln!(
+            out.cases,
+            "    <testcase classname=\"speed.checks\" name=\"{}\" time=\"{}\">",
+            attr(&format!("{} ({subject})", run.name)),
+            seconds(run.duration_ms)
+        );
+        let mut body = format!("{}: {}\n", run.name, super::plural(run.findings, "finding"));
+        if let Some(reason) = &run.reason {
+            let _ = writeln!(body, "{}", reason.trim());
+        }
+        for file in &run.changed {
+            let _ = writeln!(body, "changed: {file}");
+        }
+        let reason = run.reason.as_deref().unwrap_or(run.outcome.as_str());
+        match run.outcome {
+            RunOutcome::Passed => {
+                let _ = writeln!(out.cases, "      <system-out>{}</system-out>", text(&body));
+            }
+            RunOutcome::Failed => {
+                out.failures += 1;
+                let _ = writeln!(
+                    out.cases,
+                    "      <failure message=\"{}\" type=\"check_failed\">{}</failure>",
+                    attr(reason),
+                    text(&body)
+                );
+            }
+            RunOutcome::TimedOut => {
+                out.errors += 1;
+                let _ = writeln!(
+                    out.cases,
+                    "      <error message=\"{}\" type=\"timed_out\">{}</error>",
+                    attr(reason),
+                    text(&body)
+                );
+            }
+            RunOutcome::Skipped => {
+                out.skipped += 1;
+                let _ = writeln!(out.cases, "      <skipped message=\"{}\"/>", attr(reason));
+            }
+        }
+        out.cases.push_str("    </testcase>\n");
+    }
+    out
 }
 
 /// The one case of a report that reviewed nothing, and why: on purpose,

@@ -173,6 +173,26 @@ pub fn check_run_words(run: &crate::checks::CheckRun) -> (&'static str, String) 
     }
 }
 
+/// A command check as it ran, in one sentence: `check lint passed after
+/// 0.4 s, 0 findings`, `check tests failed after 1.2 s, 1 finding: exited
+/// with status 1`, `check ruff skipped: <why>` (SARIF notifications, GitHub
+/// annotations).
+pub fn check_run_sentence(run: &crate::checks::CheckRun) -> String {
+    let mut text = format!("check {} {}", run.name, run.outcome.as_str());
+    if run.outcome != crate::checks::RunOutcome::Skipped {
+        let seconds = run.duration_ms as f64 / 1000.0;
+        text.push_str(&format!(
+            " after {seconds:.1} s, {}",
+            plural(run.findings, "finding")
+        ));
+    }
+    if let Some(reason) = &run.reason {
+        text.push_str(": ");
+        text.push_str(reason.trim());
+    }
+    text
+}
+
 /// ANSI styling, or none.
 #[derive(Debug, Clone, Copy)]
 pub struct Style {

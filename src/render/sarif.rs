@@ -15,6 +15,16 @@
 //! Code scanning needs a location for every result: a finding with no file
 //! (an overrule, a criterion, a guardian flag) points at the review's primary
 //! spec, the document it was judged against.
+//!
+//! The command checks that ran (a report's `checks_run`) are not results:
+//! what they found is already among the findings. Each is a notification
+//! of the invocation (`toolExecutionNotifications`), the place SARIF keeps
+//! what happened while the tool ran: its descriptor names the check
+//! (`check/<name>`), its level says how it went (a note when it passed, a
+//! warning when it failed, timed out or was skipped: the review then knows
+//! less), and its properties hold the run as the JSON report has it. The
+//! reviews' properties list them too. Results and fingerprints do not
+//! change.
 
 use std::collections::HashMap;
 
@@ -71,6 +81,9 @@ pub fn log(reports: &[Report], skipped: &[Skipped], content: Content) -> String 
                 "note",
                 &format!("{}: {notice}", super::report_subject(report)),
             ));
+        }
+        for run in &report.checks_run {
+            notifications.push(check_notification(report, run));
         }
     }
     let successful = reports.iter().all(Report::decided);
@@ -199,6 +212,24 @@ fn document(
 
 fn notification(level: &str, text: &str) -> Value {
     json!({"level": level, "message": {"text": text}})
+}
+
+/// A command check as it ran, as a notification of the invocation (see
+/// the module doc): `feature/1: check lint passed after 0.4 s, 0 findings` with the run in its properties.
+fn check_notification(report: &Report, run: &crate::checks::CheckRun) -> Value {
+    use crate::checks::RunOutcome;
+    let level = match run.outcome {
+        RunOutcome::Passed => "note",
+        RunOutcome::Failed | RunOutcome::TimedOut | RunOutcome::Skipped => "warning",
+    };
+    let subject = super::report_subject(report);
+    let text = format!("{subject}: {}", super::check_run_sentence(run));
+    json!({
+        "descriptor": {"id": format!("check/{}", run.name)},
+        "level": level,
+        "message": {"text": text},
+        "properties": {"subject": subject, "check": run},
+    })
 }
 
 /// The rules used so far, each declared once, in order of first use.
@@ -359,6 +390,7 @@ fn review_properties(report: &Report) -> Value {
         "task_update": report.task_update,
         "scores": report.scores,
         "human_review": report.human_review,
+        "checks_run": report.checks_run,
         "report": report.report_path,
         "summary": report.summary_path,
         "error": report.error,

@@ -117,6 +117,122 @@ timeout_secs = 1
     let summary = std::fs::read_to_string(&summary_file)
         .unwrap_or_else(|_| panic!("a step summary: {}", github.transcript()));
     assert!(summary.contains("- checks: ` lint ` ✓ "), "{summary}");
+    // The group's human report has the checks line; a check that did not
+    // pass is already an annotation of its own (its finding).
+    assert!(
+        github.stdout.contains("\n  checks: lint ✓ "),
+        "{}",
+        github.stdout
+    );
+    for name in ["tests", "slow"] {
+        assert!(
+            github
+                .stdout
+                .lines()
+                .any(|l| l.starts_with("::error ") && l.contains(&format!("check/{name} "))),
+            "{}",
+            github.stdout
+        );
+    }
+
+    // SARIF: each one a notification of the invocation, valid 2.1.0.
+    let sarif = review(&repo, "sarif");
+    assert_eq!(sarif.code, 50, "{}", sarif.transcript());
+    let log: Value = serde_json::from_str(&sarif.stdout).unwrap();
+    crate::formats::assert_valid_sarif(&log);
+    let notes: Vec<&Value> = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .expect("notifications")
+        .iter()
+        .filter(|n| {
+            n["descriptor"]["id"]
+                .as_str()
+                .is_some_and(|id| id.starts_with("check/"))
+        })
+        .collect();
+    let ids: Vec<&str> = notes
+        .iter()
+        .map(|n| n["descriptor"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["check/lint", "check/tests", "check/slow"]);
+    let levels: Vec<&str> = notes.iter().map(|n| n["level"].as_str().unwrap()).collect();
+    assert_eq!(levels, ["note", "warning", "warning"]);
+    let text = notes[1]["message"]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("task 1: check tests failed after ")
+            && text.ends_with(", 1 finding: exited with status 1"),
+        "{text}"
+    );
+    assert_eq!(notes[2]["properties"]["check"]["outcome"], "timed_out");
+    assert_eq!(notes[2]["properties"]["check"]["findings"], 1);
+    let listed = &log["runs"][0]["properties"]["speed"]["reviews"][0]["checks_run"];
+    assert_eq!(listed.as_array().map(Vec::len), Some(3), "{listed}");
+
+    // JUnit: a case each, in class speed.checks, counted in the suite.
+    let junit = review(&repo, "junit");
+    let doc = roxmltree::Document::parse(&junit.stdout)
+        .unwrap_or_else(|e| panic!("not XML: {e}\n{}", junit.stdout));
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    assert_eq!(suite.attribute("tests"), Some("4"), "{}", junit.stdout);
+    // The review sent back and the tests check failed; slow timed out.
+    assert_eq!(suite.attribute("failures"), Some("2"), "{}", junit.stdout);
+    assert_eq!(suite.attribute("errors"), Some("1"), "{}", junit.stdout);
+    let checks: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testcase") && n.attribute("classname") == Some("speed.checks"))
+        .collect();
+    let names: Vec<&str> = checks
+        .iter()
+        .map(|c| c.attribute("name").unwrap())
+        .collect();
+    assert_eq!(names, ["lint (task 1)", "tests (task 1)", "slow (task 1)"]);
+    let child = |i: usize| {
+        checks[i]
+            .children()
+            .find(|c| c.is_element())
+            .map(|c| c.tag_name().name().to_string())
+    };
+    assert_eq!(child(0).as_deref(), Some("system-out"));
+    assert_eq!(child(1).as_deref(), Some("failure"));
+    assert_eq!(child(2).as_deref(), Some("error"));
+    let failure = checks[1]
+        .children()
+        .find(|c| c.has_tag_name("failure"))
+        .unwrap();
+    assert_eq!(failure.attribute("message"), Some("exited with status 1"));
+    assert_eq!(failure.attribute("type"), Some("check_failed"));
+    let slow: f64 = checks[2].attribute("time").unwrap().parse().unwrap();
+    assert!(slow >= 1.0, "{slow}");
+}
+
+/// A check that passes adds a notification to SARIF and changes no result
+/// or fingerprint.
+#[test]
+fn sarif_results_do_not_change_with_the_checks_listed() {
+    let repo = caller_broken();
+    repo.config("[llm]\nprovider = \"none\"\n");
+    let results = |run: &Run| {
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        let log: Value = serde_json::from_str(&run.stdout).unwrap();
+        crate::formats::assert_valid_sarif(&log);
+        log["runs"][0]["results"].clone()
+    };
+    let without = results(&review(&repo, "sarif"));
+    repo.config(
+        r#"[llm]
+provider = "none"
+
+[[checks.command]]
+name = "lint"
+run = ["true"]
+"#,
+    );
+    let with = review(&repo, "sarif");
+    assert_eq!(results(&with), without);
+    assert!(with.stdout.contains("\"check/lint\""), "{}", with.stdout);
 }
 
 #[test]
