@@ -204,6 +204,7 @@ fn diff_of(tree: &Tree, changed: usize) -> Diff {
             }],
             additions: 1,
             deletions: 1,
+            not_utf8: false,
         });
     }
     Diff {

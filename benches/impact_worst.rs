@@ -374,6 +374,7 @@ fn line_diff(tree: &Tree, f: &FileEntry, l: u32) -> Diff {
         }],
         additions: 1,
         deletions: 1,
+        not_utf8: false,
     };
     Diff {
         base_commit: "base".into(),

@@ -76,6 +76,7 @@ fn added_whole(path: &str, text: &str) -> speed::git::Diff {
             }],
             additions: n,
             deletions: 0,
+            not_utf8: false,
         }],
     }
 }

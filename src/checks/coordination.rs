@@ -308,6 +308,7 @@ mod tests {
             new_blob: new.map(str::to_string),
             additions: 1,
             deletions: 0,
+            not_utf8: false,
             hunks: vec![],
         }
     }

@@ -149,6 +149,7 @@ mod tests {
             hunks: Vec::new(),
             additions,
             deletions,
+            not_utf8: false,
         }
     }
 

@@ -154,6 +154,7 @@ mod tests {
             hunks: Vec::new(),
             additions: 1,
             deletions: 1,
+            not_utf8: false,
         }
     }
 

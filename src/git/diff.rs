@@ -43,7 +43,13 @@ pub struct FileDiff {
     pub hunks: Vec<Hunk>,
     pub additions: usize,
     pub deletions: usize,
+    /// True when a line of the diff was not UTF-8: its text holds U+FFFD
+    /// where those bytes were, so it is not what the file says.
+    pub not_utf8: bool,
 }
+
+/// The git mode of a symbolic link; its blob is the link's target.
+pub const SYMLINK_MODE: u32 = 0o120000;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Hunk {
@@ -95,6 +101,55 @@ impl Diff {
 }
 
 impl FileDiff {
+    /// True when the file is a symbolic link at head (or was one, for a
+    /// deletion): its content is a target path, not source code.
+    pub fn is_symlink(&self) -> bool {
+        let mode = if self.status == FileStatus::Deleted {
+            self.old_mode
+        } else {
+            self.new_mode
+        };
+        mode == Some(SYMLINK_MODE)
+    }
+
+    /// The target a symlink points to on the side `is_symlink` looks at:
+    /// the one line of its blob the diff shows.
+    pub fn symlink_target(&self) -> Option<&str> {
+        if !self.is_symlink() {
+            return None;
+        }
+        let side = if self.status == FileStatus::Deleted {
+            LineKind::Removed
+        } else {
+            LineKind::Added
+        };
+        let mut lines = self.hunks.iter().flat_map(|h| &h.lines);
+        let line = lines
+            .clone()
+            .find(|l| l.kind == side)
+            .or_else(|| lines.find(|l| l.kind == LineKind::Context))?;
+        Some(line.text.as_str())
+    }
+
+    /// What a reader of the diff must know that its lines do not say: a
+    /// symlink is a link (its target and mode), and a file that is not
+    /// UTF-8 is shown with U+FFFD in place of the bytes that are not.
+    /// One line per fact, each ending in a newline; empty for plain text.
+    pub fn notes(&self) -> String {
+        let mut out = String::new();
+        if let Some(target) = self.symlink_target() {
+            out.push_str(&format!(
+                "(symlink, mode {SYMLINK_MODE:06o}, pointing to `{target}`: a link, not source code)\n"
+            ));
+        }
+        if self.not_utf8 {
+            out.push_str(
+                "(not UTF-8: bytes that are not UTF-8 are shown as U+FFFD; the file's real bytes differ)\n",
+            );
+        }
+        out
+    }
+
     pub fn mode_changed(&self) -> bool {
         matches!((self.old_mode, self.new_mode), (Some(a), Some(b)) if a != b)
     }

@@ -654,6 +654,7 @@ fn file_diff(raw: &git2::Diff<'_>, idx: usize) -> Result<Option<FileDiff>, git2:
         hunks: Vec::new(),
         additions: 0,
         deletions: 0,
+        not_utf8: false,
     };
     let Some(patch) = patch.as_mut() else {
         return Ok(Some(file));
@@ -695,6 +696,7 @@ fn file_diff(raw: &git2::Diff<'_>, idx: usize) -> Result<Option<FileDiff>, git2:
             }
             let content = line.content();
             let content = content.strip_suffix(b"\n").unwrap_or(content);
+            file.not_utf8 |= std::str::from_utf8(content).is_err();
             out.lines.push(Line {
                 kind,
                 old_lineno: line.old_lineno(),

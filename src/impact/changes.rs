@@ -338,6 +338,7 @@ pub(crate) mod tests {
             }],
             additions: 0,
             deletions: 0,
+            not_utf8: false,
         }
     }
 

@@ -270,6 +270,9 @@ pub fn analyze_in(
         .files
         .iter()
         .filter(|f| !f.binary)
+        // A symlink's blob is its target's path, not code in the language
+        // its name suggests: no module of it changed.
+        .filter(|f| !f.is_symlink())
         .filter(|f| {
             Lang::of_path(&f.path).is_some()
                 || f.old_path.as_deref().and_then(Lang::of_path).is_some()

@@ -998,6 +998,7 @@ mod tests {
             hunks,
             additions,
             deletions: 0,
+            not_utf8: false,
         }
     }
 

@@ -158,6 +158,7 @@ mod tests {
                 .collect(),
             additions: 2 * hunks,
             deletions: 0,
+            not_utf8: false,
         }
     }
 

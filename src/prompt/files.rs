@@ -214,6 +214,7 @@ mod tests {
             }],
             additions: 1,
             deletions: 0,
+            not_utf8: false,
         }
     }
 

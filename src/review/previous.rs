@@ -465,6 +465,7 @@ mod tests {
                 new_blob: None,
                 additions: 1,
                 deletions: 1,
+                not_utf8: false,
                 hunks: vec![Hunk {
                     old_start,
                     old_lines,

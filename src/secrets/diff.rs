@@ -108,6 +108,7 @@ mod tests {
                 similarity: None,
                 additions: texts.len(),
                 deletions: 0,
+                not_utf8: false,
                 hunks: vec![Hunk {
                     old_start: 0,
                     old_lines: 0,
@@ -166,6 +167,7 @@ mod tests {
                 similarity: None,
                 additions: 1,
                 deletions: 1,
+                not_utf8: false,
                 hunks: vec![Hunk {
                     old_start: 10,
                     old_lines: 2,

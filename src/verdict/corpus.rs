@@ -180,6 +180,7 @@ fn diff(context: &Value) -> Diff {
                 new_blob: None,
                 additions: count(LineKind::Added),
                 deletions: count(LineKind::Removed),
+                not_utf8: false,
                 hunks,
             }
         })

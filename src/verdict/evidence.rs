@@ -565,6 +565,7 @@ mod tests {
             hunks,
             additions: 1,
             deletions: 1,
+            not_utf8: false,
         };
         Diff {
             base_commit: "b".into(),

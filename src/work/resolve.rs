@@ -77,6 +77,7 @@ pub fn resolve(repo: &Repository, main: &MainBranch, subject: &Subject) -> Resul
     }
     let base = choose(repo, &rule, &found.candidates, &mut found.notices);
     let diff = repo.diff(&base.commit, &head)?;
+    found.notices.extend(not_utf8(&diff));
     if !found.doubts.is_empty() {
         found
             .notices
@@ -89,6 +90,27 @@ pub fn resolve(repo: &Repository, main: &MainBranch, subject: &Subject) -> Resul
         dependencies: found.lines,
         notices: found.notices,
     })
+}
+
+/// One notice naming every changed file whose diff lines are not UTF-8: the diff,
+/// the prompt and the citations show U+FFFD where those bytes are, so the
+/// reader is told which files they are rather than shown mangled text.
+fn not_utf8(diff: &Diff) -> Option<String> {
+    let paths: Vec<&str> = diff
+        .files
+        .iter()
+        .filter(|f| f.not_utf8)
+        .map(|f| f.path.as_str())
+        .collect();
+    let (first, rest) = paths.split_first()?;
+    let (files, are) = if rest.is_empty() {
+        (format!("{first} is"), "its lines are")
+    } else {
+        (format!("{} are", paths.join(", ")), "their lines are")
+    };
+    Some(format!(
+        "{files} not UTF-8: {are} shown with U+FFFD in place of the bytes that are not, so the review does not see those bytes as they are."
+    ))
 }
 
 /// A commit the diff could start at instead of the rule's base, and why.

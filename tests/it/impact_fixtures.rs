@@ -129,6 +129,7 @@ fn touching_diff(tree: &Tree, targets: &[Target]) -> Diff {
             hunks,
             additions: lines.len(),
             deletions: lines.len(),
+            not_utf8: false,
         });
     }
     Diff {
@@ -376,6 +377,7 @@ fn moved(tree: &Tree, from: &str, to: &str) -> (Tree, Diff) {
             hunks: Vec::new(),
             additions: 0,
             deletions: 0,
+            not_utf8: false,
         }],
         sha256: String::new(),
     };

@@ -95,7 +95,7 @@ impl<'a> DiffPlan<'a> {
                     file,
                     class,
                     first,
-                    header_tokens: ctx.count(&file.header()),
+                    header_tokens: ctx.count(&(file.header() + &file.notes())),
                     hunk_tokens: file
                         .hunks
                         .iter()
@@ -272,7 +272,7 @@ impl<'a> DiffPlan<'a> {
         let shown = self.files_shown();
         let mut out = vec![self.summary(shown, self.files.len() - shown)];
         for e in self.files.iter().filter(|e| e.included) {
-            let mut content = e.file.header();
+            let mut content = e.file.header() + &e.file.notes();
             let start = e.start();
             for (h, hunk) in e.file.hunks.iter().enumerate() {
                 let from = if h == start.hunk { start.line } else { 0 };
