@@ -121,7 +121,7 @@ impl Group {
     /// Starts `command`, its stdio as the caller set it.
     pub fn spawn(mut command: std::process::Command) -> io::Result<Group> {
         let run = orphans::Run::start();
-        group::prepare(&mut command);
+        let watchdog = group::prepare(&mut command);
         run.mark(&mut command);
         crate::memory::restore_for_child(&mut command);
         // Registered before any sweep can take it for an orphan.
@@ -130,7 +130,7 @@ impl Group {
             let pid = child.id() as i32;
             Ok((child, pid))
         })?;
-        Ok(Group(group::Group::adopt(child, run)))
+        Ok(Group(group::Group::adopt(child, run, watchdog)))
     }
 
     /// The leader, to take its pipes. Reap it only through `finish`.
@@ -312,27 +312,45 @@ mod group {
     use crate::interrupt;
 
     /// Sets the command up as the leader of a new process group that the
-    /// kernel kills when speed dies.
-    pub(super) fn prepare(command: &mut std::process::Command) {
+    /// kernel kills when speed dies, and starts its watchdog.
+    ///
+    /// The watchdog is forked before the command, and the command tells it
+    /// its own pid (the group's id) between fork and exec: were the watchdog
+    /// forked after the spawn, speed killed in between (a wide window on a
+    /// loaded machine) would leave a running command nobody watches.
+    pub(super) fn prepare(command: &mut std::process::Command) -> Option<Watchdog> {
         command.process_group(0);
+        // Without a watchdog the group still dies with speed's leader
+        // (Linux) and on every other path; a failed fork is no reason not
+        // to run the command.
+        let watchdog = Watchdog::start().ok();
+        let tell = watchdog.as_ref().map(|w| w.stand_down.as_raw_fd());
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        {
-            // SAFETY: getpid has no preconditions.
-            let parent = unsafe { libc::getpid() };
-            // SAFETY: runs in the child between fork and exec, where only
-            // async-signal-safe calls are allowed: prctl and getppid are
-            // plain system calls that allocate nothing.
-            unsafe {
-                command.pre_exec(move || {
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: runs in the child between fork and exec, where only
+        // async-signal-safe calls are allowed: prctl, getppid, getpid and
+        // write are plain system calls that allocate nothing.
+        unsafe {
+            command.pre_exec(move || {
+                #[cfg(any(target_os = "linux", target_os = "android"))]
+                {
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
                     // speed died before the request took effect.
                     if libc::getppid() != parent {
                         return Err(io::Error::other("speed exited"));
                     }
-                    Ok(())
-                });
-            }
+                }
+                if let Some(fd) = tell {
+                    // One write under PIPE_BUF: the watchdog reads it whole.
+                    let pid = libc::getpid().to_ne_bytes();
+                    let message = [b'P', pid[0], pid[1], pid[2], pid[3]];
+                    libc::write(fd, message.as_ptr().cast(), message.len());
+                }
+                Ok(())
+            });
         }
+        watchdog
     }
 
     pub(super) struct Group {
@@ -349,17 +367,13 @@ mod group {
     }
 
     impl Group {
-        pub(super) fn adopt(child: Child, run: Run) -> Group {
+        pub(super) fn adopt(child: Child, run: Run, watchdog: Option<Watchdog>) -> Group {
             let pgid = child.id() as libc::pid_t;
             // speed is ending: every orphan goes, whoever's.
             let on_interrupt = Some(interrupt::on_interrupt(move || {
                 kill_group(pgid);
                 orphans::sweep(pgid, Whose::All);
             }));
-            // Without a watchdog the group still dies with speed's leader
-            // (Linux) and on every other path; a failed fork is no reason
-            // not to run the command.
-            let watchdog = Watchdog::start(pgid).ok();
             Group {
                 child,
                 pgid,
@@ -432,15 +446,17 @@ mod group {
     }
 
     /// A forked process that kills the group when speed goes away without
-    /// saying so: it blocks reading a pipe whose write end only speed holds.
-    /// A byte means "stand down"; end of file means speed is gone.
-    struct Watchdog {
+    /// saying so: it blocks reading a pipe whose write end only speed holds
+    /// (and the command, until its exec). `P` and four bytes are the group's
+    /// id, from the command; `S` means "stand down"; end of file means speed
+    /// is gone.
+    pub(super) struct Watchdog {
         pid: libc::pid_t,
         stand_down: OwnedFd,
     }
 
     impl Watchdog {
-        fn start(pgid: libc::pid_t) -> io::Result<Watchdog> {
+        fn start() -> io::Result<Watchdog> {
             let mut fds = [0 as libc::c_int; 2];
             // SAFETY: fds has room for the two descriptors.
             if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
@@ -463,7 +479,7 @@ mod group {
                 // must.
                 match unsafe { libc::fork() } {
                     -1 => Err(io::Error::last_os_error()),
-                    0 => watch(read.as_raw_fd(), pgid),
+                    0 => watch(read.as_raw_fd()),
                     pid => Ok((pid, pid)),
                 }
             })?;
@@ -475,7 +491,7 @@ mod group {
         }
 
         fn stand_down(self) {
-            let byte = 1u8;
+            let byte = b'S';
             // SAFETY: one byte from a local to our pipe; then wait for the
             // watchdog so it leaves no zombie.
             unsafe {
@@ -493,7 +509,7 @@ mod group {
 
     /// The watchdog's whole life. Only async-signal-safe calls: no
     /// allocation, no locks, no Rust I/O.
-    fn watch(read: libc::c_int, pgid: libc::pid_t) -> ! {
+    fn watch(read: libc::c_int) -> ! {
         // SAFETY: plain system calls on values we own.
         unsafe {
             // Ctrl-C reaches speed's whole process group, this one too: the
@@ -506,19 +522,50 @@ mod group {
             // it open after speed is gone.
             libc::dup2(read, 0);
             close_from(1);
+            // The group's id, once the command has told it: until then
+            // there is nothing to kill.
+            let mut pgid: libc::pid_t = 0;
             loop {
                 let mut byte = 0u8;
                 let n = libc::read(0, (&mut byte as *mut u8).cast(), 1);
-                if n == 1 {
+                if n == 1 && byte == b'P' {
+                    let mut id = [0u8; 4];
+                    if read_exact(0, &mut id) {
+                        pgid = libc::pid_t::from_ne_bytes(id);
+                        continue;
+                    }
+                } else if n == 1 {
                     libc::_exit(0);
-                }
-                if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                } else if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
-                libc::kill(-pgid, libc::SIGKILL);
+                if pgid > 0 {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
                 libc::_exit(0);
             }
         }
+    }
+
+    /// Reads `buf.len()` bytes from `fd`; false at end of file or an error.
+    ///
+    /// # Safety
+    /// Only async-signal-safe calls, for the watchdog.
+    unsafe fn read_exact(fd: libc::c_int, buf: &mut [u8]) -> bool {
+        let mut filled = 0;
+        while filled < buf.len() {
+            // SAFETY: reads into the unfilled rest of our own buffer.
+            let n =
+                unsafe { libc::read(fd, buf[filled..].as_mut_ptr().cast(), buf.len() - filled) };
+            if n > 0 {
+                filled += n as usize;
+            } else if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            } else {
+                return false;
+            }
+        }
+        true
     }
 
     /// Closes every descriptor from `first` up.
@@ -565,7 +612,12 @@ mod group {
 
     use super::orphans::{self, Run};
 
-    pub(super) fn prepare(_: &mut std::process::Command) {}
+    /// Elsewhere no watchdog: the command is killed on every path speed takes.
+    pub(super) struct Watchdog;
+
+    pub(super) fn prepare(_: &mut std::process::Command) -> Option<Watchdog> {
+        None
+    }
 
     pub(super) struct Group {
         child: Child,
@@ -574,7 +626,7 @@ mod group {
     }
 
     impl Group {
-        pub(super) fn adopt(child: Child, run: Run) -> Group {
+        pub(super) fn adopt(child: Child, run: Run, _: Option<Watchdog>) -> Group {
             Group {
                 child,
                 _run: run,
