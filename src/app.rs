@@ -786,8 +786,15 @@ fn dry_run_command(
                 Err(why) => explain(run, why),
             }
             if run.result.is_ok() {
-                eprint!("{}", render::human::accounting(run, &err_style));
+                eprint!("{}", render::dry::accounting(run, &err_style));
             }
+        }
+    }
+    // Code a review would not see ends the output, marked, whatever the
+    // format: the accounting above it is long.
+    for run in &runs[already_reported..] {
+        if let Some(warning) = render::dry::warning(run) {
+            eprintln!("warning: {warning}");
         }
     }
     if runs.iter().any(dry::DryRun::failed) {

@@ -22,6 +22,39 @@ fn nullable_count() -> Value {
     json!({"type": ["integer", "null"], "minimum": 0})
 }
 
+/// What a prompt showed of the diff: the review's over all its parts, or
+/// the guardian's. Files whole, in part (in files_shown and files_unseen
+/// both) and left out add up to files_total less files_by_name.
+fn coverage() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "files_total": count(),
+            "files_shown": {"type": "integer", "minimum": 0, "description": "files whose changes the model saw, whole or in part"},
+            "files_by_name": {"type": "integer", "minimum": 0, "description": "lockfiles, generated, vendored and binary files: named, content not shown"},
+            "files_unseen": {"type": "integer", "minimum": 0, "description": "files with changes left out for budget, whole or some hunks"},
+            "files_omitted": objects(json!({"path": string(), "reason": string()}), &["path"]),
+            "lines_total": count(),
+            "lines_shown": count(),
+            "lines_unseen": count()
+        }
+    })
+}
+
+/// The files one part's prompt showed, each whole or some of its hunks.
+fn shown_files() -> Value {
+    objects(
+        json!({
+            "path": string(),
+            "whole": {"type": "boolean"},
+            "first_hunk": count(),
+            "last_hunk": count(),
+            "hunks": count()
+        }),
+        &["path", "whole"],
+    )
+}
+
 fn objects(properties: Value, required: &[&str]) -> Value {
     json!({"type": "array", "items": {"type": "object", "required": required, "properties": properties}})
 }
@@ -162,22 +195,24 @@ pub fn document() -> Value {
             "properties": {
                 "status": {"enum": ["aligned", "flagged", "rejected", "skipped", "unavailable", "not_run"], "description": "not_run: the review ended before an approval the guardian could check"},
                 "summary": nullable_string(),
-                "flags": {"type": "array"}
+                "flags": {"type": "array"},
+                "coverage": {
+                    "description": "What the guardian's prompt showed of the diff (within guardian.token_budget); absent when the guardian gave no answer",
+                    "allOf": [coverage()]
+                }
             }
         }),
     );
     properties.insert("impact".to_string(), json!({"type": "array", "description": "Each changed symbol, who depends on it, and its radius"}));
-    properties.insert(
-        "coverage".to_string(),
-        json!({
-            "type": "object",
-            "properties": {
-                "files_shown": count(),
-                "files_omitted": objects(json!({"path": string(), "reason": string()}), &["path"]),
-                "incremental": {"type": "boolean"}
-            }
-        }),
-    );
+    properties.insert("coverage".to_string(), {
+        let mut c = coverage();
+        c["description"] =
+            json!("What the review's prompts showed of the diff, over all its parts");
+        c["properties"]["parts"] = count();
+        c["properties"]["max_parts"] = count();
+        c["properties"]["incremental"] = json!({"type": "boolean"});
+        c
+    });
     properties.insert(
         "hashes".to_string(),
         json!({
@@ -228,7 +263,8 @@ pub fn document() -> Value {
                 "status": {"enum": ["answered", "failed"]},
                 "error": nullable_string(),
                 "review": {"type": ["object", "null"]},
-                "reconcile": reconcile()
+                "reconcile": reconcile(),
+                "shown": shown_files()
             }),
             &["index", "status"],
         ),

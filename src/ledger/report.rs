@@ -239,6 +239,10 @@ pub struct PartOutcome {
     /// Its reconcile turn, when its first answer contradicted itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reconcile: Option<Reconcile>,
+    /// The files whose changes its prompt showed, each whole or some
+    /// hunks (a report of an older speed has none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shown: Vec<crate::prompt::ShownFile>,
 }
 
 /// A report read back from a file starts from this: a branch review of
@@ -560,6 +564,10 @@ pub struct GuardianOutcome {
     /// Why it was skipped or unavailable.
     pub reason: Option<String>,
     pub model: Option<String>,
+    /// What its prompt showed of the diff, within its own budget; None
+    /// when it gave no answer (or a report of an older speed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<crate::prompt::Coverage>,
 }
 
 /// A report of an older speed without a guardian: it did not run.
@@ -571,6 +579,7 @@ impl Default for GuardianOutcome {
             flags: Vec::new(),
             reason: None,
             model: None,
+            coverage: None,
         }
     }
 }
@@ -583,6 +592,7 @@ impl GuardianOutcome {
             flags: Vec::new(),
             reason: Some(reason.to_string()),
             model: None,
+            coverage: None,
         }
     }
 
@@ -593,6 +603,38 @@ impl GuardianOutcome {
         }
     }
 
+    /// What it saw, in one sentence like the review's coverage, and
+    /// whether it saw every change; None when it gave no answer.
+    pub fn seen(&self) -> Option<(String, bool)> {
+        use crate::prompt::coverage_count as count;
+        let c = self.coverage.as_ref()?;
+        if c.files_total == 0 {
+            return None;
+        }
+        let (seen, all) = (c.lines_shown, c.lines_shown + c.lines_unseen);
+        if c.files_unseen == 0 {
+            return Some((
+                format!(
+                    "The guardian saw the whole diff: {}, {}{}",
+                    c.files_words(),
+                    count(all, "changed line"),
+                    c.by_name_words()
+                ),
+                true,
+            ));
+        }
+        Some((
+            format!(
+                "The guardian saw {} of {}, within guardian.token_budget: {}{}",
+                crate::prompt::coverage_thousands(seen),
+                count(all, "changed line"),
+                c.files_words(),
+                c.by_name_words()
+            ),
+            false,
+        ))
+    }
+
     pub fn from_verdict(g: &GuardianVerdict, model: &str) -> Self {
         GuardianOutcome {
             status: g.status.as_str().to_string(),
@@ -600,6 +642,7 @@ impl GuardianOutcome {
             flags: g.flags.clone(),
             reason: None,
             model: Some(model.to_string()),
+            coverage: None,
         }
     }
 }

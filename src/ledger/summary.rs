@@ -338,6 +338,20 @@ fn unseen(out: &mut String, report: &Report, evidence: &Evidence) {
     if let Some(unseen) = unseen {
         let _ = writeln!(out, "- Left out of every prompt: {unseen}");
     }
+    let c = &report.coverage.diff;
+    if c.files_partly() > 0 || c.files_left_out() > 0 {
+        let _ = writeln!(
+            out,
+            "- It saw {} of {} changed lines{}: {}",
+            crate::prompt::coverage_thousands(c.lines_shown),
+            crate::prompt::coverage_thousands(c.lines_shown + c.lines_unseen),
+            match report.coverage.parts {
+                0 | 1 => String::new(),
+                n => format!(" in {n} parts"),
+            },
+            c.files_words()
+        );
+    }
     for f in omitted.iter().take(LISTED) {
         let _ = writeln!(out, "- {}: {}", cell(&f.path), cell(&f.reason));
     }
@@ -385,6 +399,16 @@ fn guardian(out: &mut String, report: &Report) {
     let _ = writeln!(out, "{}: {said}", g.status);
     for f in g.flags.iter().take(LISTED) {
         let _ = writeln!(out, "- [{}] {}", f.severity.as_str(), cell(&f.description));
+    }
+    // What it saw, like the review's coverage, and what it did not.
+    if let (Some((sentence, _)), Some(c)) = (g.seen(), g.coverage.as_ref()) {
+        let _ = writeln!(out, "\n{}.", cell(&sentence));
+        let (left_out, partly) = c.omitted_for_budget();
+        let not_whole: Vec<_> = left_out.into_iter().chain(partly).collect();
+        for f in not_whole.iter().take(LISTED) {
+            let _ = writeln!(out, "- {}: {}", cell(&f.path), cell(&f.reason));
+        }
+        more(out, not_whole.len());
     }
 }
 

@@ -41,20 +41,218 @@ pub struct OmittedFile {
 }
 
 impl Coverage {
-    /// "3 of 9 changed files (410 of 980 changed lines)": the unseen code,
-    /// for the decision; None when the model saw every change it could.
+    /// Files with content to review (every changed file but those shown by
+    /// name only).
+    pub fn files_with_content(&self) -> usize {
+        self.files_total.saturating_sub(self.files_by_name)
+    }
+
+    /// Files the model saw some of the changes of but not all: counted in
+    /// `files_shown` and in `files_unseen` both.
+    pub fn files_partly(&self) -> usize {
+        (self.files_shown + self.files_unseen).saturating_sub(self.files_with_content())
+    }
+
+    /// Files whose every change the model saw.
+    pub fn files_whole(&self) -> usize {
+        self.files_shown.saturating_sub(self.files_partly())
+    }
+
+    /// Files the model saw none of the changes of (left out for budget).
+    pub fn files_left_out(&self) -> usize {
+        self.files_unseen.saturating_sub(self.files_partly())
+    }
+
+    /// "117 of 127 changed files and part of 6 others (2,278 of 3,033
+    /// changed lines)": the unseen code, for the decision, in counts that
+    /// add up (a file shown in part is not also counted as left out); None
+    /// when the model saw every change it could.
     pub fn unseen(&self) -> Option<String> {
         if self.files_unseen == 0 {
             return None;
         }
-        Some(format!(
-            "{} of {} changed files ({} of {} changed lines)",
-            self.files_unseen,
-            self.files_total - self.files_by_name,
-            self.lines_unseen,
-            self.lines_shown + self.lines_unseen
-        ))
+        let partly = self.files_partly();
+        let left_out = self.files_left_out();
+        let files = self.files_with_content();
+        let lines = format!(
+            "{} of {} changed lines",
+            thousands(self.lines_unseen),
+            thousands(self.lines_shown + self.lines_unseen)
+        );
+        Some(match (left_out, partly) {
+            (_, 0) => format!("{left_out} of {files} changed files ({lines})"),
+            (0, _) => format!(
+                "part of {partly} of {files} changed file{} ({lines})",
+                if files == 1 { "" } else { "s" }
+            ),
+            _ => format!(
+                "{left_out} of {files} changed files and part of {partly} other{} ({lines})",
+                if partly == 1 { "" } else { "s" }
+            ),
+        })
     }
+
+    /// The files a prompt showed, in counts that add up: "127 changed
+    /// files" when every one was shown whole, else "4 of 127 changed files
+    /// whole, 6 in part, 117 left out for budget" (a count of none is not
+    /// said).
+    pub fn files_words(&self) -> String {
+        let total = self.files_with_content();
+        let (whole, partly, left_out) = (
+            self.files_whole(),
+            self.files_partly(),
+            self.files_left_out(),
+        );
+        if partly == 0 && left_out == 0 {
+            return count(total, "changed file");
+        }
+        let mut out = format!(
+            "{} of {} whole",
+            thousands(whole),
+            count(total, "changed file")
+        );
+        if partly > 0 {
+            out.push_str(&format!(", {} in part", thousands(partly)));
+        }
+        if left_out > 0 {
+            out.push_str(&format!(", {} left out for budget", thousands(left_out)));
+        }
+        out
+    }
+
+    /// "; 2 files by name only (lockfile, generated, vendored or binary)",
+    /// or nothing.
+    pub fn by_name_words(&self) -> String {
+        if self.files_by_name == 0 {
+            return String::new();
+        }
+        format!(
+            "; {} by name only (lockfile, generated, vendored or binary)",
+            count(self.files_by_name, "file")
+        )
+    }
+
+    /// The files left out whole and those shown in part, each with why.
+    pub fn omitted_for_budget(&self) -> (Vec<&OmittedFile>, Vec<&OmittedFile>) {
+        let budget: Vec<&OmittedFile> =
+            self.files_omitted.iter().filter(|f| !f.by_name()).collect();
+        budget.into_iter().partition(|f| !f.partly())
+    }
+}
+
+impl OmittedFile {
+    /// Shown by name only, by design (lockfile, generated, vendored,
+    /// binary).
+    pub fn by_name(&self) -> bool {
+        self.reason.ends_with(NAME_ONLY)
+    }
+
+    /// Shown in part: some of its hunks were left out.
+    pub fn partly(&self) -> bool {
+        self.reason.starts_with(SOME_HUNKS)
+    }
+}
+
+/// The end of the reason of a file shown by name only.
+const NAME_ONLY: &str = ": content not shown";
+/// The start of the reason of a file shown in part.
+const SOME_HUNKS: &str = "some hunks omitted for budget";
+
+/// "1 file", "3,033 changed lines".
+pub fn count(n: usize, word: &str) -> String {
+    format!("{} {word}{}", thousands(n), if n == 1 { "" } else { "s" })
+}
+
+/// `3033` as `3,033`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One file a prompt showed the changes of: all of them, or some hunks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownFile {
+    pub path: String,
+    /// The prompt showed every change of the file.
+    pub whole: bool,
+    /// The 1-based first and last hunk it showed (some of a hunk too
+    /// large for one prompt counts), of `hunks`.
+    pub first_hunk: usize,
+    pub last_hunk: usize,
+    pub hunks: usize,
+}
+
+impl ShownFile {
+    /// "whole", "hunks 2–4 of 6", "hunk 3 of 6".
+    pub fn extent(&self) -> String {
+        match (self.whole, self.first_hunk == self.last_hunk) {
+            (true, _) => "whole".to_string(),
+            (false, true) => format!("hunk {} of {}", self.first_hunk, self.hunks),
+            (false, false) => format!(
+                "hunks {}–{} of {}",
+                self.first_hunk, self.last_hunk, self.hunks
+            ),
+        }
+    }
+}
+
+/// The files each prompt of a review showed, in prompt order, from what
+/// was still to show after each (`rests`: each prompt's `rest`, None when
+/// nothing was left): part 1 starts from the whole diff. Files shown by
+/// name only are in none.
+pub fn shown_by_part<'a>(
+    diff: &Diff,
+    rests: impl IntoIterator<Item = Option<&'a DiffPart>>,
+) -> Vec<Vec<ShownFile>> {
+    let mut before = DiffPart::first(diff);
+    let mut out = Vec::new();
+    for rest in rests {
+        out.push(shown(diff, &before, rest));
+        before = rest.cloned().unwrap_or_else(|| DiffPart {
+            number: before.number + 1,
+            from: vec![None; diff.files.len()],
+        });
+    }
+    out
+}
+
+/// The files one prompt showed: those it started with something to show
+/// of (`before`) and ended with less (`after`).
+fn shown(diff: &Diff, before: &DiffPart, after: Option<&DiffPart>) -> Vec<ShownFile> {
+    let mut out = Vec::new();
+    for (i, file) in diff.files.iter().enumerate() {
+        if classify(file).name_only() {
+            continue;
+        }
+        let Some(from) = before.from.get(i).copied().flatten() else {
+            continue;
+        };
+        let to = after.and_then(|a| a.from.get(i).copied().flatten());
+        if to == Some(from) {
+            continue;
+        }
+        let hunks = file.hunks.len();
+        let last_hunk = match to {
+            None => hunks,
+            Some(At { hunk, line: 0 }) => hunk,
+            Some(At { hunk, .. }) => hunk + 1,
+        };
+        out.push(ShownFile {
+            path: file.path.clone(),
+            whole: from == At::default() && to.is_none(),
+            first_hunk: from.hunk + 1,
+            last_hunk: last_hunk.max(from.hunk + 1).min(hunks.max(1)),
+            hunks,
+        });
+    }
+    out
 }
 
 /// Coverage of `diff` when `rest` is what was still to show after the last
@@ -72,7 +270,7 @@ pub fn coverage(diff: &Diff, rest: Option<&DiffPart>) -> Coverage {
             c.files_by_name += 1;
             c.files_omitted.push(OmittedFile {
                 path: file.path.clone(),
-                reason: format!("{}: content not shown", class.label()),
+                reason: format!("{}{NAME_ONLY}", class.label()),
             });
             continue;
         }
@@ -107,7 +305,7 @@ pub fn coverage(diff: &Diff, rest: Option<&DiffPart>) -> Coverage {
                 c.files_omitted.push(OmittedFile {
                     path: file.path.clone(),
                     reason: format!(
-                        "some hunks omitted for budget: {} of {}",
+                        "{SOME_HUNKS}: {} of {}",
                         file.hunks.len().saturating_sub(from.hunk),
                         file.hunks.len()
                     ),
@@ -188,6 +386,10 @@ mod tests {
             }]
         );
         assert_eq!(c.unseen(), None);
+        assert_eq!(
+            (c.files_whole(), c.files_partly(), c.files_left_out()),
+            (2, 0, 0)
+        );
     }
 
     #[test]
@@ -210,8 +412,50 @@ mod tests {
         );
         assert_eq!(
             c.unseen().as_deref(),
-            Some("2 of 2 changed files (6 of 8 changed lines)")
+            Some("1 of 2 changed files and part of 1 other (6 of 8 changed lines)")
         );
+        // Whole, in part and left out add up to the files with content.
+        assert_eq!(
+            (c.files_whole(), c.files_partly(), c.files_left_out()),
+            (0, 1, 1)
+        );
+        let (left_out, partly) = c.omitted_for_budget();
+        assert_eq!(left_out[0].path, "src/b.rs");
+        assert_eq!(partly[0].path, "src/a.rs");
+    }
+
+    #[test]
+    fn each_part_names_the_files_it_showed_and_which_hunks() {
+        let diff = diff();
+        // Part 1 shows hunk 1 of a.rs and half of its hunk 2; part 2 the
+        // rest of a.rs and all of b.rs; the lockfile is in neither.
+        let after_1 = DiffPart {
+            number: 2,
+            from: vec![Some(At { hunk: 1, line: 1 }), Some(At::hunk(0)), None],
+        };
+        let parts = shown_by_part(&diff, [Some(&after_1), None]);
+        let named: Vec<Vec<String>> = parts
+            .iter()
+            .map(|p| {
+                p.iter()
+                    .map(|f| format!("{} {}", f.path, f.extent()))
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            named,
+            [
+                vec!["src/a.rs hunks 1–2 of 3".to_string()],
+                vec![
+                    "src/a.rs hunks 2–3 of 3".to_string(),
+                    "src/b.rs whole".to_string()
+                ]
+            ]
+        );
+        // One prompt showing everything shows every file whole.
+        let one = shown_by_part(&diff, [None]);
+        assert!(one[0].iter().all(|f| f.whole));
+        assert_eq!(one[0].len(), 2);
     }
 
     #[test]

@@ -28,7 +28,10 @@ use serde::Serialize;
 use crate::git::diff::Diff;
 
 pub use assemble::{assemble, numbered_hunk};
-pub use coverage::{Coverage, OmittedFile, coverage};
+pub use coverage::{
+    Coverage, OmittedFile, ShownFile, count as coverage_count, coverage, shown_by_part,
+    thousands as coverage_thousands,
+};
 pub use files::Class;
 pub use scoring::{Rating, Scoring};
 pub use shape::shape;

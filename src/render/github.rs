@@ -262,6 +262,29 @@ fn property(s: &str) -> String {
     data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
+/// What the review's model and the guardian saw, each said when it saw
+/// less than the whole diff (as the terminal says it).
+fn seen_lines(report: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    let c = &report.coverage.diff;
+    if c.files_unseen > 0 {
+        out.push(format!(
+            "the model saw {} of {} changed lines{}: {}",
+            super::thousands(c.lines_shown as u64),
+            super::thousands((c.lines_shown + c.lines_unseen) as u64),
+            match report.coverage.parts {
+                0 | 1 => String::new(),
+                n => format!(" in {n} parts"),
+            },
+            c.files_words()
+        ));
+    }
+    if let Some((sentence, false)) = report.guardian.seen() {
+        out.push(sentence);
+    }
+    out
+}
+
 /// The step summary holds at most about this much; GitHub takes 1 MiB.
 const SUMMARY_BYTES: usize = 512 * 1024;
 
@@ -305,10 +328,14 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
     }
     for report in reports {
         let found = findings::of(report);
+        // What the model and the guardian saw, when either saw less than
+        // the whole diff.
+        let seen = seen_lines(report);
         if found.is_empty()
             && report.error.is_none()
             && report.scores.is_none()
             && report.checks_run.is_empty()
+            && seen.is_empty()
         {
             continue;
         }
@@ -327,6 +354,9 @@ pub fn summary(reports: &[Report], skipped: &[Skipped]) -> String {
         }
         if let Some(line) = super::human_review_line(report) {
             let _ = writeln!(out, "- {}", inline(&line));
+        }
+        for line in &seen {
+            let _ = writeln!(out, "- {}", inline(line));
         }
         if !report.checks_run.is_empty() {
             let each: Vec<String> = report

@@ -9,7 +9,6 @@ use crate::git::short;
 use crate::ledger::Report;
 use crate::ledger::nits::Nit;
 use crate::review::Skipped;
-use crate::review::dry::DryRun;
 use crate::verdict::{self, Severity};
 
 use super::{Style, findings, thousands};
@@ -460,52 +459,33 @@ fn coverage_line(report: &Report, style: &Style) -> Option<String> {
     if let Some(unanswered) = report.unanswered() {
         return Some(format!("  {} {unanswered}", style.yellow("!")));
     }
-    let files = d.files_total - d.files_by_name;
-    let lines = d.lines_shown + d.lines_unseen;
-    let plural = |n: usize, word: &str| {
-        format!(
-            "{} {word}{}",
-            thousands(n as u64),
-            if n == 1 { "" } else { "s" }
-        )
-    };
+    let (seen, lines) = super::coverage::lines(d);
     let parts = if c.parts > 1 {
         format!(" in {} parts", c.parts)
     } else {
         String::new()
     };
-    let by_name = if d.files_by_name > 0 {
-        format!(
-            "; {} by name only (lockfile, generated, vendored or binary)",
-            plural(d.files_by_name, "file")
-        )
-    } else {
-        String::new()
-    };
+    let by_name = super::coverage::by_name(d);
+    let files = super::coverage::files(d);
+    let changed_lines = super::coverage::count(lines, "changed line");
     // Incremental: the figures are the interdiff's, and the notice says
     // the model did not see the whole change.
     if c.incremental && d.files_unseen == 0 {
         return Some(format!(
-            "  The model saw the changes since the last review{parts}, not the whole change: {}, {}{by_name}",
-            plural(files, "changed file"),
-            plural(lines, "changed line")
+            "  The model saw the changes since the last review{parts}, not the whole change: {files}, {changed_lines}{by_name}"
         ));
     }
     if d.files_unseen == 0 {
         return Some(format!(
-            "  The model saw the whole diff{parts}: {}, {}{by_name}",
-            plural(files, "changed file"),
-            plural(lines, "changed line")
+            "  The model saw the whole diff{parts}: {files}, {changed_lines}{by_name}"
         ));
     }
+    // Files whole, in part and left out add up to the changed files.
     Some(format!(
-        "  {} The model saw {} of {} changed lines{parts}: {} of {} whole or in part, {} left out for budget{by_name}",
+        "  {} The model saw {} of {} changed lines{parts}: {files}{by_name}",
         style.yellow("!"),
-        thousands(d.lines_shown as u64),
+        thousands(seen as u64),
         thousands(lines as u64),
-        thousands(d.files_shown as u64),
-        plural(files, "file"),
-        plural(d.files_unseen, "file"),
     ))
 }
 
@@ -590,7 +570,7 @@ fn checks_run(runs: &[crate::checks::CheckRun], style: &Style) -> String {
 }
 
 /// speed's own checks, worst first; a command's output tail indented.
-fn checks(findings: &[crate::checks::Finding], style: &Style) -> String {
+pub(super) fn checks(findings: &[crate::checks::Finding], style: &Style) -> String {
     let mut out = String::new();
     if findings.is_empty() {
         return out;
@@ -768,7 +748,14 @@ fn guardian_line(report: &Report, style: &Style) -> Option<String> {
             g.reason.as_deref().unwrap_or("no answer")
         )),
     };
-    Some(line)
+    // What it saw, like the review's coverage: marked when it saw less
+    // than the whole diff.
+    let seen = match super::coverage::guardian(report) {
+        Some((sentence, true)) => format!("\n  {sentence}"),
+        Some((sentence, false)) => format!("\n  {} {sentence}", style.yellow("!")),
+        None => String::new(),
+    };
+    Some(line + &seen)
 }
 
 /// What the review cost and the tokens it was priced on; without prices,
@@ -930,107 +917,6 @@ pub fn nits(nits: &[Nit], style: &Style) -> String {
             nit.message
         );
     }
-    out
-}
-
-/// Omissions of one prompt section a dry run's accounting names.
-const OMITTED_LISTED: usize = 10;
-
-/// The token accounting of a dry run, for stderr.
-pub fn accounting(run: &DryRun, style: &Style) -> String {
-    let mut out = String::new();
-    let who = match (&run.task_id, &run.defect) {
-        (Some(id), _) => format!("task {id}"),
-        (None, Some(name)) => format!("defect {name}"),
-        (None, None) => format!("branch {}", run.branch),
-    };
-    let prompt = match &run.result {
-        Ok(p) => p,
-        Err(err) => {
-            let _ = writeln!(out, "{}", style.red(&format!("✗ {who}: {err}")));
-            return out;
-        }
-    };
-    let heading = match prompt.part_list.as_slice() {
-        [_, _, ..] => format!(
-            "Token accounting for {who}: {} tokens in {} parts, each within {} (the largest {}) ({})",
-            thousands(prompt.total_tokens as u64),
-            prompt.part_list.len(),
-            thousands(prompt.budget as u64),
-            thousands(prompt.part_list.iter().map(|p| p.tokens).max().unwrap_or(0) as u64),
-            prompt.tokenizer
-        ),
-        _ => format!(
-            "Token accounting for {who}: {} of {} tokens ({})",
-            thousands(prompt.total_tokens as u64),
-            thousands(prompt.budget as u64),
-            prompt.tokenizer
-        ),
-    };
-    let _ = writeln!(out, "{}", style.bold(&heading));
-    if prompt.part_list.len() > 1 {
-        for p in &prompt.part_list {
-            let _ = writeln!(
-                out,
-                "  part {} of {}: {} tokens, changes of {} {} shown",
-                p.index,
-                prompt.part_list.len(),
-                thousands(p.tokens as u64),
-                p.files,
-                if p.files == 1 { "file" } else { "files" }
-            );
-        }
-    }
-    let width = prompt
-        .sections
-        .iter()
-        .map(|s| s.name.chars().count())
-        .max()
-        .unwrap_or(0);
-    for s in &prompt.sections {
-        let _ = writeln!(
-            out,
-            "  {:<width$}  {:>7}",
-            s.name,
-            thousands(s.tokens as u64)
-        );
-        // A spec of a hundred headings at a small budget would print a
-        // hundred lines: the highest ranked are named, the rest counted
-        // (`--dry-run --json` lists every one).
-        for o in s.omitted.iter().take(OMITTED_LISTED) {
-            let _ = writeln!(
-                out,
-                "  {:<width$}    - omitted {}: {}",
-                "", o.item, o.reason
-            );
-        }
-        if s.omitted.len() > OMITTED_LISTED {
-            let _ = writeln!(
-                out,
-                "  {:<width$}    …and {} more omitted (--dry-run --json lists each)",
-                "",
-                s.omitted.len() - OMITTED_LISTED
-            );
-        }
-    }
-    let c = &prompt.coverage;
-    let _ = writeln!(
-        out,
-        "  files shown: {} of {}{}, changed lines shown: {} of {}",
-        c.files_shown,
-        c.files_total,
-        if prompt.parts > 1 {
-            format!(" in {} parts", prompt.parts)
-        } else {
-            String::new()
-        },
-        c.lines_shown,
-        c.lines_total
-    );
-    for o in &c.files_omitted {
-        let _ = writeln!(out, "    - not shown {}: {}", o.path, o.reason);
-    }
-    out.push_str(&checks(&prompt.checks, style));
     out
 }
 

@@ -17,6 +17,7 @@ use crate::verdict::Kind;
 
 use super::findings::{self, Level};
 use super::github::{code, inline};
+use super::thousands;
 
 /// One report; `reviewed_at` for a saved one.
 pub fn report(report: &Report, reviewed_at: Option<&str>) -> String {
@@ -286,24 +287,54 @@ fn coverage(out: &mut String, report: &Report) {
         return;
     }
     let c = &report.coverage.diff;
+    let (seen, lines) = super::coverage::lines(c);
     let _ = writeln!(
         out,
-        "\n## What the model did not see\n\nIt saw {} of {} changed files and {} of {} changed lines{}.",
-        c.files_shown,
-        c.files_total,
-        c.lines_shown,
-        c.lines_total,
+        "\n## What the model did not see\n\nIt saw {} of {} changed lines{}{}: {}{}.",
+        thousands(seen as u64),
+        thousands(lines as u64),
+        match report.coverage.parts {
+            0 | 1 => String::new(),
+            n => format!(" in {n} parts"),
+        },
         if report.coverage.incremental {
             " of the changes since the last review (incremental: not the whole change)"
         } else {
             ""
-        }
+        },
+        inline(&super::coverage::files(c)),
+        inline(&super::coverage::by_name(c)),
     );
     if let Some(unanswered) = report.unanswered() {
         let _ = writeln!(out, "\n{}.", inline(&unanswered));
     }
-    for f in &c.files_omitted {
-        let _ = writeln!(out, "- {}: {}", code(&f.path), inline(&f.reason));
+    let parts = super::coverage::parts_files(report, &|path| code(path));
+    if !parts.is_empty() {
+        out.push_str("\n### Which part saw which file\n\n");
+        for (head, files) in parts {
+            let _ = writeln!(out, "- {}: {files}", inline(&head));
+        }
+    }
+    omitted(out, c);
+}
+
+/// The files a prompt did not show whole, grouped: left out for budget,
+/// shown in part, shown by name only; each with why.
+fn omitted(out: &mut String, c: &crate::prompt::Coverage) {
+    let (left_out, partly) = c.omitted_for_budget();
+    let by_name: Vec<_> = c.files_omitted.iter().filter(|f| f.by_name()).collect();
+    for (title, list) in [
+        ("Left out for budget", left_out),
+        ("Shown in part", partly),
+        ("Shown by name only", by_name),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{title} ({}):\n", list.len());
+        for f in list {
+            let _ = writeln!(out, "- {}: {}", code(&f.path), inline(&f.reason));
+        }
     }
 }
 
@@ -321,6 +352,14 @@ fn guardian(out: &mut String, report: &Report) {
     out.push('\n');
     for f in &g.flags {
         let _ = writeln!(out, "- {}: {}", f.severity.as_str(), inline(&f.description));
+    }
+    // What it saw, like the review's coverage.
+    if let (Some((sentence, _)), Some(c)) = (
+        super::coverage::guardian(report),
+        report.guardian.coverage.as_ref(),
+    ) {
+        let _ = writeln!(out, "\n{}.", inline(&sentence));
+        omitted(out, c);
     }
 }
 

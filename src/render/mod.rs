@@ -7,6 +7,8 @@
 //! (`show`), the log's lines (`history`), its statistics (`stats`), a spec
 //! review's session (`session`).
 
+pub mod coverage;
+pub mod dry;
 pub mod findings;
 pub mod fixes;
 pub mod github;

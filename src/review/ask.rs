@@ -104,6 +104,7 @@ pub fn review(
     };
     let prompts = &prepared.composed.prompts;
     let count = prompts.len();
+    let mut shown = prepared.composed.shown.clone().into_iter();
     let ask = |n: usize| {
         let prompt = &prompts[n];
         // Parts run at once: each is its own line of progress.
@@ -144,6 +145,7 @@ pub fn review(
             error: None,
             review: None,
             reconcile: turn,
+            shown: shown.next().unwrap_or_default(),
         };
         match asked.result {
             Ok(verdict) => {
@@ -392,6 +394,8 @@ pub fn guardian(
         "the guardian prompt",
     ));
     evidence.guardian_prompt = Some(prompt.text.clone());
+    // What the guardian saw, reported like the review's coverage.
+    let coverage = crate::prompt::coverage(&prepared.resolved.diff, prompt.rest.as_ref());
     let label = prepared.subject.label();
     let schema = ctx
         .config
@@ -424,7 +428,8 @@ pub fn guardian(
     match asked.result {
         Err(failure) => unavailable(failure),
         Ok(answer) => {
-            let outcome = GuardianOutcome::from_verdict(&answer, provider.model());
+            let mut outcome = GuardianOutcome::from_verdict(&answer, provider.model());
+            outcome.coverage = Some(coverage);
             if answer.status == verdict::GuardianStatus::Rejected {
                 Guardian::Rejected(outcome, verdict::guardian_feedback(&answer))
             } else {

@@ -36,6 +36,8 @@ pub struct Composed {
     pub prompts: Vec<Prompt>,
     /// What of the diff the prompts showed, together.
     pub coverage: Coverage,
+    /// The files each prompt showed, prompt by prompt.
+    pub shown: Vec<Vec<prompt::ShownFile>>,
     /// The spec sections some part's prompt holds: the only text a quote
     /// may come from.
     pub sent: Vec<(String, Section)>,
@@ -281,6 +283,7 @@ pub fn compose(
         mut prompts,
         coverage,
     } = split::split(ctx, &parts, diff, &sources.spec_sections, whole, &schema)?;
+    let shown = prompt::shown_by_part(diff, prompts.iter().map(|p| p.rest.as_ref()));
     let sent = if prompts.len() == 1 {
         sent_whole
     } else {
@@ -304,6 +307,7 @@ pub fn compose(
         parts,
         prompts,
         coverage,
+        shown,
         sent,
         vision_sent,
         sent_headings,

@@ -32,6 +32,8 @@ pub struct DryPart {
     /// The tokens of its stable part (instructions, schema, spec, vision,
     /// constraints): the prefix the reviews of a feature share.
     pub stable_tokens: usize,
+    /// The files whose changes it shows, each whole or some hunks.
+    pub shown: Vec<crate::prompt::ShownFile>,
 }
 
 pub struct DryPrompt {
@@ -50,6 +52,8 @@ pub struct DryPrompt {
     /// Every part's sections, part after part.
     pub sections: Vec<SectionAccount>,
     pub parts: usize,
+    /// `review.max_parts`: the most prompts a review may use.
+    pub max_parts: usize,
     pub coverage: Coverage,
     pub diff_hash: String,
     pub spec_hash: String,
@@ -143,11 +147,13 @@ fn dry_prompt(ctx: &Context, p: Prepared) -> DryPrompt {
                 tokens: p.total_tokens,
                 files: p.files_shown,
                 stable_tokens: p.stable_tokens,
+                shown: composed.shown.get(n).cloned().unwrap_or_default(),
             })
             .collect(),
         tokenizer: ctx.config.tokenizer.clone(),
         sections: composed.sections(),
         parts: composed.prompts.len(),
+        max_parts: ctx.config.max_parts,
         prompt_hash: crate::digest::sha256_text(&composed.text()),
         prompt: composed.text(),
         coverage: composed.coverage,

@@ -10,8 +10,8 @@
 //! part says so.
 
 use super::schema::{
-    CriterionCheck, CriterionStatus, DefectScopeCheck, Kind, PreviousClaim, PreviousStatus,
-    Rejection, RejectionKind, Verdict,
+    CriterionCheck, CriterionStatus, DefectScopeCheck, Kind, Missing, PreviousClaim,
+    PreviousStatus, Rejection, RejectionKind, SpecCheck, Verdict,
 };
 
 /// The parts' verdicts, in part order, as one. A single part is returned as
@@ -67,13 +67,13 @@ pub fn merge(mut parts: Vec<Verdict>) -> Verdict {
             if !check.satisfied && satisfied_elsewhere(n, &check.spec_quote) {
                 continue;
             }
-            push_new(&mut merged.spec_verification, check);
+            merge_check(&mut merged.spec_verification, check);
         }
         for missing in part.missing_from_spec {
             if satisfied_elsewhere(n, &missing.spec_quote) {
                 continue;
             }
-            push_new(&mut merged.missing_from_spec, missing);
+            merge_missing(&mut merged.missing_from_spec, missing);
         }
         for item in part.out_of_scope {
             push_new(&mut merged.out_of_scope, item);
@@ -185,6 +185,50 @@ fn merge_criterion(criteria: &mut Vec<CriterionCheck>, c: CriterionCheck) {
         } else {
             have.evidence = format!("{}; {}", have.evidence, c.evidence.trim());
         }
+    }
+}
+
+/// A quote several parts checked alike is listed once: its evidence and
+/// notes are every part's, joined (a quote one part finds satisfied and
+/// another not stays twice; `satisfied_elsewhere` already drops the
+/// "not satisfied" of a part that did not see the code).
+fn merge_check(checks: &mut Vec<SpecCheck>, c: SpecCheck) {
+    let quote = folded(&c.spec_quote);
+    let Some(have) = checks
+        .iter_mut()
+        .find(|have| have.satisfied == c.satisfied && folded(&have.spec_quote) == quote)
+    else {
+        checks.push(c);
+        return;
+    };
+    join(&mut have.evidence, &c.evidence);
+    join(&mut have.notes, &c.notes);
+}
+
+/// A requirement several parts found missing is listed once, with each
+/// part's description.
+fn merge_missing(missing: &mut Vec<Missing>, m: Missing) {
+    let quote = folded(&m.spec_quote);
+    let Some(have) = missing
+        .iter_mut()
+        .find(|have| !quote.is_empty() && folded(&have.spec_quote) == quote)
+    else {
+        push_new(missing, m);
+        return;
+    };
+    join(&mut have.description, &m.description);
+}
+
+/// `more` after `text` with "; ", unless `text` already says it.
+fn join(text: &mut String, more: &str) {
+    let more = more.trim();
+    if more.is_empty() || text.contains(more) {
+        return;
+    }
+    if text.trim().is_empty() {
+        *text = more.to_string();
+    } else {
+        *text = format!("{}; {more}", text.trim_end());
     }
 }
 
@@ -378,5 +422,40 @@ mod tests {
         let mut d = part(Kind::Approve);
         d.issues.push(issue("z"));
         assert_eq!(merge(vec![c, d]).spec_verification.len(), 2);
+    }
+
+    #[test]
+    fn a_quote_several_parts_checked_is_listed_once_with_each_parts_evidence() {
+        let quote = "Search returns at most 20 results.";
+        let mut a = part(Kind::Approve);
+        a.spec_verification = vec![check(quote, true, "src/search.rs:41")];
+        a.missing_from_spec = vec![Missing {
+            spec_quote: "Results are paginated.".into(),
+            description: "no paging here".into(),
+        }];
+        let mut b = part(Kind::Approve);
+        b.spec_verification = vec![check(
+            " search returns at most 20 results",
+            true,
+            "tests/search.rs:9",
+        )];
+        b.missing_from_spec = vec![Missing {
+            spec_quote: "results are paginated".into(),
+            description: "no paging in the tests".into(),
+        }];
+        let mut c = part(Kind::Approve);
+        c.spec_verification = vec![check(quote, true, "src/search.rs:41")];
+        let m = merge(vec![a, b, c]);
+        assert_eq!(m.spec_verification.len(), 1, "{:?}", m.spec_verification);
+        assert_eq!(m.spec_verification[0].spec_quote, quote);
+        assert_eq!(
+            m.spec_verification[0].evidence,
+            "src/search.rs:41; tests/search.rs:9"
+        );
+        assert_eq!(m.missing_from_spec.len(), 1);
+        assert_eq!(
+            m.missing_from_spec[0].description,
+            "no paging here; no paging in the tests"
+        );
     }
 }

@@ -36,6 +36,7 @@ mod notes;
 mod onboard;
 mod orchestrator;
 mod pages;
+mod parts_report;
 mod provider_batch;
 mod quality;
 mod reconcile;

@@ -194,12 +194,13 @@ code, pre, .code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, m
 table { border-collapse: collapse; margin: .5rem 0 1rem; }
 th, td { border: 1px solid var(--line); padding: .2rem .5rem; text-align: left; vertical-align: top; }
 caption { text-align: left; font-weight: 600; padding: .25rem 0; }
+table.parts th { white-space: nowrap; }
 .wide { overflow-x: auto; } .wide th, .wide td { white-space: nowrap; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; }
 dl.facts dt { font-weight: 600; } dl.facts dd { margin: 0; }
 .verdict { font-size: 1.15rem; font-weight: 700; }
 .level-error, .not-found, .rejected { color: var(--error); }
-.level-warning, .flagged { color: var(--warning); }
+.level-warning, .flagged, .unanswered, .unseen { color: var(--warning); }
 .found, .approved, .aligned { color: var(--ok); }
 table.diff { width: 100%; table-layout: fixed; border: 1px solid var(--line); }
 table.diff td { border: 0; padding: 0 .4rem; white-space: pre-wrap; word-break: break-all; }

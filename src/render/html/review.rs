@@ -17,6 +17,7 @@ use crate::verdict::{CriterionStatus, Kind};
 
 use super::diff::{self, Placed};
 use super::{Html, clip, document};
+use crate::render::thousands;
 
 /// One review on the page.
 pub struct Review<'a> {
@@ -553,31 +554,93 @@ fn coverage(page: &mut Html, report: &Report) {
         0 | 1 => "one prompt".to_string(),
         n => format!("{n} prompts"),
     };
+    let (seen, lines) = super::super::coverage::lines(&c.diff);
     page.elem(
         "p",
         &[],
         &format!(
-            "The model saw {} of {} changed files and {} of {} changed lines, in {parts}.",
-            c.diff.files_shown, c.diff.files_total, c.diff.lines_shown, c.diff.lines_total
+            "The model saw {} of {} changed lines, in {parts}: {}{}.",
+            thousands(seen as u64),
+            thousands(lines as u64),
+            super::super::coverage::files(&c.diff),
+            super::super::coverage::by_name(&c.diff),
         ),
     );
     if let Some(unanswered) = report.unanswered() {
         page.elem("p", &[("class", "unanswered")], &format!("{unanswered}."));
     }
+    parts_files(page, report);
     if c.diff.files_omitted.is_empty() {
         page.elem("p", &[], "Nothing was left out.");
         return;
     }
-    page.open("ul", &[]).newline();
-    for f in &c.diff.files_omitted {
-        page.open("li", &[])
-            .elem("code", &[], &f.path)
-            .text(": ")
-            .text(&f.reason)
-            .close("li")
-            .newline();
+    omitted(page, &c.diff);
+}
+
+/// Which part of a review in parts saw which file: a row per part.
+fn parts_files(page: &mut Html, report: &Report) {
+    let count = report.parts.len();
+    if count < 2 || report.parts.iter().all(|p| p.shown.is_empty()) {
+        return;
     }
-    page.close("ul").newline();
+    page.open("table", &[("class", "parts")])
+        .open("caption", &[])
+        .text("Which part saw which file")
+        .close("caption")
+        .open("thead", &[])
+        .open("tr", &[])
+        .elem("th", &[("scope", "col")], "part")
+        .elem("th", &[("scope", "col")], "files it saw")
+        .close("tr")
+        .close("thead")
+        .open("tbody", &[])
+        .newline();
+    for p in &report.parts {
+        let answered = p.status == "answered" && p.error.is_none();
+        let head = format!(
+            "{} of {count}{}",
+            p.index,
+            if answered { "" } else { " (no answer)" }
+        );
+        page.open("tr", &[])
+            .elem("th", &[("scope", "row")], &head)
+            .open("td", &[]);
+        for (n, f) in p.shown.iter().enumerate() {
+            if n > 0 {
+                page.text(", ");
+            }
+            page.elem("code", &[], &f.path)
+                .text(&format!(" ({})", f.extent()));
+        }
+        page.close("td").close("tr").newline();
+    }
+    page.close("tbody").close("table").newline();
+}
+
+/// The files a prompt did not show whole, grouped and each with why.
+fn omitted(page: &mut Html, c: &crate::prompt::Coverage) {
+    let (left_out, partly) = c.omitted_for_budget();
+    let by_name: Vec<_> = c.files_omitted.iter().filter(|f| f.by_name()).collect();
+    for (title, list) in [
+        ("Left out for budget", left_out),
+        ("Shown in part", partly),
+        ("Shown by name only", by_name),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        page.elem("p", &[], &format!("{title} ({}):", list.len()));
+        page.open("ul", &[]).newline();
+        for f in list {
+            page.open("li", &[])
+                .elem("code", &[], &f.path)
+                .text(": ")
+                .text(&f.reason)
+                .close("li")
+                .newline();
+        }
+        page.close("ul").newline();
+    }
 }
 
 fn guardian(page: &mut Html, report: &Report) {
@@ -598,6 +661,15 @@ fn guardian(page: &mut Html, report: &Report) {
         .newline();
     if !g.summary.trim().is_empty() {
         page.elem("p", &[], &clip(&g.summary, 4_000));
+    }
+    // What it saw, like the review's coverage.
+    if let (Some((sentence, all)), Some(c)) = (
+        super::super::coverage::guardian(report),
+        g.coverage.as_ref(),
+    ) {
+        let class = if all { "seen" } else { "unseen" };
+        page.elem("p", &[("class", class)], &format!("{sentence}."));
+        omitted(page, c);
     }
     list(
         page,
