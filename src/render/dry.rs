@@ -89,10 +89,10 @@ fn parts(out: &mut String, prompt: &DryPrompt) {
     }
 }
 
-/// Each section's tokens, and what it left out. In parts, the diff's
-/// omissions are the other parts' files (what no part showed is named
-/// once, below), and a section leaving out what it did in an earlier part
-/// says so instead of naming them again.
+/// Each section's tokens, and what it left out, named once per review: in
+/// parts, the diff's omissions are the other parts' files (what no part
+/// showed is named once, below), and a section of a later part is counted
+/// against the same section of the first part that named its omissions.
 fn sections(out: &mut String, prompt: &DryPrompt) {
     let several = prompt.part_list.len() > 1;
     let width = prompt
@@ -101,30 +101,34 @@ fn sections(out: &mut String, prompt: &DryPrompt) {
         .map(|s| s.name.chars().count())
         .max()
         .unwrap_or(0);
-    // (section, the part that first left these out, what it left out)
+    // (section, the part that named its omissions, what it left out)
     let mut named: Vec<(&str, &str, &[crate::prompt::Omission])> = Vec::new();
     for s in &prompt.sections {
         let (base, part) = match s.name.split_once(" (part ") {
             Some((base, rest)) => (base, rest.trim_end_matches(')')),
             None => (s.name.as_str(), ""),
         };
-        let earlier = named
-            .iter()
-            .find(|(b, _, omitted)| *b == base && *omitted == s.omitted.as_slice())
-            .map(|(_, p, _)| *p);
-        let same = match earlier {
-            Some(p) if several && !s.omitted.is_empty() => {
-                format!("  (leaves out what part {p}'s does)")
+        let earlier = named.iter().find(|(b, _, _)| *b == base);
+        let said = match earlier {
+            Some((_, p, omitted)) if several && !s.omitted.is_empty() => {
+                if *omitted == s.omitted.as_slice() {
+                    format!("  (leaves out what part {p}'s does)")
+                } else {
+                    format!(
+                        "  (leaves out {}; part {p}'s are named above, --dry-run --json lists each)",
+                        s.omitted.len()
+                    )
+                }
             }
             _ => String::new(),
         };
         let _ = writeln!(
             out,
-            "  {:<width$}  {:>7}{same}",
+            "  {:<width$}  {:>7}{said}",
             s.name,
             thousands(s.tokens as u64)
         );
-        if (several && base == "diff") || !same.is_empty() {
+        if (several && base == "diff") || earlier.is_some() || s.omitted.is_empty() {
             continue;
         }
         named.push((base, part, s.omitted.as_slice()));
@@ -169,13 +173,15 @@ fn files(out: &mut String, prompt: &DryPrompt) {
         }
         return;
     }
+    // Lines of files with content, as the warning and the review say them.
+    let (seen, lines) = super::coverage::lines(c);
     let _ = writeln!(
         out,
         "  files shown{in_parts}: {}{}; changed lines shown: {} of {}",
         super::coverage::files(c),
         super::coverage::by_name(c),
-        thousands(c.lines_shown as u64),
-        thousands(c.lines_total as u64)
+        thousands(seen as u64),
+        thousands(lines as u64)
     );
     let (left_out, partly) = c.omitted_for_budget();
     let by_name: Vec<_> = c.files_omitted.iter().filter(|f| f.by_name()).collect();

@@ -417,6 +417,14 @@ fn a_dry_run_in_parts_names_what_is_left_out_once_and_ends_with_a_warning() {
             .count();
         assert!(named <= 1, "{} named {named} times:\n{err}", path(i));
     }
+    // A section's omissions are named once for the review (the impact
+    // table leaves rows out in every part).
+    let named_once = err
+        .lines()
+        .filter(|l| l.trim_start().starts_with("- omitted "))
+        .count();
+    assert!(named_once <= 10, "{err}");
+    assert!(err.contains("(leaves out"), "{err}");
     // It ends with a marked warning saying what the review would do.
     let last = err.lines().last().unwrap();
     assert!(last.starts_with("warning: task 7: its 4 parts"), "{err}");
