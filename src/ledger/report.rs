@@ -152,6 +152,22 @@ impl Report {
         ))
     }
 
+    /// Each quote of the verdict once: a sentence the merged answer both
+    /// checked and found missing (two parts of a review in parts) is one
+    /// quote, as looked up.
+    pub fn distinct_quotes(&self) -> Vec<&verdict::QuoteCheck> {
+        let mut out: Vec<&verdict::QuoteCheck> = Vec::new();
+        for q in &self.quotes {
+            if !out
+                .iter()
+                .any(|have| have.spec_quote.trim() == q.spec_quote.trim())
+            {
+                out.push(q);
+            }
+        }
+        out
+    }
+
     /// Each reconcile turn of the review, in one sentence for people: the
     /// one-prompt review's, or each part's, named.
     pub fn reconciled(&self) -> Vec<String> {

@@ -249,7 +249,7 @@ fn quotes(out: &mut String, report: &Report) {
     out.push_str(
         "\n## Spec quotes, as checked\n\n| section | quote | in the spec |\n| --- | --- | --- |\n",
     );
-    for q in &report.quotes {
+    for q in report.distinct_quotes() {
         let found = match (q.found, &q.doc_path, q.line) {
             (true, Some(doc), Some(line)) => format!("found at {}", code(&format!("{doc}:{line}"))),
             (true, _, _) => "found".to_string(),

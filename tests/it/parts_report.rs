@@ -501,3 +501,72 @@ fn a_dry_run_in_parts_names_what_is_left_out_once_and_ends_with_a_warning() {
         review.stdout
     );
 }
+
+#[test]
+fn a_requirement_one_part_finds_unmet_and_another_missing_is_one_quote() {
+    let repo = ledger();
+    // Part 1 checks the sentence and finds it unmet; every other part
+    // finds it missing: one requirement, one quote in every format.
+    let server = ModelServer::start(|req: &Recorded| {
+        let prompt = prompt_of(req);
+        let first = prompt.contains("this is part 1.");
+        let (checked, missing) = if first {
+            (
+                json!([{"spec_quote": QUOTE, "spec_section": "Ledger > Amounts", "satisfied": false,
+                        "evidence": "src/ledger/m0.py:5", "notes": "the negative case is not refused"}]),
+                json!([]),
+            )
+        } else {
+            (
+                json!([]),
+                json!([{"spec_quote": QUOTE, "description": "no function refuses a negative amount"}]),
+            )
+        };
+        Reply::openai(&text(&json!({
+            "verdict": "request_changes",
+            "expectations": "Negative amounts are refused.",
+            "criteria": [],
+            "spec_verification": checked,
+            "missing_from_spec": missing,
+            "issues": [{"severity": "major", "file": "src/ledger/m0.py", "line": 5,
+                        "message": "a negative amount is accepted", "suggestion": "raise ValueError"}],
+            "strengths": [],
+            "rejection": {"kind": "implementation", "reason": "negative amounts pass"},
+            "dimensions": dimensions()
+        })))
+    });
+    configure(&repo, &server, "[guardian]\nenabled = false\n");
+    let run = speed(
+        repo.path(),
+        &["review", "--task-id", "7", "--json", "--budget", IN_PARTS],
+        &[],
+    );
+    assert_eq!(run.code, 50, "{}", run.transcript());
+    let r = &json_of(&run)["reviews"][0];
+    assert!(r["parts"].as_array().unwrap().len() >= 3, "{r}");
+    // Every part but the first found it missing: listed once.
+    assert_eq!(
+        r["review"]["missing_from_spec"].as_array().unwrap().len(),
+        1,
+        "{r}"
+    );
+    for format in ["markdown", "html"] {
+        let shown = speed(
+            repo.path(),
+            &["show", "--task-id", "7", "--format", format],
+            &[],
+        );
+        assert_eq!(shown.code, 0, "{}", shown.transcript());
+        let table = match format {
+            "markdown" => shown.stdout.split("## Spec quotes").nth(1).unwrap(),
+            _ => shown.stdout.split("Each quote of the spec").nth(1).unwrap(),
+        };
+        let table = table.split("</table>").next().unwrap();
+        let table = table.split("\n## ").next().unwrap();
+        assert_eq!(
+            table.matches("An amount is never negative").count(),
+            1,
+            "{format}: {table}"
+        );
+    }
+}

@@ -449,7 +449,7 @@ fn quotes(page: &mut Html, report: &Report) {
         .raw("<thead><tr><th scope=\"col\">Section</th><th scope=\"col\">Quote</th><th scope=\"col\">In the spec</th></tr></thead>")
         .open("tbody", &[])
         .newline();
-    for q in &report.quotes {
+    for q in report.distinct_quotes() {
         // A quote not found has no section of the spec: the one the
         // answer named is shown, as the answer's word.
         let claimed = || {
