@@ -2,8 +2,9 @@
 //! their qualified names (`TestX.test_y`, `tests::parses`, a project
 //! macro's `rgtest!(name, …)`), matched across the diff, and what became
 //! of each: deleted, newly skipped, left with fewer assertions, or added
-//! already skipped. A test moved to another file under its name, or
-//! renamed with its body unchanged, is the same test.
+//! already skipped. A test moved to another file under its name, renamed
+//! with its body unchanged, or rewritten where its file's tests went (a
+//! file moved, with or without git seeing the rename), is the same test.
 //!
 //! Pure: outlines and macro kinds in, findings out. It stands down on a
 //! file whose head side could not be read, or that a syntax error newly
@@ -236,7 +237,9 @@ enum Via {
     /// Same body, or in its file the same last name (`ParentListTests.
     /// test_x` → `AllParentsTests.test_x`): renamed.
     Renamed,
-    /// Same file, another name, most of its lines the same: rewritten.
+    /// Another name, most of its lines the same (or its assertions and
+    /// some of its lines), in its file or where its file's tests went:
+    /// rewritten.
     Rewritten,
 }
 
@@ -272,8 +275,74 @@ const REWRITTEN: f64 = 0.5;
 const MAX_COMPARED: usize = 100_000;
 const MAX_SPLIT_INTO: usize = 256;
 
+/// A test rewritten as it moved to another file, keeping every assertion
+/// it made word for word, needs fewer of its lines kept (in its own file
+/// a new test repeating a common assertion is not enough): ripgrep 15 moved
+/// `hyperlink_aliases.rs`'s `is_sorted` to `hyperlink/mod.rs` as
+/// `aliases_are_sorted`, 5 of its 11 lines kept around the same `assert!`.
+const KEPT_ASSERTIONS: f64 = 0.3;
+
+/// Whether `h` makes every assertion `b` made, in the same words.
+fn kept_assertions(b: &Test, h: &Test) -> bool {
+    if b.texts.is_empty() {
+        return false;
+    }
+    let mut left = multiset(&h.texts);
+    b.texts.iter().all(|x| match left.get_mut(x) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    })
+}
+
+/// Where a base file's unmatched tests may have gone: the file itself,
+/// the files its other tests moved to under their names (a file moved
+/// where git saw no rename, its tests with it), and, for a file with no
+/// head side, any file.
+struct Near {
+    moved_to: HashMap<usize, HashSet<usize>>,
+    gone: HashSet<usize>,
+}
+
+impl Near {
+    fn new(
+        base: &[Test],
+        head: &[Test],
+        pairs: &[Option<(usize, Via)>],
+        gone: &HashSet<usize>,
+    ) -> Near {
+        let mut moved_to: HashMap<usize, HashSet<usize>> = HashMap::new();
+        for (b, p) in pairs.iter().enumerate() {
+            if let Some((h, Via::Moved)) = *p {
+                moved_to
+                    .entry(base[b].file)
+                    .or_default()
+                    .insert(head[h].file);
+            }
+        }
+        Near {
+            moved_to,
+            gone: gone.clone(),
+        }
+    }
+
+    fn anywhere(&self, from: usize) -> bool {
+        self.gone.contains(&from)
+    }
+
+    fn holds(&self, from: usize, to: usize) -> bool {
+        from == to
+            || self.anywhere(from)
+            || self.moved_to.get(&from).is_some_and(|m| m.contains(&to))
+    }
+}
+
 /// Base tests paired with head tests: `pairs[b] = Some((h, via))`.
-fn pair(base: &[Test], head: &[Test]) -> Vec<Option<(usize, Via)>> {
+/// `gone`: the files without a head side (deleted, or moved where git
+/// did not see it).
+fn pair(base: &[Test], head: &[Test], gone: &HashSet<usize>) -> Vec<Option<(usize, Via)>> {
     let mut pairs: Vec<Option<(usize, Via)>> = vec![None; base.len()];
     let mut taken = vec![false; head.len()];
     // Same file and name, in order (a name defined twice in a file is
@@ -326,7 +395,9 @@ fn pair(base: &[Test], head: &[Test]) -> Vec<Option<(usize, Via)>> {
             }
         }
     }
-    // Last, within a file, the most alike of the rest, best first.
+    // Last, the most alike of the rest, best first, within a file or
+    // where its tests went (`near`).
+    let near = Near::new(base, head, &pairs, gone);
     let mut unmatched: HashMap<usize, (usize, usize)> = HashMap::new();
     for (t, _) in base.iter().zip(&pairs).filter(|(_, p)| p.is_none()) {
         unmatched.entry(t.file).or_default().0 += 1;
@@ -334,20 +405,27 @@ fn pair(base: &[Test], head: &[Test]) -> Vec<Option<(usize, Via)>> {
     for (t, _) in head.iter().zip(&taken).filter(|(_, taken)| !**taken) {
         unmatched.entry(t.file).or_default().1 += 1;
     }
+    let free_head: usize = unmatched.values().map(|(_, y)| y).sum();
     let mut alike: Vec<(f64, usize, usize)> = Vec::new();
     for (b, bt) in base.iter().enumerate() {
-        let within = unmatched
-            .get(&bt.file)
-            .is_some_and(|(x, y)| x * y <= MAX_COMPARED);
+        let within = unmatched.get(&bt.file).is_some_and(|(x, y)| {
+            let y = if near.anywhere(bt.file) {
+                free_head
+            } else {
+                *y
+            };
+            x * y <= MAX_COMPARED
+        });
         if pairs[b].is_some() || !within {
             continue;
         }
         for (h, ht) in head.iter().enumerate() {
-            if taken[h] || ht.file != bt.file {
+            if taken[h] || !near.holds(bt.file, ht.file) {
                 continue;
             }
             let s = similarity(&bt.lines, &ht.lines);
-            if s >= REWRITTEN {
+            let moved = ht.file != bt.file;
+            if s >= REWRITTEN || (moved && s >= KEPT_ASSERTIONS && kept_assertions(bt, ht)) {
                 alike.push((s, b, h));
             }
         }
@@ -398,7 +476,13 @@ pub fn check(files: &[File], kinds: &Kinds) -> Outcome {
             head.extend(side(i, o, kinds, rust));
         }
     }
-    let pairs = pair(&base, &head);
+    let gone: HashSet<usize> = files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.head.is_none() && !f.head_unread)
+        .map(|(i, _)| i)
+        .collect();
+    let pairs = pair(&base, &head, &gone);
     let mut paired_head = vec![false; head.len()];
     for (h, _) in pairs.iter().flatten() {
         paired_head[*h] = true;
@@ -454,8 +538,19 @@ fn weaker(b: &Test, h: &Test, via: Via, files: &[File], new: &[&Test]) -> Option
     let name = match via {
         Via::Name => h.name.clone(),
         Via::Moved => format!("{} (moved from {})", h.name, files[b.file].old_path),
-        Via::Renamed => format!("{} (renamed from {})", h.name, b.name),
-        Via::Rewritten => format!("{} (rewritten from {})", h.name, b.name),
+        Via::Renamed | Via::Rewritten => {
+            let how = if via == Via::Renamed {
+                "renamed"
+            } else {
+                "rewritten"
+            };
+            let place = if b.file == h.file {
+                String::new()
+            } else {
+                format!(" of {}", files[b.file].old_path)
+            };
+            format!("{} ({how} from {}{place})", h.name, b.name)
+        }
     };
     let what = if h.assertions < b.assertions {
         format!(
@@ -503,7 +598,11 @@ fn split(b: &Test, h: &Test, new: &[&Test]) -> bool {
     if gone.is_empty() {
         return false;
     }
-    for n in new.iter().filter(|n| n.file == b.file).take(MAX_SPLIT_INTO) {
+    for n in new
+        .iter()
+        .filter(|n| n.file == b.file || n.file == h.file)
+        .take(MAX_SPLIT_INTO)
+    {
         let mut left = removed.clone();
         let from_old = n
             .lines
@@ -760,6 +859,35 @@ mod tests {
         let found = messages(&run(&[("tests/test_s.py", Some(base), Some(head))]));
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains("Test test_choose_multiple"), "{found:?}");
+    }
+
+    #[test]
+    fn tests_rewritten_where_their_file_went_are_the_same_tests() {
+        // The file deleted here, its tests added there (no rename git
+        // sees): one under its name with an assertion less, one renamed
+        // and rewritten around the same assertion.
+        let base = "class TestA:\n    def test_one(self):\n        assert f(1) == 10\n        assert f(0) == 0\n\n    def test_sorted(self):\n        prev = ALIASES[0]\n        for name in ALIASES[1:]:\n            assert name > prev, f\"{prev} before {name}\"\n            prev = name\n";
+        let head = "class TestA:\n    def test_one(self):\n        assert f(1) == 10\n\n    def test_aliases_sorted(self):\n        aliases = hyperlink_aliases()\n        prev = aliases[0].name\n        for alias in aliases[1:]:\n            name = alias.name\n            assert name > prev, f\"{prev} before {name}\"\n            prev = name\n";
+        let found = messages(&run(&[
+            ("tests/test_aliases.py", Some(base), None),
+            ("tests/hyperlink/test_mod.py", None, Some(head)),
+        ]));
+        assert_eq!(
+            found,
+            [
+                "tests/hyperlink/test_mod.py:2 Test TestA.test_one (moved from tests/test_aliases.py) makes fewer assertions: 1 now, 2 before this change (assert 2 → 1)."
+            ]
+        );
+        // In its own file, the same assertion in a new test is not enough.
+        let head = head.replace("test_one", "test_two");
+        let found = messages(&run(&[("tests/test_aliases.py", Some(base), Some(&head))]));
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found[1].contains(
+                "Test TestA.test_sorted (tests/test_aliases.py:6 before this change) is deleted"
+            ),
+            "{found:?}"
+        );
     }
 
     #[test]

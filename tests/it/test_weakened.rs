@@ -5,7 +5,7 @@
 //! `macro_rules!` its test crate's root pulls in, and the attribute forms
 //! other crates use). Offline reviews: the checks alone decide.
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::code_checks::{declared, repo_with};
 use crate::support::repo::TempRepo;
@@ -391,5 +391,215 @@ fn tokio_rstest_test_case_and_proptest_tests_are_tests_and_should_panic_an_asser
                 "Test tests::panics_on_empty makes fewer assertions: 0 now, 1 before this change (#[should_panic] 1 → 0).".to_string()
             )
         ]
+    );
+}
+
+/// ripgrep 14's `crates/printer/src/hyperlink_aliases.rs`, cut: a table
+/// and three tests of it.
+const RG_ALIASES: &str = r#"/// Aliases to well-known hyperlink schemes.
+pub const HYPERLINK_PATTERN_ALIASES: &[(&str, &str)] = &[
+    ("file", "file://{host}{path}"),
+    ("vscode", "vscode://file{path}:{line}:{column}"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_sorted() {
+        let mut prev = HYPERLINK_PATTERN_ALIASES
+            .get(0)
+            .expect("aliases should be non-empty")
+            .0;
+        for &(name, _) in HYPERLINK_PATTERN_ALIASES.iter().skip(1) {
+            assert!(
+                name > prev,
+                "'{prev}' should come before '{name}' in \
+                 HYPERLINK_PATTERN_ALIASES",
+            );
+            prev = name;
+        }
+    }
+
+    #[test]
+    fn alias_names_are_reasonable() {
+        for &(name, _) in HYPERLINK_PATTERN_ALIASES.iter() {
+            assert!(name.chars().all(|c| c.is_alphanumeric() || c == '+'));
+        }
+    }
+
+    #[test]
+    fn aliases_are_valid_formats() {
+        for (name, definition) in HYPERLINK_PATTERN_ALIASES {
+            assert!(!definition.is_empty(), "invalid hyperlink alias '{name}'");
+        }
+    }
+}
+"#;
+
+/// ripgrep 15's rewrite of the same tests, over `hyperlink_aliases()`:
+/// `is_sorted` renamed `aliases_are_sorted`, 5 of its 11 lines kept
+/// around the same `assert!`.
+const RG_ALIASES_15_TESTS: &str = r#"#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aliases_are_sorted() {
+        let aliases = hyperlink_aliases();
+        let mut prev =
+            aliases.first().expect("aliases should be non-empty").name();
+        for alias in aliases.iter().skip(1) {
+            let name = alias.name();
+            assert!(
+                name > prev,
+                "'{prev}' should come before '{name}' in \
+                 HYPERLINK_PATTERN_ALIASES",
+            );
+            prev = name;
+        }
+    }
+
+    #[test]
+    fn alias_names_are_reasonable() {
+        for alias in hyperlink_aliases() {
+            let name = alias.name();
+            assert!(name.chars().all(|c| c.is_alphanumeric() || c == '+'));
+        }
+    }
+
+    #[test]
+    fn aliases_are_valid_formats() {
+        for alias in hyperlink_aliases() {
+            let (name, definition) = (alias.name(), alias.format());
+            assert!(!definition.is_empty(), "invalid hyperlink alias '{name}'");
+        }
+    }
+}
+"#;
+
+const RG_PRINTER_LIB: &str = "mod hyperlink;\nmod hyperlink_aliases;\n";
+const RG_HYPERLINK: &str = "pub struct HyperlinkFormat;\n";
+
+fn printer_repo(branch: &[(&str, &str)], deletes: &[&str]) -> TempRepo {
+    repo_with(
+        &[
+            ("crates/printer/src/lib.rs", RG_PRINTER_LIB),
+            ("crates/printer/src/hyperlink.rs", RG_HYPERLINK),
+            ("crates/printer/src/hyperlink_aliases.rs", RG_ALIASES),
+        ],
+        branch,
+        deletes,
+        json!({"files_to_modify": ["crates"]}),
+    )
+}
+
+#[test]
+fn a_test_file_moved_is_the_same_tests_whether_or_not_git_sees_the_rename() {
+    // Moved as it is: git sees a rename.
+    let lib = "mod hyperlink;\n";
+    let repo = printer_repo(
+        &[
+            ("crates/printer/src/lib.rs", lib),
+            ("crates/printer/src/hyperlink/aliases.rs", RG_ALIASES),
+        ],
+        &["crates/printer/src/hyperlink_aliases.rs"],
+    );
+    assert!(weakened(&repo).is_empty(), "{:?}", weakened(&repo));
+
+    // ripgrep 15: the table went to `hyperlink/aliases.rs` rewritten,
+    // and its tests to `hyperlink/mod.rs`, one of them renamed as it was
+    // rewritten. Git sees no rename of `hyperlink_aliases.rs`.
+    let aliases = "/// Aliases to well-known hyperlink schemes.\npub(super) const HYPERLINK_ALIASES: &[HyperlinkAlias] = &[\n    alias(\"file\", \"File scheme\", \"file://{host}{path}\"),\n];\n\nconst fn alias(name: &'static str, description: &'static str, format: &'static str) -> HyperlinkAlias {\n    HyperlinkAlias { name, description, format }\n}\n";
+    let module = format!(
+        "mod aliases;\n\npub struct HyperlinkFormat;\n\npub fn hyperlink_aliases() -> Vec<HyperlinkAlias> {{\n    aliases::HYPERLINK_ALIASES.to_vec()\n}}\n\n{RG_ALIASES_15_TESTS}"
+    );
+    let repo = printer_repo(
+        &[
+            ("crates/printer/src/lib.rs", lib),
+            ("crates/printer/src/hyperlink/aliases.rs", aliases),
+            ("crates/printer/src/hyperlink/mod.rs", &module),
+        ],
+        &[
+            "crates/printer/src/hyperlink_aliases.rs",
+            "crates/printer/src/hyperlink.rs",
+        ],
+    );
+    let found = weakened(&repo);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn a_moved_test_that_lost_an_assertion_is_weakened_and_one_left_behind_is_deleted() {
+    // Deleted here, added there with an edit (no rename git can see):
+    // `is_sorted` lost its `assert!`.
+    let lib = "mod hyperlink;\n";
+    let module = format!("pub struct HyperlinkFormat;\n\n{RG_ALIASES_15_TESTS}").replace(
+        "            assert!(\n                name > prev,\n                \"'{prev}' should come before '{name}' in \\\n                 HYPERLINK_PATTERN_ALIASES\",\n            );\n",
+        "",
+    );
+    assert!(!module.contains("name > prev"));
+    let repo = printer_repo(
+        &[
+            ("crates/printer/src/lib.rs", lib),
+            ("crates/printer/src/hyperlink/mod.rs", &module),
+        ],
+        &[
+            "crates/printer/src/hyperlink_aliases.rs",
+            "crates/printer/src/hyperlink.rs",
+        ],
+    );
+    let found = weakened(&repo);
+    assert_eq!(found.len(), 1, "{found:?}");
+    // Renamed, and rewritten past recognition once its assertion is gone:
+    // deleted, at the file git sees it renamed to.
+    assert_eq!(
+        found[0],
+        (
+            "crates/printer/src/hyperlink/mod.rs".to_string(),
+            "major".to_string(),
+            "Test tests::is_sorted (crates/printer/src/hyperlink_aliases.rs:12 before this change) is deleted; the file holds 3 tests, 3 before.".to_string()
+        )
+    );
+
+    // Moved (git sees the rename) with an assertion less: weakened.
+    let moved = RG_ALIASES.replace(
+        "            assert!(!definition.is_empty(), \"invalid hyperlink alias '{name}'\");\n",
+        "            let _ = (name, definition);\n",
+    );
+    let repo = printer_repo(
+        &[
+            ("crates/printer/src/lib.rs", lib),
+            ("crates/printer/src/hyperlink/aliases.rs", &moved),
+        ],
+        &["crates/printer/src/hyperlink_aliases.rs"],
+    );
+    let found = weakened(&repo);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "crates/printer/src/hyperlink/aliases.rs:35");
+    assert_eq!(
+        found[0].2,
+        "Test tests::aliases_are_valid_formats makes fewer assertions: 0 now, 1 before this change (assert! 1 → 0)."
+    );
+
+    // A test really deleted as its file moved is still deleted.
+    let without = RG_ALIASES.replace(
+        "    #[test]\n    fn alias_names_are_reasonable() {\n        for &(name, _) in HYPERLINK_PATTERN_ALIASES.iter() {\n            assert!(name.chars().all(|c| c.is_alphanumeric() || c == '+'));\n        }\n    }\n\n",
+        "",
+    );
+    assert_ne!(without, RG_ALIASES);
+    let repo = printer_repo(
+        &[
+            ("crates/printer/src/lib.rs", lib),
+            ("crates/printer/src/hyperlink/aliases.rs", &without),
+        ],
+        &["crates/printer/src/hyperlink_aliases.rs"],
+    );
+    let found = weakened(&repo);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].2.starts_with("Test tests::alias_names_are_reasonable (crates/printer/src/hyperlink_aliases.rs:28 before this change) is deleted"),
+        "{found:?}"
     );
 }
