@@ -16,7 +16,7 @@ use super::files::{Files, Side};
 use super::outline::{self, Lang, Marker, Outline};
 use super::sides::{MAX_OUTLINE_BYTES, Sides};
 use super::{Check, Config, Finding, Severity};
-use super::{measure, weakened};
+use super::{discarded, measure, weakened};
 
 mod breaking;
 
@@ -76,6 +76,7 @@ pub fn start<'a>(input: &'a Input<'a>, config: &'a Config) -> Started<'a> {
     run.test_weakened();
     run.untested_criterion();
     run.large_diff();
+    run.error_discarded();
     Started { run }
 }
 
@@ -446,6 +447,21 @@ impl Run<'_> {
             .collect();
         for message in messages {
             self.push(Check::UntestedCriterion, None, None, message);
+        }
+    }
+
+    fn error_discarded(&mut self) {
+        if !self.on(Check::ErrorDiscarded) {
+            return;
+        }
+        let sides = self.input.sides;
+        for d in discarded::report(&self.input.diff.files, &sides.discards, &sides.head) {
+            self.push(
+                Check::ErrorDiscarded,
+                Some(&d.file),
+                Some(d.line),
+                d.message,
+            );
         }
     }
 

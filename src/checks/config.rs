@@ -23,10 +23,11 @@ pub enum Check {
     UntestedCriterion,
     LargeDiff,
     Coordination,
+    ErrorDiscarded,
 }
 
 impl Check {
-    pub const ALL: [Check; 10] = [
+    pub const ALL: [Check; 11] = [
         Check::EmptyDiff,
         Check::Scope,
         Check::BreakingChange,
@@ -37,6 +38,7 @@ impl Check {
         Check::UntestedCriterion,
         Check::LargeDiff,
         Check::Coordination,
+        Check::ErrorDiscarded,
     ];
 
     /// The key in `[checks]` and the `check` of a finding.
@@ -52,6 +54,7 @@ impl Check {
             Check::UntestedCriterion => "untested_criterion",
             Check::LargeDiff => "large_diff",
             Check::Coordination => "coordination",
+            Check::ErrorDiscarded => "error_discarded",
         }
     }
 
@@ -64,7 +67,10 @@ impl Check {
             | Check::Placeholder
             | Check::TestWeakened
             | Check::Coordination => Severity::Major,
-            Check::DebugLeftover | Check::UntestedCriterion | Check::LargeDiff => Severity::Minor,
+            Check::DebugLeftover
+            | Check::UntestedCriterion
+            | Check::LargeDiff
+            | Check::ErrorDiscarded => Severity::Minor,
         }
     }
 }
@@ -137,12 +143,16 @@ mod tests {
     #[test]
     fn defaults_follow_the_contract() {
         let checks = Config::default();
-        assert_eq!(checks.levels.len(), 10);
+        assert_eq!(checks.levels.len(), 11);
         assert_eq!(checks.severity(Check::Coordination), Some(Severity::Major));
         assert_eq!(checks.severity(Check::EmptyDiff), Some(Severity::Critical));
         assert_eq!(checks.severity(Check::Scope), Some(Severity::Major));
         assert_eq!(checks.severity(Check::DebugLeftover), Some(Severity::Minor));
         assert_eq!(checks.severity(Check::LargeDiff), Some(Severity::Minor));
+        assert_eq!(
+            checks.severity(Check::ErrorDiscarded),
+            Some(Severity::Minor)
+        );
         assert_eq!(
             (checks.large_diff_lines, checks.large_diff_files),
             (400, 20)

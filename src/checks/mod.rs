@@ -24,6 +24,7 @@ mod checkout;
 pub mod command;
 pub mod config;
 pub mod coordination;
+pub mod discarded;
 pub mod files;
 pub mod macros;
 pub mod measure;

@@ -1,5 +1,6 @@
 //! Both sides of each changed Rust or Python file, outlined once for every
-//! check that reads them (`builtin`, `coordination`), on all cores. Their
+//! check that reads them (`builtin`, `coordination`), on all cores, and
+//! the head side's discarded errors found in the same pass (`discarded`). Their
 //! trees come from the review's store and stay kept in it: the index
 //! parses the changed files first and finds them there.
 
@@ -9,6 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::paths;
 use crate::syntax::Lang;
 
+use super::discarded;
 use super::files::{Files, Side};
 use super::outline::{self, Outline};
 
@@ -27,6 +29,9 @@ pub struct Sides {
     /// By index into `diff.files`.
     pub head: HashMap<usize, Outline>,
     pub base: HashMap<usize, Outline>,
+    /// The head side's discarded errors (`discarded::find`), by index into
+    /// `diff.files`; test files are not read.
+    pub discards: HashMap<usize, discarded::Found>,
     /// What could not be outlined, and why.
     pub notices: Vec<String>,
 }
@@ -71,8 +76,11 @@ impl Sides {
         let kept = AtomicUsize::new(0);
         let done = parallel(tasks.len(), |t| outline_one(files, &tasks[t], &kept));
         let mut sides = Sides::default();
-        for (task, (outline, notice)) in tasks.iter().zip(done) {
+        for (task, (outline, notice, discards)) in tasks.iter().zip(done) {
             sides.notices.extend(notice);
+            if let Some(d) = discards {
+                sides.discards.insert(task.file, d);
+            }
             if let Some(o) = outline {
                 match task.side {
                     Side::Head => sides.head.insert(task.file, o),
@@ -84,12 +92,13 @@ impl Sides {
     }
 }
 
-/// One side's outline, or the notice saying why there is none.
+/// One side's outline, or the notice saying why there is none; the head
+/// side's discarded errors.
 fn outline_one(
     files: &Files,
     task: &Task,
     kept: &AtomicUsize,
-) -> (Option<Outline>, Option<String>) {
+) -> (Option<Outline>, Option<String>, Option<discarded::Found>) {
     let store = files.store();
     let key = crate::syntax::Key::new(task.blob, task.lang);
     let path = task.path;
@@ -101,6 +110,7 @@ fn outline_one(
                 Some(format!(
                     "Checks: {path} could not be read ({e}), so it was not checked"
                 )),
+                None,
             );
         }
     };
@@ -111,25 +121,25 @@ fn outline_one(
                 "Checks: {path} is over {} MiB, so its code was not checked",
                 MAX_OUTLINE_BYTES >> 20
             )),
+            None,
         );
     }
     if kept.fetch_add(text.len(), Ordering::Relaxed) + text.len() <= KEEP_BYTES {
         store.keep(&key);
     }
+    let test_file = paths::is_test(path);
     match store.tree(&key) {
         Ok(parsed) => (
-            Some(outline::of(
-                &parsed,
-                paths::is_test(path),
-                path.ends_with(".pyi"),
-            )),
+            Some(outline::of(&parsed, test_file, path.ends_with(".pyi"))),
             None,
+            (task.side == Side::Head && !test_file).then(|| discarded::find(&parsed)),
         ),
         Err(_) => (
             None,
             Some(format!(
                 "Checks: {path} could not be parsed, so its code was not checked"
             )),
+            None,
         ),
     }
 }

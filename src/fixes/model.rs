@@ -212,7 +212,7 @@ pub fn builtin_category(check: &str) -> Option<Category> {
         "test_weakened" | "untested_criterion" => Category::Test,
         "secret" => Category::Security,
         "scope" | "placeholder" | "debug_leftover" | "large_diff" | "empty_diff"
-        | "coordination" => Category::Quality,
+        | "coordination" | "error_discarded" => Category::Quality,
         _ => return None,
     })
 }

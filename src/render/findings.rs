@@ -551,6 +551,9 @@ fn check_description(name: &str) -> String {
         "coordination" => {
             "A coordination requirement broken: a function profile, a shared interface or the directory structure"
         }
+        "error_discarded" => {
+            "An error the change discards: an Err(_) arm that carries on, let _ = on a Result, .ok(); or a broad except that passes"
+        }
         _ => return format!("The configured check `{name}` failed"),
     };
     known.to_string()

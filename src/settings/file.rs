@@ -232,6 +232,7 @@ pub const KEYS: &[(&str, &[&str])] = &[
             "untested_criterion",
             "large_diff",
             "coordination",
+            "error_discarded",
             "command",
         ],
     ),

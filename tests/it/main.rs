@@ -15,6 +15,7 @@ mod daemons;
 mod defects;
 mod docs;
 mod dry_run;
+mod error_discarded;
 mod example_repo;
 mod fixes;
 mod formats;
