@@ -419,7 +419,7 @@ impl Walk<'_> {
         let Some(receiver) = self.method_call(call, "ok") else {
             return;
         };
-        let Some(semicolon) = node.child(node.child_count().saturating_sub(1) as u32) else {
+        let Some(semicolon) = node.child(node.child_count().saturating_sub(1)) else {
             return;
         };
         if self.kind(semicolon) != ";" {
