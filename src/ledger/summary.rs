@@ -54,8 +54,39 @@ pub fn markdown(report: &Report, evidence: &Evidence, reviewed_at: &str) -> Stri
     findings(&mut out, report);
     concerns(&mut out, report);
     unseen(&mut out, report, evidence);
+    parts(&mut out, report);
     guardian(&mut out, report);
     out
+}
+
+/// A review in parts: which part saw which file (each part's line
+/// bounded; the JSON report's `parts[].shown` lists every file).
+fn parts(out: &mut String, report: &Report) {
+    let count = report.parts.len();
+    if count < 2 || report.parts.iter().all(|p| p.shown.is_empty()) {
+        return;
+    }
+    let _ = writeln!(out, "\n## Which part saw which file\n");
+    for p in &report.parts {
+        let files: Vec<String> = p
+            .shown
+            .iter()
+            .map(|f| format!("{} ({})", f.path, f.extent()))
+            .collect();
+        let answered = if p.status == "answered" && p.error.is_none() {
+            ""
+        } else {
+            ", no answer: not reviewed"
+        };
+        let _ = writeln!(
+            out,
+            "- Part {} of {count} ({} file{}{answered}): {}",
+            p.index,
+            p.shown.len(),
+            plural(p.shown.len()),
+            cell(&files.join(", "))
+        );
+    }
 }
 
 /// speed's verdict, and what else there is to say of it: the model's word

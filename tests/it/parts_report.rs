@@ -252,6 +252,17 @@ fn a_review_in_parts_says_which_part_saw_which_file_and_each_quote_once() {
         "{}",
         md.stdout
     );
+    // The summary beside the report says it too.
+    let report = &repo.report_files()[0];
+    let summary = repo.read(report["summary_path"].as_str().unwrap());
+    let listed = summary
+        .split("## Which part saw which file")
+        .nth(1)
+        .unwrap();
+    assert!(
+        listed.contains(&format!("- Part 1 of {} (", parts.len())),
+        "{summary}"
+    );
     // HTML: a table of the parts, the quote once.
     let html = speed(
         repo.path(),
