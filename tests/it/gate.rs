@@ -201,6 +201,12 @@ fn beyond_max_parts_the_review_cannot_approve_and_says_how_much_was_unseen() {
     assert_eq!(r["verdict"], "request_changes");
     let unseen = r["coverage"]["files_unseen"].as_u64().unwrap();
     assert!(unseen > 0);
+    // A file shown in part is in files_shown and files_unseen both: the
+    // files left out whole are the rest, and the counts add up to 6.
+    let shown = r["coverage"]["files_shown"].as_u64().unwrap();
+    let partly = shown + unseen - 6;
+    let left_out = unseen - partly;
+    assert!(left_out > 0, "{}", r["coverage"]);
     let overrule = r["overrules"]
         .as_array()
         .unwrap()
@@ -211,7 +217,7 @@ fn beyond_max_parts_the_review_cannot_approve_and_says_how_much_was_unseen() {
         overrule["reason"]
             .as_str()
             .unwrap()
-            .contains(&format!("{unseen} of 6 changed files")),
+            .contains(&format!("{left_out} of 6 changed files")),
         "{overrule}"
     );
     assert_eq!(repo.log()[0]["overrules"], json!(["unseen_code"]));
@@ -225,7 +231,10 @@ fn beyond_max_parts_the_review_cannot_approve_and_says_how_much_was_unseen() {
         run.stdout.contains("! The model saw ")
             && run
                 .stdout
-                .contains(&format!("{unseen} files left out for budget")),
+                .contains(&format!("{} of 6 changed files whole", shown - partly))
+            && run
+                .stdout
+                .contains(&format!("{left_out} left out for budget")),
         "{}",
         run.stdout
     );
