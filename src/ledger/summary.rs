@@ -373,7 +373,12 @@ fn unseen(out: &mut String, report: &Report, evidence: &Evidence) {
     if c.files_partly() > 0 || c.files_left_out() > 0 {
         let _ = writeln!(
             out,
-            "- It saw {} of {} changed lines{}: {}",
+            "- {} {} of {} changed lines{}: {}",
+            if report.unanswered().is_some() {
+                "Its prompts showed"
+            } else {
+                "It saw"
+            },
             crate::prompt::coverage_thousands(c.lines_shown),
             crate::prompt::coverage_thousands(c.lines_shown + c.lines_unseen),
             match report.coverage.parts {

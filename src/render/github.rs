@@ -269,7 +269,12 @@ fn seen_lines(report: &Report) -> Vec<String> {
     let c = &report.coverage.diff;
     if c.files_unseen > 0 {
         out.push(format!(
-            "the model saw {} of {} changed lines{}: {}",
+            "{} {} of {} changed lines{}: {}",
+            if report.unanswered().is_some() {
+                "the prompts showed"
+            } else {
+                "the model saw"
+            },
             super::thousands(c.lines_shown as u64),
             super::thousands((c.lines_shown + c.lines_unseen) as u64),
             match report.coverage.parts {

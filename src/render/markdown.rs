@@ -290,7 +290,13 @@ fn coverage(out: &mut String, report: &Report) {
     let (seen, lines) = super::coverage::lines(c);
     let _ = writeln!(
         out,
-        "\n## What the model did not see\n\nIt saw {} of {} changed lines{}{}: {}{}.",
+        "\n## What the model did not see\n\n{} {} of {} changed lines{}{}: {}{}.",
+        // A part that gave no answer: its share was shown, not reviewed.
+        if report.unanswered().is_some() {
+            "Its prompts showed"
+        } else {
+            "It saw"
+        },
         thousands(seen as u64),
         thousands(lines as u64),
         match report.coverage.parts {

@@ -483,12 +483,25 @@ fn a_failed_part_fails_the_review_and_the_others_answers_are_kept() {
         "{}",
         shown.transcript()
     );
+    // What its prompts showed, not what the model saw.
+    assert!(
+        shown.stdout.contains("Its prompts showed "),
+        "{}",
+        shown.stdout
+    );
+    assert!(!shown.stdout.contains("It saw "), "{}", shown.stdout);
     let shown = speed(
         repo.path(),
         &["show", "--task-id", "4", "--format", "html"],
         &[],
     );
     assert!(shown.stdout.contains(&unanswered), "{}", shown.transcript());
+    assert!(
+        shown.stdout.contains("The prompts showed "),
+        "{}",
+        shown.stdout
+    );
+    assert!(!shown.stdout.contains("The model saw "), "{}", shown.stdout);
 }
 
 const ENV_SENTENCE: &str = "No other environment variable changes what ripgrep searches or prints, so a command line means the same thing on every machine.";

@@ -559,7 +559,13 @@ fn coverage(page: &mut Html, report: &Report) {
         "p",
         &[],
         &format!(
-            "The model saw {} of {} changed lines, in {parts}: {}{}.",
+            "{} {} of {} changed lines, in {parts}: {}{}.",
+            // A part that gave no answer: its share was shown, not reviewed.
+            if report.unanswered().is_some() {
+                "The prompts showed"
+            } else {
+                "The model saw"
+            },
             thousands(seen as u64),
             thousands(lines as u64),
             super::super::coverage::files(&c.diff),
