@@ -171,15 +171,70 @@ fn has_generated_marker(file: &FileDiff) -> bool {
     })
 }
 
-/// Indices of `files` in review order: by class, then larger changes first
-/// (more changed lines, more risk), then by path for a stable order.
+/// Indices of `files` in review order: source files first, those whose
+/// change touches more code first (changed lines that are code, not
+/// comments or docs: `risk`), each followed by its tests (`pairing`: by
+/// module and file name), so a review in parts shows code together with
+/// its tests; then the tests of no changed source file, then docs and
+/// configuration and the files shown by name only, larger changes first;
+/// by path for a stable order.
+#[cfg(test)]
 pub fn rank(files: &[FileDiff]) -> Vec<(usize, Class)> {
-    let mut ranked: Vec<(usize, Class)> = files.iter().map(classify).enumerate().collect();
-    ranked.sort_by_key(|&(i, class)| {
-        let f = &files[i];
-        (class, Reverse(f.additions + f.deletions), f.path.as_str())
-    });
-    ranked
+    rank_paired(files)
+        .into_iter()
+        .map(|(i, class, _)| (i, class))
+        .collect()
+}
+
+/// `rank`, each test paired with a changed source file also giving that
+/// file's index in `files`.
+pub fn rank_paired(files: &[FileDiff]) -> Vec<(usize, Class, Option<usize>)> {
+    let mut ranked: Vec<(usize, Class, usize)> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let class = classify(f);
+            let weight = match class {
+                Class::Source | Class::Test => super::risk::code_lines(f),
+                _ => f.additions + f.deletions,
+            };
+            (i, class, weight)
+        })
+        .collect();
+    ranked.sort_by_key(|&(i, class, weight)| (class, Reverse(weight), files[i].path.as_str()));
+    let of = |class: Class| -> Vec<usize> {
+        ranked
+            .iter()
+            .filter(|r| r.1 == class)
+            .map(|r| r.0)
+            .collect()
+    };
+    let (sources, tests) = (of(Class::Source), of(Class::Test));
+    let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+    let pairs = super::pairing::pair(&paths, &sources, &tests);
+    let mut order: Vec<(usize, Class, Option<usize>)> = Vec::with_capacity(files.len());
+    for &s in &sources {
+        order.push((s, Class::Source, None));
+        order.extend(
+            pairs
+                .iter()
+                .filter(|(_, of)| *of == Some(s))
+                .map(|&(t, of)| (t, Class::Test, of)),
+        );
+    }
+    order.extend(
+        pairs
+            .iter()
+            .filter(|(_, of)| of.is_none())
+            .map(|&(t, _)| (t, Class::Test, None)),
+    );
+    order.extend(
+        ranked
+            .iter()
+            .filter(|r| r.1 > Class::Test)
+            .map(|&(i, class, _)| (i, class, None)),
+    );
+    order
 }
 
 #[cfg(test)]
@@ -297,6 +352,47 @@ mod tests {
                 "tests/a.rs",
                 "README.md",
                 "Cargo.lock"
+            ]
+        );
+    }
+
+    #[test]
+    fn sources_rank_by_code_changed_and_each_is_followed_by_its_tests() {
+        let lines = |path: &str, texts: &[&str]| {
+            let mut f = file(path, texts[0]);
+            for (n, t) in texts.iter().enumerate().skip(1) {
+                let mut line = f.hunks[0].lines[0].clone();
+                line.text = t.to_string();
+                line.new_lineno = Some(n as u32 + 1);
+                f.hunks[0].lines.push(line);
+            }
+            f.additions = texts.len();
+            f
+        };
+        let docs = lines(
+            "src/docs_heavy.rs",
+            &["/// a", "/// b", "/// c", "/// d", "fn a() {}"],
+        );
+        let code = lines("src/code.rs", &["fn a() {}", "fn b() {}"]);
+        let files = vec![
+            file("tests/unrelated.rs", "x"),
+            file("tests/docs_heavy.rs", "x"),
+            docs,
+            file("tests/code.rs", "x"),
+            code,
+        ];
+        let order: Vec<&str> = rank(&files)
+            .into_iter()
+            .map(|(i, _)| files[i].path.as_str())
+            .collect();
+        assert_eq!(
+            order,
+            [
+                "src/code.rs",
+                "tests/code.rs",
+                "src/docs_heavy.rs",
+                "tests/docs_heavy.rs",
+                "tests/unrelated.rs"
             ]
         );
     }

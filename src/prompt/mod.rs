@@ -5,7 +5,8 @@
 //!
 //! It owns token counting (`tokens`, over the byte-pair encoder `bpe`), the
 //! templates under `prompts/` (`template`), the fencing of untrusted text
-//! (`fence`), the ranking of changed files (`files`), the budgeted assembly
+//! (`fence`), the ranking of changed files (`files`: code changed
+//! by `risk`, each test after its source by `pairing`), the budgeted assembly
 //! itself (`assemble`), what of a diff the prompts of a review showed
 //! (`coverage`), and the prompts of a spec review (`spec_review`).
 //! It must not read git, parse code or call a model: it never sees git2 or
@@ -17,6 +18,8 @@ mod bpe;
 mod coverage;
 mod fence;
 mod files;
+mod pairing;
+mod risk;
 mod scoring;
 mod shape;
 mod spec_review;
@@ -33,6 +36,7 @@ pub use coverage::{
     thousands as coverage_thousands,
 };
 pub use files::Class;
+pub use risk::code_flags;
 pub use scoring::{Rating, Scoring};
 pub use shape::shape;
 pub use spec_review::{SpecCriterion, SpecReview, SpecRevision};

@@ -282,7 +282,15 @@ pub fn compose(
     let split::Split {
         mut prompts,
         coverage,
-    } = split::split(ctx, &parts, diff, &sources.spec_sections, whole, &schema)?;
+    } = split::split(
+        ctx,
+        &parts,
+        diff,
+        &sources.spec_sections,
+        &|identifiers: &[String]| sources.spec_sections_for(identifiers),
+        whole,
+        &schema,
+    )?;
     let shown = prompt::shown_by_part(diff, prompts.iter().map(|p| p.rest.as_ref()));
     let sent = if prompts.len() == 1 {
         sent_whole

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::defects::{self, Defect};
-use crate::git::{self, Diff, Repository, short};
+use crate::git::{Diff, Repository, short};
 use crate::ledger::verdicts::SpecFile;
 use crate::prompt;
 use crate::secrets::Redaction;
@@ -30,6 +30,8 @@ pub struct Sources {
     pub primary_spec: String,
     /// The ranked sections the prompt may hold (sent or left out).
     pub spec_sections: Vec<prompt::SpecSection>,
+    /// What ranked them, to rank them again for one part's code.
+    pub spec_ranking: SpecRanking,
     /// Spec files the diff edits that the task did not declare in its scope.
     pub spec_edits: Vec<String>,
     /// The feature's cross-cutting concerns, then the coordination
@@ -51,7 +53,35 @@ pub struct Sources {
     pub redactions: Vec<Redaction>,
 }
 
+/// The spec's references and the task's text, kept so a review in parts
+/// can rank the sections for each part's code (`SpecRanking::sections`).
+#[derive(Debug, Clone, Default)]
+pub struct SpecRanking {
+    primary_spec: String,
+    referenced: Vec<specs::Reference>,
+    from_cli: bool,
+    task_text: String,
+}
+
 impl Sources {
+    /// The spec sections ranked by relevance to the task's text and
+    /// `identifiers` (a part's, rather than the whole diff's): the same
+    /// references, required and marked as in `spec_sections`.
+    pub fn spec_sections_for(&self, identifiers: &[String]) -> Vec<prompt::SpecSection> {
+        let r = &self.spec_ranking;
+        let documents = self.documents();
+        let index = specs::relevance::Index::new(&documents);
+        let resolved = specs::resolve::resolve(&documents, &r.referenced, &r.task_text, &index);
+        let candidates = specs::select::rank(
+            &documents,
+            &r.primary_spec,
+            &resolved,
+            &index,
+            (&r.task_text, identifiers),
+        );
+        to_sections(candidates, &r.referenced, r.from_cli)
+    }
+
     /// The spec documents, parsed.
     pub fn documents(&self) -> Vec<Document> {
         self.specs.iter().map(|s| s.document.clone()).collect()
@@ -147,6 +177,12 @@ pub fn load(
     }
     notices.extend(secret_notices(&redactions));
     Ok(Sources {
+        spec_ranking: SpecRanking {
+            primary_spec: primary_spec.clone(),
+            referenced,
+            from_cli,
+            task_text,
+        },
         specs,
         primary_spec,
         spec_sections,
@@ -283,13 +319,22 @@ fn ranked_sections(
         }
         notices.extend(r.notice(&documents));
     }
-    let mut candidates = specs::select::rank(
+    let candidates = specs::select::rank(
         &documents,
         primary_spec,
         &resolved,
         &index,
         (task_text, identifiers),
     );
+    Ok(to_sections(candidates, referenced, from_cli))
+}
+
+/// The ranked candidates as the prompt's spec sections.
+fn to_sections(
+    mut candidates: Vec<specs::select::Candidate>,
+    referenced: &[specs::Reference],
+    from_cli: bool,
+) -> Vec<prompt::SpecSection> {
     if from_cli {
         // `--spec PATH#Section` sends that section (its heading path gives
         // the parent headings), not the rest of the file.
@@ -306,7 +351,7 @@ fn ranked_sections(
     // A heading with no text of its own says nothing its subsections' heading
     // paths do not; it is sent only when the task references it (or it
     // stands in for a reference, whose mark it carries).
-    Ok(candidates
+    candidates
         .iter()
         .zip(related)
         .filter(|(c, _)| c.referenced || c.mark.is_some() || !c.section.body().trim().is_empty())
@@ -325,7 +370,7 @@ fn ranked_sections(
             related,
             mark: c.mark.clone(),
         })
-        .collect())
+        .collect()
 }
 
 /// A spec document as loaded, with where it came from.
@@ -592,23 +637,36 @@ fn task_text(subject: &Subject) -> String {
     }
 }
 
-/// Identifiers on changed lines, most frequent first, for spec relevance.
+/// Identifiers on changed lines of code (not comments, doc comments or
+/// docstrings: tokio's `broadcast.rs` changed 252 lines of docs for 13 of
+/// code), most frequent first, for spec relevance.
 fn diff_identifiers(diff: &Diff) -> Vec<String> {
-    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut texts: Vec<&str> = Vec::new();
     for file in &diff.files {
-        for hunk in &file.hunks {
-            for line in &hunk.lines {
-                if line.kind == git::LineKind::Context {
-                    continue;
-                }
-                for word in line
-                    .text
-                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .filter(|w| w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
-                {
-                    *counts.entry(word.to_string()).or_default() += 1;
-                }
-            }
+        let flags = prompt::code_flags(file);
+        for (hunk, flags) in file.hunks.iter().zip(&flags) {
+            texts.extend(
+                hunk.lines
+                    .iter()
+                    .zip(flags)
+                    .filter(|(_, code)| **code)
+                    .map(|(l, _)| l.text.as_str()),
+            );
+        }
+    }
+    identifiers_of(texts)
+}
+
+/// The words of `texts` that may be identifiers (three characters or more,
+/// not a number), most frequent first, at most 400.
+pub fn identifiers_of<'a>(texts: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for text in texts {
+        for word in text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| w.len() >= 3 && !w.chars().all(|c| c.is_ascii_digit()))
+        {
+            *counts.entry(word.to_string()).or_default() += 1;
         }
     }
     let mut ranked: Vec<(String, usize)> = counts.into_iter().collect();

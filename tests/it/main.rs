@@ -37,6 +37,7 @@ mod notes;
 mod onboard;
 mod orchestrator;
 mod pages;
+mod parts;
 mod parts_report;
 mod provider_batch;
 mod quality;

@@ -6,7 +6,7 @@
 //! any prompt is still reviewed, piece by piece, in parts.
 
 use crate::git::diff::{FileDiff, Hunk, LineKind};
-use crate::prompt::files::{Class, rank};
+use crate::prompt::files::{Class, rank_paired};
 use crate::prompt::{At, DiffPart, Omission};
 
 use super::{Ctx, MAX_LISTED_HUNKS, OMITTED_FOR_BUDGET, omission};
@@ -26,6 +26,9 @@ struct DiffEntry<'a> {
     index: usize,
     file: &'a FileDiff,
     class: Class,
+    /// For a test paired with a changed source file, that file's place in
+    /// `DiffPlan::files`: a part shows the test only beside it.
+    follows: Option<usize>,
     /// Where this prompt's share of the file begins; None when the file has
     /// nothing to show here (shown in an earlier part, or by name only).
     first: Option<At>,
@@ -77,9 +80,11 @@ const DIFF_LIST_TITLE: &str =
 
 impl<'a> DiffPlan<'a> {
     pub(super) fn new(ctx: &Ctx, files: &'a [FileDiff], part: Option<&DiffPart>) -> DiffPlan<'a> {
-        let entries = rank(files)
-            .into_iter()
-            .map(|(i, class)| {
+        let ranked = rank_paired(files);
+        let place = |index: usize| ranked.iter().position(|r| r.0 == index);
+        let entries = ranked
+            .iter()
+            .map(|&(i, class, source)| {
                 let file = &files[i];
                 let first = if class.name_only() {
                     None
@@ -94,6 +99,7 @@ impl<'a> DiffPlan<'a> {
                     index: i,
                     file,
                     class,
+                    follows: source.and_then(place),
                     first,
                     header_tokens: ctx.count(&(file.header() + &file.notes())),
                     hunk_tokens: file
@@ -187,7 +193,19 @@ impl<'a> DiffPlan<'a> {
         let list_fixed = self.list_fixed(ctx);
         let mut listed: usize = self.files.iter().map(|e| e.om_tokens).sum();
         let mut content = 0;
-        for entry in &mut self.files {
+        for at in 0..self.files.len() {
+            // A review in parts shows a test in the part that shows its
+            // source file, not in one the source did not fit: the room goes
+            // to the files after them, the test to the source's part.
+            let waits = self.part.is_some()
+                && self.files[at].follows.is_some_and(|s| {
+                    let source = &self.files[s];
+                    source.first.is_some() && source.has_code() && !source.included
+                });
+            if waits {
+                continue;
+            }
+            let entry = &mut self.files[at];
             let Some(first) = entry.first else { continue };
             let base = content + ctx.fence_tokens + entry.header_tokens + 1;
             let others = listed - entry.om_tokens;
