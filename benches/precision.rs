@@ -2,7 +2,7 @@
 //!
 //! ```sh
 //! cargo bench --bench precision -- secrets DIR...   # every secret rule
-//! cargo bench --bench precision -- checks DIR...    # the code checks
+//! cargo bench --bench precision -- checks DIR...    # the code checks (error_discarded among them)
 //! ```
 //!
 //! Every text file under each DIR is taken as if a diff added it whole,

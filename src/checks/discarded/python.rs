@@ -12,33 +12,35 @@ use super::{Discard, Found, Kind, Needs, items, line, shown, text};
 /// Calls that make an empty value: `return dict()`.
 const EMPTY_CALLS: &[&str] = &["list", "dict", "set", "tuple", "str", "bytes", "frozenset"];
 
+/// The discards of one file, looked up where `except` is in the text
+/// (the tree deciding what each is) rather than by walking the tree.
 pub(super) fn find(root: Node, src: &str) -> Found {
     let mut found = Found::default();
-    if !src.contains("except") {
-        return found;
-    }
     let names = Lang::Python.names();
-    let mut stack: Vec<(Node, Option<Rc<str>>)> = vec![(root, None)];
-    let mut cursor = root.walk();
-    while let Some((node, function)) = stack.pop() {
-        let mut inner = function.clone();
-        match names.kind(node) {
-            "function_definition" => {
-                if let Some(name) = names.child(node, "name") {
-                    inner = Some(Rc::from(text(name, src)));
-                }
-            }
-            "except_clause" => {
-                found.discards.extend(except(names, src, node, &function));
-            }
-            "string" | "comment" => continue,
-            _ => {}
+    for (at, _) in src.match_indices("except") {
+        let clause = root
+            .descendant_for_byte_range(at, at + "except".len())
+            .and_then(|n| n.parent())
+            .filter(|c| names.kind(*c) == "except_clause" && c.start_byte() == at);
+        if let Some(clause) = clause {
+            found
+                .discards
+                .extend(except(names, src, clause, &within(names, src, clause)));
         }
-        let at = stack.len();
-        stack.extend(node.named_children(&mut cursor).map(|c| (c, inner.clone())));
-        stack[at..].reverse();
     }
     found
+}
+
+/// The name of the function `node` is in.
+fn within(names: &Names, src: &str, node: Node) -> Option<Rc<str>> {
+    let mut at = node.parent();
+    while let Some(n) = at {
+        if names.kind(n) == "function_definition" {
+            return names.child(n, "name").map(|name| Rc::from(text(name, src)));
+        }
+        at = n.parent();
+    }
+    None
 }
 
 /// The discard an `except` clause makes, if it makes one.

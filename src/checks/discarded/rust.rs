@@ -63,34 +63,82 @@ const SINK_DECLARATIONS: &[&str] = &[
     " = format!(",
 ];
 
+/// The discards of one file and what its functions return, without
+/// walking the whole tree (this runs on every changed file, in the pass
+/// that a dry run's time is measured by): each is looked up where its
+/// words are in the text (`let _`, `.ok()`, `unwrap_or_default`, `Err`,
+/// `fn`), the tree deciding what is there.
 pub(super) fn find(root: Node, src: &str) -> Found {
     let mut walk = Walk {
         names: Lang::Rust.names(),
         src,
         found: Found::default(),
     };
-    let mut stack: Vec<(Node, Option<Rc<str>>)> = vec![(root, None)];
-    let mut cursor = root.walk();
-    while let Some((node, function)) = stack.pop() {
-        let mut inner = function.clone();
-        match walk.names.kind(node) {
-            "function_item" | "function_signature_item" => {
-                inner = walk.function(node).or(inner);
+    walk.items(root);
+    for (at, word) in words(src) {
+        let Some(node) = root.descendant_for_byte_range(at, at + word.len()) else {
+            continue;
+        };
+        match word {
+            "let _" => {
+                if let Some(l) = walk
+                    .up(node, "let_declaration", 1)
+                    .filter(|l| l.start_byte() == at)
+                {
+                    let function = walk.within(l);
+                    walk.let_underscore(l, &function);
+                }
             }
-            "match_arm" => walk.arm(node, &function),
-            "let_declaration" => walk.let_underscore(node, &function),
-            "expression_statement" => walk.ok_statement(node, &function),
-            "call_expression" => walk.unwrap_or_default(node, &function),
-            // Their insides are tokens, not code.
-            "macro_invocation" | "macro_definition" | "line_comment" | "block_comment"
-            | "string_literal" | "raw_string_literal" => continue,
-            _ => {}
+            "ok" | "unwrap_or_default" => {
+                let call = walk
+                    .up(node, "field_expression", 1)
+                    .and_then(|f| walk.up(f, "call_expression", 1));
+                let Some(call) = call else {
+                    continue;
+                };
+                let function = walk.within(call);
+                if word == "unwrap_or_default" {
+                    walk.unwrap_or_default(call, &function);
+                } else if let Some(statement) = walk.up(call, "expression_statement", 1) {
+                    walk.ok_statement(statement, &function);
+                }
+            }
+            _ => {
+                let arm = walk
+                    .up(node, "tuple_struct_pattern", 2)
+                    .and_then(|p| walk.up(p, "match_pattern", 1))
+                    .and_then(|p| walk.up(p, "match_arm", 1));
+                if let Some(arm) = arm {
+                    let function = walk.within(arm);
+                    walk.arm(arm, &function);
+                }
+            }
         }
-        let at = stack.len();
-        stack.extend(node.named_children(&mut cursor).map(|c| (c, inner.clone())));
-        stack[at..].reverse();
     }
     walk.found
+        .discards
+        .sort_by(|a, b| (a.line, &a.code).cmp(&(b.line, &b.code)));
+    walk.found.discards.dedup();
+    walk.found
+}
+
+/// Where each word a discard is made of stands in the text, by byte:
+/// `let _`, the `ok` of `.ok()`, the `unwrap_or_default` of
+/// `.unwrap_or_default()`, the `Err` of `Err(`.
+fn words(src: &str) -> Vec<(usize, &'static str)> {
+    const WORDS: [(&str, usize, &str); 4] = [
+        ("let _", 0, "let _"),
+        (".ok()", 1, "ok"),
+        (".unwrap_or_default()", 1, "unwrap_or_default"),
+        ("Err(", 0, "Err"),
+    ];
+    WORDS
+        .iter()
+        .flat_map(|&(text, skip, word)| {
+            src.match_indices(text)
+                .map(move |(at, _)| (at + skip, word))
+        })
+        .collect()
 }
 
 struct Walk<'s> {
@@ -131,19 +179,61 @@ impl Walk<'_> {
         });
     }
 
-    /// Record what a function returns; its name, for what is inside.
-    fn function(&mut self, node: Node) -> Option<Rc<str>> {
-        let name = self.text(self.names.child(node, "name")?).to_string();
+    /// What the functions of the file return, found where `fn` is.
+    fn items(&mut self, root: Node) {
+        for (at, _) in self.src.match_indices("fn ") {
+            let item = root
+                .descendant_for_byte_range(at, at + 2)
+                .and_then(|n| n.parent())
+                .filter(|f| matches!(self.kind(*f), "function_item" | "function_signature_item"));
+            if let Some(item) = item {
+                self.function(item);
+            }
+        }
+    }
+
+    /// `node`, or an ancestor at most `levels` up, of `kind`.
+    fn up<'t>(&self, node: Node<'t>, kind: &str, levels: usize) -> Option<Node<'t>> {
+        let mut at = node;
+        for _ in 0..=levels {
+            if self.kind(at) == kind {
+                return Some(at);
+            }
+            at = at.parent()?;
+        }
+        None
+    }
+
+    /// The name of the function `node` is in.
+    fn within(&self, node: Node) -> Option<Rc<str>> {
+        let mut at = node.parent();
+        while let Some(n) = at {
+            if matches!(self.kind(n), "function_item") {
+                return self
+                    .names
+                    .child(n, "name")
+                    .map(|name| Rc::from(self.text(name)));
+            }
+            at = n.parent();
+        }
+        None
+    }
+
+    /// Record what a function returns.
+    fn function(&mut self, node: Node) {
+        let Some(name) = self.names.child(node, "name") else {
+            return;
+        };
+        let name = self.text(name).to_string();
         let returns = match self.names.child(node, "return_type") {
             Some(t) => returns(self.text(t)),
             None => Returns::Other,
         };
         self.found
             .returns
-            .entry(name.clone())
+            .entry(name)
             .and_modify(|seen| *seen = seen.and(returns))
             .or_insert(returns);
-        Some(Rc::from(name))
     }
 
     /// `Err(_) => continue`, `Err(..) => Ok(None)`, `Err(_e) => {}`.

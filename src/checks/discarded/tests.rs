@@ -203,6 +203,8 @@ fn f() {}
 trait T { fn g(&self) -> Result<Self, Error>; }
 fn twice() -> io::Result<()> { Ok(()) }
 mod m { fn twice() -> u32 { 1 } }
+fn outer() { fn inner() -> std::io::Result<()> { Ok(()) } }
+macro_rules! m { () => { fn in_macro() -> io::Result<()> { Ok(()) } } }
 "#;
     let f = found(Lang::Rust, src);
     let r = |n: &str| f.returns.get(n).copied();
@@ -214,6 +216,8 @@ mod m { fn twice() -> u32 { 1 } }
     assert_eq!(r("f"), Some(Returns::Other));
     assert_eq!(r("g"), Some(Returns::Result));
     assert_eq!(r("twice"), Some(Returns::Other));
+    assert_eq!(r("inner"), Some(Returns::IoResult));
+    assert_eq!(r("in_macro"), None, "a macro's body is tokens");
 }
 
 #[test]
