@@ -10,6 +10,7 @@ mod blast;
 mod cache;
 mod changes;
 mod codec;
+mod compat;
 mod crates;
 mod extract;
 mod index;
@@ -351,6 +352,9 @@ pub fn analyze_in(
         )?;
         impact.stats.extract_ms += t0.elapsed().as_millis() as u64;
     }
+    // A signature change no call can notice breaks nothing.
+    compat::unbreak_unnoticed(&mut impact.symbols, &changed, store);
+    rank(&mut impact.symbols);
     if let Some(c) = cache.as_ref().filter(|c| c.writable()) {
         keep_words(jobs, &slots, c)?;
         if let Err(e) = c.flush() {
@@ -476,6 +480,12 @@ fn assess(
     });
     let mut symbols = blast::symbols(index, &targets, &modules);
     unbreak_updated(&mut symbols, changed);
+    rank(&mut symbols);
+    (symbols, skipped)
+}
+
+/// Riskiest first: what breaks, then by stability, dependents and place.
+fn rank(symbols: &mut [ChangedSymbol]) {
     symbols.sort_by(|a, b| {
         review_order(a)
             .cmp(&review_order(b))
@@ -486,7 +496,6 @@ fn assess(
             .then(a.file.cmp(&b.file))
             .then(a.line.cmp(&b.line))
     });
-    (symbols, skipped)
 }
 
 /// A changed signature breaks only callers the diff left as they were: a

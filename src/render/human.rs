@@ -535,13 +535,38 @@ fn blast_radius(impact: &serde_json::Value, style: &Style) -> Option<String> {
             text("stability"),
         );
     }
-    if reached.len() > IMPACT_ROWS {
+    // The rows shown and the rest add up to the changed symbols, and the
+    // breaking ones marked and the rest's to the breaking count.
+    let shown = reached.len().min(IMPACT_ROWS);
+    let rest = symbols.len() - shown;
+    if rest > 0 {
+        let rest_breaking = reached[shown..]
+            .iter()
+            .filter(|s| s["breaking"] == true)
+            .count();
+        let rest_used = reached.len() - shown - rest_breaking;
+        let unused = symbols.len() - reached.len();
+        let mut parts = Vec::new();
+        if rest_breaking > 0 {
+            parts.push(format!("{rest_breaking} breaking"));
+        }
+        if rest_used > 0 {
+            let other = match (rest_breaking, rest_used) {
+                (0, _) => "",
+                (_, 1) => " other",
+                _ => " others",
+            };
+            parts.push(format!("{rest_used}{other} used elsewhere"));
+        }
+        if unused > 0 {
+            parts.push(format!("{unused} used nowhere"));
+        }
         let _ = writeln!(
             out,
             "      {}",
             style.dim(&format!(
-                "…and {} more in the report",
-                reached.len() - IMPACT_ROWS
+                "…and {rest} more in the report: {}",
+                parts.join(", ")
             ))
         );
     }

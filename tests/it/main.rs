@@ -5,6 +5,7 @@
 mod support;
 
 mod batch;
+mod breaking_rows;
 mod budget;
 mod check_runs;
 mod checks;
