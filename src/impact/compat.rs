@@ -29,7 +29,10 @@ pub fn unbreak_unnoticed(symbols: &mut [ChangedSymbol], changed: &[&FileDiff], s
     for s in symbols.iter_mut().filter(|s| {
         s.breaking
             && s.change == Change::SignatureChanged
-            && matches!(s.kind, Kind::Function | Kind::Method | Kind::Class)
+            && matches!(
+                s.kind,
+                Kind::Function | Kind::Method | Kind::Class | Kind::Struct
+            )
     }) {
         let Some(fd) = changed.iter().find(|f| f.path == s.file) else {
             continue;
@@ -53,10 +56,32 @@ pub fn unbreak_unnoticed(symbols: &mut [ChangedSymbol], changed: &[&FileDiff], s
             .rsplit(lang.member_separator())
             .next()
             .unwrap_or(&s.symbol);
-        let want = if s.kind == Kind::Class {
-            CLASSES
-        } else {
-            FUNCTIONS
+        let want = match s.kind {
+            Kind::Class => CLASSES,
+            // Its private fields are its module's: a use elsewhere cannot
+            // tell them changed, and one in its file the diff did not
+            // write may.
+            Kind::Struct if lang == Lang::Rust => {
+                let added = added_lines(fd);
+                let Ok(text) = store.text(&Key::new(new, lang)) else {
+                    continue;
+                };
+                let lines: Vec<&str> = text.as_str().lines().collect();
+                let name = s.symbol.rsplit("::").next().unwrap_or(&s.symbol);
+                if s.sites.iter().any(|site| {
+                    !site.inside
+                        && site.file == s.file
+                        && !added.contains(&site.line)
+                        && lines
+                            .get(site.line.saturating_sub(1) as usize)
+                            .is_some_and(|l| literal(l, name))
+                }) {
+                    continue;
+                }
+                STRUCTS
+            }
+            Kind::Struct => continue,
+            _ => FUNCTIONS,
         };
         if unnoticed(
             lang,
@@ -70,6 +95,34 @@ pub fn unbreak_unnoticed(symbols: &mut [ChangedSymbol], changed: &[&FileDiff], s
         }
     }
 }
+
+/// Whether `line` may write a struct literal or pattern of `name`
+/// (`Name {`), not a type (`impl Name {`, `-> Name {`, `struct Name {`).
+fn literal(line: &str, name: &str) -> bool {
+    line.match_indices(name).any(|(at, _)| {
+        let before = line[..at].trim_end();
+        let after = line[at + name.len()..].trim_start();
+        let word = before
+            .rsplit(|c: char| !c.is_alphanumeric() && c != '_')
+            .next();
+        after.starts_with('{')
+            && !before.ends_with("->")
+            && !matches!(word, Some("impl" | "for" | "struct"))
+            && !before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// The head lines a file's diff added.
+fn added_lines(fd: &FileDiff) -> std::collections::HashSet<u32> {
+    fd.hunks
+        .iter()
+        .flat_map(|h| &h.lines)
+        .filter(|l| l.kind == crate::git::LineKind::Added)
+        .filter_map(|l| l.new_lineno)
+        .collect()
+}
+
+const STRUCTS: &[&str] = &["struct_item"];
 
 const FUNCTIONS: &[&str] = &[
     "function_item",
@@ -157,6 +210,7 @@ fn unnoticed(
     };
     !olds.is_empty()
         && olds.iter().all(|old| match lang {
+            Lang::Rust if want == STRUCTS => public_view(*old, base.1) == public_view(new, head.1),
             Lang::Rust => rust_unnoticed(*old, base.1, new, head.1),
             Lang::Python if want == CLASSES => class_unnoticed(*old, base.1, new, head.1),
             Lang::Python => python_unnoticed(*old, base.1, new, head.1),
@@ -284,6 +338,51 @@ fn rust_unnoticed(old: Node, old_src: &[u8], new: Node, new_src: &[u8]) -> bool 
             .iter()
             .filter(|m| m.starts_with("extern"))
             .eq(nm.iter().filter(|m| m.starts_with("extern")))
+}
+
+/// A Rust struct as code outside its module sees it: its tokens with
+/// its private named fields and comments left out.
+fn public_view(node: Node, src: &[u8]) -> String {
+    fn walk(node: Node, src: &[u8], out: &mut Vec<String>) {
+        if node.kind().ends_with("comment") {
+            return;
+        }
+        if node.kind() == "field_declaration" {
+            let mut c = node.walk();
+            if !node
+                .children(&mut c)
+                .any(|x| x.kind() == "visibility_modifier")
+            {
+                return;
+            }
+        }
+        if node.child_count() == 0 {
+            out.push(text(node, src).to_string());
+            return;
+        }
+        let mut c = node.walk();
+        for child in node.children(&mut c) {
+            walk(child, src, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(node, src, &mut out);
+    // Commas left by the fields taken out are no tokens either.
+    out.dedup_by(|a, b| a == "," && b == ",");
+    let mut kept: Vec<String> = Vec::with_capacity(out.len());
+    for t in out {
+        if (t == "}" && kept.last().is_some_and(|l| l == ","))
+            || (t == "," && kept.last().is_some_and(|l| l == "{"))
+        {
+            if t == "}" {
+                kept.pop();
+                kept.push(t);
+            }
+            continue;
+        }
+        kept.push(t);
+    }
+    kept.join(" ")
 }
 
 /// How far a Rust item is visible: private, a module's (`pub(super)`,
@@ -831,5 +930,24 @@ mod tests {
         ));
         assert!(same("class Session:", "class Session(t.Generic[T]):"));
         assert!(!same("class Session(Mixin):", "class Session(dict):"));
+    }
+
+    #[test]
+    fn a_rust_struct_whose_private_fields_changed_is_unnoticed_a_public_field_is_not() {
+        let old = "pub struct Builder {\n    config: Config,\n    decomp: Decomp,\n    pub name: String,\n}\n";
+        let same = |new: &str| unnoticed_kind(Lang::Rust, old, new, "Builder", 1, STRUCTS);
+        assert!(same(
+            &old.replace("decomp: Decomp", "decomp: Option<Decomp>")
+        ));
+        assert!(same(&old.replace("    decomp: Decomp,\n", "")));
+        assert!(!same(
+            &old.replace("pub name: String", "pub name: Box<str>")
+        ));
+        assert!(!same(
+            &old.replace("pub struct Builder {", "pub struct Builder<T> {")
+        ));
+        assert!(literal("        Builder { config, decomp }", "Builder"));
+        assert!(!literal("impl Builder {", "Builder"));
+        assert!(!literal("    pub fn new() -> Builder {", "Builder"));
     }
 }
