@@ -31,6 +31,8 @@
 //! ```
 //!
 //! `FLOOR_BENCH_PAIRS` (default 7) sets the pairs per case,
+//! `FLOOR_BENCH_KEEP=<dir>` makes the repositories in that folder and
+//! keeps them (to profile a run by hand),
 //! `FLOOR_BENCH_CASE=<text>` keeps the cases whose name holds it, and
 //! `SPEED_BIN` times another speed binary. `SPEED_BEFORE=<speed binary>`
 //! runs no timing: it compares each case's dry run by that binary with this
@@ -138,6 +140,10 @@ fn main() {
     let before = std::env::var("SPEED_BEFORE").ok();
     let dirs = corpus_dirs();
     let work = tempfile::tempdir().expect("a temporary folder");
+    // `FLOOR_BENCH_KEEP=<dir>`: the repositories are made there and kept,
+    // to profile one run by hand.
+    let keep = std::env::var_os("FLOOR_BENCH_KEEP").map(PathBuf::from);
+    let work_dir = keep.clone().unwrap_or_else(|| work.path().to_path_buf());
     println!("machine: {}", machine());
     if before.is_none() {
         println!(
@@ -158,7 +164,10 @@ fn main() {
             );
             continue;
         };
-        let repo = work.path().join(case.name.replace(' ', "-"));
+        let repo = work_dir.join(case.name.replace(' ', "-"));
+        if keep.is_some() {
+            let _ = std::fs::remove_dir_all(&repo);
+        }
         let line = make_repo(&src, &repo, case);
         let files = source_files(&repo).len();
         println!(

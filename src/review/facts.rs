@@ -78,7 +78,13 @@ pub fn establish(
         root: ctx.root.clone(),
         pool: std::sync::Mutex::new(vec![Repository::open(&ctx.root)?]),
     };
-    let store = Store::new(&blobs);
+    // `SPEED_PARSE_FRESH=1`: every part reads and parses for itself, as
+    // before the store (tests/it/parse_once.rs compares the two).
+    let store = if std::env::var_os("SPEED_PARSE_FRESH").is_some_and(|v| v == "1") {
+        Store::unshared(&blobs)
+    } else {
+        Store::new(&blobs)
+    };
     // Unlisted means unread: the checks stand down where they would have
     // read a file of the head commit.
     let head: HashMap<String, String> = head_files

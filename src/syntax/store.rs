@@ -15,6 +15,11 @@
 //! after the tree is gone.
 //!
 //! It knows nothing of what the trees mean: readers are the parts' own.
+//!
+//! `Store::unshared` is the same store sharing nothing: every asker reads
+//! and parses for itself, as each part did before the store existed. A
+//! review run with `SPEED_PARSE_FRESH=1` uses it, so that a test can show
+//! that sharing the trees changes no finding, impact row or prompt byte.
 
 use std::any::Any;
 use std::collections::HashMap;
@@ -167,6 +172,8 @@ pub struct Store<'b> {
     trees: AtomicUsize,
     repeated: AtomicUsize,
     reads: AtomicUsize,
+    /// Nothing shared (see `unshared`).
+    fresh: bool,
 }
 
 /// One file's state. Its lock is held while the file is read or parsed,
@@ -191,7 +198,20 @@ struct Entry {
 
 impl<'b> Store<'b> {
     pub fn new(blobs: &'b dyn Blobs) -> Store<'b> {
+        Store::with(blobs, false)
+    }
+
+    /// A store that shares nothing: each `text` reads the blob again, each
+    /// `tree` parses again, `keep` keeps nothing, and a reader runs only
+    /// when its facts are asked for, on a tree parsed for it. What every
+    /// part read before the store, for the tests that compare the two.
+    pub fn unshared(blobs: &'b dyn Blobs) -> Store<'b> {
+        Store::with(blobs, true)
+    }
+
+    fn with(blobs: &'b dyn Blobs, fresh: bool) -> Store<'b> {
         Store {
+            fresh,
             blobs,
             entries: Mutex::default(),
             readers: RwLock::default(),
@@ -235,6 +255,9 @@ impl<'b> Store<'b> {
 
     /// Keep the text and tree of `key`, once made, until `release`.
     pub fn keep(&self, key: &Key) {
+        if self.fresh {
+            return;
+        }
         let entry = self.entry(key);
         let mut e = lock(&entry);
         e.kept = true;
@@ -259,7 +282,7 @@ impl<'b> Store<'b> {
     }
 
     fn text_locked(&self, key: &Key, e: &mut Entry) -> Result<Arc<Text>, String> {
-        if let Some(t) = e.text.upgrade() {
+        if let Some(t) = e.text.upgrade().filter(|_| !self.fresh) {
             return Ok(t);
         }
         if let Some(reason) = &e.unreadable {
@@ -290,7 +313,7 @@ impl<'b> Store<'b> {
     }
 
     fn tree_locked(&self, key: &Key, e: &mut Entry) -> Result<Arc<Parsed>, String> {
-        if let Some(t) = e.tree.upgrade() {
+        if let Some(t) = e.tree.upgrade().filter(|_| !self.fresh) {
             return Ok(t);
         }
         if let Some(reason) = &e.unparsable {
@@ -313,6 +336,10 @@ impl<'b> Store<'b> {
         e.tree = Arc::downgrade(&parsed);
         if e.kept {
             e.kept_tree = Some(Arc::clone(&parsed));
+        }
+        if self.fresh {
+            // Readers read only when asked, on a tree of their own.
+            return Ok(parsed);
         }
         let readers = self
             .readers
@@ -344,12 +371,18 @@ impl<'b> Store<'b> {
     pub fn facts(&self, reader: ReaderId, key: &Key) -> Result<Facts, String> {
         let entry = self.entry(key);
         let mut e = lock(&entry);
-        if let Some((_, f)) = e.facts.iter().find(|(i, _)| *i == reader.0) {
-            return Ok(Arc::clone(f));
+        let kept = |e: &Entry| {
+            e.facts
+                .iter()
+                .find(|(i, _)| *i == reader.0)
+                .map(|(_, f)| Arc::clone(f))
+        };
+        if let Some(f) = kept(&e).filter(|_| !self.fresh) {
+            return Ok(f);
         }
         let parsed = self.tree_locked(key, &mut e)?;
-        if let Some((_, f)) = e.facts.iter().find(|(i, _)| *i == reader.0) {
-            return Ok(Arc::clone(f));
+        if let Some(f) = kept(&e).filter(|_| !self.fresh) {
+            return Ok(f);
         }
         let r = {
             let readers = self
@@ -363,7 +396,9 @@ impl<'b> Store<'b> {
         };
         self.reads.fetch_add(1, Ordering::Relaxed);
         let facts = r.read(&parsed);
-        e.facts.push((reader.0, Arc::clone(&facts)));
+        if !self.fresh {
+            e.facts.push((reader.0, Arc::clone(&facts)));
+        }
         Ok(facts)
     }
 }

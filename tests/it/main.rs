@@ -38,6 +38,7 @@ mod notes;
 mod onboard;
 mod orchestrator;
 mod pages;
+mod parse_once;
 mod parts;
 mod parts_report;
 mod provider_batch;
