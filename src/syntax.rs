@@ -210,6 +210,17 @@ impl Parser {
     /// The tree of `text`; a file with syntax errors still has one, with
     /// error nodes where the grammar could not follow.
     pub fn parse(&mut self, lang: Lang, text: &[u8]) -> Result<Tree, Error> {
+        self.parse_from(lang, text, None)
+    }
+
+    /// The tree of `text`, an edit of the text `old` was parsed from, with
+    /// `old` already told of the edit (`Tree::edit`): tree-sitter reuses
+    /// what the edit left alone. The same tree as `parse` gives.
+    pub fn reparse(&mut self, lang: Lang, text: &[u8], old: &Tree) -> Result<Tree, Error> {
+        self.parse_from(lang, text, Some(old))
+    }
+
+    fn parse_from(&mut self, lang: Lang, text: &[u8], old: Option<&Tree>) -> Result<Tree, Error> {
         if self.lang != Some(lang) {
             self.inner
                 .set_language(lang.language())
@@ -220,7 +231,7 @@ impl Parser {
             self.lang = Some(lang);
         }
         self.inner
-            .parse(text, None)
+            .parse(text, old)
             .ok_or(Error::Parse { lang: lang.name() })
     }
 }

@@ -44,8 +44,18 @@ impl Extractor {
         // An item macro's body read as items is a text of its own, parsed
         // here: nobody else reads it.
         if lang == Lang::Rust {
-            if let Some((text, found)) = rust::unwrap_item_macros(root, src, &mut self.parser) {
-                let tree = self.parser.parse(lang, text.as_bytes())?;
+            if let Some(rust::Opened {
+                text,
+                found,
+                blanks,
+            }) = rust::unwrap_item_macros(root, src, &mut self.parser)
+            {
+                // Parsed again from the file's tree, told where the text
+                // changed: what lies outside the macros is reused, not
+                // parsed twice (tokio wraps half its code in such macros).
+                let mut old = parsed.tree().clone();
+                edit_blanks(&mut old, src, &blanks);
+                let tree = self.parser.reparse(lang, text.as_bytes(), &old)?;
                 let root = tree.root_node();
                 let mut out = rust::build(grammar, &text, root, &found);
                 out.syntax_errors = root.has_error();
@@ -58,6 +68,34 @@ impl Extractor {
         };
         out.syntax_errors = root.has_error();
         Ok(out)
+    }
+}
+
+/// Tell `tree` (of `src`) that the byte ranges `blanks` (in order, not
+/// overlapping) were overwritten with as many bytes, line breaks kept: each
+/// range's rows and columns stay.
+fn edit_blanks(tree: &mut tree_sitter::Tree, src: &str, blanks: &[(usize, usize)]) {
+    let bytes = src.as_bytes();
+    // Rows counted once over the text, range by range.
+    let (mut at, mut row, mut line_start) = (0, 0, 0);
+    let mut point = |pos: usize| {
+        for i in memchr::memchr_iter(b'\n', &bytes[at..pos]) {
+            row += 1;
+            line_start = at + i + 1;
+        }
+        at = pos;
+        tree_sitter::Point::new(row, pos - line_start)
+    };
+    for &(from, to) in blanks {
+        let (start, end) = (point(from), point(to));
+        tree.edit(&tree_sitter::InputEdit {
+            start_byte: from,
+            old_end_byte: to,
+            new_end_byte: to,
+            start_position: start,
+            old_end_position: end,
+            new_end_position: end,
+        });
     }
 }
 
@@ -462,6 +500,62 @@ mod tests {
 
     fn refs_named<'a>(s: &'a FileSymbols, name: &str) -> Vec<&'a Ref> {
         s.refs.iter().filter(|r| r.name == name).collect()
+    }
+
+    /// Every node of a tree: kind, byte range, rows, error or missing.
+    type Row = (u16, usize, usize, usize, usize, bool, bool);
+
+    fn nodes(tree: &tree_sitter::Tree) -> Vec<Row> {
+        let mut out = Vec::new();
+        let mut stack = vec![tree.root_node()];
+        while let Some(n) = stack.pop() {
+            out.push((
+                n.kind_id(),
+                n.start_byte(),
+                n.end_byte(),
+                n.start_position().row,
+                n.end_position().column,
+                n.is_error(),
+                n.is_missing(),
+            ));
+            let mut c = n.walk();
+            stack.extend(n.children(&mut c));
+        }
+        out
+    }
+
+    /// The text with its item macros opened, parsed from the file's tree
+    /// edited to match: the tree a fresh parse of that text gives.
+    fn reparsed_and_fresh(src: &str) -> (tree_sitter::Tree, tree_sitter::Tree) {
+        let mut parser = crate::syntax::Parser::new();
+        let tree = parser.parse(Lang::Rust, src.as_bytes()).unwrap();
+        let rust::Opened { text, blanks, .. } =
+            rust::unwrap_item_macros(tree.root_node(), src, &mut parser).expect("item macros");
+        let mut old = tree.clone();
+        edit_blanks(&mut old, src, &blanks);
+        let again = parser.reparse(Lang::Rust, text.as_bytes(), &old).unwrap();
+        let fresh = parser.parse(Lang::Rust, text.as_bytes()).unwrap();
+        (again, fresh)
+    }
+
+    #[test]
+    fn item_macros_opened_by_an_incremental_parse_give_the_fresh_parse_s_tree() {
+        for src in [
+            // tokio's shape: nested item macros in a module and an impl,
+            // items around them, a macro that is not items, a multi-byte
+            // character before and inside.
+            "//! é\nuse crate::a;\n\ncfg_net! {\n    /// A socket.\n    pub struct Udp {\n        io: Evented,\n    }\n    cfg_unix! {\n        pub fn bind() -> Udp { Udp::new(\"ü\") }\n    }\n}\nimpl Udp {\n    cfg_rt! {\n        fn new() -> Udp { todo!() }\n    }\n    fn other(&self) {}\n}\nlazy_static! {\n    static ref X: u8 = 1;\n}\nfn after() { cfg_net! { 1 } }\n",
+            // A syntax error outside and next to the macros.
+            "fn broken( {\ncfg_rt! {\n    pub fn f() {}\n}\nstruct S { a: }\ncfg_fs! { pub mod fs; }\n",
+        ] {
+            let (again, fresh) = reparsed_and_fresh(src);
+            assert_eq!(
+                again.root_node().to_sexp(),
+                fresh.root_node().to_sexp(),
+                "{src}"
+            );
+            assert_eq!(nodes(&again), nodes(&fresh), "{src}");
+        }
     }
 
     /// The plain cursor walk `walk` must match: every node in document

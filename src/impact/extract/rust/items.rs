@@ -10,18 +10,28 @@ pub(in crate::impact::extract) struct Unwrapped {
     pub(super) pos: usize,
 }
 
+/// A file's text with its item macros opened (`unwrap_item_macros`).
+pub(in crate::impact::extract) struct Opened {
+    pub(in crate::impact::extract) text: String,
+    pub(in crate::impact::extract) found: Vec<Unwrapped>,
+    /// The byte ranges made spaces, in order.
+    pub(in crate::impact::extract) blanks: Vec<(usize, usize)>,
+}
+
 /// The source with every item macro whose body is plain items
 /// (`cfg_net! { pub struct UdpSocket { … } }`, as tokio wraps most of its
 /// items) opened up: the macro's name, `!` and braces become spaces, so
 /// the items parse as the module's own, at the same lines and columns,
 /// with their fields, bodies and references. None when there is none.
 /// A body that is not items on its own (`lazy_static! { static ref … }`,
-/// `bitflags!`) stays a macro, read token by token.
+/// `bitflags!`) stays a macro, read token by token. With the text come the
+/// byte ranges made spaces, in order, so that the file's tree can be
+/// edited to match and parsed again incrementally.
 pub(in crate::impact::extract) fn unwrap_item_macros(
     root: Node,
     src: &str,
     parser: &mut crate::syntax::Parser,
-) -> Option<(String, Vec<Unwrapped>)> {
+) -> Option<Opened> {
     let mut found = Vec::new();
     let mut blanks = Vec::new();
     item_macros(root, src, 0, parser, &mut found, &mut blanks);
@@ -29,7 +39,8 @@ pub(in crate::impact::extract) fn unwrap_item_macros(
         return None;
     }
     let mut bytes = src.as_bytes().to_vec();
-    for (from, to) in blanks {
+    blanks.sort_unstable();
+    for &(from, to) in &blanks {
         for b in &mut bytes[from..to] {
             // Line breaks stay, so that lines do not move.
             if *b != b'\n' {
@@ -39,7 +50,11 @@ pub(in crate::impact::extract) fn unwrap_item_macros(
     }
     // Only ASCII (a name, `!`, braces, spaces) was replaced by spaces.
     let text = String::from_utf8(bytes).ok()?;
-    Some((text, found))
+    Some(Opened {
+        text,
+        found,
+        blanks,
+    })
 }
 
 /// The item macros among the items under `node` (a file or a block of

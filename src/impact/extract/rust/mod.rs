@@ -28,8 +28,8 @@ mod macros;
 mod types;
 
 use imports::use_tree;
-pub(super) use items::unwrap_item_macros;
 use items::{Lead, Unwrapped, inherit_visibility};
+pub(super) use items::{Opened, unwrap_item_macros};
 use types::{declared, keeps_type, returned_type, type_base, type_path, value_type};
 
 /// `node.kind()`, from the grammar's table.
