@@ -45,6 +45,7 @@ pub mod interrupt;
 pub mod ledger;
 pub mod llm;
 pub mod memory;
+pub mod numbers;
 pub mod onboard;
 pub mod paths;
 pub mod process;

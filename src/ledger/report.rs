@@ -622,7 +622,7 @@ impl GuardianOutcome {
     /// What it saw, in one sentence like the review's coverage, and
     /// whether it saw every change; None when it gave no answer.
     pub fn seen(&self) -> Option<(String, bool)> {
-        use crate::prompt::coverage_count as count;
+        use crate::numbers::count;
         let c = self.coverage.as_ref()?;
         if c.files_total == 0 {
             return None;
@@ -642,7 +642,7 @@ impl GuardianOutcome {
         Some((
             format!(
                 "The guardian saw {} of {}, within guardian.token_budget: {}{}",
-                crate::prompt::coverage_thousands(seen),
+                crate::numbers::thousands(seen as u64),
                 count(all, "changed line"),
                 c.files_words(),
                 c.by_name_words()

@@ -379,8 +379,8 @@ fn unseen(out: &mut String, report: &Report, evidence: &Evidence) {
             } else {
                 "It saw"
             },
-            crate::prompt::coverage_thousands(c.lines_shown),
-            crate::prompt::coverage_thousands(c.lines_shown + c.lines_unseen),
+            crate::numbers::thousands(c.lines_shown as u64),
+            crate::numbers::thousands((c.lines_shown + c.lines_unseen) as u64),
             match report.coverage.parts {
                 0 | 1 => String::new(),
                 n => format!(" in {n} parts"),

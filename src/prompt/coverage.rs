@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::git::diff::{Diff, Line, LineKind};
+use crate::numbers::{count, thousands};
 
 use super::files::classify;
 use super::{At, DiffPart};
@@ -76,8 +77,8 @@ impl Coverage {
         let files = self.files_with_content();
         let lines = format!(
             "{} of {} changed lines",
-            thousands(self.lines_unseen),
-            thousands(self.lines_shown + self.lines_unseen)
+            thousands(self.lines_unseen as u64),
+            thousands((self.lines_shown + self.lines_unseen) as u64)
         );
         Some(match (left_out, partly) {
             (_, 0) => format!("{left_out} of {files} changed files ({lines})"),
@@ -108,14 +109,17 @@ impl Coverage {
         }
         let mut out = format!(
             "{} of {} whole",
-            thousands(whole),
+            thousands(whole as u64),
             count(total, "changed file")
         );
         if partly > 0 {
-            out.push_str(&format!(", {} in part", thousands(partly)));
+            out.push_str(&format!(", {} in part", thousands(partly as u64)));
         }
         if left_out > 0 {
-            out.push_str(&format!(", {} left out for budget", thousands(left_out)));
+            out.push_str(&format!(
+                ", {} left out for budget",
+                thousands(left_out as u64)
+            ));
         }
         out
     }
@@ -138,6 +142,22 @@ impl Coverage {
             self.files_omitted.iter().filter(|f| !f.by_name()).collect();
         budget.into_iter().partition(|f| !f.partly())
     }
+
+    /// The files not shown whole in the groups every format lists, each
+    /// under its title: left out for budget, shown in part, shown by name
+    /// only. Empty groups are left out.
+    pub fn omitted_groups(&self) -> Vec<(&'static str, Vec<&OmittedFile>)> {
+        let (left_out, partly) = self.omitted_for_budget();
+        let by_name = self.files_omitted.iter().filter(|f| f.by_name()).collect();
+        [
+            ("Left out for budget", left_out),
+            ("Shown in part", partly),
+            ("Shown by name only", by_name),
+        ]
+        .into_iter()
+        .filter(|(_, list)| !list.is_empty())
+        .collect()
+    }
 }
 
 impl OmittedFile {
@@ -157,24 +177,6 @@ impl OmittedFile {
 const NAME_ONLY: &str = ": content not shown";
 /// The start of the reason of a file shown in part.
 const SOME_HUNKS: &str = "some hunks omitted for budget";
-
-/// "1 file", "3,033 changed lines".
-pub fn count(n: usize, word: &str) -> String {
-    format!("{} {word}{}", thousands(n), if n == 1 { "" } else { "s" })
-}
-
-/// `3033` as `3,033`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// One file a prompt showed the changes of: all of them, or some hunks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -31,10 +31,7 @@ use serde::Serialize;
 use crate::git::diff::Diff;
 
 pub use assemble::{assemble, numbered_hunk};
-pub use coverage::{
-    Coverage, OmittedFile, ShownFile, count as coverage_count, coverage, shown_by_part,
-    thousands as coverage_thousands,
-};
+pub use coverage::{Coverage, OmittedFile, ShownFile, coverage, shown_by_part};
 pub use files::Class;
 pub use risk::code_flags;
 pub use scoring::{Rating, Scoring};

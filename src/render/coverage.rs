@@ -7,10 +7,7 @@
 use crate::ledger::Report;
 use crate::prompt::{Coverage, OmittedFile};
 
-/// "1 file", "3,033 changed lines".
-pub fn count(n: usize, word: &str) -> String {
-    crate::prompt::coverage_count(n, word)
-}
+pub use crate::numbers::count;
 
 /// The files a prompt showed, in counts that add up
 /// (`Coverage::files_words`).

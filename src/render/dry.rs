@@ -183,17 +183,8 @@ fn files(out: &mut String, prompt: &DryPrompt) {
         thousands(seen as u64),
         thousands(lines as u64)
     );
-    let (left_out, partly) = c.omitted_for_budget();
-    let by_name: Vec<_> = c.files_omitted.iter().filter(|f| f.by_name()).collect();
-    for (title, list) in [
-        ("left out for budget", left_out),
-        ("shown in part", partly),
-        ("by name only", by_name),
-    ] {
-        if list.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "  {title} ({}):", list.len());
+    for (title, list) in c.omitted_groups() {
+        let _ = writeln!(out, "  {} ({}):", title.to_lowercase(), list.len());
         for o in list {
             let _ = writeln!(out, "    - {}: {}", o.path, o.reason);
         }

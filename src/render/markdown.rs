@@ -327,16 +327,7 @@ fn coverage(out: &mut String, report: &Report) {
 /// The files a prompt did not show whole, grouped: left out for budget,
 /// shown in part, shown by name only; each with why.
 fn omitted(out: &mut String, c: &crate::prompt::Coverage) {
-    let (left_out, partly) = c.omitted_for_budget();
-    let by_name: Vec<_> = c.files_omitted.iter().filter(|f| f.by_name()).collect();
-    for (title, list) in [
-        ("Left out for budget", left_out),
-        ("Shown in part", partly),
-        ("Shown by name only", by_name),
-    ] {
-        if list.is_empty() {
-            continue;
-        }
+    for (title, list) in c.omitted_groups() {
         let _ = writeln!(out, "\n{title} ({}):\n", list.len());
         for f in list {
             let _ = writeln!(out, "- {}: {}", code(&f.path), inline(&f.reason));

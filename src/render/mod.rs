@@ -245,18 +245,7 @@ pub fn tokens_in_out(prompt: u64, completion: u64, by_speed: bool) -> String {
 /// What follows figures speed counted itself.
 pub const COUNTED_BY_SPEED: &str = " (counted by speed: the provider reported no usage)";
 
-/// 12345 → "12,345".
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::numbers::thousands;
 
 #[cfg(test)]
 mod tests {
@@ -268,13 +257,5 @@ mod tests {
         );
         assert_eq!(super::subject(Some("1"), None, "b"), "task 1");
         assert_eq!(super::subject(None, None, "feature/x"), "branch feature/x");
-    }
-
-    #[test]
-    fn thousands_groups_digits() {
-        assert_eq!(super::thousands(0), "0");
-        assert_eq!(super::thousands(999), "999");
-        assert_eq!(super::thousands(60000), "60,000");
-        assert_eq!(super::thousands(1234567), "1,234,567");
     }
 }

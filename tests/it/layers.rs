@@ -10,7 +10,15 @@ use std::path::{Path, PathBuf};
 /// The parts of speed, lowest first. A part may import any part on a
 /// lower line, and none on its own line or above.
 const LAYERS: &[&[&str]] = &[
-    &["severity", "digest", "exit", "memory", "paths", "interrupt"],
+    &[
+        "severity",
+        "digest",
+        "exit",
+        "memory",
+        "numbers",
+        "paths",
+        "interrupt",
+    ],
     &["fsx", "process"],
     &["git"],
     &["specs"],

@@ -625,16 +625,7 @@ fn parts_files(page: &mut Html, report: &Report) {
 
 /// The files a prompt did not show whole, grouped and each with why.
 fn omitted(page: &mut Html, c: &crate::prompt::Coverage) {
-    let (left_out, partly) = c.omitted_for_budget();
-    let by_name: Vec<_> = c.files_omitted.iter().filter(|f| f.by_name()).collect();
-    for (title, list) in [
-        ("Left out for budget", left_out),
-        ("Shown in part", partly),
-        ("Shown by name only", by_name),
-    ] {
-        if list.is_empty() {
-            continue;
-        }
+    for (title, list) in c.omitted_groups() {
         page.elem("p", &[], &format!("{title} ({}):", list.len()));
         page.open("ul", &[]).newline();
         for f in list {
