@@ -2,8 +2,8 @@
 //! sentence it violates?
 //!
 //! `cargo bench --bench reach` plants ten spec violations in real changes of
-//! real repositories (commits between the old and the new release of the
-//! shared release pairs `/work/pairs/{ripgrep,tokio,flask}`, or
+//! real repositories (commits of ripgrep, tokio and flask between two of
+//! their releases, found in full clones under `~/corpus/git`, or
 //! `SPEED_REACH_PAIRS=DIR`): each case is one real multi-file commit, a few
 //! violating lines added to one of its real files, and a spec of several
 //! sections one sentence of which those lines violate (the project's spec,
@@ -16,8 +16,15 @@
 //! violated sentence. Printed per case (the part showing the lines, the
 //! parts holding the sentence, the number of parts) and in total.
 //!
-//! The pairs are cloned (`git clone --shared`) into a temporary directory;
-//! nothing is written in them.
+//! The clones are cloned again (`git clone --shared`) into a temporary
+//! directory; nothing is written in them. To fill the folder once:
+//!
+//! ```sh
+//! mkdir -p ~/corpus/git && cd ~/corpus/git
+//! git clone https://github.com/BurntSushi/ripgrep
+//! git clone https://github.com/tokio-rs/tokio
+//! git clone https://github.com/pallets/flask
+//! ```
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -180,8 +187,12 @@ const CASES: &[Case] = &[
 ];
 
 fn main() {
-    let pairs = std::env::var("SPEED_REACH_PAIRS").unwrap_or_else(|_| "/work/pairs".to_string());
-    let pairs = PathBuf::from(pairs);
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let pairs = std::env::var_os("SPEED_REACH_PAIRS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join("corpus/git"));
     let counter =
         std::sync::Arc::new(PendingCounter::start("o200k_base").expect("o200k_base is built in"));
     counter.get().expect("o200k_base builds");
