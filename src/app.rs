@@ -512,6 +512,17 @@ fn nothing_to_review(
                 plan.waiting
             ));
         }
+        if !plan.not_done.is_empty() {
+            let statuses: Vec<String> = plan
+                .not_done
+                .iter()
+                .map(|(status, n)| format!("{n} {status}"))
+                .collect();
+            approved.push_str(&format!(
+                "; {} (only done tasks are reviewed)",
+                statuses.join(", ")
+            ));
+        }
         if plan.other_shards > 0 {
             approved.push_str(&format!("; {} left to other shards", plan.other_shards));
         }

@@ -30,6 +30,10 @@ pub struct Plan {
     /// Batch mode: the task files read (in the chosen feature), so "nothing
     /// to review" can say what it looked at.
     pub tasks_read: usize,
+    /// Batch mode: the tasks read whose status is not `done`, by status
+    /// (`pending`, `running`, …), so "nothing to review" accounts for every
+    /// task file it read.
+    pub not_done: Vec<(String, usize)>,
     /// Batch mode: the defects whose state says `fixed`.
     pub defects_read: usize,
     /// `--shard K/N`: the subjects left to the other shards.
@@ -52,6 +56,7 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
         skipped: Vec::new(),
         batch_mode: false,
         tasks_read: 0,
+        not_done: Vec::new(),
         defects_read: 0,
         other_shards: 0,
         waiting: 0,
@@ -94,6 +99,7 @@ pub fn plan(ctx: &Context) -> Result<Plan, Error> {
                 .filter(|t| feature.is_none() || t.feature == *feature)
                 .collect();
             gathered.tasks_read = all.len();
+            gathered.not_done = not_done(&all);
             // Defects belong to no feature: a batch of one feature leaves them out.
             let fixed = match feature {
                 None => gather_fixed_defects(ctx, &mut gathered)?,
@@ -323,6 +329,15 @@ impl Skipped {
             (None, None) => String::new(),
         }
     }
+}
+
+/// How many of `tasks` are in each status other than `done`, in status order.
+fn not_done(tasks: &[Task]) -> Vec<(String, usize)> {
+    let mut counts: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for task in tasks.iter().filter(|t| t.status != Status::Done) {
+        *counts.entry(task.status.as_str().to_string()).or_default() += 1;
+    }
+    counts.into_iter().collect()
 }
 
 /// Every `done` task whose last approval does not cover it now (its diff
