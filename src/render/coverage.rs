@@ -25,6 +25,56 @@ pub fn lines(c: &Coverage) -> (usize, usize) {
     (c.lines_shown, c.lines_shown + c.lines_unseen)
 }
 
+/// What the model saw of the diff, in one sentence, and whether it saw
+/// every change: the terminal's coverage line, and what SARIF and JUnit
+/// say of it. None when no model saw anything (an offline review, a review
+/// that failed before its prompt): its notices say why.
+pub fn review(report: &Report) -> Option<(String, bool)> {
+    let c = &report.coverage;
+    let d = &c.diff;
+    if d.files_total == 0 || c.parts == 0 {
+        return None;
+    }
+    // A part that gave no answer: what it was shown nobody reviewed.
+    if let Some(unanswered) = report.unanswered() {
+        return Some((unanswered, false));
+    }
+    let (seen, lines) = lines(d);
+    let parts = if c.parts > 1 {
+        format!(" in {} parts", c.parts)
+    } else {
+        String::new()
+    };
+    let by_name = by_name(d);
+    let files = files(d);
+    let changed_lines = count(lines, "changed line");
+    // Incremental: the figures are the interdiff's, and the sentence says
+    // the model did not see the whole change.
+    if c.incremental && d.files_unseen == 0 {
+        return Some((
+            format!(
+                "The model saw the changes since the last review{parts}, not the whole change: {files}, {changed_lines}{by_name}"
+            ),
+            true,
+        ));
+    }
+    if d.files_unseen == 0 {
+        return Some((
+            format!("The model saw the whole diff{parts}: {files}, {changed_lines}{by_name}"),
+            true,
+        ));
+    }
+    // Files whole, in part and left out add up to the changed files.
+    Some((
+        format!(
+            "The model saw {} of {} changed lines{parts}: {files}{by_name}",
+            crate::numbers::thousands(seen as u64),
+            crate::numbers::thousands(lines as u64),
+        ),
+        false,
+    ))
+}
+
 /// What the guardian saw, in one sentence, and whether it saw every
 /// change (`GuardianOutcome::seen`).
 pub fn guardian(report: &Report) -> Option<(String, bool)> {

@@ -448,45 +448,10 @@ fn defect(block: &crate::ledger::report::DefectBlock, style: &Style) -> String {
 /// How much of the diff the model saw: always said, and marked when code
 /// went unseen.
 fn coverage_line(report: &Report, style: &Style) -> Option<String> {
-    let c = &report.coverage;
-    let d = &c.diff;
-    // No prompt (an offline review, a review that failed early): no model
-    // saw anything, and the notices say why.
-    if d.files_total == 0 || c.parts == 0 {
-        return None;
-    }
-    // A part that gave no answer: what it was shown nobody reviewed.
-    if let Some(unanswered) = report.unanswered() {
-        return Some(format!("  {} {unanswered}", style.yellow("!")));
-    }
-    let (seen, lines) = super::coverage::lines(d);
-    let parts = if c.parts > 1 {
-        format!(" in {} parts", c.parts)
-    } else {
-        String::new()
-    };
-    let by_name = super::coverage::by_name(d);
-    let files = super::coverage::files(d);
-    let changed_lines = super::coverage::count(lines, "changed line");
-    // Incremental: the figures are the interdiff's, and the notice says
-    // the model did not see the whole change.
-    if c.incremental && d.files_unseen == 0 {
-        return Some(format!(
-            "  The model saw the changes since the last review{parts}, not the whole change: {files}, {changed_lines}{by_name}"
-        ));
-    }
-    if d.files_unseen == 0 {
-        return Some(format!(
-            "  The model saw the whole diff{parts}: {files}, {changed_lines}{by_name}"
-        ));
-    }
-    // Files whole, in part and left out add up to the changed files.
-    Some(format!(
-        "  {} The model saw {} of {} changed lines{parts}: {files}{by_name}",
-        style.yellow("!"),
-        thousands(seen as u64),
-        thousands(lines as u64),
-    ))
+    Some(match super::coverage::review(report)? {
+        (sentence, true) => format!("  {sentence}"),
+        (sentence, false) => format!("  {} {sentence}", style.yellow("!")),
+    })
 }
 
 /// Changed symbols shown in the terminal; the report file lists them all.

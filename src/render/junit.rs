@@ -20,6 +20,9 @@
 //! own JUnit report would have it; the review's case is the gate. The
 //! suite's time stays the reviews' (the checks ran within them).
 //!
+//! A review's case says what the model and the guardian saw of the diff,
+//! marked `[warning]` when code went unseen.
+//!
 //! Every text comes from someone else (task titles, model messages), so it is
 //! escaped, and characters XML 1.0 cannot carry become U+FFFD.
 
@@ -425,6 +428,16 @@ fn details(report: &Report, found: &[Finding]) -> String {
         if let Some(s) = &f.suggestion {
             let _ = writeln!(out, "    fix: {s}");
         }
+    }
+    // What the model and the guardian saw: a verdict on part of the diff
+    // says so beside its findings.
+    let seen = [
+        super::coverage::review(report),
+        super::coverage::guardian(report),
+    ];
+    for (sentence, whole) in seen.into_iter().flatten() {
+        let mark = if whole { "" } else { "[warning] " };
+        let _ = writeln!(out, "{mark}{sentence}");
     }
     if let Some(scores) = &report.scores {
         for line in super::score_lines(scores) {

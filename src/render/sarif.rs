@@ -23,8 +23,11 @@
 //! (`check/<name>`), its level says how it went (a note when it passed, a
 //! warning when it failed, timed out or was skipped: the review then knows
 //! less), and its properties hold the run as the JSON report has it. The
-//! reviews' properties list them too. Results and fingerprints do not
-//! change.
+//! reviews' properties list them too. So is what the model and the
+//! guardian saw of the diff: a note when they saw all of it, a warning when
+//! code went unseen (the results then speak for part of the diff), and the
+//! report's coverage in the review's properties. Results and fingerprints
+//! do not change.
 
 use std::collections::HashMap;
 
@@ -84,6 +87,18 @@ pub fn log(reports: &[Report], skipped: &[Skipped], content: Content) -> String 
         }
         for run in &report.checks_run {
             notifications.push(check_notification(report, run));
+        }
+        // What the model and the guardian saw: a warning when code went
+        // unseen, since the results then speak for part of the diff.
+        let seen = [
+            super::coverage::review(report),
+            super::coverage::guardian(report),
+        ];
+        for (sentence, whole) in seen.into_iter().flatten() {
+            notifications.push(notification(
+                if whole { "note" } else { "warning" },
+                &format!("{}: {sentence}", super::report_subject(report)),
+            ));
         }
     }
     let successful = reports.iter().all(Report::decided);
@@ -391,6 +406,8 @@ fn review_properties(report: &Report) -> Value {
         "scores": report.scores,
         "human_review": report.human_review,
         "checks_run": report.checks_run,
+        "coverage": report.coverage,
+        "guardian_coverage": report.guardian.coverage,
         "report": report.report_path,
         "summary": report.summary_path,
         "error": report.error,

@@ -387,6 +387,66 @@ fn the_guardian_reports_what_it_saw_like_the_review() {
     assert_eq!(ci.code, 0, "{}", ci.transcript());
     let step = std::fs::read_to_string(&step).unwrap();
     assert!(step.contains("The guardian saw "), "{step}");
+
+    // SARIF and JUnit say it too: a warning, since the guardian's word
+    // speaks for part of the diff, beside a note that the review saw it all.
+    let review = |format: &str| {
+        let run = speed(
+            repo.path(),
+            &[
+                "review",
+                "--task-id",
+                "7",
+                "--budget",
+                IN_PARTS,
+                "--force",
+                "--format",
+                format,
+            ],
+            &[],
+        );
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        run.stdout
+    };
+    let sarif: Value = serde_json::from_str(&review("sarif")).unwrap();
+    let run = &sarif["runs"][0];
+    let said: Vec<(&str, &str)> = run["invocations"][0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n["level"].as_str().unwrap(),
+                n["message"]["text"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        said.iter()
+            .any(|(level, text)| *level == "warning" && text.contains("The guardian saw ")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|(level, text)| *level == "note"
+                && text.contains("The model saw the whole diff in ")),
+        "{said:?}"
+    );
+    let review_properties = &run["properties"]["speed"]["reviews"][0];
+    assert_eq!(
+        review_properties["guardian_coverage"]["files_total"], MODULES,
+        "{review_properties}"
+    );
+    assert!(
+        review_properties["coverage"]["parts"].as_u64().unwrap() > 1,
+        "{review_properties}"
+    );
+    let junit = review("junit");
+    assert!(junit.contains("[warning] The guardian saw "), "{junit}");
+    assert!(
+        junit.contains("The model saw the whole diff in "),
+        "{junit}"
+    );
 }
 
 #[test]
