@@ -125,7 +125,12 @@ pub fn incremental(
     full: &Composed,
 ) -> Option<Incremental> {
     let too_large = full.prompts.len() > 1 || full.coverage.unseen().is_some();
-    if !(ctx.config.incremental || too_large) || rereview.interdiff.files.is_empty() {
+    // A rewritten branch's interdiff compares two trees: it never stands
+    // in for the whole change (`previous`).
+    if !(ctx.config.incremental || too_large)
+        || rereview.interdiff.files.is_empty()
+        || rereview.rewritten
+    {
         return None;
     }
     // The same stages over the interdiff: the diff the prompt shows, and

@@ -13,8 +13,12 @@
 //! is established here, for `verdict::previous` to check the model's
 //! claims against.
 //!
-//! A branch rewritten since (the last head is no ancestor of this one) has
-//! no interdiff: the review is a full one, and says so.
+//! A branch rewritten since (the last head is no ancestor of this one, as
+//! after a rebase onto main) keeps its findings: a rebase is how a branch
+//! is brought up to date, not a fresh start, and the model must still say
+//! whether each is fixed. Its "changes since" are the difference between
+//! the two heads in the change's own files, which may hold main's changes
+//! to them too; the review is a full one (never incremental) and says so.
 
 use crate::git::Repository;
 use crate::git::diff::{Diff, FileDiff};
@@ -47,6 +51,10 @@ pub struct Rereview {
     /// The review shows the interdiff and the previous verdict only
     /// (`--incremental`, or a change too large for the budget).
     pub incremental: bool,
+    /// The last head is no ancestor of this one: the interdiff compares
+    /// two trees, not a branch's new commits, so it never stands in for
+    /// the whole change.
+    pub rewritten: bool,
 }
 
 impl Rereview {
@@ -153,6 +161,7 @@ pub fn find(
                 sha256: String::new(),
             },
             incremental: false,
+            rewritten: false,
         })
     };
     if &previous_head == head {
@@ -166,16 +175,14 @@ pub fn find(
         ));
         return (unchanged(true), notices);
     }
-    match repo.is_ancestor(&previous_head, head) {
-        Ok(true) => {}
-        _ => {
-            notices.push(format!(
-                "The branch was rewritten since the last review (its head {} is not an ancestor of {}): no interdiff, so this is a full review and the earlier findings are not listed.",
-                crate::git::short(&previous_head),
-                crate::git::short(head)
-            ));
-            return (unchanged(true), notices);
-        }
+    let rewritten = !matches!(repo.is_ancestor(&previous_head, head), Ok(true));
+    if rewritten {
+        notices.push(format!(
+            "The branch was rewritten since the last review (its head {} is not an ancestor of {}, as after a rebase): this is a full review; the earlier findings are listed, and the changes since are the difference between the two heads in the change's files, which may include changes from {} to those files.",
+            crate::git::short(&previous_head),
+            crate::git::short(head),
+            ctx.main().name
+        ));
     }
     let mut interdiff = match repo.diff(&previous_head, head) {
         Ok(diff) => diff,
@@ -239,6 +246,7 @@ pub fn find(
             criteria,
             interdiff,
             incremental: false,
+            rewritten,
         }),
         notices,
     )

@@ -316,12 +316,13 @@ fn a_change_too_large_for_the_budget_is_reviewed_incrementally() {
 }
 
 #[test]
-fn a_rewritten_branch_gets_a_full_review() {
+fn a_rebased_branch_gets_a_full_review_that_still_rates_the_findings() {
     let repo = repo_with_task();
     let server = server(verdict("approve", json!([]), resolved_pf1()));
     configure(&repo, &server, "");
     assert_eq!(review(&repo, &[]).0.code, 50);
-    // The branch starts over from main: the reviewed head is gone.
+    // The branch starts over from main with the fix, as a rebase leaves it:
+    // the reviewed head is no ancestor of the new one.
     let mut b = RepoBuilder::open(repo.path()).unwrap();
     b.commit(
         "rewritten",
@@ -336,7 +337,10 @@ fn a_rewritten_branch_gets_a_full_review() {
     task["branch"] = json!("rewritten");
     task["status"] = json!("done");
     repo.write(".speed/tasks/1.json", &task.to_string());
-    let (run, out) = review(&repo, &["--dry-run"]);
+
+    // Asked for an incremental review, it is a full one all the same: the
+    // difference between two trees does not stand for the whole change.
+    let (run, out) = review(&repo, &["--incremental"]);
     assert_eq!(run.code, 0, "{}", run.transcript());
     let r = &out["reviews"][0];
     assert!(
@@ -345,7 +349,24 @@ fn a_rewritten_branch_gets_a_full_review() {
             .contains("rewritten since the last review"),
         "{r}"
     );
-    assert!(!r["prompt"].as_str().unwrap().contains("PF-1 at"));
+    assert_eq!(r["coverage"]["incremental"], false, "{r}");
+    // The finding raised before the rebase is still the model's to rate,
+    // and the changes since show the fix.
+    let prompt = prompt_of(server.requests().last().unwrap());
+    assert!(
+        prompt.contains("PF-1 at src/counter.rs:6: (major) add does not stop at 100"),
+        "{prompt}"
+    );
+    let since = prompt.find("## 8. Changes since the last review").unwrap();
+    let diff = prompt.find("## 9. Git diff").unwrap();
+    assert!(
+        prompt[since..diff].contains("(x + 1).min(100)"),
+        "{}",
+        &prompt[since..diff]
+    );
+    assert_eq!(r["verdict"], "approve", "{r}");
+    assert_eq!(r["previous_findings"][0]["id"], "PF-1", "{r}");
+    assert_eq!(r["previous_findings"][0]["status"], "resolved", "{r}");
 }
 
 #[test]
