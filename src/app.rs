@@ -613,12 +613,13 @@ fn print_results(root: &Path, format: Format, results: &Results, colors: Colors)
         }
         Format::Junit => render::junit::report(reports, skipped, share),
         Format::Html => {
-            let pages: Vec<(&Report, Option<&str>)> = reports.iter().map(|r| (r, None)).collect();
+            let pages: Vec<(&Report, Option<&str>, Option<&str>)> =
+                reports.iter().map(|r| (r, None, None)).collect();
             show::review_page(root, &pages)
         }
         Format::Markdown => reports
             .iter()
-            .map(|r| render::markdown::report(r, None))
+            .map(|r| render::markdown::report(r, None, None))
             .collect::<Vec<_>>()
             .join("\n---\n\n"),
         Format::Github => {

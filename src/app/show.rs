@@ -36,6 +36,14 @@ pub(super) fn show_command(
             ledger::saved::nth(&root, wanted, settings.nth, &active)?
         }
     };
+    // Whether an approval covers the subject today: the saved report says
+    // what was decided then, and a person may have answered it since.
+    let now = || {
+        settings
+            .main
+            .as_ref()
+            .and_then(|main| covered_now(&repo, main, &saved.report))
+    };
     let text = match settings.format {
         Format::Json => {
             let mut text = serde_json::to_string_pretty(&ledger::saved::as_printed(&saved))
@@ -43,14 +51,22 @@ pub(super) fn show_command(
             text.push('\n');
             text
         }
-        Format::Markdown => render::markdown::report(&saved.report, saved.reviewed_at.as_deref()),
-        Format::Html => review_page(&root, &[(&saved.report, saved.reviewed_at.as_deref())]),
+        Format::Markdown => render::markdown::report(
+            &saved.report,
+            saved.reviewed_at.as_deref(),
+            now().as_deref(),
+        ),
+        Format::Html => {
+            let now = now();
+            review_page(
+                &root,
+                &[(&saved.report, saved.reviewed_at.as_deref(), now.as_deref())],
+            )
+        }
         _ => {
             let mut text = render::show::human(&saved, settings.nth, &colors.stdout);
-            if let Some(main) = &settings.main {
-                if let Some(line) = covered_now(&repo, main, &saved.report) {
-                    text.push_str(&format!("{line}\n"));
-                }
+            if let Some(line) = now() {
+                text.push_str(&format!("Now: {line}\n"));
             }
             text
         }
@@ -81,7 +97,7 @@ fn covered_now(repo: &Repository, main: &MainBranch, report: &Report) -> Option<
     let label = work.label();
     let resolved = match work::resolve(repo, main, &subject) {
         Ok(resolved) => resolved,
-        Err(err) => return Some(format!("Now: {label} cannot be diffed ({err}).")),
+        Err(err) => return Some(format!("{label} cannot be diffed ({err}).")),
     };
     let head = &resolved.diff.head_commit;
     let store = ledger::verdicts::Store::open(root);
@@ -100,12 +116,12 @@ fn covered_now(repo: &Repository, main: &MainBranch, report: &Report) -> Option<
     );
     Some(match answer.verdict {
         Ok(cover) => format!(
-            "Now: {label} at {} is covered: {}.",
+            "{label} at {} is covered: {}.",
             short(head),
             cover.describe(head)
         ),
         Err(miss) => format!(
-            "Now: {label} at {} is not covered: {}.",
+            "{label} at {} is not covered: {}.",
             short(head),
             miss.describe(head)
         ),
@@ -131,11 +147,14 @@ fn show_session(root: &Path, feature: &str, format: Format) -> anyhow::Result<Ou
 
 /// One page of reports, each with the diff it was about taken again from
 /// the repository (or a note saying why it cannot be).
-pub(super) fn review_page(root: &Path, reports: &[(&Report, Option<&str>)]) -> String {
+pub(super) fn review_page(
+    root: &Path,
+    reports: &[(&Report, Option<&str>, Option<&str>)],
+) -> String {
     let repo = Repository::open(root);
     let diffs: Vec<history::diff::Reviewed> = reports
         .iter()
-        .map(|(report, _)| match &repo {
+        .map(|(report, _, _)| match &repo {
             Ok(repo) => history::diff::reviewed(repo, report),
             Err(err) => history::diff::Reviewed {
                 diff: None,
@@ -148,12 +167,15 @@ pub(super) fn review_page(root: &Path, reports: &[(&Report, Option<&str>)]) -> S
     let pages: Vec<render::html::review::Review<'_>> = reports
         .iter()
         .zip(&diffs)
-        .map(|((report, at), reviewed)| render::html::review::Review {
-            report,
-            diff: reviewed.diff.as_ref(),
-            diff_note: reviewed.note.as_deref(),
-            reviewed_at: *at,
-        })
+        .map(
+            |((report, at, now), reviewed)| render::html::review::Review {
+                report,
+                diff: reviewed.diff.as_ref(),
+                diff_note: reviewed.note.as_deref(),
+                reviewed_at: *at,
+                now: *now,
+            },
+        )
         .collect();
     render::html::review::page(&pages)
 }

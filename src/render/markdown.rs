@@ -19,8 +19,9 @@ use super::findings::{self, Level};
 use super::github::{code, inline};
 use super::thousands;
 
-/// One report; `reviewed_at` for a saved one.
-pub fn report(report: &Report, reviewed_at: Option<&str>) -> String {
+/// One report; `reviewed_at` for a saved one, and `now` for one shown
+/// later: whether an approval covers its subject today (`speed show`).
+pub fn report(report: &Report, reviewed_at: Option<&str>, now: Option<&str>) -> String {
     let mut out = String::new();
     let subject = super::report_subject(report);
     let _ = write!(out, "# speed review: {}", inline(&subject));
@@ -31,6 +32,12 @@ pub fn report(report: &Report, reviewed_at: Option<&str>) -> String {
     let _ = writeln!(out, "- **Decision:** {}", inline(&decision(report)));
     if let Some(model) = report.model_verdict {
         let _ = writeln!(out, "- **The model said:** {}", model.as_str());
+    }
+    if let Some(line) = super::human_review_line(report) {
+        let _ = writeln!(out, "- **Person's review:** {}", inline(&line));
+    }
+    if let Some(now) = now {
+        let _ = writeln!(out, "- **Now:** {}", inline(now));
     }
     if !report.branch.is_empty() {
         let commits = if report.head_commit.is_empty() {

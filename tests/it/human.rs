@@ -158,6 +158,32 @@ fn require_holds_an_approval_until_a_person_approves_it() {
         .unwrap()
         .clone();
     assert!(skipped.get("awaiting_human").is_none(), "{skipped}");
+
+    // The saved report said the approval waited for a person; every format
+    // of `speed show` says that and what holds now: the person's approval.
+    for format in ["human", "markdown", "html"] {
+        let mut run = speed(
+            repo.path(),
+            &["show", "--task-id", "1", "--format", format],
+            &[],
+        );
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        // Markdown escapes its punctuation and marks its labels.
+        run.stdout = run.stdout.replace('\\', "").replace("**", "");
+        assert!(
+            run.stdout.contains("Waiting for a person (review.human)"),
+            "{format}: {}",
+            run.stdout
+        );
+        assert!(
+            run.stdout
+                .contains("Now: task 1 (feature library-catalog) at ")
+                && run.stdout.contains("is covered: approved at ")
+                && run.stdout.contains("confirmed by Ana"),
+            "{format}: {}",
+            run.stdout
+        );
+    }
 }
 
 #[test]

@@ -28,6 +28,9 @@ pub struct Review<'a> {
     pub diff_note: Option<&'a str>,
     /// When a saved report was recorded.
     pub reviewed_at: Option<&'a str>,
+    /// Shown later (`speed show`): whether an approval covers its subject
+    /// today.
+    pub now: Option<&'a str>,
 }
 
 /// The whole page.
@@ -107,7 +110,7 @@ fn review(page: &mut Html, r: &Review<'_>, n: usize, level: &str) {
     .elem(level, &[("id", &format!("{id}-title"))], &heading(report))
     .newline();
     facts(page, r);
-    verdict(page, report);
+    verdict(page, report, r.now);
     let sub = if level == "h1" { "h2" } else { "h3" };
     if let Some(scores) = scores_of(report) {
         section(page, &id, "scores", sub, "Scores", |page| {
@@ -299,7 +302,7 @@ fn decision(report: &Report) -> String {
     }
 }
 
-fn verdict(page: &mut Html, report: &Report) {
+fn verdict(page: &mut Html, report: &Report, now: Option<&str>) {
     let class = match report.outcome {
         Outcome::Approved => "verdict approved",
         _ => "verdict rejected",
@@ -311,6 +314,16 @@ fn verdict(page: &mut Html, report: &Report) {
         .newline();
     if let Some(model) = report.model_verdict {
         page.elem("p", &[], &format!("The model said: {}.", model.as_str()));
+    }
+    if let Some(line) = crate::render::human_review_line(report) {
+        page.elem("p", &[], &clip(&line, 2_000));
+    }
+    if let Some(now) = now {
+        page.elem(
+            "p",
+            &[("class", "now")],
+            &format!("Now: {}", clip(now, 2_000)),
+        );
     }
     if let Some(feedback) = report.feedback.as_deref().filter(|f| !f.trim().is_empty()) {
         page.open("details", &[])
@@ -733,6 +746,7 @@ mod tests {
             diff: None,
             diff_note: Some("The review recorded no commits."),
             reviewed_at: None,
+            now: None,
         }]);
         assert!(!page.contains(">Scores<"));
         assert!(page.contains("The review recorded no commits."));
