@@ -717,13 +717,37 @@ pub fn override_command(dir: &Path, settings: &OverrideSettings) -> anyhow::Resu
     if let Some(note) = &done.note {
         eprintln!("warning: {note}");
     }
+    // The fixes its review asked for are a person's decision now. The
+    // override stands whatever happens here.
+    let owner = crate::fixes::Owner::Task {
+        id: done.task_id.clone(),
+        feature: done.feature.clone(),
+    };
+    let store = crate::fixes::Store::open(&root);
+    let skipped = match crate::fixes::queue::absorb_override(
+        &store,
+        &owner,
+        &done.head_commit,
+        &who.reason,
+        &who.by,
+    ) {
+        Ok(0) => String::new(),
+        Ok(n) => format!(
+            "\n{} skipped: a review of a later commit that finds one again opens it again.",
+            crate::render::plural(n, "open fix")
+        ),
+        Err(err) => {
+            eprintln!("warning: the fix queue could not be updated: {err}");
+            String::new()
+        }
+    };
     let overruled = done
         .overruled
         .as_deref()
         .map(|v| format!(", overruling its review ({v})"))
         .unwrap_or_else(|| ", which had no review".to_string());
     eprintln!(
-        "{} accepted at commit {} of {} by {}{overruled}.\nReason: {}\nThis covers commit {} only: a later commit needs a review (or another override).",
+        "{} accepted at commit {} of {} by {}{overruled}.\nReason: {}\nThis covers commit {} only: a later commit needs a review (or another override).{skipped}",
         work.label(),
         short(&done.head_commit),
         done.branch,

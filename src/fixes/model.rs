@@ -56,7 +56,8 @@ pub enum Status {
     /// Done by a person (`speed fix done`) or by `speed fix run`, whose
     /// check no longer found it.
     Completed,
-    /// A person decided not to fix it (`speed fix skip --reason`).
+    /// A person decided not to fix it (`speed fix skip --reason`), or
+    /// accepted its task as it is (`speed override`).
     Skipped,
     /// A later review of the task no longer found it.
     Resolved,
@@ -166,6 +167,11 @@ pub struct Fix {
     /// Why a person skipped it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Skipped because a person accepted the task with `speed override` at
+    /// this head commit: a review of another head that finds it again
+    /// opens it again, since the override covered that commit only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overridden_at: Option<String>,
     /// The commit `speed fix run` made for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,

@@ -148,6 +148,7 @@ mod tests {
             created_at: "t".into(),
             completed_at: None,
             fingerprint: "f".into(),
+            overridden_at: None,
             last_seen_commit: "c".into(),
             last_seen_at: "t".into(),
             report: None,

@@ -1,8 +1,10 @@
 //! How the queue changes: a decided review's findings merged into the
 //! task's fixes (a finding seen before is the same fix; one no longer
 //! found by a review that could have found it is resolved; one found
-//! again after it was resolved or completed is open again), and a
-//! person's or `speed fix run`'s change of one fix.
+//! again after it was resolved or completed is open again), a person's
+//! override of the task (its open fixes skipped, until a review of another
+//! head finds them again), and a person's or `speed fix run`'s change of
+//! one fix.
 
 use std::collections::HashSet;
 
@@ -73,14 +75,28 @@ pub fn absorb(
                 seen(fix, &candidate, &At::of(report), &now);
                 done.seen += 1;
                 let closed = matches!(fix.status, Status::Resolved | Status::Completed);
-                if closed && candidate.create {
+                // An override covered the head it was given at only.
+                let overridden = fix.status == Status::Skipped
+                    && fix
+                        .overridden_at
+                        .as_deref()
+                        .is_some_and(|at| at != report.head_commit);
+                if (closed || overridden) && candidate.create {
+                    let note = match fix.overridden_at.take().filter(|_| overridden) {
+                        Some(at) => format!(
+                            "found again by the review of {head}, a commit the override at {} did not cover",
+                            crate::git::short(&at)
+                        ),
+                        None => format!("found again by the review of {head}"),
+                    };
                     fix.status = Status::Pending;
                     fix.completed_at = None;
+                    fix.reason = None;
                     fix.history.push(Event {
                         at: now.clone(),
                         status: Status::Pending,
                         by: by.to_string(),
-                        note: format!("found again by the review of {head}"),
+                        note,
                     });
                     done.reopened += 1;
                 }
@@ -251,6 +267,45 @@ pub fn absorb_person(
     Ok(done)
 }
 
+/// A person accepted `owner`'s task as it is at `head_commit` (`speed
+/// override`): its open fixes are skipped with their reason, so no agent
+/// is handed work a person decided need not be done. A later review of
+/// another head that finds one again opens it again (`absorb`). The
+/// number skipped.
+pub fn absorb_override(
+    store: &Store,
+    owner: &Owner,
+    head_commit: &str,
+    reason: &str,
+    by: &str,
+) -> Result<usize, Error> {
+    let _lock = store.lock()?;
+    let mut queue = store.load(owner)?;
+    let now = ledger::now_rfc3339();
+    let why = format!(
+        "accepted with speed override at {} by {by}: {reason}",
+        crate::git::short(head_commit)
+    );
+    let mut skipped = 0;
+    for fix in queue.fixes.iter_mut().filter(|f| f.status.open()) {
+        fix.status = Status::Skipped;
+        fix.reason = Some(why.clone());
+        fix.overridden_at = Some(head_commit.to_string());
+        fix.completed_at = Some(now.clone());
+        fix.history.push(Event {
+            at: now.clone(),
+            status: Status::Skipped,
+            by: by.to_string(),
+            note: why.clone(),
+        });
+        skipped += 1;
+    }
+    if skipped > 0 {
+        store.save(owner, &queue)?;
+    }
+    Ok(skipped)
+}
+
 fn new_fix(
     owner: &Owner,
     candidate: Candidate,
@@ -293,6 +348,7 @@ fn new_fix(
         last_seen_at: now.to_string(),
         report: at.report.map(str::to_string),
         reason: None,
+        overridden_at: None,
         commit: None,
         history: vec![Event {
             at: now.to_string(),
@@ -514,6 +570,80 @@ mod tests {
             .collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all
+    }
+
+    #[test]
+    fn an_override_skips_the_open_fixes_until_a_review_of_another_head_finds_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path());
+        let config = config();
+        let owner = Owner::Task {
+            id: "1".into(),
+            feature: None,
+        };
+        let first = report(
+            "aaaaaaaaaa1",
+            Kind::RequestChanges,
+            vec![finding("mypy", 30, "Incompatible types in assignment")],
+            Some((vec![issue(Severity::Major, "no upper bound")], false)),
+        );
+        absorb(&store, &first, &config, "t").unwrap();
+        let open = |store: &Store| status_of(store).iter().filter(|(_, s, _)| s.open()).count();
+        assert_eq!(open(&store), 3, "{:?}", status_of(&store));
+
+        let skipped =
+            absorb_override(&store, &owner, "aaaaaaaaaa1", "agreed with Bo", "Ana").unwrap();
+        assert_eq!(skipped, 3);
+        assert_eq!(open(&store), 0);
+        let (all, _) = store.all();
+        for (_, fix) in &all {
+            assert_eq!(fix.status, Status::Skipped);
+            assert_eq!(
+                fix.reason.as_deref(),
+                Some("accepted with speed override at aaaaaaaaaa by Ana: agreed with Bo")
+            );
+            assert_eq!(fix.overridden_at.as_deref(), Some("aaaaaaaaaa1"));
+        }
+        // Nothing open: a second override has nothing to skip.
+        assert_eq!(
+            absorb_override(&store, &owner, "aaaaaaaaaa1", "again", "Ana").unwrap(),
+            0
+        );
+
+        // A review of the same head (forced) leaves them as the person
+        // decided; one of a later commit that finds the type error again
+        // opens that fix again, and the others stay skipped.
+        absorb(&store, &first, &config, "t").unwrap();
+        assert_eq!(open(&store), 0);
+        let later = report(
+            "bbbbbbbbbb2",
+            Kind::RequestChanges,
+            vec![finding("mypy", 31, "Incompatible types in assignment")],
+            Some((Vec::new(), true)),
+        );
+        let done = absorb(&store, &later, &config, "t").unwrap();
+        assert_eq!(done.reopened, 1);
+        let (all, _) = store.all();
+        let mypy = &all
+            .iter()
+            .find(|(_, f)| f.finding.kind == "check/mypy")
+            .unwrap()
+            .1;
+        assert_eq!(mypy.status, Status::Pending);
+        assert_eq!(
+            (mypy.reason.as_deref(), mypy.overridden_at.as_deref()),
+            (None, None)
+        );
+        assert!(
+            mypy.history
+                .last()
+                .unwrap()
+                .note
+                .contains("the override at aaaaaaaaaa did not cover"),
+            "{:?}",
+            mypy.history
+        );
+        assert_eq!(open(&store), 1);
     }
 
     #[test]

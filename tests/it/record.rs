@@ -1131,6 +1131,32 @@ fn the_record_of_a_feature_agrees_with_itself_after_every_step() {
         "the override's number is its entry's: {}",
         human.stdout
     );
+    // The fixes its reviews asked for are the person's decision now: none
+    // is left open for an agent, each says why.
+    let queue = fixes(&repo);
+    let fours: Vec<&Value> = queue["fixes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["task"] == "4")
+        .collect();
+    assert!(!fours.is_empty(), "{queue}");
+    for fix in &fours {
+        assert!(
+            matches!(
+                fix["status"].as_str(),
+                Some("skipped" | "resolved" | "completed")
+            ),
+            "{fix}"
+        );
+    }
+    assert!(
+        fours.iter().any(|f| f["status"] == "skipped"
+            && f["reason"].as_str().is_some_and(
+                |r| r.contains("speed override") && r.ends_with("rounding agreed with Bo")
+            )),
+        "{queue}"
+    );
     check_record(&repo, "8. an override");
     let s = stats(&repo);
     assert_eq!(
