@@ -408,10 +408,15 @@ fn spec_sections(out: &mut String, left_out: &[crate::prompt::Omission]) {
         return;
     }
     let named: Vec<String> = left_out.iter().take(NAMED).map(|o| cell(&o.item)).collect();
+    let in_part = left_out.iter().filter(|o| o.sent_in_part()).count();
     let _ = write!(
         out,
-        "- {n} spec section{} left out for budget{}: {}",
+        "- {n} spec section{} left out for budget{}{}: {}",
         plural(n),
+        match in_part {
+            0 => String::new(),
+            k => format!(" ({k} of them sent in part, as their rules alone)"),
+        },
         if n > NAMED {
             ", the highest ranked"
         } else {

@@ -9,19 +9,23 @@
 //! earlier reviews, scope, gate results, assumptions, cross-cutting
 //! constraints; or the guardian's vision), each truncated past a cap; a
 //! review's vision up to a tenth of the budget (whole, or its constraining
-//! sentences); the related spec sections up to a quarter; impact rows up to
-//! 8%. The diff, its lines numbered, takes the rest; what it leaves goes
-//! back to the lists, the impact rows, the related spec, the vision's
-//! constraining sentences, the unrelated spec sections and the vision's
-//! other sentences, in that order, so nothing is cut while room is left
-//! and unrelated spec is cut before code. A review prompt that would show
+//! sentences); up to a quarter, the spec's strong rules (the sentences
+//! saying what must, must not or cannot be) of the sections not sent whole,
+//! then the related spec sections whole; impact rows up to 8%. The diff,
+//! its lines numbered, takes the rest; what it leaves goes back to the
+//! lists, the impact rows, the strong rules and related spec, the vision's
+//! constraining sentences, the weaker rules (should, only) and unrelated
+//! spec sections, and the vision's other sentences, in that order, so
+//! nothing is cut while room is left and unrelated spec is cut before code.
+//! A review prompt that would show
 //! no code gives up every share for it, and shows a piece of a hunk when no
 //! hunk fits whole; one that still cannot show a line is an error
 //! (`Error::NoRoomForCode`). For a review in parts, the diff is the part's
 //! share (`DiffPart`), and `Prompt::rest` is what is left for the next
 //! part. Estimates add up per-piece counts, but BPE merges across joins, so
-//! the final text is counted whole and trimmed (unrelated spec first, code
-//! after everything that may go before it) until it fits:
+//! the final text is counted whole and trimmed (unrelated spec first, the
+//! spec's rules after its sections, code after everything that may go
+//! before it) until it fits:
 //! `counter.count(&prompt.text) <= budget` always holds for a returned
 //! prompt. Whatever is left out is listed in the prompt and in the
 //! accounting.
@@ -122,7 +126,7 @@ fn assemble_with(
         (Kind::Defect, Some(defect)) => render_determinations(&ctx, &defect.determinations),
         _ => String::new(),
     };
-    let spec = SpecPlan::new(&ctx, &input.spec);
+    let spec = SpecPlan::new(&ctx, &input.spec, input.kind != Kind::Guardian);
     let diff = DiffPlan::new(&ctx, &input.diff.files, input.part.as_ref());
     // Every changed file is named, whatever the budget: the list of those
     // not shown is protected, at its largest (no file shown).
@@ -214,6 +218,7 @@ fn assemble_with(
             || c.impact.drop_rows(need)
             || c.vision.drop_some(need)
             || c.spec.drop_optional(need, Which::Any)
+            || c.spec.drop_rules(need)
             || c.diff.drop_content(&ctx, need)
             || drop_medium(&ctx, &mut c.medium, need)
             || c.spec.shorten_list();
@@ -494,6 +499,7 @@ impl Accounting<'_, '_> {
             files_shown: c.diff.files_shown(),
             files_omitted: c.diff.files_omitted(),
             sent_sections: c.spec.sent(),
+            sent_rules: c.spec.sent_rules(),
             sent_vision: c.vision.sent(),
             stable_prefix: 0,
             stable_tokens: 0,

@@ -277,6 +277,18 @@ pub struct VisionSentence {
     pub constrains: bool,
 }
 
+/// A rule of a spec section (`specs::rules`) the prompt holds alone, its
+/// section not sent whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SentRule {
+    pub doc_path: String,
+    pub heading_path: String,
+    /// 1-based line of the spec file where the sentence starts.
+    pub line: usize,
+    /// The sentence as sent.
+    pub text: String,
+}
+
 /// The assembled prompt and its token accounting.
 #[derive(Debug, Clone, Serialize)]
 pub struct Prompt {
@@ -293,6 +305,10 @@ pub struct Prompt {
     /// The spec sections actually included, as (doc path, heading path):
     /// the only text a quote may come from.
     pub sent_sections: Vec<(String, String)>,
+    /// The rules of spec sections not sent whole, each sent alone in the
+    /// prompt's rules block: quotable as sent, nothing else of their
+    /// sections.
+    pub sent_rules: Vec<SentRule>,
     /// The vision text a review prompt holds, as (first line, text): the
     /// whole file as one piece, or the sentences sent; empty when none.
     pub sent_vision: Vec<VisionSentence>,
@@ -323,6 +339,18 @@ pub struct SectionAccount {
 pub struct Omission {
     pub item: String,
     pub reason: String,
+}
+
+/// How the reason of an omission sent in part begins (a spec section whose
+/// rules alone were sent).
+pub const SENT_IN_PART: &str = "sent in part";
+
+impl Omission {
+    /// Whether some of it was sent (a spec section's rules alone), the rest
+    /// left out.
+    pub fn sent_in_part(&self) -> bool {
+        self.reason.starts_with(SENT_IN_PART)
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

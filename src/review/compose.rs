@@ -303,9 +303,14 @@ pub fn compose(
         let mut sent: Vec<(String, Section)> = Vec::new();
         for p in &prompts {
             for (path, section) in sent_sections(&documents, p) {
-                let known = sent
-                    .iter()
-                    .any(|(q, s)| *q == path && s.heading_path() == section.heading_path());
+                // The same section (or rule) sent by several parts is one
+                // passage; a rule is told from its section by its text.
+                let known = sent.iter().any(|(q, s)| {
+                    *q == path
+                        && s.heading_path() == section.heading_path()
+                        && s.start_line == section.start_line
+                        && s.text == section.text
+                });
                 if !known {
                     sent.push((path, section));
                 }
@@ -609,8 +614,10 @@ pub fn dimensions<'c>(ctx: &'c Context, sources: &Sources) -> Vec<&'c verdict::D
     ctx.config.scoring.asked(!sources.coordination.is_empty())
 }
 
-/// The spec sections `prompt` holds, as parsed sections: the only text its
-/// quotes may come from.
+/// The spec text `prompt` holds, as parsed sections: the only text its
+/// quotes may come from. A section sent whole is itself; a rule sent alone
+/// (its section not sent whole) is a section of its own, its text the
+/// sentence as sent, at its line, under its section's headings.
 fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Section)> {
     let mut out = Vec::new();
     for (doc_path, heading) in &prompt.sent_sections {
@@ -619,6 +626,28 @@ fn sent_sections(documents: &[Document], prompt: &Prompt) -> Vec<(String, Sectio
                 out.push((doc_path.clone(), section.clone()));
             }
         }
+    }
+    for rule in &prompt.sent_rules {
+        let Some(doc) = documents.iter().find(|d| d.path == rule.doc_path) else {
+            continue;
+        };
+        let Some(section) = doc
+            .sections
+            .iter()
+            .find(|s| s.heading_path() == rule.heading_path)
+        else {
+            continue;
+        };
+        out.push((
+            rule.doc_path.clone(),
+            Section {
+                titles: section.titles.clone(),
+                level: section.level,
+                start_line: rule.line,
+                end_line: rule.line,
+                text: rule.text.clone(),
+            },
+        ));
     }
     out
 }

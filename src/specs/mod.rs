@@ -10,6 +10,7 @@ pub mod markdown;
 pub mod quote;
 pub mod relevance;
 pub mod resolve;
+pub mod rules;
 pub mod script;
 pub mod select;
 pub mod similar;

@@ -66,14 +66,21 @@ const MAX_SENTENCES: usize = 2_000;
 /// split at sentence ends; headings, fences and blank lines are not
 /// sentences.
 pub fn sentences(doc: &Document) -> Vec<Sentence> {
+    sentences_of(&doc.text, 1)
+}
+
+/// The sentences of `text`, a part of a document whose first line is
+/// `first_line` (a section's text, for its rules), as `sentences` reads
+/// them.
+pub fn sentences_of(text: &str, first_line: usize) -> Vec<Sentence> {
     let mut out = Vec::new();
     // The block being read: its text and the line each byte starts on.
     let mut block = String::new();
     let mut lines: Vec<usize> = Vec::new();
     let mut in_fence = false;
-    for (n, raw) in doc.text.lines().enumerate() {
+    for (n, raw) in text.lines().enumerate() {
         let line = raw.trim();
-        let number = n + 1;
+        let number = n + first_line;
         if line.starts_with("```") || line.starts_with("~~~") {
             in_fence = !in_fence;
             flush(&mut block, &mut lines, &mut out);

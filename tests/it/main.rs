@@ -50,6 +50,7 @@ mod review;
 mod safety_net;
 mod schemas;
 mod spec_review;
+mod spec_rules;
 mod specs_in_practice;
 mod terminal;
 mod test_weakened;

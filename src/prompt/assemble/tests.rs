@@ -1,7 +1,7 @@
 use super::*;
 use crate::git::diff::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 use crate::prompt::tokens::tests::counter;
-use crate::prompt::{At, DiffPart, ImpactRow, SpecSection, VisionSentence};
+use crate::prompt::{At, DiffPart, ImpactRow, SentRule, SpecSection, VisionSentence};
 
 const SCHEMA: &str = r#"{"type":"object","required":["verdict"],"properties":{"verdict":{"enum":["approve","request_changes"]}}}"#;
 
@@ -950,6 +950,109 @@ fn optional_spec_share_is_capped_and_omissions_listed() {
     assert!(p.rest.is_some(), "the code does not fit either");
 }
 
+/// The task's section, then a security section too large to send whole
+/// (a strong rule, a weak one and much description), then history.
+fn with_rules(i: &mut Input) {
+    i.spec.truncate(1);
+    let filler = "The catalogue shows a table of books with their authors and shelves.\n";
+    let mut security = section(
+        "specs/product/library.md",
+        "Library > Security",
+        &format!(
+            "## Security\nThe login page was drawn with the members.\nCard numbers are never written to a log.\nKeys should be rotated every year.\n{}",
+            filler.repeat(300)
+        ),
+        true,
+        false,
+    );
+    security.start_line = 20;
+    security.related = false;
+    let mut history = section(
+        "specs/product/library.md",
+        "Library > History",
+        &format!("## History\n{}", filler.repeat(300)),
+        true,
+        false,
+    );
+    history.start_line = 400;
+    history.related = false;
+    i.spec.extend([security, history]);
+}
+
+#[test]
+fn rules_of_sections_not_sent_whole_are_sent_alone_strong_first() {
+    let d = large_diff();
+    let mut i = input(&d);
+    with_rules(&mut i);
+    let p = build(&i, 6_000).unwrap();
+    assert!(p.total_tokens <= 6_000);
+    // The strong rule, alone under its section's heading, before the code.
+    assert!(
+        p.text
+            .contains("§ Library > Security\n- Card numbers are never written to a log.\n"),
+        "{}",
+        p.text
+    );
+    assert!(positions(&p.text, &["Card numbers are never", "## 9. Git diff"]).len() == 2);
+    // Nothing else of its section.
+    assert!(!p.text.contains("The login page was drawn"));
+    assert!(!p.text.contains("The catalogue shows"));
+    assert_eq!(
+        p.sent_rules[0],
+        SentRule {
+            doc_path: "specs/product/library.md".into(),
+            heading_path: "Library > Security".into(),
+            line: 22,
+            text: "Card numbers are never written to a log.".into(),
+        }
+    );
+    assert!(
+        !p.sent_sections
+            .iter()
+            .any(|(_, h)| h == "Library > Security")
+    );
+    let spec = p.sections.iter().find(|s| s.name == "spec").unwrap();
+    let security = spec
+        .omitted
+        .iter()
+        .find(|o| o.item == "specs/product/library.md § Library > Security")
+        .unwrap();
+    assert!(security.sent_in_part(), "{}", security.reason);
+    assert!(p.text.contains(
+        "Spec sections not shown whole for budget: 2 of 3, lower ranked: of 1 of them only the rules above are shown"
+    ));
+
+    // Before the code, within the spec's share, the strong rule only; the
+    // weak one with what the code leaves.
+    let small = small_diff();
+    let mut i = input(&small);
+    with_rules(&mut i);
+    let p = build(&i, 6_000).unwrap();
+    assert!(p.total_tokens <= 6_000);
+    let texts: Vec<&str> = p.sent_rules.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "Card numbers are never written to a log.",
+            "Keys should be rotated every year."
+        ]
+    );
+    assert!(p.text.contains(
+        "§ Library > Security\n- Card numbers are never written to a log.\n- Keys should be rotated every year.\n"
+    ));
+
+    // A section sent whole carries its rules itself: no rules block.
+    let p = build(&i, 60_000).unwrap();
+    assert!(p.sent_rules.is_empty());
+    assert!(p.text.contains("The login page was drawn"));
+    assert!(!p.text.contains("the rules of sections not shown whole"));
+
+    // The guardian reads what the review sent whole: no rules of its own.
+    i.kind = Kind::Guardian;
+    let p = build(&i, 6_000).unwrap();
+    assert!(p.sent_rules.is_empty());
+}
+
 #[test]
 fn unrelated_spec_is_cut_before_any_code_and_nothing_when_all_fits() {
     // Room for the whole diff, or for the unrelated sections, not both.
@@ -1258,6 +1361,8 @@ const WORDS: &[&str] = &[
     "",
     "ZWJ\u{200d}joined",
     "a_very_long_identifier_name_that_goes_on_and_on_and_on",
+    "Keys must never leak.",
+    "Only admins should do it.",
 ];
 
 const PATHS: &[&str] = &[
@@ -1340,6 +1445,7 @@ fn never_exceeds_budget_property() {
     ];
     let mut ok = 0;
     let mut too_large = 0;
+    let mut rules_sent = 0;
     for case in 0..60 {
         let d = random_diff(&mut rng);
         let mut i = input(&d);
@@ -1444,6 +1550,17 @@ fn never_exceeds_budget_property() {
                         assert!(!o.reason.is_empty() && !o.item.is_empty());
                     }
                 }
+                // A rule sent alone is in the prompt, its section not
+                // sent whole.
+                for r in &p.sent_rules {
+                    assert!(p.text.contains(&format!("- {}\n", r.text)), "case {case}");
+                    assert!(
+                        !p.sent_sections
+                            .contains(&(r.doc_path.clone(), r.heading_path.clone())),
+                        "case {case}"
+                    );
+                }
+                rules_sent += usize::from(!p.sent_rules.is_empty());
             }
             Err(Error::ProtectedTooLarge { needed, budget: b }) => {
                 too_large += 1;
@@ -1470,5 +1587,8 @@ fn never_exceeds_budget_property() {
             Err(other) => panic!("case {case}: {other}"),
         }
     }
-    assert!(ok > 30 && too_large > 0, "ok {ok}, too large {too_large}");
+    assert!(
+        ok > 30 && too_large > 0 && rules_sent > 0,
+        "ok {ok}, too large {too_large}, with rules {rules_sent}"
+    );
 }
