@@ -548,10 +548,10 @@ fn a_spec_file_the_spec_links_to_is_a_candidate() {
     );
     let dry = dry_run(&repo, "32000");
     let prompt = dry["prompt"].as_str().unwrap();
+    // Under its document's label, each section under its `§` line.
     assert!(
-        prompt.contains(
-            "Related spec: docs/errorhandling.md § Handling Application Errors > Error Handlers"
-        ),
+        prompt.contains("Related spec: docs/errorhandling.md")
+            && prompt.contains("§ Handling Application Errors > Error Handlers (lines "),
         "{prompt}"
     );
     assert!(!prompt.contains("docs/config.md"), "not linked, not read");
@@ -575,7 +575,8 @@ fn a_spec_file_the_spec_links_to_is_a_candidate() {
         let dry = dry_run(&repo, budget);
         let prompt = dry["prompt"].as_str().unwrap();
         assert!(
-            prompt.contains("Related spec: docs/errorhandling.md § Handling Application Errors > Custom Error Pages (lines ")
+            prompt.contains("Related spec: docs/errorhandling.md")
+                && prompt.contains("§ Handling Application Errors > Custom Error Pages (lines ")
                 && prompt.contains("; referenced by the task)"),
             "{budget}: {prompt}"
         );

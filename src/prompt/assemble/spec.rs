@@ -7,7 +7,8 @@
 //! rules out of the rules block. Those left out are counted in the prompt,
 //! the highest ranked of them named (the report names every one, and those
 //! sent in part as rules). Those sent are shown in document order, the
-//! source of truth first, each a reference selects marked so, then the
+//! source of truth first, one label and one fence per document, each
+//! section under a `§` line naming it (a reference's marked so), then the
 //! rules block, each rule under its section's heading path: a rule sent
 //! alone is quotable as sent, nothing else of its section is.
 
@@ -65,6 +66,9 @@ struct SpecEntry {
     required: bool,
     related: bool,
     included: bool,
+    /// Its document's label and fence, counted: paid once per document
+    /// whose sections are sent whole.
+    doc_tokens: usize,
     /// Its heading line in the rules block, counted.
     head_tokens: usize,
     rules: Vec<RuleLine>,
@@ -99,22 +103,18 @@ impl SpecPlan {
         let entries: Vec<SpecEntry> = sections
             .iter()
             .map(|s| {
-                let label = if s.primary {
-                    format!("SOURCE OF TRUTH: {}", inline(&s.doc_path))
-                } else {
-                    format!("Related spec: {}", inline(&s.doc_path))
-                };
+                let label = doc_label(s.primary, &s.doc_path);
                 let mark = s
                     .mark
                     .as_deref()
                     .map(|m| format!("; {}", inline(m)))
                     .unwrap_or_default();
                 let block = format!(
-                    "{label} § {} (lines {}–{}{mark})\n{}",
+                    "§ {} (lines {}–{}{mark})\n{}",
                     inline(&s.heading_path),
                     s.start_line,
                     s.end_line,
-                    ctx.fence.wrap(&s.text)
+                    s.text
                 );
                 let om_line = format!("- {} § {}", s.doc_path, s.heading_path);
                 let rules: Vec<RuleLine> = if with_rules && !s.required {
@@ -132,6 +132,7 @@ impl SpecPlan {
                     Vec::new()
                 };
                 SpecEntry {
+                    doc_tokens: ctx.count(&label) + ctx.fence_tokens,
                     head_tokens: ctx.count(&rules_heading(&s.heading_path)) + 1,
                     rules,
                     primary: s.primary,
@@ -167,12 +168,29 @@ impl SpecPlan {
         }
     }
 
+    /// The required sections, with their documents' labels and fences.
     pub(super) fn required_tokens(&self) -> usize {
-        self.entries
+        let sections: usize = self
+            .entries
             .iter()
             .filter(|e| e.required)
             .map(|e| e.tokens)
-            .sum()
+            .sum();
+        sections + self.docs_cost(|e| e.required)
+    }
+
+    /// The labels and fences of the documents some section of which
+    /// `counts`, once each.
+    fn docs_cost(&self, counts: impl Fn(&SpecEntry) -> bool) -> usize {
+        let mut docs: Vec<(&str, usize)> = self
+            .entries
+            .iter()
+            .filter(|e| counts(e))
+            .map(|e| (e.doc_path.as_str(), e.doc_tokens))
+            .collect();
+        docs.sort_unstable();
+        docs.dedup_by(|a, b| a.0 == b.0);
+        docs.iter().map(|(_, tokens)| tokens).sum()
     }
 
     pub(super) fn list_fixed(ctx: &Ctx) -> usize {
@@ -281,6 +299,14 @@ impl SpecPlan {
     fn include(&mut self, ctx: &Ctx, cap: usize, which: Which) {
         let list_fixed = Self::list_fixed(ctx);
         let mut content = self.spend_content();
+        // The documents already labelled: a section of another adds its
+        // document's label and fence.
+        let mut shown: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|e| e.included)
+            .map(|e| e.doc_path.clone())
+            .collect();
         // The list names only the highest ranked of those left out, which
         // are at most `NAMED_OMITTED` entries' names: bounded by the
         // longest of them.
@@ -299,12 +325,17 @@ impl SpecPlan {
                 0
             };
             let freed = e.rules_tokens();
-            if (content + e.tokens).saturating_sub(freed) + list <= cap {
+            let new_doc = !shown.contains(&e.doc_path);
+            let cost = e.tokens + if new_doc { e.doc_tokens } else { 0 };
+            if (content + cost).saturating_sub(freed) + list <= cap {
                 e.included = true;
                 for r in &mut e.rules {
                     r.selected = false;
                 }
-                content = (content + e.tokens).saturating_sub(freed);
+                if new_doc {
+                    shown.push(e.doc_path.clone());
+                }
+                content = (content + cost).saturating_sub(freed);
                 count -= 1;
             }
         }
@@ -319,7 +350,16 @@ impl SpecPlan {
             .map(|e| e.tokens)
             .sum();
         let rules: usize = self.entries.iter().map(SpecEntry::rules_tokens).sum();
-        sections + rules + self.rule_docs() * self.per_doc
+        // The labels of documents only optional sections are sent of (the
+        // others' are protected with their required sections).
+        let required: Vec<&str> = self
+            .entries
+            .iter()
+            .filter(|e| e.required)
+            .map(|e| e.doc_path.as_str())
+            .collect();
+        let labels = self.docs_cost(|e| e.included && !required.contains(&e.doc_path.as_str()));
+        sections + labels + rules + self.rule_docs() * self.per_doc
     }
 
     /// How many documents the rules block shows rules of.
@@ -357,7 +397,28 @@ impl SpecPlan {
         // the sections it implements).
         let mut shown: Vec<&SpecEntry> = self.entries.iter().filter(|e| e.included).collect();
         shown.sort_by(|a, b| a.order().cmp(&b.order()));
-        let mut out: Vec<String> = shown.iter().map(|e| e.block.clone()).collect();
+        // One label and one fence per document, each section under its
+        // `§` line; a document's only section on the label's line.
+        let mut out: Vec<String> = shown
+            .chunk_by(|a, b| a.doc_path == b.doc_path)
+            .map(|doc| {
+                let label = doc_label(doc[0].primary, &doc[0].doc_path);
+                if let [only] = doc {
+                    let (head, text) = only.block.split_once('\n').unwrap_or((&only.block, ""));
+                    return format!("{label} {head}\n{}", ctx.fence.wrap(text));
+                }
+                // A blank line between sections, whatever their text ends
+                // with.
+                let blocks: Vec<String> = doc
+                    .iter()
+                    .map(|e| match e.block.ends_with('\n') {
+                        true => e.block.clone(),
+                        false => format!("{}\n", e.block),
+                    })
+                    .collect();
+                format!("{label}\n{}", ctx.fence.wrap(&blocks.join("\n")))
+            })
+            .collect();
         out.extend(self.render_rules(ctx));
         let omitted: Vec<&SpecEntry> = self.entries.iter().filter(|e| !e.included).collect();
         if !omitted.is_empty() {
@@ -379,11 +440,7 @@ impl SpecPlan {
         with_rules.sort_by(|a, b| a.order().cmp(&b.order()));
         let mut out = Vec::new();
         for doc in with_rules.chunk_by(|a, b| a.doc_path == b.doc_path) {
-            let label = if doc[0].primary {
-                format!("SOURCE OF TRUTH: {}", inline(&doc[0].doc_path))
-            } else {
-                format!("Related spec: {}", inline(&doc[0].doc_path))
-            };
+            let label = doc_label(doc[0].primary, &doc[0].doc_path);
             let mut lines = Vec::new();
             for e in doc {
                 lines.push(rules_heading(&e.heading_path));
@@ -502,6 +559,16 @@ impl SpecPlan {
 /// What the accounting says of a section whose every rule was sent alone
 /// (it begins with `SENT_IN_PART`).
 pub(super) const RULES_SENT: &str = "sent in part: its rules alone, the rest omitted for budget";
+
+/// What a document's sections are sent under: the source of truth, or a
+/// related spec.
+fn doc_label(primary: bool, doc_path: &str) -> String {
+    if primary {
+        format!("SOURCE OF TRUTH: {}", inline(doc_path))
+    } else {
+        format!("Related spec: {}", inline(doc_path))
+    }
+}
 
 /// A section's heading line in the rules block.
 fn rules_heading(heading_path: &str) -> String {
