@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use clap::Parser;
 
 use super::*;
+use crate::checks::{self, Check, CommandCheck};
+use crate::defects;
 
 /// Branches, committed files and a real working-tree directory.
 struct Fake {
