@@ -718,6 +718,8 @@ fn defect_lists(input: &Input) -> Vec<(&'static str, Vec<String>)> {
     ]
 }
 
+/// One item per kind of file scope, its paths on one line (a list of
+/// hundreds is cut like any long item, with a note).
 fn scope_items(scope: &Scope) -> Vec<String> {
     let mut items = Vec::new();
     for (label, list) in [
@@ -726,7 +728,9 @@ fn scope_items(scope: &Scope) -> Vec<String> {
         ("files to modify", &scope.to_modify),
         ("files to delete", &scope.to_delete),
     ] {
-        items.extend(list.iter().map(|path| format!("- {label}: {path}")));
+        if !list.is_empty() {
+            items.push(format!("- {label}: {}", list.join(", ")));
+        }
     }
     items
 }

@@ -508,7 +508,7 @@ fn previous_review(subject: &Subject) -> Vec<String> {
     };
     let attempt = task.attempt();
     let mut items = vec![if attempt == 1 && task.review_feedback.is_none() {
-        "This is the first attempt at this task: there is no earlier review.".to_string()
+        "First attempt at this task: no earlier review.".to_string()
     } else {
         format!(
             "This is attempt {attempt} at this task (retry_count {}, revision_count {}).",

@@ -379,7 +379,7 @@ fn a_multi_player_batch_reviews_what_the_orchestrator_left() {
             "Depends on task 1 (branch {TASK_1}, head {}): not merged into main; this branch contains it",
             &task_1_head[..10]
         ),
-        "This is the first attempt at this task: there is no earlier review.",
+        "First attempt at this task: no earlier review.",
         "gate_evidence: warn",
         "| AC-3 | persistent_issues returns the keys present in both audits | test |",
     ] {

@@ -101,7 +101,7 @@ impl<'a> DiffPlan<'a> {
                     class,
                     follows: source.and_then(place),
                     first,
-                    header_tokens: ctx.count(&(file.header() + &file.notes())),
+                    header_tokens: ctx.count(&(header(file) + &file.notes())),
                     hunk_tokens: file
                         .hunks
                         .iter()
@@ -150,13 +150,15 @@ impl<'a> DiffPlan<'a> {
 
     pub(super) fn summary(&self, shown: usize, not_shown: usize) -> String {
         let mut out = format!(
-            "{} files changed, +{} −{} lines. In review order (source, tests, docs/config): {} with changes shown, {} not shown (listed below).",
+            "{} files changed, +{} −{} lines. In review order (source, tests, docs/config): ",
             self.files.len(),
             self.additions,
             self.deletions,
-            shown,
-            not_shown
         );
+        out.push_str(&match not_shown {
+            0 => format!("all {shown} with changes shown."),
+            _ => format!("{shown} with changes shown, {not_shown} not shown (listed below)."),
+        });
         if let Some(n) = self.part {
             out.push_str(&format!(
                 " The diff does not fit one prompt, so this review is done in parts: this is part {n}. Files omitted for budget here are reviewed in another part."
@@ -290,7 +292,7 @@ impl<'a> DiffPlan<'a> {
         let shown = self.files_shown();
         let mut out = vec![self.summary(shown, self.files.len() - shown)];
         for e in self.files.iter().filter(|e| e.included) {
-            let mut content = e.file.header() + &e.file.notes();
+            let mut content = header(e.file) + &e.file.notes();
             let start = e.start();
             for (h, hunk) in e.file.hunks.iter().enumerate() {
                 let from = if h == start.hunk { start.line } else { 0 };
@@ -660,10 +662,73 @@ fn coordinates(hunk: &Hunk, from: usize, to: usize) -> String {
     )
 }
 
+/// A file's header as the prompt shows it: git's (`diff --git`, then the
+/// mode, rename or copy lines) without the `---`/`+++` pair, which names
+/// the same two paths again (`/dev/null` is said by `new file mode` and
+/// `deleted file mode`).
+fn header(file: &FileDiff) -> String {
+    let header = file.header();
+    if file.binary {
+        return header;
+    }
+    header
+        .lines()
+        .filter(|l| !(l.starts_with("--- ") || l.starts_with("+++ ")))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::git::diff::Line;
+    use crate::git::diff::{FileStatus, Line};
+
+    #[test]
+    fn a_header_names_its_paths_once() {
+        let hunk = Hunk {
+            old_start: 1,
+            old_lines: 1,
+            new_start: 1,
+            new_lines: 1,
+            context: String::new(),
+            lines: vec![line(LineKind::Added, None, Some(1))],
+        };
+        let file = |status, old_path: Option<&str>, binary| FileDiff {
+            path: "src/b.rs".into(),
+            old_path: old_path.map(String::from),
+            similarity: old_path.map(|_| 90),
+            status,
+            binary,
+            old_mode: Some(0o100644),
+            new_mode: Some(0o100644),
+            old_blob: None,
+            new_blob: None,
+            hunks: if binary {
+                Vec::new()
+            } else {
+                vec![hunk.clone()]
+            },
+            additions: 1,
+            deletions: 0,
+            not_utf8: false,
+        };
+        assert_eq!(
+            header(&file(FileStatus::Modified, None, false)),
+            "diff --git a/src/b.rs b/src/b.rs\n"
+        );
+        assert_eq!(
+            header(&file(FileStatus::Renamed, Some("src/a.rs"), false)),
+            "diff --git a/src/a.rs b/src/b.rs\nsimilarity index 90%\nrename from src/a.rs\nrename to src/b.rs\n"
+        );
+        assert_eq!(
+            header(&file(FileStatus::Added, None, false)),
+            "diff --git a/src/b.rs b/src/b.rs\nnew file mode 100644\n"
+        );
+        assert!(
+            header(&file(FileStatus::Modified, None, true))
+                .ends_with("Binary files a/src/b.rs and b/src/b.rs differ\n")
+        );
+    }
 
     fn line(kind: LineKind, old: Option<u32>, new: Option<u32>) -> Line {
         Line {

@@ -6,14 +6,17 @@ use crate::prompt::{ImpactRow, Omission};
 
 use super::{Ctx, GROUPED_NAMES, OMITTED_FOR_BUDGET, cell, omission};
 
-/// An added symbol that nothing references: it is in the diff, and no
-/// code outside it can break.
-fn unreferenced_addition(row: &ImpactRow) -> bool {
-    row.change == "added" && row.dependents == 0 && !row.file.is_empty()
+/// An added or removed symbol that nothing references: it is in the diff,
+/// and no code outside it can break.
+fn unreferenced(row: &ImpactRow) -> bool {
+    (row.change == "added" || row.change == "removed")
+        && row.dependents == 0
+        && !row.file.is_empty()
 }
 
-/// Impact rows, already ranked by risk, with the added symbols nothing
-/// references grouped per file at the end: a prefix that fits its share.
+/// Impact rows, already ranked by risk, with the added and the removed
+/// symbols nothing references grouped per file at the end: a prefix that
+/// fits its share.
 pub(super) struct ImpactPlan {
     /// `None`: impact analysis did not run.
     rows: Option<Vec<(String, String, usize)>>,
@@ -38,7 +41,7 @@ impl ImpactPlan {
                 )
             };
             let (grouped, ranked): (Vec<&ImpactRow>, Vec<&ImpactRow>) =
-                rows.iter().partition(|r| unreferenced_addition(r));
+                rows.iter().partition(|r| unreferenced(r));
             let mut out: Vec<(String, String, usize)> = ranked
                 .iter()
                 .map(|r| (row(&r.symbol, &r.kind, &r.change, r), r.symbol.clone()))
@@ -47,16 +50,20 @@ impl ImpactPlan {
                     (line, item, tokens)
                 })
                 .collect();
-            // Added symbols nothing references yet carry little risk: one
-            // row per file names them all, rather than a row each.
-            let mut files: Vec<(&str, Vec<&ImpactRow>)> = Vec::new();
+            // Added symbols nothing references yet, and removed ones
+            // nothing referenced, carry little risk: one row per file and
+            // change names them all, rather than a row each.
+            let mut files: Vec<(&str, &str, Vec<&ImpactRow>)> = Vec::new();
             for r in grouped {
-                match files.iter_mut().find(|(f, _)| *f == r.file) {
-                    Some((_, list)) => list.push(r),
-                    None => files.push((&r.file, vec![r])),
+                match files
+                    .iter_mut()
+                    .find(|(f, c, _)| *f == r.file && *c == r.change)
+                {
+                    Some((_, _, list)) => list.push(r),
+                    None => files.push((&r.file, &r.change, vec![r])),
                 }
             }
-            for (file, list) in files {
+            for (file, change, list) in files {
                 let (line, item) = if list.len() == 1 {
                     let r = list[0];
                     (row(&r.symbol, &r.kind, &r.change, r), r.symbol.clone())
@@ -77,7 +84,7 @@ impl ImpactPlan {
                     }
                     let symbol = format!("{} ({file})", names.join(", "));
                     let line = format!(
-                        "| {} | {} | added, {} symbols, none referenced | 0 | 0 | - | - |\n",
+                        "| {} | {} | {change}, {} symbols, none referenced | 0 | 0 | - | - |\n",
                         cell(&symbol),
                         cell(&kinds.join(", ")),
                         list.len()

@@ -47,7 +47,7 @@ impl VisionPlan {
             return VisionPlan { vision: None };
         };
         let label = format!(
-            "PRODUCT VISION: {}. The product's own words: they constrain every change, also where no spec section speaks. A change that contradicts one of its sentences is a `major` issue: add that sentence, quoted exactly, to `spec_verification` with `spec_section` \"Product vision\" and `satisfied: false`. A vision quote is checked like a spec quote, but it is not the spec basis an approval needs.",
+            "PRODUCT VISION: {}. Its sentences constrain every change, also where no spec section speaks: one the change contradicts is a `major` issue: quote it exactly in `spec_verification` (`spec_section` \"Product vision\", `satisfied: false`). Its quotes are checked like the spec's, but are no spec basis for an approval.",
             inline(&v.doc_path)
         );
         let whole = format!("{label}\n{}", ctx.fence.wrap(&v.text));
