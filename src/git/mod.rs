@@ -136,12 +136,13 @@ pub struct Base {
     pub how: String,
 }
 
-/// One blob in a commit's tree.
+/// One blob in a commit's tree. Its size is not read: that is a read of
+/// each blob's header (for a loose object a file opened and inflated), a
+/// serial cost of every review that nothing used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeFile {
     pub path: String,
     pub blob: String,
-    pub size: u64,
 }
 
 /// One commit of a branch's own history.
@@ -445,30 +446,18 @@ impl Repository {
             source,
         };
         let tree = self.commit(commit)?.tree().map_err(read_err)?;
-        let odb = self.repo.odb().map_err(read_err)?;
-        let mut entries = Vec::new();
+        let mut files = Vec::new();
         tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
             if entry.kind() == Some(git2::ObjectType::Blob) {
                 let name = String::from_utf8_lossy(entry.name_bytes());
-                entries.push((format!("{dir}{name}"), entry.id()));
+                files.push(TreeFile {
+                    path: format!("{dir}{name}"),
+                    blob: entry.id().to_string(),
+                });
             }
             git2::TreeWalkResult::Ok
         })
         .map_err(read_err)?;
-        let mut files = Vec::with_capacity(entries.len());
-        for (path, oid) in entries {
-            // Reading only the header gives the size without inflating the blob.
-            let (size, _) = odb.read_header(oid).map_err(|source| Error::Read {
-                commit: commit.to_string(),
-                path: path.clone(),
-                source,
-            })?;
-            files.push(TreeFile {
-                path,
-                blob: oid.to_string(),
-                size: size as u64,
-            });
-        }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(files)
     }
