@@ -25,13 +25,23 @@ fn child<'t>(node: Node<'t>, name: &str) -> Option<Node<'t>> {
 }
 
 /// Python names are function-wide: a name assigned anywhere in a function
-/// is local in all of it. So a first walk gathers definitions, imports and
-/// bindings, and a second reads the reference sites knowing every local.
+/// is local in all of it. So the one walk of the tree gathers definitions,
+/// imports and bindings, and notes each reference site with what the walk
+/// alone knows of it (its parent, field and form); the sites are read once
+/// every local is known, in the order the walk met them.
 pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
     let mut defs = Defs::default();
     let mut import_nodes = Vec::new();
     let mut binders = Vec::new();
-    walk(root, Lang::Python.names(), |node, id, _, anc| {
+    let mut sites: Vec<Site> = Vec::new();
+    // The depth of a subtree whose names are not reference sites (an
+    // import, a `global`, an annotation's string, read on its own): the
+    // walk still descends into it for definitions and comments.
+    let mut quiet: Option<usize> = None;
+    walk(root, Lang::Python.names(), |node, id, field, anc| {
+        if quiet.is_some_and(|depth| anc.len() <= depth) {
+            quiet = None;
+        }
         match grammar.role(id) {
             Some(Role::Def(kind)) => {
                 if let Some(name) = child(node, "name") {
@@ -53,6 +63,22 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
                 return false;
             }
             None => {}
+        }
+        if quiet.is_none() {
+            match Lang::Python.names().kind_of_id(id) {
+                "identifier" => sites.extend(ident_site(node, field.get(), anc)),
+                "attribute" => sites.extend(attr_site(node, field, anc)),
+                "string" if anc.iter().any(|f| kind_of(f.node) == "type") => {
+                    sites.push(Site::Annotation(node));
+                    quiet = Some(anc.len());
+                }
+                "import_statement"
+                | "import_from_statement"
+                | "future_import_statement"
+                | "global_statement"
+                | "nonlocal_statement" => quiet = Some(anc.len()),
+                _ => {}
+            }
         }
         true
     });
@@ -119,9 +145,9 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
         refs: Vec::new(),
         fields: Vec::new(),
     };
-    walk(root, Lang::Python.names(), |node, id, field, anc| {
-        cx.visit(node, id, field, anc)
-    });
+    for site in sites {
+        cx.site(site);
+    }
     let mut imports = Vec::new();
     for node in import_nodes {
         cx.import(node, &mut imports);
@@ -596,87 +622,33 @@ impl Cx<'_> {
         None
     }
 
-    /// Dispatch one node of the walk; returns whether to descend.
-    fn visit(&mut self, node: Node, id: u16, field: Field, anc: &[Frame]) -> bool {
-        match Lang::Python.names().kind_of_id(id) {
-            "identifier" => {
-                self.ident(node, field.get(), anc);
-                false
+    /// Read one reference site noted by the walk.
+    fn site(&mut self, site: Site) {
+        match site {
+            Site::Name { node, form } => {
+                let name = text(node, self.src);
+                if matches!(name, "self" | "cls") || self.local(name, node.start_byte()).is_some() {
+                    return;
+                }
+                self.push(name, form, Vec::new(), Receiver::None, node);
             }
-            "attribute" => {
-                self.attr(node, field, anc);
-                true
-            }
-            "string" if anc.iter().any(|f| kind_of(f.node) == "type") => {
-                self.string_annotation(node);
-                false
-            }
-            "comment"
-            | "import_statement"
-            | "import_from_statement"
-            | "future_import_statement"
-            | "global_statement"
-            | "nonlocal_statement" => false,
-            _ => true,
-        }
-    }
-
-    fn ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
-        let Some(p) = anc.last() else { return };
-        let name = text(node, self.src);
-        let form = match kind_of(p.node) {
-            "function_definition" | "class_definition" if field == Some("name") => return,
-            "default_parameter"
-            | "typed_default_parameter"
-            | "keyword_argument"
-            | "named_expression"
-                if field == Some("name") =>
-            {
-                return;
-            }
-            "attribute" if field == Some("attribute") => return,
-            "assignment" if field == Some("left") => {
+            Site::ClassField { node, assignment } => {
                 // `x: T` in a class body declares a typed field.
                 let class = self.defs.innermost(node.start_byte());
                 if let Some(c) = class.filter(|&c| self.defs.defs[c as usize].kind == Kind::Class) {
-                    if let Some(ty) = self.assigned_type(p.node) {
-                        self.fields.push((c, name.to_string(), ty));
+                    if let Some(ty) = self.assigned_type(assignment) {
+                        self.fields.push((c, text(node, self.src).to_string(), ty));
                     }
                 }
-                return;
             }
-            "augmented_assignment" | "for_statement" | "for_in_clause" if field == Some("left") => {
-                return;
-            }
-            "except_clause" if field == Some("alias") => return,
-            "parameters"
-            | "lambda_parameters"
-            | "typed_parameter"
-            | "list_splat_pattern"
-            | "dictionary_splat_pattern"
-            | "dotted_name"
-            | "aliased_import"
-            | "pattern_list"
-            | "tuple_pattern"
-            | "list_pattern"
-            | "as_pattern_target" => return,
-            // `except Error as e`, `with lock as held`: the value is used.
-            "as_pattern" => Form::Value,
-            k if k.contains("pattern") => return,
-            "call" if field == Some("function") => Form::Call,
-            "decorator" => Form::Call,
-            "argument_list"
-                if anc.len() >= 2 && kind_of(anc[anc.len() - 2].node) == "class_definition" =>
-            {
-                Form::Type
-            }
-            _ if in_annotation(anc) => Form::Type,
-            _ => Form::Value,
-        };
-        if matches!(name, "self" | "cls") || self.local(name, node.start_byte()).is_some() {
-            return;
+            Site::Attribute {
+                node,
+                parent,
+                written,
+                form,
+            } => self.attr(node, parent, written, form),
+            Site::Annotation(string) => self.string_annotation(string),
         }
-        self.push(name, form, Vec::new(), Receiver::None, node);
     }
 
     /// The class whose body (or method) holds `pos`.
@@ -715,18 +687,17 @@ impl Cx<'_> {
             })
     }
 
-    fn attr(&mut self, node: Node, field: Field, anc: &[Frame]) {
-        let Some(p) = anc.last() else { return };
-        if matches!(kind_of(p.node), "assignment" | "augmented_assignment")
-            && field.get() == Some("left")
-        {
+    /// An attribute `obj.name` whose parent is `parent`; `written` when it
+    /// is assigned to.
+    fn attr(&mut self, node: Node, parent: Node, written: bool, form: Form) {
+        if written {
             let obj = child(node, "object");
             let attr = child(node, "attribute");
             if let (Some(o), Some(a)) = (obj, attr) {
                 if text(o, self.src) == "self" {
                     // Recorded untyped too (empty type): `self.x()` then
                     // calls an attribute, not some other class's method `x`.
-                    let ty = self.assigned_type(p.node).unwrap_or_default();
+                    let ty = self.assigned_type(parent).unwrap_or_default();
                     if let Some(class) = self.enclosing_class(node.start_byte()) {
                         self.fields.push((class, text(a, self.src).to_string(), ty));
                     }
@@ -737,16 +708,6 @@ impl Cx<'_> {
         }
         let (Some(obj), Some(attr)) = (child(node, "object"), child(node, "attribute")) else {
             return;
-        };
-        // `@group.command` applies the attribute to the function below.
-        let form = if (kind_of(p.node) == "call" && field.get() == Some("function"))
-            || kind_of(p.node) == "decorator"
-        {
-            Form::MethodCall
-        } else if in_annotation(anc) {
-            Form::Type
-        } else {
-            Form::Attribute
         };
         let receiver = self.receiver(obj);
         let name = text(attr, self.src);
@@ -986,6 +947,107 @@ impl Cx<'_> {
             });
         }
     }
+}
+
+/// A reference site as the walk met it, with what only the walk knows
+/// (the node's parent and field, whether it is in an annotation); read
+/// once the file's locals are known (`Cx::site`).
+enum Site<'t> {
+    /// A name used (`f`, `Shelf`), not yet checked against the locals.
+    Name { node: Node<'t>, form: Form },
+    /// `x = …` or `x: T` assigned as a statement: a class body's field.
+    ClassField {
+        node: Node<'t>,
+        assignment: Node<'t>,
+    },
+    /// `obj.name`, under `parent`; `written` when assigned to.
+    Attribute {
+        node: Node<'t>,
+        parent: Node<'t>,
+        written: bool,
+        form: Form,
+    },
+    /// A string in an annotation: a forward reference.
+    Annotation(Node<'t>),
+}
+
+/// The site of an identifier filling `field` of its parent, unless it is
+/// not a reference (a definition's name, a binding, an attribute's name).
+fn ident_site<'t>(
+    node: Node<'t>,
+    field: Option<&'static str>,
+    anc: &[Frame<'t>],
+) -> Option<Site<'t>> {
+    let p = anc.last()?;
+    let form = match kind_of(p.node) {
+        "function_definition" | "class_definition" if field == Some("name") => return None,
+        "default_parameter"
+        | "typed_default_parameter"
+        | "keyword_argument"
+        | "named_expression"
+            if field == Some("name") =>
+        {
+            return None;
+        }
+        "attribute" if field == Some("attribute") => return None,
+        "assignment" if field == Some("left") => {
+            return Some(Site::ClassField {
+                node,
+                assignment: p.node,
+            });
+        }
+        "augmented_assignment" | "for_statement" | "for_in_clause" if field == Some("left") => {
+            return None;
+        }
+        "except_clause" if field == Some("alias") => return None,
+        "parameters"
+        | "lambda_parameters"
+        | "typed_parameter"
+        | "list_splat_pattern"
+        | "dictionary_splat_pattern"
+        | "dotted_name"
+        | "aliased_import"
+        | "pattern_list"
+        | "tuple_pattern"
+        | "list_pattern"
+        | "as_pattern_target" => return None,
+        // `except Error as e`, `with lock as held`: the value is used.
+        "as_pattern" => Form::Value,
+        k if k.contains("pattern") => return None,
+        "call" if field == Some("function") => Form::Call,
+        "decorator" => Form::Call,
+        "argument_list"
+            if anc.len() >= 2 && kind_of(anc[anc.len() - 2].node) == "class_definition" =>
+        {
+            Form::Type
+        }
+        _ if in_annotation(anc) => Form::Type,
+        _ => Form::Value,
+    };
+    Some(Site::Name { node, form })
+}
+
+/// The site of an attribute, with its form: a method call (`@group.command`
+/// applies the attribute to the function below), a type, or a read or
+/// write.
+fn attr_site<'t>(node: Node<'t>, field: Field, anc: &[Frame<'t>]) -> Option<Site<'t>> {
+    let p = anc.last()?;
+    let parent = kind_of(p.node);
+    let written =
+        matches!(parent, "assignment" | "augmented_assignment") && field.get() == Some("left");
+    let form = if (parent == "call" && field.get() == Some("function")) || parent == "decorator" {
+        Form::MethodCall
+    } else if in_annotation(anc) {
+        Form::Type
+    } else {
+        Form::Attribute
+    };
+    Some(Site::Attribute {
+        node,
+        parent: p.node,
+        written,
+        form,
+    })
 }
 
 fn dotted(node: Node, src: &str) -> Vec<String> {
