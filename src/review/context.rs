@@ -178,9 +178,10 @@ pub struct Context {
 impl Context {
     /// The context of reviews in the repository containing `dir`. The
     /// tokenizer is named now, so an unknown encoding fails at once, and
-    /// built only when a prompt is first counted.
+    /// built on a thread of its own (`warm`).
     pub fn open(dir: &Path, config: Config) -> Result<Context, Error> {
         let counter = Arc::new(PendingCounter::start(&config.tokenizer)?);
+        warm(&counter);
         let repo = Repository::discover(dir)?;
         Ok(Context {
             root: repo.state_root().to_path_buf(),
@@ -208,6 +209,25 @@ impl Context {
     pub fn sends_nothing(&self) -> bool {
         self.offline() && !self.config.dry_run
     }
+}
+
+/// Build what every review needs and nothing before it does, on a thread
+/// of its own while the review reads git, the specs and the code: the
+/// secret rules (some thirty regular expressions, needed once the diff is
+/// read) and the tokenizer (a DFA of its word pattern, needed when the
+/// first prompt is counted). Each is built once whoever asks first, so
+/// the review waits only for what is not built yet; nothing it finds
+/// depends on which thread built them.
+fn warm(counter: &Arc<PendingCounter>) {
+    let counter = Arc::clone(counter);
+    // Without a thread, each is built when first needed, as before.
+    let _ = std::thread::Builder::new()
+        .name("speed-warm".into())
+        .spawn(move || {
+            crate::secrets::warm();
+            // An encoding that cannot be built says so where it is used.
+            let _ = counter.get();
+        });
 }
 
 /// Who reviews: config `review.actor`, else the git user (`user.name`), else

@@ -151,6 +151,12 @@ struct Scanner {
     assign: assign::Assign,
 }
 
+/// Compile the rules now (on a thread of the caller's choosing), so that
+/// the first scan does not wait for them.
+pub fn warm() {
+    scanner();
+}
+
 fn scanner() -> &'static Scanner {
     static SCANNER: OnceLock<Scanner> = OnceLock::new();
     SCANNER.get_or_init(|| Scanner {
