@@ -243,6 +243,23 @@ impl Fnv {
     }
 }
 
+/// FNV-1a as the hasher of a map keyed by short names that is only looked
+/// up, never iterated: an identifier's visit asks such maps (the locals,
+/// the type parameters) once or twice, and SipHash's setup cost more than
+/// hashing a name this way.
+impl std::hash::Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        Fnv::write(self, bytes);
+    }
+
+    fn finish(&self) -> u64 {
+        Fnv::finish(self)
+    }
+}
+
+/// Builds `Fnv` hashers: `HashMap<K, V, FnvBuild>`.
+pub type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

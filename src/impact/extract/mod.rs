@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use tree_sitter::{Node, TreeCursor};
 
 use super::Error;
-use super::lang::{Fnv, Lang, Names};
+use super::lang::{Fnv, FnvBuild, Lang, Names};
 use super::symbols::{Def, FileSymbols, Kind, Receiver, Ref};
 
 /// Reusable parsing state for one thread.
@@ -420,7 +420,8 @@ struct Local {
 /// Locals by name, each with its function.
 #[derive(Default)]
 struct Locals {
-    by_name: HashMap<String, Vec<(Option<u32>, Local)>>,
+    /// Looked up for every identifier, never iterated: hashed with FNV.
+    by_name: HashMap<String, Vec<(Option<u32>, Local)>, FnvBuild>,
 }
 
 impl Locals {

@@ -16,7 +16,7 @@ use super::tokens::{self, Tok, Token};
 use super::{
     Defs, Field, Frame, Locals, Sig, column, column_at, finish, line, starts_upper, text, walk,
 };
-use crate::impact::lang::{Grammar, Lang, Role, is_rust_primitive};
+use crate::impact::lang::{FnvBuild, Grammar, Lang, Role, is_rust_primitive};
 use crate::impact::symbols::{
     Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility,
 };
@@ -107,6 +107,127 @@ fn shape_of_id(id: u16) -> Shape {
     shapes.get(usize::from(id)).copied().unwrap_or(Shape::Other)
 }
 
+/// What an identifier's parent says of it (`Cx::ident`), by the parent's
+/// kind: looked up by kind id, since an identifier is one node in six and
+/// matching its parent's kind name against thirty names cost more than the
+/// rest of its visit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IdentParent {
+    /// `call_expression`: a call when the identifier is its `function`.
+    Call,
+    /// `generic_function`: a call when it is the callee's `function`.
+    Generic,
+    /// `macro_invocation`: the macro's name.
+    Macro,
+    /// `shorthand_field_initializer`: a value.
+    Shorthand,
+    /// Never a reference: paths (read whole), `use` trees, labels,
+    /// declarations' own names, token trees and macro fragments.
+    Never,
+    /// `const_item`, `static_item`: not a reference as its `name`.
+    NamedItem,
+    /// `tuple_struct_pattern`: a value as its `type`, else a pattern.
+    TupleStruct,
+    /// `let`, `for`, `let` conditions: not a reference as their `pattern`.
+    Binding,
+    /// `parameter`: not a reference as its `pattern`.
+    Parameter,
+    /// `match_pattern`: a pattern unless it is the guard (`condition`).
+    MatchPattern,
+    /// Patterns: only a capitalised name (a constant or a unit struct) is
+    /// a reference.
+    Pattern,
+    Other,
+}
+
+fn ident_parent(kind: &str) -> IdentParent {
+    match kind {
+        "call_expression" => IdentParent::Call,
+        "generic_function" => IdentParent::Generic,
+        "macro_invocation" => IdentParent::Macro,
+        "shorthand_field_initializer" => IdentParent::Shorthand,
+        "scoped_identifier"
+        | "scoped_type_identifier"
+        | "scoped_use_list"
+        | "use_as_clause"
+        | "use_list"
+        | "use_wildcard"
+        | "use_declaration"
+        | "extern_crate_declaration"
+        | "visibility_modifier"
+        | "attribute"
+        | "attribute_item"
+        | "inner_attribute_item"
+        | "label"
+        | "lifetime"
+        | "function_item"
+        | "function_signature_item"
+        | "mod_item"
+        | "macro_definition"
+        | "enum_variant"
+        | "const_parameter"
+        | "field_declaration" => IdentParent::Never,
+        "const_item" | "static_item" => IdentParent::NamedItem,
+        "tuple_struct_pattern" => IdentParent::TupleStruct,
+        "let_declaration" | "for_expression" | "let_condition" => IdentParent::Binding,
+        "parameter" => IdentParent::Parameter,
+        "match_pattern" => IdentParent::MatchPattern,
+        "closure_parameters" | "tuple_pattern" | "slice_pattern" | "or_pattern" | "ref_pattern"
+        | "mut_pattern" | "captured_pattern" | "field_pattern" | "reference_pattern"
+        | "struct_pattern" => IdentParent::Pattern,
+        k if k.starts_with("token_") || k.starts_with("macro_") => IdentParent::Never,
+        _ => IdentParent::Other,
+    }
+}
+
+/// `ident_parent` of the kind `id`.
+fn ident_parent_of_id(id: u16) -> IdentParent {
+    static TABLE: OnceLock<Vec<IdentParent>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| kind_table(ident_parent));
+    table
+        .get(usize::from(id))
+        .copied()
+        .unwrap_or(IdentParent::Other)
+}
+
+/// What a type identifier's parent says of it (`Cx::type_ident`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TypeParent {
+    /// A type's own declaration: not a reference as its `name`.
+    Declared,
+    /// A path (read whole), a token tree or a macro fragment.
+    Never,
+    Other,
+}
+
+fn type_parent(kind: &str) -> TypeParent {
+    match kind {
+        "struct_item" | "enum_item" | "union_item" | "trait_item" | "type_item"
+        | "associated_type" | "type_parameter" => TypeParent::Declared,
+        "scoped_type_identifier" => TypeParent::Never,
+        k if k.starts_with("token_") || k.starts_with("macro_") => TypeParent::Never,
+        _ => TypeParent::Other,
+    }
+}
+
+/// `type_parent` of the kind `id`.
+fn type_parent_of_id(id: u16) -> TypeParent {
+    static TABLE: OnceLock<Vec<TypeParent>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| kind_table(type_parent));
+    table
+        .get(usize::from(id))
+        .copied()
+        .unwrap_or(TypeParent::Other)
+}
+
+/// `class` of every kind of the grammar, by kind id.
+fn kind_table<T>(class: fn(&str) -> T) -> Vec<T> {
+    let names = Lang::Rust.names();
+    (0..names.kind_count())
+        .map(|id| class(names.kind_of_id(id as u16)))
+        .collect()
+}
+
 pub(super) fn build(
     grammar: &Grammar,
     src: &str,
@@ -118,8 +239,8 @@ pub(super) fn build(
         src,
         defs: Defs::default(),
         locals: Locals::default(),
-        type_params: HashSet::new(),
-        bounds: HashMap::new(),
+        type_params: HashSet::default(),
+        bounds: HashMap::default(),
         refs: Vec::new(),
         imports: Vec::new(),
         leads: Vec::new(),
@@ -213,10 +334,11 @@ struct Cx<'a> {
     src: &'a str,
     defs: Defs,
     locals: Locals,
-    type_params: HashSet<&'a str>,
+    /// Looked up for every type name and path, never iterated (FNV).
+    type_params: HashSet<&'a str, FnvBuild>,
     /// Type parameters with a telling trait bound (`R: Read`, `where R:
     /// Read`): a value of type `R` has `Read`'s methods.
-    bounds: HashMap<&'a str, String>,
+    bounds: HashMap<&'a str, String, FnvBuild>,
     refs: Vec<Ref>,
     imports: Vec<Import>,
     /// Per depth of the walk, the attributes and doc comments met since
@@ -346,68 +468,31 @@ impl<'a> Cx<'a> {
     fn ident(&mut self, node: Node, field: Option<&'static str>, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
         let name = text(node, self.src);
-        let form = match kind_of(p.node) {
-            "call_expression" if field == Some("function") => Form::Call,
-            "generic_function" if field == Some("function") => {
-                let called = anc.len() >= 2 && is_callee(p.node, anc[anc.len() - 2].node);
-                if called { Form::Call } else { Form::Value }
+        let pattern_value = || {
+            if starts_upper(name) {
+                Some(Form::Value)
+            } else {
+                None
             }
-            "macro_invocation" => Form::Macro,
-            "shorthand_field_initializer" => Form::Value,
-            "scoped_identifier"
-            | "scoped_type_identifier"
-            | "scoped_use_list"
-            | "use_as_clause"
-            | "use_list"
-            | "use_wildcard"
-            | "use_declaration"
-            | "extern_crate_declaration"
-            | "visibility_modifier"
-            | "attribute"
-            | "attribute_item"
-            | "inner_attribute_item"
-            | "label"
-            | "lifetime"
-            | "function_item"
-            | "function_signature_item"
-            | "mod_item"
-            | "macro_definition"
-            | "enum_variant"
-            | "const_parameter"
-            | "field_declaration" => return,
-            "const_item" | "static_item" if field == Some("name") => return,
-            "tuple_struct_pattern" if field == Some("type") => Form::Value,
-            "let_declaration" | "for_expression" | "let_condition" if field == Some("pattern") => {
-                return;
-            }
-            "parameter" if field == Some("pattern") => return,
-            "match_pattern" if field != Some("condition") => {
-                if starts_upper(name) {
-                    Form::Value
-                } else {
-                    return;
-                }
-            }
-            "closure_parameters"
-            | "tuple_pattern"
-            | "slice_pattern"
-            | "or_pattern"
-            | "ref_pattern"
-            | "mut_pattern"
-            | "captured_pattern"
-            | "field_pattern"
-            | "reference_pattern"
-            | "tuple_struct_pattern"
-            | "struct_pattern" => {
-                if starts_upper(name) {
-                    Form::Value
-                } else {
-                    return;
-                }
-            }
-            k if k.starts_with("token_") || k.starts_with("macro_") => return,
-            _ => Form::Value,
         };
+        let function = field == Some("function");
+        let form = match ident_parent_of_id(p.node.kind_id()) {
+            IdentParent::Call if function => Some(Form::Call),
+            IdentParent::Generic if function => {
+                let called = anc.len() >= 2 && is_callee(p.node, anc[anc.len() - 2].node);
+                Some(if called { Form::Call } else { Form::Value })
+            }
+            IdentParent::Macro => Some(Form::Macro),
+            IdentParent::Shorthand => Some(Form::Value),
+            IdentParent::Never => None,
+            IdentParent::NamedItem if field == Some("name") => None,
+            IdentParent::TupleStruct if field == Some("type") => Some(Form::Value),
+            IdentParent::Binding | IdentParent::Parameter if field == Some("pattern") => None,
+            IdentParent::MatchPattern if field != Some("condition") => pattern_value(),
+            IdentParent::Pattern | IdentParent::TupleStruct => pattern_value(),
+            _ => Some(Form::Value),
+        };
+        let Some(form) = form else { return };
         if form != Form::Macro && self.is_local(name, node.start_byte()) {
             return;
         }
@@ -422,15 +507,9 @@ impl<'a> Cx<'a> {
 
     fn type_ident(&mut self, node: Node, field: Field, anc: &[Frame]) {
         let Some(p) = anc.last() else { return };
-        match kind_of(p.node) {
-            "struct_item" | "enum_item" | "union_item" | "trait_item" | "type_item"
-            | "associated_type" | "type_parameter"
-                if field.get() == Some("name") =>
-            {
-                return;
-            }
-            "scoped_type_identifier" => return,
-            k if k.starts_with("token_") || k.starts_with("macro_") => return,
+        match type_parent_of_id(p.node.kind_id()) {
+            TypeParent::Declared if field.get() == Some("name") => return,
+            TypeParent::Never => return,
             _ => {}
         }
         let name = text(node, self.src);
