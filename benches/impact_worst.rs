@@ -9,15 +9,20 @@
 //! sites, dependents and radius found, and whether a limit cut the work.
 //!
 //! The projects are read from the folders named by `IMPACT_WORST_DIR`
-//! (separated by `:`; default `~/corpus/py` and every folder under
-//! `~/.cargo/registry/src`), each project by the name of its unpacked
-//! folder. To fill them:
+//! (separated by `:`; default `~/corpus/py`, `~/corpus/rs` and every
+//! folder under `~/.cargo/registry/src`), each project by the name of its
+//! unpacked folder, the newest version found. ripgrep is its source tree
+//! (`ripgrep-<version>`, every crate of the workspace) when there is one,
+//! else its crates from the registry. To fill them (as for
+//! `benches/floor.rs`):
 //!
 //! ```sh
 //! mkdir -p ~/corpus/py && cd ~/corpus/py
 //! pip download --no-deps --no-binary :all: mypy==1.13.0 django==5.1.3 flask==3.1.0 requests==2.32.3
 //! for f in *.tar.gz; do tar xzf "$f"; done
-//! # Rust: a scratch crate depending on ripgrep's crates and tokio, then `cargo fetch`
+//! git clone -q https://github.com/BurntSushi/ripgrep /tmp/rg && git -C /tmp/rg archive 15.1.0 \
+//!   | (mkdir -p ~/corpus/rs/ripgrep-15.1.0 && tar x -C ~/corpus/rs/ripgrep-15.1.0)
+//! cargo fetch   # in speed's checkout: tokio, one of speed's dependencies
 //! ```
 //!
 //! `IMPACT_WORST_CASE=<text>` runs only the cases whose label holds it.
@@ -35,7 +40,9 @@ use speed::git::{Diff, FileDiff, FileStatus, Hunk, Line, LineKind};
 use speed::impact::{self, Blobs, Extractor, FileEntry, Lang};
 
 /// A project: the prefixes of the unpacked folders that make it up (the
-/// version follows the prefix).
+/// version follows the prefix). When the first is found (ripgrep's whole
+/// source tree), it is the project alone: the others are its crates as
+/// the registry holds them, for a machine without the source.
 struct Project {
     name: &'static str,
     folders: &'static [&'static str],
@@ -226,7 +233,7 @@ fn corpus_dirs() -> Vec<PathBuf> {
         return Vec::new();
     };
     let home = PathBuf::from(home);
-    let mut dirs = vec![home.join("corpus/py")];
+    let mut dirs = vec![home.join("corpus/py"), home.join("corpus/rs")];
     if let Ok(entries) = std::fs::read_dir(home.join(".cargo/registry/src")) {
         let mut found: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         found.sort();
@@ -235,10 +242,18 @@ fn corpus_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// The newest folder of each prefix: `<prefix><digit>…`.
+/// The newest folder (by version, numerically) of each prefix:
+/// `<prefix><digit>…`; the first prefix's alone when it is found.
 fn project_folders(dirs: &[PathBuf], project: &Project) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for prefix in project.folders {
+    for (i, prefix) in project.folders.iter().enumerate() {
+        let version = |p: &Path| -> Vec<u64> {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            name[prefix.len()..]
+                .split(['.', '-'])
+                .map(|x| x.parse().unwrap_or(0))
+                .collect()
+        };
         let mut best: Option<PathBuf> = None;
         for dir in dirs {
             let Ok(entries) = std::fs::read_dir(dir) else {
@@ -249,10 +264,18 @@ fn project_folders(dirs: &[PathBuf], project: &Project) -> Vec<PathBuf> {
                 let versioned = name
                     .strip_prefix(prefix)
                     .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
-                if versioned && e.path().is_dir() && best.as_ref().is_none_or(|b| e.path() > *b) {
+                if versioned
+                    && e.path().is_dir()
+                    && best
+                        .as_ref()
+                        .is_none_or(|b| version(&e.path()) > version(b))
+                {
                     best = Some(e.path());
                 }
             }
+        }
+        if i == 0 && project.folders.len() > 1 && best.is_some() {
+            return best.into_iter().collect();
         }
         out.extend(best);
     }
@@ -525,7 +548,19 @@ fn main() {
             tree
         });
         if tree.files.is_empty() {
-            println!("{label}: project not found, skipped");
+            println!(
+                "{label}: no {} folder in {}: skipped",
+                project
+                    .folders
+                    .iter()
+                    .map(|f| format!("{f}<version>"))
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                dirs.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
             continue;
         }
         let (diff, at) = match diff_of(tree, case) {
