@@ -632,7 +632,11 @@ impl Cx<'_> {
                 }
                 self.push(name, form, Vec::new(), Receiver::None, node);
             }
-            Site::ClassField { node, assignment } => {
+            Site::ClassField { assignment } => {
+                // The name is the assignment's `left`, where the walk met it.
+                let Some(node) = child(assignment, "left") else {
+                    return;
+                };
                 // `x: T` in a class body declares a typed field.
                 let class = self.defs.innermost(node.start_byte());
                 if let Some(c) = class.filter(|&c| self.defs.defs[c as usize].kind == Kind::Class) {
@@ -641,12 +645,13 @@ impl Cx<'_> {
                     }
                 }
             }
-            Site::Attribute {
-                node,
-                parent,
-                written,
-                form,
-            } => self.attr(node, parent, written, form),
+            Site::Attribute { node, form } => self.attr(node, None, form),
+            // The attribute is the assignment's `left`, where the walk met it.
+            Site::Written { assignment, form } => {
+                if let Some(node) = child(assignment, "left") {
+                    self.attr(node, Some(assignment), form);
+                }
+            }
             Site::Annotation(string) => self.string_annotation(string),
         }
     }
@@ -687,10 +692,9 @@ impl Cx<'_> {
             })
     }
 
-    /// An attribute `obj.name` whose parent is `parent`; `written` when it
-    /// is assigned to.
-    fn attr(&mut self, node: Node, parent: Node, written: bool, form: Form) {
-        if written {
+    /// An attribute `obj.name`; `assignment` when it is assigned to.
+    fn attr(&mut self, node: Node, assignment: Option<Node>, form: Form) {
+        if let Some(parent) = assignment {
             let obj = child(node, "object");
             let attr = child(node, "attribute");
             if let (Some(o), Some(a)) = (obj, attr) {
@@ -951,22 +955,19 @@ impl Cx<'_> {
 
 /// A reference site as the walk met it, with what only the walk knows
 /// (the node's parent and field, whether it is in an annotation); read
-/// once the file's locals are known (`Cx::site`).
+/// once the file's locals are known (`Cx::site`). One node each: a file's
+/// sites are all held at once.
 enum Site<'t> {
     /// A name used (`f`, `Shelf`), not yet checked against the locals.
     Name { node: Node<'t>, form: Form },
-    /// `x = …` or `x: T` assigned as a statement: a class body's field.
-    ClassField {
-        node: Node<'t>,
-        assignment: Node<'t>,
-    },
-    /// `obj.name`, under `parent`; `written` when assigned to.
-    Attribute {
-        node: Node<'t>,
-        parent: Node<'t>,
-        written: bool,
-        form: Form,
-    },
+    /// `x = …` or `x: T` assigned as a statement (the name is its `left`):
+    /// a class body's field.
+    ClassField { assignment: Node<'t> },
+    /// `obj.name` read or called.
+    Attribute { node: Node<'t>, form: Form },
+    /// `obj.name = …` or `obj.name += …`: the attribute is the
+    /// assignment's `left`.
+    Written { assignment: Node<'t>, form: Form },
     /// A string in an annotation: a forward reference.
     Annotation(Node<'t>),
 }
@@ -991,10 +992,7 @@ fn ident_site<'t>(
         }
         "attribute" if field == Some("attribute") => return None,
         "assignment" if field == Some("left") => {
-            return Some(Site::ClassField {
-                node,
-                assignment: p.node,
-            });
+            return Some(Site::ClassField { assignment: p.node });
         }
         "augmented_assignment" | "for_statement" | "for_in_clause" if field == Some("left") => {
             return None;
@@ -1042,11 +1040,13 @@ fn attr_site<'t>(node: Node<'t>, field: Field, anc: &[Frame<'t>]) -> Option<Site
     } else {
         Form::Attribute
     };
-    Some(Site::Attribute {
-        node,
-        parent: p.node,
-        written,
-        form,
+    Some(if written {
+        Site::Written {
+            assignment: p.node,
+            form,
+        }
+    } else {
+        Site::Attribute { node, form }
     })
 }
 
