@@ -796,6 +796,10 @@ mod tests {
             other => panic!("expected busy, got {other:?}"),
         }
         drop(held);
-        Lock::acquire(&r.speed, &path, Duration::ZERO).unwrap();
+        // Not `Duration::ZERO`: a test running beside this one may fork to
+        // spawn a process, and until that child execs it shares our open
+        // file (close-on-exec closes it only at exec), so the lock can
+        // outlive `drop` by a moment.
+        Lock::acquire(&r.speed, &path, Duration::from_secs(10)).unwrap();
     }
 }
