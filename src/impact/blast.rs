@@ -134,6 +134,14 @@ pub struct ChangedSymbol {
     /// `RADIUS_FOLLOWED`): it is then a lower bound.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub radius_truncated: Option<RadiusCut>,
+    /// Set when the radius's second hop was counted over the files read
+    /// only (see `rounds::next_round`): how many files not read mention a
+    /// name it asked about. The radius may then be a lower bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub radius_unread: Option<usize>,
+    /// The radius followed at least one dependent definition.
+    #[serde(skip)]
+    pub followed: bool,
     /// A renamed file's module: the head path it moved to. Its sites are
     /// the places still naming the old path.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -276,6 +284,13 @@ pub fn symbols(
         Target::Module(..) => None,
     }));
     let first: Vec<BTreeSet<Dep>> = targets.iter().map(|&t| blast.dependents(t)).collect();
+    let headers: Vec<Header> = defs
+        .iter()
+        .map(|&(d, c)| blast.def_header(d, c))
+        .chain(modules.iter().map(|m| blast.module_header(m)))
+        .collect();
+    // Everything asked from here on only counts toward the radius.
+    index.record_second_hop();
     let second: Vec<DefId> = first
         .iter()
         .flat_map(|deps| deps.iter().take(RADIUS_FOLLOWED))
@@ -288,11 +303,6 @@ pub fn symbols(
         })
         .collect();
     blast.scan(second.into_iter());
-    let headers: Vec<Header> = defs
-        .iter()
-        .map(|&(d, c)| blast.def_header(d, c))
-        .chain(modules.iter().map(|m| blast.module_header(m)))
-        .collect();
     targets
         .iter()
         .zip(first)
@@ -656,11 +666,13 @@ impl Blast<'_> {
             followed: RADIUS_FOLLOWED,
             dependents: first.len(),
         });
+        let mut followed = false;
         for d in first.iter().take(RADIUS_FOLLOWED) {
             if let Dep::Def(id) = *d {
                 if Some(id) != own_def {
                     let next = self.target_of(id);
                     reach.extend(self.dependents(next));
+                    followed = true;
                 }
             }
         }
@@ -697,6 +709,8 @@ impl Blast<'_> {
             },
             radius: reach.len(),
             radius_truncated,
+            radius_unread: None,
+            followed,
             renamed_to: header.renamed_to,
             sites,
             ambiguous,

@@ -40,8 +40,8 @@ use cache::Cache;
 use crates::{base_layout, manifests};
 use index::{DefId, Index, Layout};
 use rounds::{
-    Plan, Scanned, Slot, first_pass, free_in_background, keep_words, next_batch,
-    parse_largest_first, unparsed_bytes, wanted,
+    Plan, Scanned, Slot, first_pass, free_in_background, keep_words, next_batch, next_round,
+    parse_largest_first, unparsed_bytes,
 };
 
 /// Files larger than this are generated or vendored more often than not;
@@ -320,10 +320,10 @@ pub fn analyze_in(
             assess(&mut index, &changed, &plan.base_job, &slots, &base_layout);
         impact.stats.impact_ms += t2.elapsed().as_millis() as u64;
         let out_of_time = index.expired() || Instant::now() >= deadline;
-        let wanted = if last || out_of_time {
-            Vec::new()
+        let (wanted, unread) = if last || out_of_time {
+            (Vec::new(), 0)
         } else {
-            wanted(&index, &file_job, jobs, &slots, &mut scanned)?
+            next_round(&index, &file_job, jobs, &slots, &mut scanned, unparsed)?
         };
         if wanted.is_empty() {
             if out_of_time {
@@ -337,10 +337,17 @@ pub fn analyze_in(
                 base_skips,
                 &plan.head_jobs,
                 &slots,
+                unread,
             );
             break;
         }
         let batch = next_batch(wanted, &slots, unparsed);
+        tracing::debug!(
+            "impact round: {} of {} files unparsed, {} to parse",
+            slots.iter().filter(|s| matches!(s, Slot::Unparsed(_))).count(),
+            slots.len(),
+            batch.len()
+        );
         let t0 = Instant::now();
         parse_largest_first(
             jobs,
@@ -550,6 +557,7 @@ fn finish(
     base_skips: Vec<Skipped>,
     head_jobs: &[(&str, usize)],
     slots: &[Slot],
+    unread: usize,
 ) {
     for (path, j) in head_jobs {
         if let Slot::Failed(reason) = &slots[*j] {
@@ -571,6 +579,14 @@ fn finish(
     }
     impact.stats.files_indexed = file_job.len();
     impact.stats.files_parsed = parsed;
+    // The radius is the report's alone (no prompt shows it), so its cut
+    // is said there, on each symbol, not in the notices the model reads.
+    let mut symbols = symbols;
+    if unread > 0 {
+        for s in symbols.iter_mut().filter(|s| s.followed) {
+            s.radius_unread = Some(unread);
+        }
+    }
     for s in &symbols {
         if let Some(cut) = s.radius_truncated {
             impact.limits.push(format!(

@@ -11,7 +11,7 @@ use std::time::Instant;
 use crate::syntax::{Key, Store};
 
 use super::cache::{Cache, Miss};
-use super::index::{self, Index, Manifest, Source};
+use super::index::{self, Index, Manifest, Probe, Source};
 use super::lang;
 use super::words::{self, Unparsed, Words};
 use super::{
@@ -117,6 +117,44 @@ pub(super) fn unparsed_bytes(slots: &[Slot], jobs: &mut dyn Iterator<Item = usiz
     .sum()
 }
 
+/// The files the next round parses, and how many files only the second
+/// hop wanted and did not get. Every file an answer about the changed
+/// symbols and their dependents may rest on is parsed. The second hop (the
+/// dependents' dependents) only adds to the radius, a count: the files
+/// only it wants are parsed while at least half of the text left unparsed
+/// at first (`unparsed` bytes) stays unparsed, or the tree is small. On a
+/// hub whose dependents have common names (`run`, `sleep`), it would have
+/// every file of the tree parsed for that one number.
+pub(super) fn next_round(
+    index: &Index,
+    file_job: &[usize],
+    jobs: &[Job],
+    slots: &[Slot],
+    scanned: &mut Scanned,
+    unparsed: usize,
+) -> Result<(Vec<usize>, usize), Error> {
+    let probes = index.take_probes();
+    let mut want = wanted(index, file_job, jobs, slots, probes.first, scanned)?;
+    let mut tried = scanned.clone();
+    let second: Vec<usize> = wanted(index, file_job, jobs, slots, probes.second, &mut tried)?
+        .into_iter()
+        .filter(|j| want.binary_search(j).is_err())
+        .collect();
+    if second.is_empty() {
+        return Ok((want, 0));
+    }
+    let pending = unparsed_bytes(slots, &mut (0..slots.len()));
+    let taken = unparsed_bytes(slots, &mut want.iter().chain(&second).copied());
+    if unparsed <= BATCH_ALL_BYTES || 2 * (pending - taken) >= unparsed {
+        want.extend(second);
+        want.sort_unstable();
+        *scanned = tried;
+        Ok((want, 0))
+    } else {
+        Ok((want, second.len()))
+    }
+}
+
 /// The jobs the next round parses: the `wanted` ones, or every unparsed
 /// one when the names asked about reach nearly all of the text left
 /// unparsed (of `unparsed` bytes at first): rounds cost an index each, and
@@ -160,24 +198,25 @@ pub(super) enum Slot {
 
 /// What earlier rounds already scanned the unparsed text for: every file
 /// holding one of these was parsed then.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Scanned {
     names: HashSet<String>,
     pairs: HashSet<(String, String)>,
     units: HashSet<(u32, String)>,
 }
 
-/// The jobs whose unparsed text could change an answer of `index`: those
-/// containing a name it was asked about, across the tree, in the unit, or
-/// in the module (or a module above it) that was asked.
-pub(super) fn wanted(
+/// The jobs whose unparsed text could change an answer `probe` records
+/// of `index`: those containing a name it was asked about, across the
+/// tree, in the unit, or in the module (or a module above it) that was
+/// asked.
+fn wanted(
     index: &Index,
     file_job: &[usize],
     jobs: &[Job],
     slots: &[Slot],
+    probe: Probe,
     scanned: &mut Scanned,
 ) -> Result<Vec<usize>, Error> {
-    let probe = index.take_probe();
     let mut want: BTreeSet<usize> = BTreeSet::new();
     let unparsed = |j: usize| match &slots[j] {
         Slot::Unparsed(u) => Some(u),

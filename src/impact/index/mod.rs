@@ -159,8 +159,11 @@ pub struct Index {
     /// Imported name → the other names imports bind it to (`use a::B as C`).
     aliases: HashMap<String, Vec<String>>,
     /// When set, every name resolution asks about, so the caller can tell
-    /// which files could change an answer (see `Probe`).
-    probe: Option<RefCell<Probe>>,
+    /// which files could change an answer (see `Probe`): what the first
+    /// hop of the blast radius asks, then what the second hop asks.
+    probe: Option<RefCell<[Probe; 2]>>,
+    /// Which of the two probes resolution records into now.
+    hop: std::cell::Cell<usize>,
     /// Each word of a field's declared type → the names of such fields.
     field_words: OnceCell<HashMap<String, Vec<String>>>,
     /// A Rust type's name → the functions and methods declared to return it.
@@ -285,6 +288,7 @@ impl Index {
             members: HashMap::new(),
             aliases: HashMap::new(),
             probe: None,
+            hop: std::cell::Cell::new(0),
             field_words: OnceCell::new(),
             returning: OnceCell::new(),
             data_attributes: OnceCell::new(),

@@ -32,20 +32,43 @@ pub struct Probe {
     pub files: HashSet<u32>,
 }
 
+/// What resolution asked, in two parts: for the changed symbols and
+/// their dependents (the first hop), and for the dependents' dependents
+/// (the second hop, which only the radius counts).
+#[derive(Debug, Default)]
+pub struct Probes {
+    pub first: Probe,
+    pub second: Probe,
+}
+
 impl Index {
-    /// Start recording what resolution asks (see `Probe`).
+    /// Start recording what resolution asks (see `Probe`), as the first hop.
     pub fn record(&mut self) {
-        self.probe = Some(RefCell::new(Probe::default()));
+        self.probe = Some(RefCell::new(Default::default()));
+        self.hop.set(0);
+    }
+
+    /// From now on, what resolution asks is the second hop's.
+    pub fn record_second_hop(&self) {
+        self.hop.set(1);
     }
 
     /// What resolution asked since `record`.
-    pub fn take_probe(&self) -> Probe {
-        self.probe.as_ref().map(|p| p.take()).unwrap_or_default()
+    pub fn take_probes(&self) -> Probes {
+        let [first, second] = self.probe.as_ref().map(|p| p.take()).unwrap_or_default();
+        Probes { first, second }
+    }
+
+    /// The probe resolution records into now, if it records.
+    fn probe(&self) -> Option<std::cell::RefMut<'_, Probe>> {
+        let hop = self.hop.get();
+        self.probe
+            .as_ref()
+            .map(|p| std::cell::RefMut::map(p.borrow_mut(), |p| &mut p[hop]))
     }
 
     pub(super) fn note_global(&self, name: &str) {
-        if let Some(p) = &self.probe {
-            let mut p = p.borrow_mut();
+        if let Some(mut p) = self.probe() {
             if !p.global.contains(name) {
                 p.global.insert(name.to_string());
             }
@@ -66,20 +89,19 @@ impl Index {
 
     /// Record (module or unit id, name) in the probe's set `pick` chooses.
     fn note_in(&self, pick: fn(&mut Probe) -> &mut HashSet<(u32, String)>, id: u32, name: &str) {
-        if let Some(p) = &self.probe {
-            pick(&mut p.borrow_mut()).insert((id, name.to_string()));
+        if let Some(mut p) = self.probe() {
+            pick(&mut p).insert((id, name.to_string()));
         }
     }
 
     pub(super) fn note_file(&self, file: u32) {
-        if let Some(p) = &self.probe {
-            p.borrow_mut().files.insert(file);
+        if let Some(mut p) = self.probe() {
+            p.files.insert(file);
         }
     }
 
     pub fn note_pair(&self, name: &str, anchor: &str) {
-        if let Some(p) = &self.probe {
-            let mut p = p.borrow_mut();
+        if let Some(mut p) = self.probe() {
             let key = (name.to_string(), anchor.to_string());
             if !p.pairs.contains(&key) {
                 p.pairs.insert(key);
