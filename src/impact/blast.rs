@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::changes::Change;
 use super::index::{Confidence, DefId, Index, Mention, ModId, ModuleMention, Resolution};
 use super::lang::Lang;
-use super::symbols::{Form, Kind};
+use super::symbols::{FileSymbols, Form, Kind};
 
 /// Dependent files at or above which a symbol is a hub.
 const HUB_FILES: usize = 10;
@@ -243,6 +243,20 @@ struct RawSite {
     inside: bool,
 }
 
+/// Whether a file's symbols name one of `words`: a reference or a segment
+/// of its path, a definition or its owner, an import's local name.
+fn mentions_any(syms: &FileSymbols, words: &[String]) -> bool {
+    let named = |w: &str| words.iter().any(|x| x == w);
+    syms.refs
+        .iter()
+        .any(|r| named(&r.name) || r.path.iter().any(|p| named(p)))
+        || syms
+            .defs
+            .iter()
+            .any(|d| named(&d.name) || d.container.as_deref().is_some_and(named))
+        || syms.imports.iter().any(|i| named(&i.alias))
+}
+
 /// What a changed symbol's entry says about the symbol itself.
 struct Header {
     symbol: String,
@@ -398,8 +412,20 @@ impl Blast<'_> {
             });
         }
         let names = self.names_of(target);
-        for n in &names {
-            self.resolve_named(n);
+        match index.anchors(target) {
+            // Only a file naming an anchor can reference it (see `anchors`):
+            // the other references of that name (every `Other::new()`) are
+            // not resolved for it, nor what resolving them would ask.
+            Some(words) => {
+                for n in &names {
+                    self.resolve_named_where(n, |syms| mentions_any(syms, &words));
+                }
+            }
+            None => {
+                for n in &names {
+                    self.resolve_named(n);
+                }
+            }
         }
         let mut list: Vec<(u32, u32)> = Vec::new();
         for t in std::iter::once(&target).chain(&impls) {
@@ -445,12 +471,22 @@ impl Blast<'_> {
             return;
         }
         self.resolved.insert(name.to_string());
+        self.resolve_named_where(name, |_| true);
+    }
+
+    /// `resolve_named`, for the references in files whose symbols `keep`.
+    fn resolve_named_where(&mut self, name: &str, keep: impl Fn(&FileSymbols) -> bool) {
         let index = self.index;
+        let mut kept: HashMap<u32, bool> = HashMap::new();
         for &(f, r) in self.candidates.get(name).into_iter().flatten() {
             if self.memo.contains_key(&(f, r)) {
                 continue;
             }
-            let res = index.resolve(f, &index.file(f).syms.refs[r as usize]);
+            let syms = &index.file(f).syms;
+            if !*kept.entry(f).or_insert_with(|| keep(syms)) {
+                continue;
+            }
+            let res = index.resolve(f, &syms.refs[r as usize]);
             for &t in &res.targets {
                 self.by_target.entry(t).or_default().push((f, r));
             }

@@ -4,7 +4,7 @@
 
 use super::symbols::{Def, FileSymbols, Form, Import, Kind, MAX_CHAIN, Receiver, Ref, Visibility};
 
-const MAGIC: &[u8; 4] = b"SPI4";
+const MAGIC: &[u8; 4] = b"SPI5";
 const NONE: u64 = 0;
 
 pub fn encode(syms: &FileSymbols) -> Vec<u8> {
@@ -47,7 +47,7 @@ pub fn encode(syms: &FileSymbols) -> Vec<u8> {
             Visibility::Private => 2,
         });
         w.opt_index(d.parent);
-        w.out.push(u8::from(d.test));
+        w.out.push(u8::from(d.test) | u8::from(d.no_self) << 1);
     }
     w.uint(syms.refs.len() as u64);
     for r in &syms.refs {
@@ -139,7 +139,10 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             _ => return None,
         };
         let parent = r.opt_index()?;
-        let test = r.byte()? != 0;
+        let flags = r.byte()?;
+        if flags > 3 {
+            return None;
+        }
         defs.push(Def {
             name,
             kind,
@@ -156,7 +159,8 @@ pub fn decode(bytes: &[u8]) -> Option<FileSymbols> {
             members,
             visibility,
             parent,
-            test,
+            test: flags & 1 != 0,
+            no_self: flags & 2 != 0,
         });
     }
     let n = r.len()?;

@@ -33,7 +33,7 @@ pub use crate::syntax::{Lang, Names};
 /// struct fields, `Pin::new(&mut x)`, `Self` and path-typed locals. 26:
 /// Python module variables carry their declared or constructed type. 27:
 /// a struct's named fields and an enum's variants hashed one by one.
-const EXTRACTOR_VERSION: u32 = 27;
+const EXTRACTOR_VERSION: u32 = 28;
 
 /// The node table of `lang`, resolved against its grammar once.
 pub fn grammar(lang: Lang) -> Result<&'static Grammar, Error> {

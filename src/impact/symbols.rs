@@ -109,6 +109,9 @@ pub struct Def {
     pub parent: Option<u32>,
     /// Marked `#[test]`, inside `#[cfg(test)]`, or a Python `test_*`/`Test*`.
     pub test: bool,
+    /// A Rust associated function without a `self` parameter (`Type::new`):
+    /// only a path calls it, never method syntax (`x.new()`).
+    pub no_self: bool,
 }
 
 /// How a reference names its target.

@@ -279,6 +279,7 @@ fn def(src: &str, node: Node, kind: Kind, name: Node) -> (Def, (usize, usize), S
             visibility,
             parent: None,
             test,
+            no_self: false,
         },
         (node.start_byte(), node.end_byte()),
         sig,

@@ -116,6 +116,8 @@ impl Index {
     /// `let s: Shelf`), under an alias (`use a::Shelf as Rack`), as the
     /// declared type of a field the file names (`self.shelf.new()`), or as
     /// what a function the file calls returns (`b.build().new()`).
+    /// An associated function of a type's own `impl` without `self`
+    /// (`Shelf::new(…)`) has only a path: the type's names are its anchors.
     /// `None` for every other definition.
     pub fn anchors(&self, id: DefId) -> Option<Vec<String>> {
         let f = &self.files[id.file as usize];
@@ -125,6 +127,9 @@ impl Index {
             return None;
         }
         let mut words = self.names_for(container);
+        if d.no_self && d.trait_name.is_none() && !self.in_trait(id) {
+            return Some(words);
+        }
         let fields = self.field_words.get_or_init(|| {
             let mut map: HashMap<String, Vec<String>> = HashMap::new();
             for f in &self.files {

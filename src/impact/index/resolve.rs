@@ -23,8 +23,21 @@ fn form_accepts(form: Form, kind: Kind) -> bool {
 }
 
 impl Index {
-    /// Resolve one reference.
+    /// Resolve one reference. Method syntax (`x.new()`) never calls a Rust
+    /// function without `self`, whatever the receiver's type: `anchors`
+    /// relies on it.
     pub fn resolve(&self, file: u32, r: &Ref) -> Resolution {
+        let mut found = self.resolve_any(file, r);
+        if r.form == Form::MethodCall && found.targets.iter().any(|&t| self.def(t).no_self) {
+            found.targets.retain(|&t| !self.def(t).no_self);
+            if found.targets.is_empty() {
+                return Resolution::none();
+            }
+        }
+        found
+    }
+
+    fn resolve_any(&self, file: u32, r: &Ref) -> Resolution {
         let m = self.scope_mod(file, r.scope);
         let lang = self.files[file as usize].lang;
         if !r.path.is_empty() {

@@ -260,6 +260,7 @@ pub(super) fn def(
             visibility,
             parent: None,
             test,
+            no_self: kind == Kind::Method && !has_self_parameter(node),
         },
         (s, e),
         sig,
@@ -336,6 +337,19 @@ fn struct_fields(node: Node, src: &str) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// Whether the function item `node` declares `self` (`&self`, `mut self`,
+/// `self: Box<Self>`) among its parameters.
+fn has_self_parameter(node: Node) -> bool {
+    let Some(params) = child(node, "parameters") else {
+        return false;
+    };
+    let mut cursor = params.walk();
+    let found = params
+        .named_children(&mut cursor)
+        .any(|p| kind_of(p) == "self_parameter");
+    found
 }
 
 /// Variants and trait items are as visible as their enum or trait.

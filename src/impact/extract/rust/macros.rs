@@ -125,6 +125,7 @@ impl<'a> Cx<'a> {
             visibility,
             parent: None,
             test: false,
+            no_self: false,
         };
         self.defs.push(def, (from, to), Sig::new(from, to));
     }
