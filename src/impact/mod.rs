@@ -344,7 +344,10 @@ pub fn analyze_in(
         let batch = next_batch(wanted, &slots, unparsed);
         tracing::debug!(
             "impact round: {} of {} files unparsed, {} to parse",
-            slots.iter().filter(|s| matches!(s, Slot::Unparsed(_))).count(),
+            slots
+                .iter()
+                .filter(|s| matches!(s, Slot::Unparsed(_)))
+                .count(),
             slots.len(),
             batch.len()
         );

@@ -1254,6 +1254,69 @@ fn what_breaks_ranks_first_and_a_type_that_only_gained_fields_last() {
     );
 }
 
+/// A change whose dependents' dependents live in `far` files of
+/// `padding` bytes each: the first analysis parses what it needs, the
+/// second every file.
+fn second_hop(far: usize, padding: usize) -> (Impact, Impact) {
+    let base = "def hub():\n    return 0\n";
+    let head = "def hub():\n    return 1\n";
+    let filler = format!("# {}\n", "lorem ipsum ".repeat(padding / 12));
+    let texts: Vec<(String, String)> = (0..far)
+        .map(|i| {
+            (
+                format!("far{i:02}.py"),
+                format!(
+                    "from caller import caller\n{filler}\n\ndef far{i}():\n    return caller()\n"
+                ),
+            )
+        })
+        .collect();
+    let caller = "from hub import hub\n\n\ndef caller():\n    return hub()\n";
+    let mut files: Vec<(&str, &str)> = vec![("hub.py", head), ("caller.py", caller)];
+    files.extend(texts.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    let (head_files, blobs) = tree(&files, &[base]);
+    let diff = crate::git::Diff {
+        base_commit: "base".into(),
+        head_commit: "head".into(),
+        files: vec![modified("hub.py", base, head)],
+        sha256: String::new(),
+    };
+    let needed = analyze(&head_files, &diff, &blobs, CacheUse::Off).expect("analysis");
+    let all = analyze_with(&head_files, &diff, &blobs, CacheUse::Off, Parsing::All).expect("full");
+    (needed, all)
+}
+
+#[test]
+fn the_second_hop_parses_at_most_half_of_a_large_tree_and_says_so() {
+    // 30 files of 40 kB mention the dependent `caller`: 1.2 MB, more than
+    // half of what is left unparsed.
+    let (needed, all) = second_hop(30, 40_000);
+    let (hub, full) = (&needed.symbols[0], &all.symbols[0]);
+    assert_eq!(full.radius, 31);
+    assert_eq!(full.radius_unread, None);
+    // Only the first hop's files were read: `caller`, not its 30 callers.
+    assert_eq!(needed.stats.files_parsed, 2);
+    assert_eq!(hub.radius, 1);
+    assert_eq!(hub.radius_unread, Some(30));
+    // Everything the first hop finds is the full analysis's.
+    assert_eq!(hub.dependents, full.dependents);
+    assert_eq!(hub.sites, full.sites);
+    let json = serde_json::to_value(&needed).expect("serializes");
+    assert_eq!(json[0]["radius_unread"], 30);
+    assert!(
+        serde_json::to_value(&all).expect("serializes")[0]
+            .get("radius_unread")
+            .is_none()
+    );
+    // Not said to the model, which is never shown the radius.
+    assert!(needed.limits.is_empty(), "{:?}", needed.limits);
+
+    // A small tree is cheap to read whole: the radius is exact.
+    let (needed, all) = second_hop(30, 1_000);
+    assert_eq!(needed.symbols, all.symbols);
+    assert_eq!(needed.symbols[0].radius, 31);
+}
+
 #[test]
 fn a_hub_radius_follows_a_bounded_number_of_dependents_and_says_so() {
     let callers = RADIUS_FOLLOWED + 10;

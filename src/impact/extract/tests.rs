@@ -797,3 +797,24 @@ fn python_forward_references_except_aliases_nested_and_generic_classes() {
     );
     assert!(at("None").is_empty() && at("e").is_empty());
 }
+
+#[test]
+fn an_associated_function_without_self_is_marked_as_reached_by_path_only() {
+    let s = extract(
+        Lang::Rust,
+        "struct S;\nimpl S {\n    pub fn new() -> S { S }\n    fn get(&self) -> u8 { 0 }\n    \
+         fn owned(mut self) {}\n    fn boxed(self: Box<Self>) {}\n    fn lived(&'a mut self) {}\n}\n\
+         trait T {\n    fn make() -> Self;\n    fn run(&mut self);\n}\nfn free() {}\n",
+    );
+    let no_self = |name: &str| {
+        s.defs
+            .iter()
+            .find(|d| d.name == name)
+            .unwrap_or_else(|| panic!("{name} extracted"))
+            .no_self
+    };
+    assert!(no_self("new") && no_self("make"));
+    for name in ["get", "owned", "boxed", "lived", "run", "free", "S", "T"] {
+        assert!(!no_self(name), "{name}");
+    }
+}

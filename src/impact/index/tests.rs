@@ -516,3 +516,30 @@ fn a_passed_deadline_stops_answering() {
     }
     assert!(index.expired());
 }
+
+#[test]
+fn method_syntax_never_calls_an_associated_function_without_self() {
+    let index = index_of(&[(
+        "src/lib.rs",
+        "pub struct S;\nimpl S {\n    pub fn new() -> S { S }\n    pub fn get(&self) -> u8 { 0 }\n}\n\
+         pub fn f(s: S) {\n    S::new();\n    s.new();\n    s.get();\n}\n",
+    )]);
+    let new = vec!["crate::S::new".to_string()];
+    assert_eq!(resolved(&index, "src/lib.rs", "new"), [new, vec![]]);
+    assert_eq!(
+        resolved(&index, "src/lib.rs", "get"),
+        [vec!["crate::S::get".to_string()]]
+    );
+    let file = file_id(&index, "src/lib.rs");
+    let def = |name: &str| DefId {
+        file,
+        def: index.files[file as usize]
+            .syms
+            .defs
+            .iter()
+            .position(|d| d.name == name)
+            .expect("defined") as u32,
+    };
+    // Reached by path only: the type's names are its anchors.
+    assert_eq!(index.anchors(def("new")), Some(vec!["S".to_string()]));
+}

@@ -348,7 +348,12 @@ fn has_self_parameter(node: Node) -> bool {
     let mut cursor = params.walk();
     let found = params
         .named_children(&mut cursor)
-        .any(|p| kind_of(p) == "self_parameter");
+        .any(|p| match kind_of(p) {
+            "self_parameter" => true,
+            // `self: Box<Self>`
+            "parameter" => child(p, "pattern").is_some_and(|pat| kind_of(pat) == "self"),
+            _ => false,
+        });
     found
 }
 
