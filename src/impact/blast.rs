@@ -412,10 +412,11 @@ impl Blast<'_> {
             });
         }
         let names = self.names_of(target);
-        match index.anchors(target) {
-            // Only a file naming an anchor can reference it (see `anchors`):
-            // the other references of that name (every `Other::new()`) are
-            // not resolved for it, nor what resolving them would ask.
+        match index.anchors(target).filter(|_| index.def(target).no_self) {
+            // Only a path naming its type reaches it (see `anchors`): the
+            // references of that name in files naming none of the type's
+            // names (every `Other::new()`) are not resolved for it, nor
+            // what resolving them would ask.
             Some(words) => {
                 for n in &names {
                     self.resolve_named_where(n, |syms| mentions_any(syms, &words));

@@ -803,7 +803,9 @@ fn an_associated_function_without_self_is_marked_as_reached_by_path_only() {
     let s = extract(
         Lang::Rust,
         "struct S;\nimpl S {\n    pub fn new() -> S { S }\n    fn get(&self) -> u8 { 0 }\n    \
-         fn owned(mut self) {}\n    fn boxed(self: Box<Self>) {}\n    fn lived(&'a mut self) {}\n}\n\
+         fn owned(mut self) {}\n    fn boxed(self: Box<Self>) {}\n    \
+         fn pinned(mut self: Pin<&mut Self>, cx: &mut Context<'_>) {}\n    \
+         fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> { Poll::Ready(()) }\n    fn lived(&'a mut self) {}\n}\n\
          trait T {\n    fn make() -> Self;\n    fn run(&mut self);\n}\nfn free() {}\n",
     );
     let no_self = |name: &str| {
@@ -814,7 +816,9 @@ fn an_associated_function_without_self_is_marked_as_reached_by_path_only() {
             .no_self
     };
     assert!(no_self("new") && no_self("make"));
-    for name in ["get", "owned", "boxed", "lived", "run", "free", "S", "T"] {
+    for name in [
+        "get", "owned", "boxed", "pinned", "poll", "lived", "run", "free", "S", "T",
+    ] {
         assert!(!no_self(name), "{name}");
     }
 }
