@@ -316,7 +316,7 @@ pub fn analyze_in(
         impact.stats.index_ms += t1.elapsed().as_millis() as u64;
 
         let t2 = Instant::now();
-        let (symbols, base_skips) =
+        let (mut symbols, base_skips) =
             assess(&mut index, &changed, &plan.base_job, &slots, &base_layout);
         impact.stats.impact_ms += t2.elapsed().as_millis() as u64;
         let out_of_time = index.expired() || Instant::now() >= deadline;
@@ -326,6 +326,14 @@ pub fn analyze_in(
             next_round(&index, &file_job, jobs, &slots, &mut scanned, unparsed)?
         };
         if wanted.is_empty() {
+            // The radius is the report's alone (no prompt shows it), so its
+            // cut is said there, on each symbol, not in the notices the
+            // model reads.
+            if unread > 0 {
+                for s in symbols.iter_mut().filter(|s| s.followed) {
+                    s.radius_unread = Some(unread);
+                }
+            }
             if out_of_time {
                 impact.limits.push(time_limit_note(limit, &slots));
             }
@@ -337,7 +345,6 @@ pub fn analyze_in(
                 base_skips,
                 &plan.head_jobs,
                 &slots,
-                unread,
             );
             break;
         }
@@ -560,7 +567,6 @@ fn finish(
     base_skips: Vec<Skipped>,
     head_jobs: &[(&str, usize)],
     slots: &[Slot],
-    unread: usize,
 ) {
     for (path, j) in head_jobs {
         if let Slot::Failed(reason) = &slots[*j] {
@@ -582,14 +588,6 @@ fn finish(
     }
     impact.stats.files_indexed = file_job.len();
     impact.stats.files_parsed = parsed;
-    // The radius is the report's alone (no prompt shows it), so its cut
-    // is said there, on each symbol, not in the notices the model reads.
-    let mut symbols = symbols;
-    if unread > 0 {
-        for s in symbols.iter_mut().filter(|s| s.followed) {
-            s.radius_unread = Some(unread);
-        }
-    }
     for s in &symbols {
         if let Some(cut) = s.radius_truncated {
             impact.limits.push(format!(

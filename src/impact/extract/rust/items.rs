@@ -346,15 +346,14 @@ fn has_self_parameter(node: Node) -> bool {
         return false;
     };
     let mut cursor = params.walk();
-    let found = params
+    params
         .named_children(&mut cursor)
         .any(|p| match kind_of(p) {
             "self_parameter" => true,
             // `self: Box<Self>`
             "parameter" => child(p, "pattern").is_some_and(|pat| kind_of(pat) == "self"),
             _ => false,
-        });
-    found
+        })
 }
 
 /// Variants and trait items are as visible as their enum or trait.
