@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::changes::Change;
 use super::index::{Confidence, DefId, Index, Mention, ModId, ModuleMention, Resolution};
 use super::lang::Lang;
-use super::symbols::{FileSymbols, Form, Kind};
+use super::symbols::{Form, Kind, Ref};
 
 /// Dependent files at or above which a symbol is a hub.
 const HUB_FILES: usize = 10;
@@ -243,20 +243,6 @@ struct RawSite {
     inside: bool,
 }
 
-/// Whether a file's symbols name one of `words`: a reference or a segment
-/// of its path, a definition or its owner, an import's local name.
-fn mentions_any(syms: &FileSymbols, words: &[String]) -> bool {
-    let named = |w: &str| words.iter().any(|x| x == w);
-    syms.refs
-        .iter()
-        .any(|r| named(&r.name) || r.path.iter().any(|p| named(p)))
-        || syms
-            .defs
-            .iter()
-            .any(|d| named(&d.name) || d.container.as_deref().is_some_and(named))
-        || syms.imports.iter().any(|i| named(&i.alias))
-}
-
 /// What a changed symbol's entry says about the symbol itself.
 struct Header {
     symbol: String,
@@ -413,13 +399,18 @@ impl Blast<'_> {
         }
         let names = self.names_of(target);
         match index.anchors(target).filter(|_| index.def(target).no_self) {
-            // Only a path naming its type reaches it (see `anchors`): the
-            // references of that name in files naming none of the type's
-            // names (every `Other::new()`) are not resolved for it, nor
-            // what resolving them would ask.
+            // Only a path through its type reaches it (see `anchors`):
+            // `Glob::new`, `globset::Glob::new`, `Self::new`. The other
+            // references of that name (every `Other::new()`) are not
+            // resolved for it, nor what resolving them would ask.
             Some(words) => {
+                let through_type = |r: &Ref| {
+                    r.path
+                        .last()
+                        .is_some_and(|q| q == "Self" || words.contains(q))
+                };
                 for n in &names {
-                    self.resolve_named_where(n, |syms| mentions_any(syms, &words));
+                    self.resolve_named_where(n, through_type);
                 }
             }
             None => {
@@ -475,19 +466,18 @@ impl Blast<'_> {
         self.resolve_named_where(name, |_| true);
     }
 
-    /// `resolve_named`, for the references in files whose symbols `keep`.
-    fn resolve_named_where(&mut self, name: &str, keep: impl Fn(&FileSymbols) -> bool) {
+    /// `resolve_named`, for the references `keep` keeps.
+    fn resolve_named_where(&mut self, name: &str, keep: impl Fn(&Ref) -> bool) {
         let index = self.index;
-        let mut kept: HashMap<u32, bool> = HashMap::new();
         for &(f, r) in self.candidates.get(name).into_iter().flatten() {
             if self.memo.contains_key(&(f, r)) {
                 continue;
             }
-            let syms = &index.file(f).syms;
-            if !*kept.entry(f).or_insert_with(|| keep(syms)) {
+            let rf = &index.file(f).syms.refs[r as usize];
+            if !keep(rf) {
                 continue;
             }
-            let res = index.resolve(f, &syms.refs[r as usize]);
+            let res = index.resolve(f, rf);
             for &t in &res.targets {
                 self.by_target.entry(t).or_default().push((f, r));
             }

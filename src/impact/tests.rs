@@ -1254,6 +1254,39 @@ fn what_breaks_ranks_first_and_a_type_that_only_gained_fields_last() {
     );
 }
 
+#[test]
+fn an_associated_function_without_self_is_looked_for_only_through_its_type() {
+    let glob =
+        "pub struct Glob;\n\nimpl Glob {\n    pub fn new() -> Glob {\n        Glob\n    }\n}\n";
+    let base = glob.replace("        Glob\n", "        Self\n");
+    // `Other::new()` beside `Glob::new()`: which `new` it calls is not
+    // asked, so `other.rs` (where the only other `new` is) stays unparsed.
+    let files = [
+        (
+            "src/lib.rs",
+            "pub mod glob;\npub mod other;\npub mod user;\n",
+        ),
+        ("src/glob.rs", glob),
+        (
+            "src/user.rs",
+            "use crate::glob::Glob;\nuse crate::other::Other;\n\npub fn make() {\n    \
+             Glob::new();\n    Other::new();\n}\n",
+        ),
+        (
+            "src/other.rs",
+            "pub struct Other;\n\nimpl Other {\n    pub fn new() -> Other {\n        Other\n    }\n}\n",
+        ),
+    ];
+    let impact = tree_with_change(&files, "src/glob.rs", &base);
+    assert_eq!(
+        site_places(&impact, "Glob::new"),
+        ["src/user.rs:5"],
+        "{:?}",
+        impact.symbols
+    );
+    assert_eq!(impact.stats.files_parsed, 3, "{:?}", impact.stats);
+}
+
 /// A change whose dependents' dependents live in `far` files of
 /// `padding` bytes each: the first analysis parses what it needs, the
 /// second every file.
