@@ -588,7 +588,7 @@ fn main() {
         );
         for sym in &result.symbols {
             println!(
-                "    {} [{}]: {} sites, {} ambiguous (+{} unlisted), {} dependents in {} files, radius {}{}",
+                "    {} [{}]: {} sites, {} ambiguous (+{} unlisted), {} dependents in {} files, radius {}{}{}",
                 sym.symbol,
                 sym.change,
                 sym.sites.len(),
@@ -600,6 +600,11 @@ fn main() {
                 sym.radius_truncated
                     .as_ref()
                     .map(|c| format!(" (radius cut: {c})"))
+                    .unwrap_or_default(),
+                sym.radius_unread
+                    .map(|n| format!(
+                        " (second hop over the files read: {n} files not read mention its names)"
+                    ))
                     .unwrap_or_default()
             );
         }
