@@ -133,7 +133,15 @@ pub(super) fn next_round(
     scanned: &mut Scanned,
     unparsed: usize,
 ) -> Result<(Vec<usize>, usize), Error> {
-    let probes = index.take_probes();
+    let mut probes = index.take_probes();
+    if unparsed <= BATCH_ALL_BYTES {
+        // A small tree is read whatever the second hop asks: one scan.
+        probes.first.merge(probes.second);
+        return Ok((
+            wanted(index, file_job, jobs, slots, probes.first, scanned)?,
+            0,
+        ));
+    }
     let mut want = wanted(index, file_job, jobs, slots, probes.first, scanned)?;
     let mut tried = scanned.clone();
     let second: Vec<usize> = wanted(index, file_job, jobs, slots, probes.second, &mut tried)?
@@ -145,7 +153,7 @@ pub(super) fn next_round(
     }
     let pending = unparsed_bytes(slots, &mut (0..slots.len()));
     let taken = unparsed_bytes(slots, &mut want.iter().chain(&second).copied());
-    if unparsed <= BATCH_ALL_BYTES || 2 * (pending - taken) >= unparsed {
+    if 2 * (pending - taken) >= unparsed {
         want.extend(second);
         want.sort_unstable();
         *scanned = tried;

@@ -41,6 +41,18 @@ pub struct Probes {
     pub second: Probe,
 }
 
+impl Probe {
+    /// Everything `other` asked too.
+    pub fn merge(&mut self, other: Probe) {
+        self.global.extend(other.global);
+        self.local.extend(other.local);
+        self.pairs.extend(other.pairs);
+        self.unit.extend(other.unit);
+        self.within.extend(other.within);
+        self.files.extend(other.files);
+    }
+}
+
 impl Index {
     /// Start recording what resolution asks (see `Probe`), as the first hop.
     pub fn record(&mut self) {
