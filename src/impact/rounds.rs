@@ -153,7 +153,7 @@ pub(super) fn next_round(
     }
     let pending = unparsed_bytes(slots, &mut (0..slots.len()));
     let taken = unparsed_bytes(slots, &mut want.iter().chain(&second).copied());
-    if 2 * (pending - taken) >= unparsed {
+    if 2 * pending.saturating_sub(taken) >= unparsed {
         want.extend(second);
         want.sort_unstable();
         *scanned = tried;
