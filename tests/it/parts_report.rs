@@ -95,10 +95,7 @@ fn ledger() -> TempRepo {
 }
 
 fn configure(repo: &TempRepo, server: &ModelServer, extra: &str) {
-    repo.config(&format!(
-        "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\ntimeout_secs = 10\nmax_retries = 0\nretry_base_ms = 10\n{extra}",
-        server.url()
-    ));
+    repo.config(&server.openai_config(extra));
 }
 
 fn prompt_of(req: &Recorded) -> String {

@@ -77,10 +77,7 @@ fn shop() -> TempRepo {
 }
 
 fn configure(repo: &TempRepo, server: &ModelServer) {
-    repo.config(&format!(
-        "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\ntimeout_secs = 10\nmax_retries = 0\nretry_base_ms = 10\n[guardian]\nenabled = false\n",
-        server.url()
-    ));
+    repo.config(&server.openai_config("[guardian]\nenabled = false\n"));
 }
 
 /// An approval resting on the cart's sentence and `quote` (of Security).

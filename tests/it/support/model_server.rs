@@ -326,6 +326,15 @@ impl ModelServer {
     }
 
     /// The OpenAI-compatible base URL: `http://127.0.0.1:PORT/v1`.
+    /// A configuration asking this server as an OpenAI-compatible
+    /// provider, with no retries and short waits, then `extra`.
+    pub fn openai_config(&self, extra: &str) -> String {
+        format!(
+            "[llm]\nprovider = \"openai\"\nbase_url = \"{}\"\nmodel = \"m\"\ntimeout_secs = 10\nmax_retries = 0\nretry_base_ms = 10\n{extra}",
+            self.url()
+        )
+    }
+
     pub fn url(&self) -> String {
         format!("{}/v1", self.root())
     }
