@@ -53,3 +53,12 @@ pub fn restore_for_child(command: &mut std::process::Command) {
     #[cfg(not(target_os = "linux"))]
     let _ = command;
 }
+
+/// Drop `value` on a thread of its own, for what takes long to free (many
+/// small allocations, parse trees) and that nothing waits for.
+pub fn free_in_background<T: Send + 'static>(value: T) {
+    // If no thread can be started, the value is dropped here instead.
+    let _ = std::thread::Builder::new()
+        .name("speed-free".into())
+        .spawn(move || drop(value));
+}

@@ -40,8 +40,8 @@ use cache::Cache;
 use crates::{base_layout, manifests};
 use index::{DefId, Index, Layout};
 use rounds::{
-    Plan, Scanned, Slot, first_pass, free_in_background, keep_words, next_batch, next_round,
-    parse_largest_first, unparsed_bytes,
+    Plan, Scanned, Slot, first_pass, keep_words, next_batch, next_round, parse_largest_first,
+    unparsed_bytes,
 };
 
 /// Files larger than this are generated or vendored more often than not;
@@ -295,6 +295,9 @@ pub fn analyze_in(
     let first: Vec<usize> = (0..jobs.len())
         .filter(|&j| plan.must[j] && matches!(slots[j], Slot::Unparsed(_)))
         .collect();
+    // Parts reading the trees may still be registering (`Store::hold`):
+    // the blobs are read, the parsing waits for them.
+    store.await_settled();
     // They say what changed: parsed whatever the time.
     parse_largest_first(jobs, first, &mut slots, store, cache.as_ref(), None)?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
@@ -378,7 +381,9 @@ pub fn analyze_in(
             impact.warnings.push(format!("cache not written: {e}"));
         }
     }
-    free_in_background(slots);
+    // Every file's symbols are many small allocations made by the worker
+    // threads; freeing those of 5.5 MB of Rust took 8 to 13 ms.
+    crate::memory::free_in_background(slots);
     Ok(impact)
 }
 

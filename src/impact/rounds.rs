@@ -179,16 +179,6 @@ pub(super) fn next_batch(wanted: Vec<usize>, slots: &[Slot], unparsed: usize) ->
     }
 }
 
-/// Drop `value` on a thread of its own. Every file's symbols are many
-/// small allocations made by the worker threads; freeing those of 5.5 MB
-/// of Rust took 8 to 13 ms, which the review need not wait for.
-pub(super) fn free_in_background<T: Send + 'static>(value: T) {
-    // If no thread can be started, the value is dropped here instead.
-    let _ = std::thread::Builder::new()
-        .name("speed-free".into())
-        .spawn(move || drop(value));
-}
-
 /// A blob read as one language: the store's key for its text and tree.
 pub(super) struct Job {
     key: Key,

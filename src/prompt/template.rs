@@ -14,7 +14,7 @@ use super::{Error, Kind};
 const REVIEW_FILE: &str = "review.md";
 const GUARDIAN_FILE: &str = "guardian.md";
 const DEFECT_FILE: &str = "defect.md";
-const REVIEW_TEXT: &str = include_str!("../../prompts/review.md");
+pub(super) const REVIEW_TEXT: &str = include_str!("../../prompts/review.md");
 const GUARDIAN_TEXT: &str = include_str!("../../prompts/guardian.md");
 const DEFECT_TEXT: &str = include_str!("../../prompts/defect.md");
 const SPEC_REVIEW_FILE: &str = "spec_review.md";

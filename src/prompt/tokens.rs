@@ -47,7 +47,54 @@ impl Counter {
     pub fn count(&self, text: &str) -> usize {
         self.bpe.count(text)
     }
+
+    /// Count what review prompts are made of (the review instructions and
+    /// a sample of a diff, a spec and an answer), so that the counts of a
+    /// review's prompts find the tokenizer's search states built and its
+    /// tables paged in: for a thread with time to spare before the first
+    /// prompt is counted. It changes no count.
+    pub fn warm(&self) {
+        self.bpe.page_in();
+        self.bpe.count(super::template::REVIEW_TEXT);
+        self.bpe.count(WARM_SAMPLE);
+    }
 }
+
+/// Text like the rest of a prompt: a diff of Rust and Python, spec prose,
+/// a table and JSON.
+const WARM_SAMPLE: &str = r#"## Diff
+```diff
+@@ -118,9 +118,14 @@ impl Store {
+-    pub fn tree(&self, key: &Key) -> Result<Arc<Parsed>, String> {
++    /// The tree of `key`, parsed at most once.
++    pub fn tree(&self, key: &Key) -> Result<Arc<Parsed>, String> {
+         let entry = self.entry(key);
+-        let mut e = lock(&entry);
++        let mut e = entry.lock().unwrap_or_else(|p| p.into_inner());
++        if e.count > 0 && !self.fresh { return Ok(Arc::clone(&e.tree)); }
+         self.tree_locked(key, &mut e)
+     }
+@@ -1269,7 +1269,7 @@ class Flask(App):
+-    def make_response(self, rv: ft.ResponseReturnValue) -> Response:
++    def make_response(self, rv: ft.ResponseReturnValue, *, status=None) -> Response:
+         """Convert the return value from a view function to an instance of
+         :attr:`response_class`."""
+         if isinstance(rv, tuple):
+             len_rv = len(rv)  # 2 or 3
+             raise TypeError(f"The view function did not return a valid response ({len_rv}).")
+         for i in range(0, 10): x[i] += 1_000 * 3.14 - y ** 2 >= z != w
+```
+## Spec
+1. A session token MUST expire after 30 minutes; requests with an expired
+   token are rejected with `401 Unauthorized`, and nothing is written.
+- The limit (`max_content_length`) applies per request, not per app.
+
+| symbol | file | line | dependents |
+| --- | --- | ---: | ---: |
+| `Flask.make_response` | src/flask/app.py | 1269 | 6 |
+
+{"verdict": "request_changes", "scores": {"spec_alignment": 62}, "issues": [{"severity": "major", "file": "src/lib.rs", "line": 42, "quote": "MUST expire"}]}
+"#;
 
 /// The `'static` spelling of a known encoding name.
 fn known(name: &str) -> Result<&'static str, Error> {

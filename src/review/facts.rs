@@ -97,30 +97,34 @@ pub fn establish(
         })
         .unwrap_or_default();
     let files = checks::Files::new(&store, diff, &head);
-    let prepared = prepare_checks(ctx, &files);
-    let builtin = checks::builtin::Input {
-        diff,
-        scope: subject.task().map(|t| &t.scope),
-        criteria: subject.criteria(),
-        secrets: diff_secrets,
-        files: &files,
-        sides: &prepared.sides,
-        // Registered before the index parses anything it may read.
-        calls: prepared.calls.as_ref().map(|c| c.register(&store)),
-    };
-    let input = CheckInput {
-        diff,
-        other_secrets: &other_secrets,
-        coordination: &sources.coordination,
-        sides: &prepared.sides,
-    };
     let (impact, (checks, check_notices, checks_run)) = std::thread::scope(|scope| {
-        // The index on its own thread (and all cores), the checks that do
-        // not read it on this one meanwhile.
+        // The index on its own thread (and all cores) reads every blob
+        // while this one outlines the changed files; it parses nothing
+        // until the checks have said which trees they will read, so that
+        // no file is parsed twice.
+        let registering = store.hold();
         let index = scope.spawn(|| match &head_files {
             Ok(list) => compute_impact(&store, list, ctx, diff),
             Err(e) => Err(e.clone()),
         });
+        let prepared = prepare_checks(ctx, &files);
+        let builtin = checks::builtin::Input {
+            diff,
+            scope: subject.task().map(|t| &t.scope),
+            criteria: subject.criteria(),
+            secrets: diff_secrets,
+            files: &files,
+            sides: &prepared.sides,
+            calls: prepared.calls.as_ref().map(|c| c.register(&store)),
+        };
+        drop(registering);
+        let input = CheckInput {
+            diff,
+            other_secrets: &other_secrets,
+            coordination: &sources.coordination,
+            sides: &prepared.sides,
+        };
+        // The checks that do not read the index run meanwhile.
         let early = run_checks(ctx, &input, &builtin);
         let impact = index
             .join()
@@ -136,6 +140,7 @@ pub fn establish(
         s.repeated,
         s.reads
     );
+    crate::memory::free_in_background(store.into_contents());
     let mut notices = Vec::new();
     let (impact, impact_error) = match impact {
         Ok(impact) => {

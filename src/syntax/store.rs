@@ -24,7 +24,7 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Condvar, Mutex, RwLock, Weak};
 
 use tree_sitter::{Node, Tree};
 
@@ -172,6 +172,9 @@ pub struct Store<'b> {
     trees: AtomicUsize,
     repeated: AtomicUsize,
     reads: AtomicUsize,
+    /// Parts still registering readers and keeps (see `hold`).
+    holds: Mutex<usize>,
+    settled: Condvar,
     /// Nothing shared (see `unshared`).
     fresh: bool,
 }
@@ -219,7 +222,23 @@ impl<'b> Store<'b> {
             trees: AtomicUsize::new(0),
             repeated: AtomicUsize::new(0),
             reads: AtomicUsize::new(0),
+            holds: Mutex::new(0),
+            settled: Condvar::new(),
         }
+    }
+
+    /// What the store still holds (kept texts and trees, what readers
+    /// kept), the store gone: to be freed where nothing waits for it (two
+    /// kept trees of 60 kB of Python took a millisecond).
+    pub fn into_contents(self) -> impl Send + 'static {
+        (
+            self.entries
+                .into_inner()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            self.readers
+                .into_inner()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        )
     }
 
     /// The blob reader the store reads through, for what it does not
@@ -354,6 +373,31 @@ impl<'b> Store<'b> {
         Ok(parsed)
     }
 
+    /// Say that readers and keeps are still to come: until the hold is
+    /// dropped, `await_settled` waits. A part that must see every tree
+    /// made (a reader) or have one kept takes a hold before the parsers
+    /// start, so they can read blobs meanwhile but parse only once it has
+    /// registered.
+    pub fn hold(&self) -> Hold<'_> {
+        *lock_count(&self.holds) += 1;
+        Hold {
+            holds: &self.holds,
+            settled: &self.settled,
+        }
+    }
+
+    /// Wait until no part holds the store (see `hold`): before parsing a
+    /// file someone may register for.
+    pub fn await_settled(&self) {
+        let mut holds = lock_count(&self.holds);
+        while *holds > 0 {
+            holds = self
+                .settled
+                .wait(holds)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+    }
+
     /// Register `reader`: it reads every file parsed from now on that it
     /// selects.
     pub fn add_reader(&self, reader: Arc<dyn Reader>) -> ReaderId {
@@ -401,6 +445,31 @@ impl<'b> Store<'b> {
         }
         Ok(facts)
     }
+}
+
+/// A part registering readers and keeps (see `Store::hold`); dropping it,
+/// even while unwinding from a panic, lets the parsers go on.
+pub struct Hold<'s> {
+    holds: &'s Mutex<usize>,
+    settled: &'s Condvar,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        let mut holds = lock_count(self.holds);
+        *holds = holds.saturating_sub(1);
+        if *holds == 0 {
+            self.settled.notify_all();
+        }
+    }
+}
+
+/// The holds' count: a count is never left half-changed, so a poisoned
+/// lock's is still right.
+fn lock_count(holds: &Mutex<usize>) -> std::sync::MutexGuard<'_, usize> {
+    holds
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// An entry's lock: a thread that panicked while holding it left at worst

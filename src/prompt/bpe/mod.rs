@@ -17,8 +17,8 @@ mod vocab;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::sync::{Mutex, PoisonError};
 
-use regex_automata::util::pool::Pool;
 use regex_automata::{Anchored, Input, hybrid};
 
 use vocab::Vocab;
@@ -96,6 +96,11 @@ impl Bpe {
         count
     }
 
+    /// Page in the vocabulary's tables (see `Vocab::page_in`).
+    pub(super) fn page_in(&self) {
+        self.vocab.page_in();
+    }
+
     /// The tokens of `text`, as tiktoken's `encode_ordinary` gives them.
     #[cfg(test)]
     pub(super) fn encode(&self, text: &str) -> Vec<Rank> {
@@ -117,16 +122,17 @@ impl Bpe {
     }
 }
 
-/// The search state of a lazy DFA: the states it has built so far. Each
-/// thread counting at once takes one of its own.
-type Caches = Pool<hybrid::dfa::Cache, Box<dyn Fn() -> hybrid::dfa::Cache + Send + Sync>>;
-
 /// Splits text into the pieces tiktoken's regex finds.
 struct Pieces {
     /// The pattern with `\s+` in place of `\s+(?!\S)` and what follows it,
     /// searched forward from a piece's start for the piece's end.
     dfa: hybrid::dfa::DFA,
-    caches: Caches,
+    /// The lazy DFA's search states, built as text needs them: each count
+    /// takes one and gives it back, so the next count, on any thread,
+    /// starts from the states earlier ones built (a count of text nothing
+    /// has warmed builds states for most of its pieces and runs several
+    /// times slower). Threads counting at once each take one of their own.
+    caches: Mutex<Vec<hybrid::dfa::Cache>>,
     /// Whether an earlier alternative takes every whitespace run that holds
     /// a newline (o200k_base and cl100k_base have one, GPT-2's has not).
     newline_alternative: bool,
@@ -135,19 +141,32 @@ struct Pieces {
 impl Pieces {
     fn new(pattern: &str, newline_alternative: bool) -> Result<Pieces, String> {
         let dfa = hybrid::dfa::DFA::new(pattern).map_err(|e| e.to_string())?;
-        let for_caches = dfa.clone();
         Ok(Pieces {
             dfa,
-            caches: Pool::new(Box::new(move || for_caches.create_cache())),
+            caches: Mutex::default(),
             newline_alternative,
         })
     }
 
-    fn each(&self, text: &str, mut piece: impl FnMut(&str)) {
-        let mut cache = self.caches.get();
+    fn each(&self, text: &str, piece: impl FnMut(&str)) {
+        // A poisoned list lost at worst a cache: a new one is made.
+        let spare = self
+            .caches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let mut cache = spare.unwrap_or_else(|| self.dfa.create_cache());
+        self.each_with(&mut cache, text, piece);
+        self.caches
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(cache);
+    }
+
+    fn each_with(&self, cache: &mut hybrid::dfa::Cache, text: &str, mut piece: impl FnMut(&str)) {
         let mut at = 0;
         while at < text.len() {
-            let Some(mut end) = self.end(&mut cache, text, at) else {
+            let Some(mut end) = self.end(cache, text, at) else {
                 // Nothing starts here, so tiktoken's search, which finds the
                 // leftmost match, skips it. Every character starts a piece in
                 // these patterns; this keeps the search exact all the same.
