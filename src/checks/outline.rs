@@ -772,20 +772,50 @@ mod python {
 
         /// Debugger calls in a statement, and definitions nested in blocks
         /// (under `if`, `try`, `with`), walked with `inner` scope.
+        ///
+        /// The nodes are taken last child first (each node before what it
+        /// holds), the order in which a stack of children pops them, which
+        /// is the order of what this finds. That order is the reverse of a
+        /// cursor's walk that takes each node after what it holds, so one
+        /// cursor walk collects the calls and blocks and they are taken
+        /// back to front: a cursor and a vector for every node cost more
+        /// than the file's parse.
         fn calls(&mut self, node: Node, scope: &Scope, inner: &Scope) {
-            let mut stack = vec![node];
-            while let Some(n) = stack.pop() {
-                match n.kind() {
-                    "block" if n != node => {
-                        self.block(n, inner);
-                        continue;
-                    }
-                    "call" => self.call(n, scope),
-                    _ => {}
+            let names = Lang::Python.names();
+            let mut found = Vec::new();
+            let mut cursor = node.walk();
+            'walk: loop {
+                let n = cursor.node();
+                let kind = names.kind(n);
+                let nested_block = kind == "block" && n != node;
+                if !nested_block && cursor.goto_first_child() {
+                    continue;
                 }
-                let mut c = n.walk();
-                for child in n.children(&mut c) {
-                    stack.push(child);
+                // `n` holds nothing more to walk: it and each ancestor whose
+                // last child this is are done.
+                loop {
+                    let done = cursor.node();
+                    match names.kind(done) {
+                        "block" if done != node => found.push((done, true)),
+                        "call" => found.push((done, false)),
+                        _ => {}
+                    }
+                    if done == node {
+                        break 'walk;
+                    }
+                    if cursor.goto_next_sibling() {
+                        break;
+                    }
+                    if !cursor.goto_parent() {
+                        break 'walk;
+                    }
+                }
+            }
+            for (n, block) in found.into_iter().rev() {
+                if block {
+                    self.block(n, inner);
+                } else {
+                    self.call(n, scope);
                 }
             }
         }
