@@ -133,10 +133,9 @@ fn main() {
     }
     let speed = std::env::var("SPEED_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_speed").into());
     let only = std::env::var("FLOOR_BENCH_CASE").ok();
-    let pairs: usize = std::env::var("FLOOR_BENCH_PAIRS")
+    let pairs: Option<usize> = std::env::var("FLOOR_BENCH_PAIRS")
         .ok()
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(7);
+        .and_then(|p| p.parse().ok());
     let before = std::env::var("SPEED_BEFORE").ok();
     let dirs = corpus_dirs();
     let work = tempfile::tempdir().expect("a temporary folder");
@@ -146,8 +145,16 @@ fn main() {
     let work_dir = keep.clone().unwrap_or_else(|| work.path().to_path_buf());
     println!("machine: {}", machine());
     if before.is_none() {
+        let count = match pairs {
+            Some(n) => format!("{n} alternated pairs per case"),
+            None => format!(
+                "alternated pairs per case: {MIN_PAIRS}, or as many as fill {} s up to {MAX_PAIRS} \
+                 (a case of 50 ms varies by several ms from run to run)",
+                PAIRS_SECONDS
+            ),
+        };
         println!(
-            "{pairs} alternated pairs per case (speed's cold dry run, then the floor); \
+            "{count} (speed's cold dry run, then the floor); \
              median [min–max]; CPU is user + system of the whole process"
         );
     }
@@ -231,6 +238,21 @@ fn main() {
     }
 }
 
+/// Pairs per case unless `FLOOR_BENCH_PAIRS` says: at least `MIN_PAIRS`;
+/// a quick case gets as many as fill `PAIRS_SECONDS`, up to `MAX_PAIRS`,
+/// since the median ratio of a few 50 ms runs moves by a tenth from one
+/// bench to the next (flask: 1.18× to 1.51× over 7 pairs, 1.24× to 1.27×
+/// over 41).
+const MIN_PAIRS: usize = 7;
+const MAX_PAIRS: usize = 41;
+const PAIRS_SECONDS: f64 = 4.0;
+
+/// The pairs for a case whose first pair took `pair_seconds`.
+fn default_pairs(pair_seconds: f64) -> usize {
+    let fit = (PAIRS_SECONDS / pair_seconds.max(1e-3)) as usize;
+    fit.clamp(MIN_PAIRS, MAX_PAIRS)
+}
+
 /// One case's figures: its table row, the median ratio and peak memory.
 struct Timed {
     row: String,
@@ -239,7 +261,7 @@ struct Timed {
 }
 
 /// One case's alternated pairs, as a table row.
-fn time_case(case: &Case, speed: &str, repo: &Path, pairs: usize, files: usize) -> Timed {
+fn time_case(case: &Case, speed: &str, repo: &Path, pairs: Option<usize>, files: usize) -> Timed {
     let bench = std::env::current_exe().expect("this bench's path");
     let review = || {
         // Cold: nothing cached (a dry run writes no cache; this clears one
@@ -263,8 +285,11 @@ fn time_case(case: &Case, speed: &str, repo: &Path, pairs: usize, files: usize) 
         c
     };
     // One of each first, not counted: the page cache, the binaries.
+    let started = std::time::Instant::now();
     run(review());
     run(floor());
+    let pairs = pairs.unwrap_or_else(|| default_pairs(started.elapsed().as_secs_f64()));
+    println!("{pairs} pairs");
     let mut s = Vec::new();
     let mut f = Vec::new();
     let mut ratios = Vec::new();

@@ -172,6 +172,33 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn warming_and_counting_on_several_threads_change_no_count() {
+        let fresh = Counter::new(Counter::DEFAULT).expect("o200k_base is built in");
+        let texts = [
+            WARM_SAMPLE,
+            "fn main() { println!(\"héllo, 世界\"); }\n\n\t  x += 1;",
+            "   trailing spaces and\r\nCRLF lines   ",
+        ];
+        let cold: Vec<usize> = texts.iter().map(|t| fresh.count(t)).collect();
+        fresh.warm();
+        let warm: Vec<usize> = texts.iter().map(|t| fresh.count(t)).collect();
+        assert_eq!(cold, warm);
+        // Each thread counting at once takes a search state of its own.
+        let counts: Vec<Vec<usize>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..4)
+                .map(|_| scope.spawn(|| texts.iter().map(|t| fresh.count(t)).collect::<Vec<_>>()))
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().expect("counts"))
+                .collect()
+        });
+        for c in counts {
+            assert_eq!(c, cold);
+        }
+    }
+
+    #[test]
     fn special_token_text_is_ordinary_text() {
         let c = counter();
         // Would panic with `encode` and a restricted special set; here it is just text.

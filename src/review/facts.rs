@@ -305,9 +305,10 @@ struct CheckInput<'a> {
     sides: &'a checks::Sides,
 }
 
-/// What the checks need before the index starts: both sides of each
-/// changed file outlined (their trees kept for the index, which parses
-/// them first), the files the macro reader may parse kept, and what
+/// What the checks need before the index parses anything (it waits on
+/// the store's hold): both sides of each changed file outlined (their
+/// trees kept for the index, which parses them first), the files the
+/// macro reader may parse kept, and what
 /// `breaking_change` will read at call sites, so that no file is parsed
 /// twice.
 struct Prepared {

@@ -14,6 +14,11 @@
 //! selects, in the thread that parsed the file, and keeps what it read
 //! after the tree is gone.
 //!
+//! A part that registers while the parsers may already run (the checks
+//! outline the changed files while the index reads every blob) holds the
+//! store (`hold`) until it has; the parsers read blobs meanwhile and wait
+//! for it (`await_settled`) before their first parse.
+//!
 //! It knows nothing of what the trees mean: readers are the parts' own.
 //!
 //! `Store::unshared` is the same store sharing nothing: every asker reads
@@ -478,4 +483,52 @@ fn lock(entry: &Mutex<Entry>) -> std::sync::MutexGuard<'_, Entry> {
     entry
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    use super::*;
+
+    struct NoBlobs;
+
+    impl Blobs for NoBlobs {
+        fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
+            Err(format!("no blob {blob}"))
+        }
+    }
+
+    #[test]
+    fn a_parser_waits_for_every_hold_and_a_panic_lets_it_go() {
+        let store = Store::new(&NoBlobs);
+        // Nothing held: no wait.
+        store.await_settled();
+        let settled = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            let first = store.hold();
+            let second = store.hold();
+            let parser = scope.spawn(|| {
+                store.await_settled();
+                settled.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!settled.load(Ordering::SeqCst), "two holds");
+            drop(first);
+            std::thread::sleep(Duration::from_millis(50));
+            assert!(!settled.load(Ordering::SeqCst), "one hold left");
+            // A part that panics while registering drops its hold.
+            let panicked = scope
+                .spawn(move || {
+                    let _hold = second;
+                    panic!("a check failed while registering");
+                })
+                .join();
+            assert!(panicked.is_err());
+            parser.join().expect("the parser goes on");
+        });
+        assert!(settled.load(Ordering::SeqCst));
+        store.await_settled();
+    }
 }
