@@ -1202,6 +1202,29 @@ fn the_time_limit_ends_the_analysis_with_a_notice_and_keeps_the_changes() {
 }
 
 #[test]
+fn waiting_for_the_checks_to_register_does_not_count_against_the_time_limit() {
+    let (files, diff, blobs) = scenario();
+    let store = Store::new(&blobs);
+    let limit = Duration::from_millis(300);
+    let impact = std::thread::scope(|scope| {
+        let registering = store.hold();
+        let index = scope
+            .spawn(|| analyze_in(&store, &files, &diff, CacheUse::Off, Parsing::Needed, limit));
+        // The checks take longer than the analysis may.
+        std::thread::sleep(limit * 2);
+        drop(registering);
+        index.join().expect("the index thread")
+    })
+    .expect("analysis");
+    assert!(impact.limits.is_empty(), "{:?}", impact.limits);
+    let whole = analyze(&files, &diff, &blobs, CacheUse::Off).expect("analysis");
+    assert_eq!(
+        format!("{:?}", impact.symbols),
+        format!("{:?}", whole.symbols)
+    );
+}
+
+#[test]
 fn what_breaks_ranks_first_and_a_type_that_only_gained_fields_last() {
     const BASE: &str = "pub mod u1;\npub mod u2;\npub mod u3;\npub mod caller;\n\npub struct Args {\n    pub a: u8,\n}\n\npub fn size(s: &str) -> u64 {\n    s.len() as u64\n}\n\npub fn scale(x: u32) -> u32 {\n    x\n}\n\npub fn gone() {}\n";
     let head = BASE
