@@ -308,9 +308,8 @@ struct CheckInput<'a> {
 /// What the checks need before the index parses anything (it waits on
 /// the store's hold): both sides of each changed file outlined (their
 /// trees kept for the index, which parses them first), the files the
-/// macro reader may parse kept, and what
-/// `breaking_change` will read at call sites, so that no file is parsed
-/// twice.
+/// macro reader may parse kept, and what `breaking_change` will read at
+/// call sites, so that no file is parsed twice.
 struct Prepared {
     sides: checks::Sides,
     calls: Option<checks::builtin::CallReader>,

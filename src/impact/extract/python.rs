@@ -174,15 +174,10 @@ pub(super) fn build(grammar: &Grammar, src: &str, root: Node) -> FileSymbols {
 /// letters before its first quote, says it is formatted (`f`) or a
 /// template (`t`). Any other string is text alone.
 fn interpolated(string: Node, src: &str) -> bool {
-    let start = string.start_byte();
-    let prefix = src.as_bytes()[start..string.end_byte()]
+    src.as_bytes()[string.start_byte()..string.end_byte()]
         .iter()
-        .take_while(|b| b.is_ascii_alphabetic());
-    let mut formatted = false;
-    for b in prefix {
-        formatted |= matches!(b, b'f' | b'F' | b't' | b'T');
-    }
-    formatted
+        .take_while(|b| b.is_ascii_alphabetic())
+        .any(|b| matches!(b, b'f' | b'F' | b't' | b'T'))
 }
 
 /// The name of a module-level variable: `x = …` or `x: T = …` as a
