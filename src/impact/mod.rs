@@ -265,7 +265,7 @@ pub fn analyze_in(
     limit: Duration,
 ) -> Result<Impact, Error> {
     let blobs = store.blobs();
-    let mut deadline = Instant::now() + limit;
+    let deadline = Instant::now() + limit;
     let mut impact = Impact::default();
     let changed: Vec<&crate::git::FileDiff> = diff
         .files
@@ -295,12 +295,6 @@ pub fn analyze_in(
     let first: Vec<usize> = (0..jobs.len())
         .filter(|&j| plan.must[j] && matches!(slots[j], Slot::Unparsed(_)))
         .collect();
-    // Parts reading the trees may still be registering (`Store::hold`):
-    // the blobs are read, the parsing waits for them. The wait is theirs,
-    // not the analysis's: its time limit starts over by as much.
-    let waiting = Instant::now();
-    store.await_settled();
-    deadline += waiting.elapsed();
     // They say what changed: parsed whatever the time.
     parse_largest_first(jobs, first, &mut slots, store, cache.as_ref(), None)?;
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;

@@ -98,10 +98,10 @@ pub fn establish(
         .unwrap_or_default();
     let files = checks::Files::new(&store, diff, &head);
     let (impact, (checks, check_notices, checks_run)) = std::thread::scope(|scope| {
-        // The index on its own thread (and all cores) reads every blob
-        // while this one outlines the changed files; it parses nothing
-        // until the checks have said which trees they will read, so that
-        // no file is parsed twice.
+        // The index on its own thread (and all cores) reads and parses
+        // while this one outlines the changed files. The checks hold the
+        // store until they have said which trees they will read: the trees
+        // made meanwhile wait for them, so that no file is parsed twice.
         let registering = store.hold();
         let index = scope.spawn(|| match &head_files {
             Ok(list) => compute_impact(&store, list, ctx, diff),
@@ -305,11 +305,11 @@ struct CheckInput<'a> {
     sides: &'a checks::Sides,
 }
 
-/// What the checks need before the index parses anything (it waits on
-/// the store's hold): both sides of each changed file outlined (their
-/// trees kept for the index, which parses them first), the files the
-/// macro reader may parse kept, and what `breaking_change` will read at
-/// call sites, so that no file is parsed twice.
+/// What the checks register while they hold the store (see
+/// `Store::hold`): both sides of each changed file outlined (their trees
+/// kept for the index, which parses them first), the files the macro
+/// reader may parse kept, and what `breaking_change` will read at call
+/// sites, so that no file is parsed twice.
 struct Prepared {
     sides: checks::Sides,
     calls: Option<checks::builtin::CallReader>,

@@ -14,10 +14,13 @@
 //! selects, in the thread that parsed the file, and keeps what it read
 //! after the tree is gone.
 //!
-//! A part that registers while the parsers may already run (the checks
-//! outline the changed files while the index reads every blob) holds the
-//! store (`hold`) until it has; the parsers read blobs meanwhile and wait
-//! for it (`await_settled`) before their first parse.
+//! A part that registers while the parsers already run (the checks
+//! outline the changed files while the index reads and parses) holds the
+//! store (`hold`) until it has. Nobody waits for it: every tree made while
+//! the store is held is held with it, and when the last hold goes, the
+//! readers registered meanwhile read the trees they select and the trees
+//! nobody kept are let go. So a file is still parsed once, and the index
+//! never stands idle while the checks outline.
 //!
 //! It knows nothing of what the trees mean: readers are the parts' own.
 //!
@@ -29,7 +32,7 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 
 use tree_sitter::{Node, Tree};
 
@@ -177,11 +180,19 @@ pub struct Store<'b> {
     trees: AtomicUsize,
     repeated: AtomicUsize,
     reads: AtomicUsize,
-    /// Parts still registering readers and keeps (see `hold`).
-    holds: Mutex<usize>,
-    settled: Condvar,
+    /// Parts still registering readers and keeps, and the trees made
+    /// meanwhile (see `hold`).
+    holds: Mutex<Held>,
     /// Nothing shared (see `unshared`).
     fresh: bool,
+}
+
+/// The holds on a store and what they hold.
+#[derive(Default)]
+struct Held {
+    count: usize,
+    /// Every tree made while `count > 0`, with its key.
+    trees: Vec<(Key, Arc<Parsed>)>,
 }
 
 /// One file's state. Its lock is held while the file is read or parsed,
@@ -227,8 +238,7 @@ impl<'b> Store<'b> {
             trees: AtomicUsize::new(0),
             repeated: AtomicUsize::new(0),
             reads: AtomicUsize::new(0),
-            holds: Mutex::new(0),
-            settled: Condvar::new(),
+            holds: Mutex::default(),
         }
     }
 
@@ -365,6 +375,20 @@ impl<'b> Store<'b> {
             // Readers read only when asked, on a tree of their own.
             return Ok(parsed);
         }
+        // Held before the readers run, so that a reader registered after
+        // they looked reads it when the hold goes (see `settle`).
+        {
+            let mut held = lock_held(&self.holds);
+            if held.count > 0 {
+                held.trees.push((key.clone(), Arc::clone(&parsed)));
+            }
+        }
+        self.run_readers(key, e, &parsed);
+        Ok(parsed)
+    }
+
+    /// Run every registered reader that selects `key` and has not read it.
+    fn run_readers(&self, key: &Key, e: &mut Entry, parsed: &Parsed) {
         let readers = self
             .readers
             .read()
@@ -372,35 +396,30 @@ impl<'b> Store<'b> {
         for (id, reader) in readers.iter().enumerate() {
             if !e.facts.iter().any(|(i, _)| *i == id) && reader.selects(key, parsed.text()) {
                 self.reads.fetch_add(1, Ordering::Relaxed);
-                e.facts.push((id, reader.read(&parsed)));
+                e.facts.push((id, reader.read(parsed)));
             }
         }
-        Ok(parsed)
     }
 
-    /// Say that readers and keeps are still to come: until the hold is
-    /// dropped, `await_settled` waits. A part that must see every tree
-    /// made (a reader) or have one kept takes a hold before the parsers
-    /// start, so they can read blobs meanwhile but parse only once it has
-    /// registered.
+    /// The last hold is gone: the readers registered while it stood read
+    /// the trees made meanwhile, and those trees are held no longer (a
+    /// `keep` or an asker still holding one keeps it).
+    fn settle(&self, trees: Vec<(Key, Arc<Parsed>)>) {
+        for (key, parsed) in trees {
+            let entry = self.entry(&key);
+            let mut e = lock(&entry);
+            self.run_readers(&key, &mut e, &parsed);
+        }
+    }
+
+    /// Say that readers and keeps are still to come. A part that must see
+    /// every tree made (a reader) or have one kept takes a hold before the
+    /// parsers start; until the last hold is dropped, every tree made is
+    /// held, so that what the part registers late still finds it (see the
+    /// module's doc). The parsers never wait.
     pub fn hold(&self) -> Hold<'_> {
-        *lock_count(&self.holds) += 1;
-        Hold {
-            holds: &self.holds,
-            settled: &self.settled,
-        }
-    }
-
-    /// Wait until no part holds the store (see `hold`): before parsing a
-    /// file someone may register for.
-    pub fn await_settled(&self) {
-        let mut holds = lock_count(&self.holds);
-        while *holds > 0 {
-            holds = self
-                .settled
-                .wait(holds)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
-        }
+        lock_held(&self.holds).count += 1;
+        Hold { store: self }
     }
 
     /// Register `reader`: it reads every file parsed from now on that it
@@ -452,26 +471,30 @@ impl<'b> Store<'b> {
     }
 }
 
-/// A part registering readers and keeps (see `Store::hold`); dropping it,
-/// even while unwinding from a panic, lets the parsers go on.
+/// A part registering readers and keeps (see `Store::hold`); dropping
+/// the last one, even while unwinding from a panic, lets go of the trees
+/// made meanwhile.
 pub struct Hold<'s> {
-    holds: &'s Mutex<usize>,
-    settled: &'s Condvar,
+    store: &'s Store<'s>,
 }
 
 impl Drop for Hold<'_> {
     fn drop(&mut self) {
-        let mut holds = lock_count(self.holds);
-        *holds = holds.saturating_sub(1);
-        if *holds == 0 {
-            self.settled.notify_all();
-        }
+        let trees = {
+            let mut held = lock_held(&self.store.holds);
+            held.count = held.count.saturating_sub(1);
+            if held.count > 0 {
+                return;
+            }
+            std::mem::take(&mut held.trees)
+        };
+        self.store.settle(trees);
     }
 }
 
-/// The holds' count: a count is never left half-changed, so a poisoned
+/// The holds: a count or list is never left half-changed, so a poisoned
 /// lock's is still right.
-fn lock_count(holds: &Mutex<usize>) -> std::sync::MutexGuard<'_, usize> {
+fn lock_held(holds: &Mutex<Held>) -> std::sync::MutexGuard<'_, Held> {
     holds
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -487,48 +510,83 @@ fn lock(entry: &Mutex<Entry>) -> std::sync::MutexGuard<'_, Entry> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicBool;
-    use std::time::Duration;
-
     use super::*;
 
-    struct NoBlobs;
+    /// Three Python files, `a`, `b` and `c`.
+    struct ThreeFiles;
 
-    impl Blobs for NoBlobs {
+    impl Blobs for ThreeFiles {
         fn read(&self, blob: &str) -> Result<Vec<u8>, String> {
-            Err(format!("no blob {blob}"))
+            Ok(format!("def {blob}():\n    return 1\n").into_bytes())
         }
     }
 
+    /// Selects every file; counts what it read.
+    #[derive(Default)]
+    struct Everything {
+        read: Mutex<Vec<String>>,
+    }
+
+    impl Reader for Everything {
+        fn selects(&self, _: &Key, _: &Text) -> bool {
+            true
+        }
+
+        fn read(&self, parsed: &Parsed) -> Facts {
+            lock_vec(&self.read).push(parsed.src().to_string());
+            Arc::new(())
+        }
+    }
+
+    fn lock_vec(m: &Mutex<Vec<String>>) -> std::sync::MutexGuard<'_, Vec<String>> {
+        m.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     #[test]
-    fn a_parser_waits_for_every_hold_and_a_panic_lets_it_go() {
-        let store = Store::new(&NoBlobs);
-        // Nothing held: no wait.
-        store.await_settled();
-        let settled = AtomicBool::new(false);
-        std::thread::scope(|scope| {
-            let first = store.hold();
-            let second = store.hold();
-            let parser = scope.spawn(|| {
-                store.await_settled();
-                settled.store(true, Ordering::SeqCst);
-            });
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(!settled.load(Ordering::SeqCst), "two holds");
-            drop(first);
-            std::thread::sleep(Duration::from_millis(50));
-            assert!(!settled.load(Ordering::SeqCst), "one hold left");
-            // A part that panics while registering drops its hold.
-            let panicked = scope
+    fn what_registers_late_still_finds_the_trees_made_while_the_store_was_held() {
+        let store = Store::new(&ThreeFiles);
+        let key = |b: &str| Key::new(b, Lang::Python);
+        let first = store.hold();
+        let second = store.hold();
+        // The parsers do not wait: two trees made and let go by their asker.
+        drop(store.tree(&key("a")).expect("a parses"));
+        drop(store.tree(&key("c")).expect("c parses"));
+        // A keep registered late finds its tree.
+        store.keep(&key("a"));
+        let reader = Arc::new(Everything::default());
+        let id = store.add_reader(Arc::clone(&reader) as Arc<dyn Reader>);
+        // A tree made after the reader registered is read at once.
+        drop(store.tree(&key("b")).expect("b parses"));
+        assert_eq!(lock_vec(&reader.read).len(), 1);
+        drop(first);
+        assert_eq!(lock_vec(&reader.read).len(), 1, "one hold is left");
+        // A part that panics while registering drops its hold: the reader
+        // reads what was made before it registered, once.
+        let panicked = std::thread::scope(|scope| {
+            scope
                 .spawn(move || {
                     let _hold = second;
                     panic!("a check failed while registering");
                 })
-                .join();
-            assert!(panicked.is_err());
-            parser.join().expect("the parser goes on");
+                .join()
         });
-        assert!(settled.load(Ordering::SeqCst));
-        store.await_settled();
+        assert!(panicked.is_err());
+        let mut read = lock_vec(&reader.read).clone();
+        read.sort();
+        assert_eq!(
+            read,
+            [
+                "def a():\n    return 1\n",
+                "def b():\n    return 1\n",
+                "def c():\n    return 1\n"
+            ]
+        );
+        store.facts(id, &key("a")).expect("facts of a");
+        store.tree(&key("a")).expect("a is kept");
+        assert_eq!(store.stats().repeated, 0, "nothing parsed twice");
+        // What nobody kept was let go with the last hold.
+        store.tree(&key("c")).expect("c parses again");
+        assert_eq!(store.stats().repeated, 1);
+        assert_eq!(store.stats().reads, 3);
     }
 }
