@@ -15,5 +15,6 @@ fn main() -> std::process::ExitCode {
             "warning: cannot become the reaper of what model and check commands leave behind, so a daemon one of them starts may outlive it: {err}"
         );
     }
-    std::process::ExitCode::from(speed::app::entry(std::env::args_os()))
+    // After it, nothing is left to do but exit: see `memory::exit`.
+    speed::memory::exit(speed::app::entry(std::env::args_os()))
 }

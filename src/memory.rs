@@ -62,3 +62,22 @@ pub fn free_in_background<T: Send + 'static>(value: T) {
         .name("speed-free".into())
         .spawn(move || drop(value));
 }
+
+/// End the process with `code` once `main` is done, without the exit
+/// handlers. They only give memory back that the kernel is about to take
+/// whole: mimalloc's returns every page it holds one `madvise` at a time
+/// (each a TLB flush on every core), libgit2's frees its caches. On
+/// flask's review that was a millisecond of a 36 ms run. stdout is flushed
+/// first; stderr is not buffered. A coverage run (`LLVM_PROFILE_FILE` set)
+/// writes its profile in an exit handler, so it exits the usual way.
+pub fn exit(code: u8) -> std::process::ExitCode {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    #[cfg(unix)]
+    if std::env::var_os("LLVM_PROFILE_FILE").is_none() {
+        // SAFETY: `_exit` ends the process at once; nothing runs after it,
+        // so no Rust value is left half-dropped that anything could see.
+        unsafe { libc::_exit(i32::from(code)) };
+    }
+    std::process::ExitCode::from(code)
+}
