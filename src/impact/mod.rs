@@ -291,12 +291,21 @@ pub fn analyze_in(
     let t0 = Instant::now();
     let plan = Plan::new(head_files, &changed, parsing);
     let jobs = &plan.jobs;
-    let mut slots = first_pass(jobs, store, cache.as_ref(), &mut impact)?;
-    let first: Vec<usize> = (0..jobs.len())
-        .filter(|&j| plan.must[j] && matches!(slots[j], Slot::Unparsed(_)))
-        .collect();
-    // They say what changed: parsed whatever the time.
-    parse_largest_first(jobs, first, &mut slots, store, cache.as_ref(), None)?;
+    // What changed is parsed in the first pass, whatever the time; a full
+    // index parses every file after it, largest first.
+    let full = parsing == Parsing::All;
+    let parse_now = if full {
+        vec![false; jobs.len()]
+    } else {
+        plan.must.clone()
+    };
+    let mut slots = first_pass(jobs, &parse_now, store, cache.as_ref(), &mut impact)?;
+    if full {
+        let all = (0..jobs.len())
+            .filter(|&j| matches!(slots[j], Slot::Unparsed(_)))
+            .collect();
+        parse_largest_first(jobs, all, &mut slots, store, cache.as_ref(), None)?;
+    }
     impact.stats.extract_ms = t0.elapsed().as_millis() as u64;
 
     let t1 = Instant::now();

@@ -346,9 +346,13 @@ fn wanted(
 
 /// Read every job, from the cache when possible, on all cores. A file the
 /// cache holds no symbols for is kept unparsed, as its text or as its
-/// cached words, for `parse_largest_first` or the rounds.
+/// cached words, for the rounds; except the jobs to `parse_now` (both
+/// sides of each changed file), which go first and are parsed at once:
+/// every later step waits on what they say changed, and the checks'
+/// outline takes the same trees.
 pub(super) fn first_pass(
     jobs: &[Job],
+    parse_now: &[bool],
     store: &Store,
     cache: Option<&Cache>,
     impact: &mut Impact,
@@ -358,8 +362,15 @@ pub(super) fn first_pass(
     }
     let hits = AtomicUsize::new(0);
     let word_hits = AtomicUsize::new(0);
-    let slots = parallel(jobs.len(), 16, |i, _| {
-        let job = &jobs[i];
+    let order: Vec<usize> = (0..jobs.len())
+        .filter(|&j| parse_now[j])
+        .chain((0..jobs.len()).filter(|&j| !parse_now[j]))
+        .collect();
+    // A thread for each file to parse; reading alone, one per 16 files.
+    let per_thread = if parse_now.contains(&true) { 1 } else { 16 };
+    let done = parallel(jobs.len(), per_thread, |i, extractor| {
+        let j = order[i];
+        let job = &jobs[j];
         let grammar = lang::grammar(job.key.lang)?;
         if let Some(c) = cache {
             match c.get(grammar, &job.key.blob) {
@@ -371,18 +382,26 @@ pub(super) fn first_pass(
             }
             // Unparsed by an earlier run: its words answer for it until
             // a round wants it parsed.
-            if let Some(words) = c.get_words(grammar, &job.key.blob) {
-                word_hits.fetch_add(1, Ordering::Relaxed);
-                return Ok(Slot::Unparsed(Unparsed::Words(words)));
+            if !parse_now[j] {
+                if let Some(words) = c.get_words(grammar, &job.key.blob) {
+                    word_hits.fetch_add(1, Ordering::Relaxed);
+                    return Ok(Slot::Unparsed(Unparsed::Words(words)));
+                }
             }
         }
-        Ok(read(job, store).map_or_else(Slot::Failed, |t| Slot::Unparsed(Unparsed::Text(t))))
+        match read(job, store) {
+            Err(reason) => Ok(Slot::Failed(reason)),
+            Ok(_) if parse_now[j] => extract_one(job, store, cache, extractor),
+            Ok(text) => Ok(Slot::Unparsed(Unparsed::Text(text))),
+        }
     })?;
     let hits = hits.load(Ordering::Relaxed);
     impact.stats.cache_hits = hits;
     impact.stats.words_cached = word_hits.load(Ordering::Relaxed);
     impact.stats.cache_misses = jobs.len() - hits;
-    Ok(slots)
+    let mut slots: Vec<(usize, Slot)> = order.into_iter().zip(done).collect();
+    slots.sort_unstable_by_key(|(j, _)| *j);
+    Ok(slots.into_iter().map(|(_, slot)| slot).collect())
 }
 
 /// A job's text, or why it is left out of the index.
