@@ -16,10 +16,12 @@ mod table;
 mod vocab;
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::BuildHasherDefault;
 use std::sync::{Mutex, PoisonError};
 
 use regex_automata::{Anchored, Input, hybrid};
+use rustc_hash::FxHasher;
 
 use vocab::Vocab;
 
@@ -65,7 +67,31 @@ const GPT2_PATTERN: &str = concat!(
 pub(super) struct Bpe {
     vocab: &'static Vocab,
     pieces: Pieces,
+    /// What counting needs besides the tables: each count takes one and
+    /// gives it back, so the next count, on any thread, starts from what
+    /// earlier ones built. Threads counting at once each take one of their
+    /// own.
+    scratch: Mutex<Vec<Scratch>>,
 }
+
+/// One count's working state, kept between counts.
+struct Scratch {
+    /// The lazy DFA's search states, built as text needs them (a count of
+    /// text nothing has warmed builds states for most of its pieces and
+    /// runs several times slower).
+    search: hybrid::dfa::Cache,
+    merger: Merger,
+    /// The token count of each piece met so far. A prompt repeats its
+    /// pieces (names, keywords, indentation), and looking one up in this
+    /// small table costs less than in the vocabulary's 4 MB of tables,
+    /// which a count reaches at random.
+    counts: HashMap<Box<str>, u32, BuildHasherDefault<FxHasher>>,
+}
+
+/// Pieces longer than this are not remembered: they seldom repeat.
+const REMEMBERED_PIECE: usize = 32;
+/// At most this many pieces are remembered (a few MB at most).
+const REMEMBERED_PIECES: usize = 1 << 16;
 
 impl Bpe {
     /// The named encoding; `None` for a name that is not one of
@@ -79,20 +105,51 @@ impl Bpe {
             "r50k_base" => (&vocab::R50K_BASE, GPT2_PATTERN, false),
             _ => return None,
         };
-        Some(Pieces::new(pattern, newline_alternative).map(|pieces| Bpe { vocab, pieces }))
+        Some(Pieces::new(pattern, newline_alternative).map(|pieces| Bpe {
+            vocab,
+            pieces,
+            scratch: Mutex::default(),
+        }))
     }
 
     /// How many tokens `text` encodes to, as tiktoken's `encode_ordinary`
     /// would give.
     pub(super) fn count(&self, text: &str) -> usize {
-        let mut merger = Merger::default();
+        // A poisoned list lost at worst a scratch: a new one is made.
+        let spare = self
+            .scratch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let mut scratch = spare.unwrap_or_else(|| Scratch {
+            search: self.pieces.dfa.create_cache(),
+            merger: Merger::default(),
+            counts: HashMap::default(),
+        });
+        let Scratch {
+            search,
+            merger,
+            counts,
+        } = &mut scratch;
         let mut count = 0;
-        self.pieces.each(text, |piece| {
-            count += match self.vocab.rank(piece.as_bytes()) {
+        self.pieces.each_with(search, text, |piece| {
+            if let Some(&n) = counts.get(piece) {
+                count += n as usize;
+                return;
+            }
+            let n = match self.vocab.rank(piece.as_bytes()) {
                 Some(_) => 1,
                 None => merger.merge(self.vocab, piece.as_bytes(), |_| {}),
             };
+            if piece.len() <= REMEMBERED_PIECE && counts.len() < REMEMBERED_PIECES {
+                counts.insert(piece.into(), n as u32);
+            }
+            count += n;
         });
+        self.scratch
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(scratch);
         count
     }
 
@@ -106,7 +163,8 @@ impl Bpe {
     pub(super) fn encode(&self, text: &str) -> Vec<Rank> {
         let mut merger = Merger::default();
         let mut tokens = Vec::new();
-        self.pieces.each(text, |piece| match self.vocab.rank(piece.as_bytes()) {
+        let mut search = self.pieces.dfa.create_cache();
+        self.pieces.each_with(&mut search, text, |piece| match self.vocab.rank(piece.as_bytes()) {
             Some(rank) => tokens.push(rank),
             None => {
                 merger.merge(self.vocab, piece.as_bytes(), |part| {
@@ -127,12 +185,6 @@ struct Pieces {
     /// The pattern with `\s+` in place of `\s+(?!\S)` and what follows it,
     /// searched forward from a piece's start for the piece's end.
     dfa: hybrid::dfa::DFA,
-    /// The lazy DFA's search states, built as text needs them: each count
-    /// takes one and gives it back, so the next count, on any thread,
-    /// starts from the states earlier ones built (a count of text nothing
-    /// has warmed builds states for most of its pieces and runs several
-    /// times slower). Threads counting at once each take one of their own.
-    caches: Mutex<Vec<hybrid::dfa::Cache>>,
     /// Whether an earlier alternative takes every whitespace run that holds
     /// a newline (o200k_base and cl100k_base have one, GPT-2's has not).
     newline_alternative: bool,
@@ -143,24 +195,8 @@ impl Pieces {
         let dfa = hybrid::dfa::DFA::new(pattern).map_err(|e| e.to_string())?;
         Ok(Pieces {
             dfa,
-            caches: Mutex::default(),
             newline_alternative,
         })
-    }
-
-    fn each(&self, text: &str, piece: impl FnMut(&str)) {
-        // A poisoned list lost at worst a cache: a new one is made.
-        let spare = self
-            .caches
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop();
-        let mut cache = spare.unwrap_or_else(|| self.dfa.create_cache());
-        self.each_with(&mut cache, text, piece);
-        self.caches
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(cache);
     }
 
     fn each_with(&self, cache: &mut hybrid::dfa::Cache, text: &str, mut piece: impl FnMut(&str)) {
