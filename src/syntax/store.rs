@@ -488,7 +488,12 @@ impl Drop for Hold<'_> {
             }
             std::mem::take(&mut held.trees)
         };
-        self.store.settle(trees);
+        // A reader that failed while the stack unwinds would end the
+        // process: the trees are let go unread, and a reader reads a file
+        // it missed when asked (`Store::facts`).
+        if !std::thread::panicking() {
+            self.store.settle(trees);
+        }
     }
 }
 
@@ -560,17 +565,9 @@ mod tests {
         assert_eq!(lock_vec(&reader.read).len(), 1);
         drop(first);
         assert_eq!(lock_vec(&reader.read).len(), 1, "one hold is left");
-        // A part that panics while registering drops its hold: the reader
-        // reads what was made before it registered, once.
-        let panicked = std::thread::scope(|scope| {
-            scope
-                .spawn(move || {
-                    let _hold = second;
-                    panic!("a check failed while registering");
-                })
-                .join()
-        });
-        assert!(panicked.is_err());
+        // The last hold goes: the reader reads what was made before it
+        // registered, once.
+        drop(second);
         let mut read = lock_vec(&reader.read).clone();
         read.sort();
         assert_eq!(
@@ -588,5 +585,32 @@ mod tests {
         store.tree(&key("c")).expect("c parses again");
         assert_eq!(store.stats().repeated, 1);
         assert_eq!(store.stats().reads, 3);
+    }
+
+    #[test]
+    fn a_hold_dropped_by_a_panic_lets_the_trees_go_and_readers_read_when_asked() {
+        let store = Store::new(&ThreeFiles);
+        let key = Key::new("a", Lang::Python);
+        let hold = store.hold();
+        drop(store.tree(&key).expect("a parses"));
+        let reader = Arc::new(Everything::default());
+        let id = store.add_reader(Arc::clone(&reader) as Arc<dyn Reader>);
+        let panicked = std::thread::scope(|scope| {
+            scope
+                .spawn(move || {
+                    let _hold = hold;
+                    panic!("a check failed while registering");
+                })
+                .join()
+        });
+        assert!(panicked.is_err());
+        assert!(
+            lock_vec(&reader.read).is_empty(),
+            "nothing read while unwinding"
+        );
+        // Asked, the reader reads the file: parsed again, its tree gone.
+        store.facts(id, &key).expect("facts of a");
+        assert_eq!(lock_vec(&reader.read).len(), 1);
+        assert_eq!(store.stats().repeated, 1);
     }
 }
