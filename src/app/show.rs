@@ -15,7 +15,7 @@ use crate::ledger::{self, Report, covers};
 use crate::render::{self, Format};
 use crate::settings::{ShowSettings, Shown};
 use crate::tasks;
-use crate::work::{self, DefectReview, Subject};
+use crate::work::{self, DefectReview, Standing, Subject};
 
 use super::{Colors, out};
 
@@ -77,8 +77,9 @@ pub(super) fn show_command(
 
 /// Whether an approval covers the shown review's task or defect now, at
 /// its branch's current head and against the specs on the main branch
-/// (`ledger::covers`, the answer batch mode and the merge gate give); None
-/// for a branch reviewed without a task, or a subject that is gone.
+/// (`ledger::covers`, the answer batch mode and the merge gate give), or
+/// that its work is merged into main or its branch gone; None for a branch
+/// reviewed without a task, or a subject whose file is gone.
 fn covered_now(repo: &Repository, main: &MainBranch, report: &Report) -> Option<String> {
     let root = repo.root();
     let subject = match (&report.task_id, &report.defect) {
@@ -95,6 +96,26 @@ fn covered_now(repo: &Repository, main: &MainBranch, report: &Report) -> Option<
     };
     let work = subject.work()?;
     let label = work.label();
+    // Merged (its branch perhaps deleted) or gone, as batch mode and the
+    // merge gate place it: there is no diff left to cover.
+    let reviewed = match subject.task() {
+        Some(task) => work::reviewed_head(task),
+        None => Some(report.head_commit.clone()).filter(|h| !h.is_empty()),
+    };
+    match work::standing(repo, main, &subject, reviewed.as_deref()) {
+        Ok(Standing::Merged(merged)) => {
+            return Some(format!(
+                "{label} is merged into {}: {}.",
+                main.name, merged.how
+            ));
+        }
+        Ok(Standing::Gone { branch, why }) => {
+            return Some(format!(
+                "{label}: its branch {branch} is not found, and {why}."
+            ));
+        }
+        Ok(Standing::Open) | Err(_) => {}
+    }
     let resolved = match work::resolve(repo, main, &subject) {
         Ok(resolved) => resolved,
         Err(err) => return Some(format!("{label} cannot be diffed ({err}).")),

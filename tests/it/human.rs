@@ -10,6 +10,7 @@ use std::process::Stdio;
 
 use serde_json::{Value, json};
 
+use crate::support::git::ok;
 use crate::support::model_server::{ModelServer, Reply};
 use crate::support::repo::{self, TempRepo};
 use crate::support::speed::{Run, command, speed};
@@ -180,6 +181,52 @@ fn require_holds_an_approval_until_a_person_approves_it() {
                 .contains("Now: task 1 (feature library-catalog) at ")
                 && run.stdout.contains("is covered: approved at ")
                 && run.stdout.contains("confirmed by Ana"),
+            "{format}: {}",
+            run.stdout
+        );
+    }
+
+    // Merged and its branch deleted: what holds now is that the work is on
+    // main, as batch mode says, not that the branch cannot be diffed.
+    ok(
+        repo.path(),
+        &[
+            "-c",
+            "user.name=Ana",
+            "-c",
+            "user.email=ana@example.com",
+            "merge",
+            "--no-ff",
+            "-q",
+            "-m",
+            "Merge task 1",
+            "speed/task-1",
+        ],
+    );
+    ok(repo.path(), &["branch", "-q", "-D", "speed/task-1"]);
+    for format in ["human", "markdown", "html"] {
+        let mut run = speed(
+            repo.path(),
+            &["show", "--task-id", "1", "--format", format],
+            &[],
+        );
+        assert_eq!(run.code, 0, "{}", run.transcript());
+        // The page escapes its apostrophes.
+        run.stdout = run
+            .stdout
+            .replace('\\', "")
+            .replace("**", "")
+            .replace("&#39;", "'");
+        assert!(
+            run.stdout.contains(&format!(
+                "Now: task 1 (feature library-catalog) is merged into main: its branch speed/task-1 is deleted, and the last head reviewed, {}, is in main's history",
+                &head[..10]
+            )),
+            "{format}: {}",
+            run.stdout
+        );
+        assert!(
+            !run.stdout.contains("cannot be diffed"),
             "{format}: {}",
             run.stdout
         );
